@@ -1,0 +1,102 @@
+import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
+import type { Queryable } from '../pool';
+
+export interface RefreshTokenRow {
+  id: string;
+  user_id: string;
+  family_id: string;
+  expires_at: Date;
+  rotated_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+/** Refresh tokens and API keys; both are stored as SHA-256 hashes only. */
+export function createCredentialsRepository(db: Queryable) {
+  return {
+    async insertRefreshToken(
+      input: { userId: string; familyId: string; tokenHash: string; expiresAt: Date },
+      q: Queryable = db,
+    ): Promise<void> {
+      await q.query(
+        `INSERT INTO refresh_tokens (user_id, family_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)`,
+        [input.userId, input.familyId, input.tokenHash, input.expiresAt],
+      );
+    },
+
+    /** Locks the row so two concurrent refreshes of one token cannot both rotate it. */
+    async findRefreshTokenForUpdate(tokenHash: string, q: Queryable): Promise<RefreshTokenRow | null> {
+      const { rows } = await q.query<RefreshTokenRow>(
+        `SELECT id, user_id, family_id, expires_at, rotated_at, revoked_at
+         FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE`,
+        [tokenHash],
+      );
+      return rows[0] ?? null;
+    },
+
+    async markRotated(id: string, q: Queryable): Promise<void> {
+      await q.query(`UPDATE refresh_tokens SET rotated_at = now() WHERE id = $1`, [id]);
+    },
+
+    async revokeFamily(familyId: string, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL`, [familyId]);
+    },
+
+    async revokeFamilyOfToken(tokenHash: string, q: Queryable = db): Promise<void> {
+      await q.query(
+        `UPDATE refresh_tokens SET revoked_at = now()
+         WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1) AND revoked_at IS NULL`,
+        [tokenHash],
+      );
+    },
+
+    async insertApiKey(
+      input: { userId: string; name: string; prefix: string; keyHash: string },
+      q: Queryable = db,
+    ): Promise<ApiKeyRow> {
+      const { rows } = await q.query<ApiKeyRow>(
+        `INSERT INTO api_keys (user_id, name, prefix, key_hash) VALUES ($1, $2, $3, $4)
+         RETURNING id, user_id, name, prefix, last_used_at, created_at`,
+        [input.userId, input.name, input.prefix, input.keyHash],
+      );
+      return rows[0]!;
+    },
+
+    /** Finds a key by hash and stamps its use (at most once a minute, to keep reads cheap). */
+    async useApiKey(keyHash: string, q: Queryable = db): Promise<ApiKeyRow | null> {
+      const { rows } = await q.query<ApiKeyRow>(
+        `SELECT id, user_id, name, prefix, last_used_at, created_at FROM api_keys WHERE key_hash = $1`,
+        [keyHash],
+      );
+      const key = rows[0];
+      if (key && (!key.last_used_at || Date.now() - key.last_used_at.getTime() > 60_000)) {
+        await q.query(`UPDATE api_keys SET last_used_at = now() WHERE id = $1`, [key.id]);
+      }
+      return key ?? null;
+    },
+
+    async listApiKeys(userId: string, page: PageRequest, q: Queryable = db): Promise<Page<ApiKeyRow>> {
+      const k = keysetTail(page, 2);
+      const { rows } = await q.query<ApiKeyRow & { page_created_at: string }>(
+        `SELECT id, user_id, name, prefix, last_used_at, created_at, ${PAGE_KEY_COLUMNS}
+         FROM api_keys WHERE user_id = $1 ${k.where} ${k.tail}`,
+        [userId, ...k.params],
+      );
+      return toPage(rows, page.limit, (r) => r);
+    },
+
+    async deleteApiKey(userId: string, id: string, q: Queryable = db): Promise<boolean> {
+      const { rowCount } = await q.query(`DELETE FROM api_keys WHERE id = $1 AND user_id = $2`, [id, userId]);
+      return rowCount === 1;
+    },
+  };
+}
+export type CredentialsRepository = ReturnType<typeof createCredentialsRepository>;

@@ -1,0 +1,12 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Config } from './config';
+
+/**
+ * The process's one Temporal client. The connection is lazy: the API starts and serves while
+ * Temporal is down, and connects on first use.
+ */
+export function createTemporalClient(config: Config) {
+  const connection = Connection.lazy({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  return { connection, client, close: () => connection.close() };
+}
