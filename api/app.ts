@@ -1,0 +1,89 @@
+import type { Connection } from '@temporalio/client';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Config } from '../lib/config';
+import type { Db } from '../db/pool';
+import { createAccountsRepository } from '../db/repositories/accounts';
+import { createAgentsRepository } from '../db/repositories/agents';
+import { createCredentialsRepository } from '../db/repositories/credentials';
+import { createRequestGuardsRepository } from '../db/repositories/request-guards';
+import { createUsersRepository } from '../db/repositories/users';
+import { registerAuthRateLimit } from './plugins/auth-rate-limit';
+import { requireAuthentication } from './plugins/authenticate';
+import { registerDocs } from './plugins/docs';
+import { installErrorHandling } from './plugins/error-handler';
+import { supportIdempotencyKeys } from './plugins/idempotency';
+import { accountRoutes } from './routes/account';
+import { agentRoutes } from './routes/agents';
+import { authRoutes } from './routes/auth';
+import { healthRoutes } from './routes/health';
+import { createAccountService } from './services/account-service';
+import { createAgentService } from './services/agent-service';
+import { createAuthService } from './services/auth-service';
+import { createHealthService } from './services/health-service';
+import { createTokenService } from './services/tokens';
+import './types';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  /** The process's one Temporal connection (lazy: the API starts even while Temporal is down). */
+  temporal: Connection;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the API without listening; the server entry and the tests both use it. */
+export async function buildApp(deps: AppDeps) {
+  const { config, db } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    trustProxy: config.http.trustProxy,
+    bodyLimit: 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+  // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
+  app.removeContentTypeParser(['text/plain']);
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('API-Version', '1');
+    return payload;
+  });
+
+  const users = createUsersRepository(db);
+  const accounts = createAccountsRepository(db);
+  const credentials = createCredentialsRepository(db);
+  const guards = createRequestGuardsRepository(db);
+  const agentsRepo = createAgentsRepository(db);
+
+  const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
+  const auth = createAuthService({
+    db, users, accounts, credentials, tokens,
+    initialBalance: config.billing.initialBalance,
+    refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
+  });
+  const account = createAccountService({ accounts });
+  const agents = createAgentService({ db, agents: agentsRepo, accounts, agentCreateCost: config.billing.agentCreateCost });
+  const health = createHealthService({ db, temporal: deps.temporal });
+  const publicBaseUrl = config.http.publicBaseUrl;
+
+  await registerDocs(app, publicBaseUrl);
+  const authRateLimit = await registerAuthRateLimit(app, {
+    guards,
+    max: config.auth.rateLimitMax,
+    windowMs: config.auth.rateLimitWindowMs,
+  });
+
+  healthRoutes(app, health);
+  await app.register(async (api) => {
+    requireAuthentication(api, auth);
+    supportIdempotencyKeys(api, guards);
+    const scoped = api.withTypeProvider<ZodTypeProvider>();
+    authRoutes(scoped, { auth, rateLimit: authRateLimit, publicBaseUrl });
+    accountRoutes(scoped, { account, publicBaseUrl });
+    agentRoutes(scoped, { agents, publicBaseUrl });
+  });
+
+  return app;
+}

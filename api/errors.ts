@@ -1,0 +1,46 @@
+/** Domain errors; the one error handler maps them to status codes and `{ message }` bodies. */
+export class AppError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'Authentication required') {
+    super(401, message);
+  }
+}
+
+export class PaymentRequiredError extends AppError {
+  constructor(message: string) {
+    super(402, message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(resource: string) {
+    super(404, `${resource} not found`);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
+export class UnprocessableError extends AppError {
+  constructor(message: string) {
+    super(422, message);
+  }
+}

@@ -1,0 +1,49 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError } from '../errors';
+
+/** "body.memoryConfig.maxMessages: Too big: expected number to be <=10000" */
+function describeValidation(context: string, v: { keyword: string; instancePath: string; message?: string }): string {
+  const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const where = path ? `${context}.${path}` : context;
+  const message = v.message ?? 'is invalid';
+  const problem = v.keyword === 'invalid_type' && /received undefined$/.test(message) ? 'is required' : message;
+  return `${where}: ${problem}`;
+}
+
+const FASTIFY_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed JSON in request body',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty but Content-Type is application/json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is larger than 1 MiB',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type; send application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+};
+
+/**
+ * The one error handler (DESIGN §2): every error becomes `{ message }`. Domain errors carry their
+ * status; validation names the field; anything unexpected is a 500 whose details stay in the log.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const context = (err as { validationContext?: string }).validationContext ?? 'body';
+      // A malformed id is an id that names nothing.
+      if (context === 'params') return reply.code(404).send({ message: 'Not found' });
+      return reply.code(400).send({ message: describeValidation(context, err.validation[0]!) });
+    }
+    if (err instanceof AppError) return reply.code(err.statusCode).send({ message: err.message });
+    if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {
+      return reply.code(400).send({ message: FASTIFY_MESSAGES.FST_ERR_CTP_INVALID_JSON_BODY });
+    }
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ message: (err.code && FASTIFY_MESSAGES[err.code]) || err.message });
+    }
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ message: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+  });
+}

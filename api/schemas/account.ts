@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { timestamp } from './common';
+
+export const accountSchema = z.object({ id: z.uuid(), name: z.string(), balance: z.int() }).meta({ id: 'Account' });
+
+export const transactionSchema = z
+  .object({
+    id: z.uuid(),
+    amount: z.int().describe('Positive for credits, negative for charges'),
+    reason: z.string(),
+    resourceId: z.uuid().nullable(),
+    balanceAfter: z.int(),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'Transaction' });

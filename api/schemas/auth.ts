@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { timestamp } from './common';
+
+const email = z.email().max(320);
+
+export const registerBody = z
+  .strictObject({ email, password: z.string().min(8).max(1024), name: z.string().trim().max(200).optional() })
+  .meta({ id: 'RegisterRequest' });
+export const loginBody = z.strictObject({ email: z.string().max(320), password: z.string().max(1024) }).meta({ id: 'LoginRequest' });
+export const refreshBody = z.strictObject({ refreshToken: z.string().min(1).max(500) }).meta({ id: 'RefreshRequest' });
+
+export const userSchema = z
+  .object({ id: z.uuid(), email: z.string(), name: z.string(), balance: z.int(), createdAt: timestamp })
+  .meta({ id: 'User' });
+
+export const tokenPairSchema = z
+  .object({ accessToken: z.string(), refreshToken: z.string(), expiresIn: z.int().describe('Access token lifetime in seconds') })
+  .meta({ id: 'TokenPair' });
+
+export const sessionSchema = tokenPairSchema.extend({ user: userSchema }).meta({ id: 'Session' });
+
+export const createApiKeyBody = z.strictObject({ name: z.string().trim().min(1).max(200) }).meta({ id: 'CreateApiKey' });
+
+export const apiKeySchema = z
+  .object({ id: z.uuid(), name: z.string(), prefix: z.string(), lastUsedAt: timestamp.nullable(), createdAt: timestamp })
+  .meta({ id: 'ApiKey' });
+
+export const createdApiKeySchema = apiKeySchema
+  .extend({ key: z.string().describe('The key itself; shown only in this response') })
+  .meta({ id: 'CreatedApiKey' });

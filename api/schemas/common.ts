@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+export const errorSchema = z.object({ message: z.string() }).meta({ id: 'Error' });
+
+/** Error responses every authenticated route can give. */
+export const authErrors = { 401: errorSchema } as const;
+
+export const timestamp = z.string().meta({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' });
+
+/** A path id. A malformed one answers 404 (the error handler maps failed params validation to 404). */
+export const idParams = z.object({ id: z.uuid() });
+
+export const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1–200'),
+  cursor: z.string().max(500).optional().describe('Opaque cursor from the previous page\'s Link header'),
+});
+export type ListQuery = z.infer<typeof listQuery>;
+
+export const noContent = z.undefined().describe('No content');
+
+export const jsonObject = z.record(z.string(), z.unknown());
+
+/** Limits the serialized size of a JSON value. */
+export function maxJsonBytes<T extends z.ZodType>(schema: T, bytes: number) {
+  return schema.refine((v) => Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8') <= bytes, {
+    message: `must be at most ${bytes / 1024} KiB when serialized`,
+  });
+}

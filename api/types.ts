@@ -1,0 +1,24 @@
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Caller } from './services/auth-service';
+
+/** The Fastify instance as routes see it: zod schemas give typed params, bodies and replies. */
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook on every non-public route. */
+    caller: Caller | null;
+    idempotency?: { callerId: string; key: string };
+  }
+  interface FastifyContextConfig {
+    /** Reachable without a credential. */
+    public?: boolean;
+  }
+}
+
+/** The caller of an authenticated route (the hook guarantees it is set). */
+export function callerOf(request: { caller: Caller | null }): Caller {
+  if (!request.caller) throw new Error('callerOf used on a public route');
+  return request.caller;
+}
