@@ -1,0 +1,47 @@
+import { Runtime } from '@temporalio/worker';
+import { ConfigError, loadConfig } from '../lib/config';
+import { createPool } from '../db/pool';
+import { connectWithRetry, createWorker } from './worker';
+
+/**
+ * Production entry for the worker alone. Shutdown is ours, in order: stop polling and drain
+ * running tasks, then close the Temporal connection, then the pool.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  // We handle signals ourselves so the order of shutdown is explicit.
+  Runtime.install({ shutdownSignals: [] });
+  const db = createPool(config.databaseUrl);
+  const stop = new AbortController();
+  let worker: Awaited<ReturnType<typeof createWorker>> | undefined;
+
+  const shutdown = (signal: string) => {
+    if (stop.signal.aborted) return;
+    console.log(`[worker] ${signal}: shutting down`);
+    stop.abort();
+    setTimeout(() => process.exit(1), 30_000).unref();
+    if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+    else if (!worker) process.exit(0);
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  const connection = await connectWithRetry(config.temporal.address, (m) => console.log(`[worker] ${m}`), stop.signal);
+  try {
+    worker = await createWorker({ connection, namespace: config.temporal.namespace, db });
+    if (stop.signal.aborted) return;
+    console.log(`[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace})`);
+    await worker.run();
+  } finally {
+    await connection.close();
+    await db.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  },
+);
