@@ -1,0 +1,56 @@
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', '.scratch/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    // Workflows are replayed: they must be deterministic. No Node built-ins, no I/O, no clock, no randomness;
+    // activities are imported by type only (samples-typescript).
+    files: ['workflows/**/*.ts'],
+    languageOptions: { globals: {} },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins (do I/O in activities/).' })),
+          patterns: [
+            { group: ['**/activities', '**/activities/*'], allowTypeImports: true, message: 'Import activities with `import type` and proxyActivities.' },
+            { group: ['**/db/*', '**/api/*', 'pg', 'fastify', 'undici', 'axios'], message: 'Workflows do no I/O.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'fetch', message: 'No I/O in workflows.' },
+        { name: 'process', message: 'No process access in workflows.' },
+        { name: 'setInterval', message: 'Use workflow sleep/condition.' },
+        { name: 'crypto', message: 'No randomness in workflows; use uuid4() from @temporalio/workflow.' },
+        { name: 'performance', message: 'No clock in workflows.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'No clock in workflows; pass times in as arguments or use workflow APIs.' },
+        { object: 'Math', property: 'random', message: 'No randomness in workflows; use uuid4() from @temporalio/workflow.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'No clock in workflows.' },
+        { selector: "CallExpression[callee.name='Date']", message: 'No clock in workflows.' },
+      ],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+);

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+
+describe('agents (DESIGN §4)', () => {
+  let app: TestApp;
+  let close: () => Promise<void>;
+
+  before(async () => {
+    ({ app, close } = await startTestApp());
+  });
+  after(() => close());
+
+  const call = (user: TestUser, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+    app.inject({ method, url, headers: user.auth, payload: payload as object });
+  const balanceOf = async (user: TestUser) => (await call(user, 'GET', '/api/account')).json().balance as number;
+
+  it('creates with defaults and charges 100 units in the ledger', async () => {
+    const user = await registerUser(app);
+    const res = await call(user, 'POST', '/api/agents', { name: 'Scout' });
+    assert.equal(res.statusCode, 201);
+    const agent = res.json();
+    assert.match(agent.id, /^[0-9a-f-]{36}$/);
+    assert.equal(agent.status, 'draft');
+    assert.deepEqual(agent.memoryConfig, { type: 'conversation', maxMessages: 50, ttlMinutes: 1440 });
+    assert.deepEqual(agent.policies, []);
+    assert.deepEqual(agent.configJson, {});
+    assert.deepEqual(agent.graph, { nodes: [], edges: [] });
+    for (const f of ['description', 'goal', 'persona', 'voice', 'systemPrompt']) assert.equal(agent[f], '');
+    assert.ok(!Number.isNaN(Date.parse(agent.createdAt)) && agent.createdAt.endsWith('Z'));
+    assert.equal(await balanceOf(user), 900);
+    const ledger = (await call(user, 'GET', '/api/account/transactions')).json();
+    assert.deepEqual(ledger[0], { ...ledger[0], amount: -100, reason: 'agent.create', resourceId: agent.id, balanceAfter: 900 });
+  });
+
+  it('keeps every spec field as written', async () => {
+    const user = await registerUser(app);
+    const input = {
+      name: 'Analyst', description: 'd', goal: 'g', persona: 'p', voice: 'calm', systemPrompt: '# Hello\n\nMarkdown',
+      policies: ['be kind', { rule: 'no pii', severity: 'high' }], memoryConfig: { type: 'summary', maxMessages: 10, ttlMinutes: 60 },
+      configJson: { model: 'x', nested: { a: [1, 2] } }, status: 'active',
+    };
+    const created = (await call(user, 'POST', '/api/agents', input)).json();
+    const read = (await call(user, 'GET', `/api/agents/${created.id}`)).json();
+    for (const [k, v] of Object.entries(input)) assert.deepEqual(read[k], v, k);
+  });
+
+  it('creates templates for free', async () => {
+    const user = await registerUser(app);
+    assert.equal((await call(user, 'POST', '/api/agents', { name: 'T', status: 'template' })).statusCode, 201);
+    assert.equal(await balanceOf(user), 1000);
+  });
+
+  it('answers 402 and writes nothing when the balance is short', async () => {
+    const user = await registerUser(app);
+    for (let i = 0; i < 10; i++) assert.equal((await call(user, 'POST', '/api/agents', { name: `a${i}` })).statusCode, 201);
+    const res = await call(user, 'POST', '/api/agents', { name: 'one too many' });
+    assert.equal(res.statusCode, 402);
+    assert.deepEqual(Object.keys(res.json()), ['message']);
+    assert.equal(await balanceOf(user), 0);
+    assert.equal((await call(user, 'GET', '/api/agents?limit=200')).json().length, 10);
+    // A template is still free at zero balance.
+    assert.equal((await call(user, 'POST', '/api/agents', { name: 'tpl', status: 'template' })).statusCode, 201);
+  });
+
+  it('charges leaving template, and refuses (402, unchanged) when short', async () => {
+    const user = await registerUser(app);
+    const tpl = (await call(user, 'POST', '/api/agents', { name: 'T', status: 'template' })).json();
+    const activated = await call(user, 'PATCH', `/api/agents/${tpl.id}`, { status: 'active' });
+    assert.equal(activated.statusCode, 200);
+    assert.equal(activated.json().status, 'active');
+    assert.equal(await balanceOf(user), 900);
+    // Other transitions are free, including back to template.
+    for (const status of ['paused', 'draft', 'active', 'template']) {
+      assert.equal((await call(user, 'PUT', `/api/agents/${tpl.id}`, { status })).statusCode, 200, status);
+    }
+    assert.equal(await balanceOf(user), 900);
+    for (let i = 0; i < 9; i++) await call(user, 'POST', '/api/agents', { name: `a${i}` });
+    assert.equal(await balanceOf(user), 0);
+    const refused = await call(user, 'PATCH', `/api/agents/${tpl.id}`, { status: 'draft', name: 'renamed' });
+    assert.equal(refused.statusCode, 402);
+    const after = (await call(user, 'GET', `/api/agents/${tpl.id}`)).json();
+    assert.equal(after.status, 'template');
+    assert.equal(after.name, 'T', 'nothing half-written');
+  });
+
+  it('updates partially with PUT and PATCH, merging memoryConfig', async () => {
+    const user = await registerUser(app);
+    const agent = (await call(user, 'POST', '/api/agents', { name: 'A', goal: 'keep me' })).json();
+    const put = await call(user, 'PUT', `/api/agents/${agent.id}`, { persona: 'new persona', memoryConfig: { ttlMinutes: 5 } });
+    assert.equal(put.statusCode, 200);
+    assert.equal(put.json().goal, 'keep me');
+    assert.equal(put.json().persona, 'new persona');
+    assert.deepEqual(put.json().memoryConfig, { type: 'conversation', maxMessages: 50, ttlMinutes: 5 });
+    const patch = await call(user, 'PATCH', `/api/agents/${agent.id}`, { name: 'B' });
+    assert.equal(patch.json().name, 'B');
+    assert.equal(patch.json().persona, 'new persona');
+    assert.ok(Date.parse(patch.json().updatedAt) >= Date.parse(agent.updatedAt));
+  });
+
+  it('validates bodies with a message naming the field', async () => {
+    const user = await registerUser(app);
+    const cases: [unknown, RegExp][] = [
+      [{}, /body\.name: is required/],
+      [{ name: '' }, /body\.name/],
+      [{ name: 'x'.repeat(201) }, /body\.name/],
+      [{ name: 'x', status: 'deleted' }, /body\.status/],
+      [{ name: 'x', memoryConfig: { type: 'telepathy' } }, /body\.memoryConfig\.type/],
+      [{ name: 'x', memoryConfig: { ttlMinutes: 525601 } }, /body\.memoryConfig\.ttlMinutes/],
+      [{ name: 'x', policies: 'not an array' }, /body\.policies/],
+      [{ name: 'x', policies: Array.from({ length: 101 }, () => 'p') }, /body\.policies/],
+      [{ name: 'x', systemPrompt: 'x'.repeat(100_001) }, /body\.systemPrompt/],
+      [{ name: 'x', configJson: { blob: 'x'.repeat(70_000) } }, /body\.configJson/],
+      [{ name: 'x', configJson: [] }, /body\.configJson/],
+      [{ name: 'x', unknownField: 1 }, /unknownField/],
+      [[], /body/],
+    ];
+    for (const [payload, message] of cases) {
+      const res = await call(user, 'POST', '/api/agents', payload);
+      assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 80));
+      assert.match(res.json().message, message);
+    }
+    const agent = (await call(user, 'POST', '/api/agents', { name: 'ok' })).json();
+    const bad = await call(user, 'PATCH', `/api/agents/${agent.id}`, { memoryConfig: { maxMessages: 10_001 } });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().message, /body\.memoryConfig\.maxMessages/);
+    assert.equal(await balanceOf(user), 900, 'rejected requests charge nothing');
+  });
+
+  it('shows one account nothing of another: 404 on every item route, absent from lists', async () => {
+    const owner = await registerUser(app);
+    const stranger = await registerUser(app);
+    const agent = (await call(owner, 'POST', '/api/agents', { name: 'private' })).json();
+    for (const [method, url, body] of [
+      ['GET', `/api/agents/${agent.id}`], ['PUT', `/api/agents/${agent.id}`, { name: 'x' }], ['PATCH', `/api/agents/${agent.id}`, { name: 'x' }],
+      ['DELETE', `/api/agents/${agent.id}`], ['GET', `/api/agents/${agent.id}/graph`], ['PUT', `/api/agents/${agent.id}/graph`, { nodes: [], edges: [] }],
+    ] as const) {
+      const res = await call(stranger, method, url, body);
+      assert.equal(res.statusCode, 404, `${method} ${url}`);
+    }
+    assert.deepEqual((await call(stranger, 'GET', '/api/agents')).json(), []);
+    const still = (await call(owner, 'GET', `/api/agents/${agent.id}`)).json();
+    assert.equal(still.name, 'private');
+  });
+
+  it('deletes with 204, then 404', async () => {
+    const user = await registerUser(app);
+    const agent = (await call(user, 'POST', '/api/agents', { name: 'gone soon' })).json();
+    const del = await call(user, 'DELETE', `/api/agents/${agent.id}`);
+    assert.equal(del.statusCode, 204);
+    assert.equal(del.body, '');
+    assert.equal((await call(user, 'GET', `/api/agents/${agent.id}`)).statusCode, 404);
+    assert.equal((await call(user, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 404);
+  });
+
+  it('stores the graph and refuses edges to missing nodes and repeated node ids', async () => {
+    const user = await registerUser(app);
+    const agent = (await call(user, 'POST', '/api/agents', { name: 'G' })).json();
+    const graph = { nodes: [{ id: 'a', type: 'input' }, { id: 'b', type: 'llm', data: { model: 'm' } }], edges: [{ id: 'e1', source: 'a', target: 'b' }] };
+    const put = await call(user, 'PUT', `/api/agents/${agent.id}/graph`, graph);
+    assert.equal(put.statusCode, 200);
+    assert.deepEqual(put.json(), graph);
+    assert.deepEqual((await call(user, 'GET', `/api/agents/${agent.id}/graph`)).json(), graph);
+    assert.deepEqual((await call(user, 'GET', `/api/agents/${agent.id}`)).json().graph, graph);
+
+    const missing = await call(user, 'PUT', `/api/agents/${agent.id}/graph`, { nodes: [{ id: 'a', type: 'x' }], edges: [{ source: 'a', target: 'zzz' }] });
+    assert.equal(missing.statusCode, 400);
+    assert.match(missing.json().message, /edges\.0\.target.*zzz/);
+    const dup = await call(user, 'PUT', `/api/agents/${agent.id}/graph`, { nodes: [{ id: 'a', type: 'x' }, { id: 'a', type: 'y' }], edges: [] });
+    assert.equal(dup.statusCode, 400);
+    assert.match(dup.json().message, /duplicate/);
+    assert.deepEqual((await call(user, 'GET', `/api/agents/${agent.id}/graph`)).json(), graph, 'unchanged after refusals');
+  });
+
+  it('pages newest first with a Link header until the end, without gaps or repeats', async () => {
+    const user = await registerUser(app);
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) created.push((await call(user, 'POST', '/api/agents', { name: `p${i}`, status: 'template' })).json().id);
+    const seen: string[] = [];
+    let url: string | undefined = '/api/agents?limit=3';
+    let pages = 0;
+    while (url) {
+      const res = await call(user, 'GET', url);
+      assert.equal(res.statusCode, 200);
+      seen.push(...res.json().map((a: { id: string }) => a.id));
+      const link = res.headers.link as string | undefined;
+      url = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : undefined;
+      pages++;
+    }
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, [...created].reverse());
+  });
+});

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTokenService } from '../../api/services/tokens';
+import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+
+let ip = 0;
+const fromNewIp = () => `10.2.${Math.floor(++ip / 250)}.${ip % 250}`;
+
+describe('authentication (DESIGN §3)', () => {
+  let app: TestApp;
+  let close: () => Promise<void>;
+  let db: Awaited<ReturnType<typeof startTestApp>>['db'];
+
+  before(async () => {
+    ({ app, close, db } = await startTestApp());
+  });
+  after(() => close());
+
+  const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'POST', url, payload: payload as object, headers, remoteAddress: fromNewIp() });
+
+  it('registers with the initial balance and a token pair', async () => {
+    const res = await post('/api/auth/register', { email: 'Alice@Example.com', password: 'longenough', name: 'Alice' });
+    assert.equal(res.statusCode, 201);
+    const body = res.json();
+    assert.equal(body.user.email, 'Alice@Example.com');
+    assert.equal(body.user.balance, 1000);
+    assert.equal(body.expiresIn, 900);
+    assert.ok(body.accessToken && body.refreshToken);
+    assert.equal('password' in body.user || 'passwordHash' in body.user, false);
+    const me = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${body.accessToken}` } });
+    assert.equal(me.statusCode, 200);
+    assert.deepEqual(Object.keys(me.json()).sort(), ['balance', 'createdAt', 'email', 'id', 'name']);
+    const ledger = await app.inject({ method: 'GET', url: '/api/account/transactions', headers: { authorization: `Bearer ${body.accessToken}` } });
+    assert.deepEqual(ledger.json().map((t: { amount: number }) => t.amount), [1000]);
+  });
+
+  it('refuses a taken email (case-insensitively) with 409, a short password and a bad email with 400', async () => {
+    await post('/api/auth/register', { email: 'bob@example.com', password: 'longenough' });
+    assert.equal((await post('/api/auth/register', { email: 'BOB@example.com', password: 'longenough' })).statusCode, 409);
+    const short = await post('/api/auth/register', { email: 'carol@example.com', password: 'short' });
+    assert.equal(short.statusCode, 400);
+    assert.match(short.json().message, /password/);
+    assert.equal((await post('/api/auth/register', { email: 'not-an-email', password: 'longenough' })).statusCode, 400);
+  });
+
+  it('stores passwords hashed, never in plaintext', async () => {
+    await post('/api/auth/register', { email: 'dave@example.com', password: 'plaintext-canary' });
+    const { rows } = await db.query(`SELECT password_hash FROM users WHERE email = 'dave@example.com'`);
+    assert.match(rows[0].password_hash, /^scrypt\$/);
+    assert.equal(rows[0].password_hash.includes('plaintext-canary'), false);
+  });
+
+  it('logs in; a wrong password and an unknown email get the same 401', async () => {
+    await post('/api/auth/register', { email: 'erin@example.com', password: 'longenough' });
+    const ok = await post('/api/auth/login', { email: 'ERIN@example.com', password: 'longenough' });
+    assert.equal(ok.statusCode, 200);
+    assert.ok(ok.json().accessToken);
+    const wrong = await post('/api/auth/login', { email: 'erin@example.com', password: 'wrong-password' });
+    const unknown = await post('/api/auth/login', { email: 'nobody@example.com', password: 'wrong-password' });
+    assert.equal(wrong.statusCode, 401);
+    assert.equal(unknown.statusCode, 401);
+    assert.equal(wrong.json().message, unknown.json().message);
+  });
+
+  it('rotates refresh tokens and revokes the family when a rotated one is reused', async () => {
+    const user = await registerUser(app);
+    const first = await post('/api/auth/refresh', { refreshToken: user.refreshToken });
+    assert.equal(first.statusCode, 200);
+    const pair1 = first.json();
+    assert.notEqual(pair1.refreshToken, user.refreshToken);
+    const me = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${pair1.accessToken}` } });
+    assert.equal(me.statusCode, 200);
+
+    // Reusing the rotated token is theft: 401, and the newest token of the family dies too.
+    assert.equal((await post('/api/auth/refresh', { refreshToken: user.refreshToken })).statusCode, 401);
+    assert.equal((await post('/api/auth/refresh', { refreshToken: pair1.refreshToken })).statusCode, 401);
+  });
+
+  it('logout revokes the refresh token', async () => {
+    const user = await registerUser(app);
+    assert.equal((await post('/api/auth/logout', { refreshToken: user.refreshToken })).statusCode, 204);
+    assert.equal((await post('/api/auth/refresh', { refreshToken: user.refreshToken })).statusCode, 401);
+  });
+
+  it('answers 401 without a credential, with a garbage one, and with a refresh token as bearer', async () => {
+    const user = await registerUser(app);
+    for (const authorization of [undefined, 'Bearer nonsense', 'Basic abc', `Bearer ${user.refreshToken}`, 'Bearer apk_doesnotexist']) {
+      for (const [method, url] of [['GET', '/api/agents'], ['POST', '/api/agents'], ['GET', '/api/account'], ['GET', '/api/auth/me'],
+        ['GET', `/api/agents/00000000-0000-4000-8000-000000000000`], ['GET', '/api/auth/api-keys']] as const) {
+        const res = await app.inject({ method, url, headers: authorization ? { authorization } : {}, payload: method === 'POST' ? { name: 'x' } : undefined });
+        assert.equal(res.statusCode, 401, `${method} ${url} with ${authorization}`);
+        assert.deepEqual(Object.keys(res.json()), ['message']);
+      }
+    }
+  });
+
+  it('rejects an access token signed with another secret or expired', async () => {
+    const user = await registerUser(app);
+    const forged = createTokenService({ jwtSecret: 'another-secret-another-secret-another', accessTokenTtlSeconds: 900 })
+      .signAccessToken({ sub: user.id, acc: user.id });
+    assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${forged}` } })).statusCode, 401);
+    const expired = createTokenService({ jwtSecret: 'test-secret-test-secret-test-secret-0123', accessTokenTtlSeconds: -10 })
+      .signAccessToken({ sub: user.id, acc: user.id });
+    assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${expired}` } })).statusCode, 401);
+  });
+
+  it('issues API keys that work as bearer credentials, are stored hashed, listed without the key, and die on delete', async () => {
+    const user = await registerUser(app);
+    const created = await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: user.auth, payload: { name: 'ci' } });
+    assert.equal(created.statusCode, 201);
+    const key = created.json();
+    assert.match(key.key, /^apk_/);
+    assert.equal(key.prefix, key.key.slice(0, 12));
+
+    const viaKey = { authorization: `Bearer ${key.key}` };
+    const agent = await app.inject({ method: 'POST', url: '/api/agents', headers: viaKey, payload: { name: 'made with a key' } });
+    assert.equal(agent.statusCode, 201);
+    const mine = await app.inject({ method: 'GET', url: `/api/agents/${agent.json().id}`, headers: user.auth });
+    assert.equal(mine.statusCode, 200, 'the key acts for its user');
+
+    const { rows } = await db.query(`SELECT key_hash FROM api_keys WHERE id = $1`, [key.id]);
+    assert.notEqual(rows[0].key_hash, key.key);
+
+    const list = await app.inject({ method: 'GET', url: '/api/auth/api-keys', headers: user.auth });
+    assert.equal(list.json().length, 1);
+    assert.equal('key' in list.json()[0], false);
+
+    const other = await registerUser(app);
+    assert.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${key.id}`, headers: other.auth })).statusCode, 404);
+    assert.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${key.id}`, headers: user.auth })).statusCode, 204);
+    assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: viaKey })).statusCode, 401);
+  });
+});

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+
+describe('API conventions (DESIGN §2)', () => {
+  let app: TestApp;
+  let close: () => Promise<void>;
+  let user: TestUser;
+
+  before(async () => {
+    ({ app, close } = await startTestApp());
+    user = await registerUser(app);
+  });
+  after(() => close());
+
+  function assertOnlyMessage(body: string): string {
+    const parsed = JSON.parse(body);
+    assert.deepEqual(Object.keys(parsed), ['message']);
+    assert.equal(typeof parsed.message, 'string');
+    assert.ok(parsed.message.length > 0);
+    return parsed.message;
+  }
+
+  it('answers 404 { message } for an unknown route', async () => {
+    const res = await app.inject({ method: 'GET', url: '/api/no-such-thing', headers: user.auth });
+    assert.equal(res.statusCode, 404);
+    assert.match(assertOnlyMessage(res.body), /not found/);
+  });
+
+  it('answers 400 { message } for malformed JSON', async () => {
+    const res = await app.inject({
+      method: 'POST', url: '/api/agents', headers: { ...user.auth, 'content-type': 'application/json' }, payload: '{"name": ',
+    });
+    assert.equal(res.statusCode, 400);
+    assert.match(assertOnlyMessage(res.body), /JSON/);
+  });
+
+  it('answers 415 { message } for a non-JSON content type', async () => {
+    const res = await app.inject({
+      method: 'POST', url: '/api/agents', headers: { ...user.auth, 'content-type': 'text/plain' }, payload: 'name=x',
+    });
+    assert.equal(res.statusCode, 415);
+    assertOnlyMessage(res.body);
+  });
+
+  it('answers 413 { message } for a body over 1 MiB', async () => {
+    const res = await app.inject({
+      method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'big', description: 'x'.repeat(1024 * 1024) },
+    });
+    assert.equal(res.statusCode, 413);
+    assertOnlyMessage(res.body);
+  });
+
+  it('names the field in a validation error', async () => {
+    const res = await app.inject({
+      method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'x', memoryConfig: { maxMessages: 0 } },
+    });
+    assert.equal(res.statusCode, 400);
+    assert.match(assertOnlyMessage(res.body), /memoryConfig\.maxMessages/);
+  });
+
+  it('answers 404, never 500, for a malformed id in a path', async () => {
+    for (const url of ['/api/agents/not-a-uuid', '/api/agents/123', "/api/agents/'%20OR%201=1"]) {
+      const res = await app.inject({ method: 'GET', url, headers: user.auth });
+      assert.equal(res.statusCode, 404, url);
+      assertOnlyMessage(res.body);
+    }
+  });
+
+  it('answers 400 for a bad limit or cursor', async () => {
+    for (const qs of ['limit=0', 'limit=201', 'limit=abc', 'cursor=garbage']) {
+      const res = await app.inject({ method: 'GET', url: `/api/agents?${qs}`, headers: user.auth });
+      assert.equal(res.statusCode, 400, qs);
+      assertOnlyMessage(res.body);
+    }
+  });
+
+  it('sends API-Version: 1 on success, errors and unknown routes', async () => {
+    for (const [url, headers] of [['/api/health', {}], ['/api/agents', {}], ['/api/nope', user.auth], ['/api/agents', user.auth]] as const) {
+      const res = await app.inject({ method: 'GET', url, headers });
+      assert.equal(res.headers['api-version'], '1', url);
+    }
+  });
+
+  it('serves an OpenAPI 3.1 document with every route and its schemas', async () => {
+    const res = await app.inject({ method: 'GET', url: '/api/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    const doc = res.json();
+    assert.match(doc.openapi, /^3\.1/);
+    for (const path of ['/api/agents', '/api/agents/{id}', '/api/agents/{id}/graph', '/api/auth/register', '/api/auth/login',
+      '/api/auth/refresh', '/api/auth/logout', '/api/auth/me', '/api/auth/api-keys', '/api/account', '/api/account/transactions',
+      '/api/health', '/api/health/db', '/api/health/temporal']) {
+      assert.ok(doc.paths[path], `missing ${path}`);
+    }
+    const create = doc.paths['/api/agents'].post;
+    assert.ok(create.requestBody.content['application/json'].schema);
+    for (const status of ['201', '400', '401', '402']) assert.ok(create.responses[status], `POST /api/agents lacks ${status}`);
+    assert.ok(doc.paths['/api/agents/{id}'].patch, 'PATCH documented');
+    assert.ok(doc.components.schemas.Agent);
+  });
+
+  it('serves interactive docs', async () => {
+    const res = await app.inject({ method: 'GET', url: '/api/docs' });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.headers['content-type'] as string, /text\/html/);
+  });
+});

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '../../api/app';
+import { createTemporalClient } from '../../lib/temporal-client';
+import type { Db } from '../../db/pool';
+import { testConfig } from './config';
+import { createTestDatabase } from './database';
+
+export type TestApp = Awaited<ReturnType<typeof buildApp>>;
+
+/** The real app on a fresh database (cloned from the migrated template) and the test Temporal server. */
+export async function startTestApp(overrides: Record<string, string> = {}): Promise<{ app: TestApp; db: Db; close: () => Promise<void> }> {
+  const database = await createTestDatabase();
+  const config = testConfig(database.url, overrides);
+  const temporal = createTemporalClient(config);
+  const app = await buildApp({ config, db: database.db, temporal: temporal.connection, logger: false });
+  await app.ready();
+  return {
+    app,
+    db: database.db,
+    close: async () => {
+      await app.close();
+      await temporal.close();
+      await database.drop();
+    },
+  };
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  accessToken: string;
+  refreshToken: string;
+  auth: { authorization: string };
+}
+
+let counter = 0;
+
+/** Registers a fresh user; each call comes from its own client IP so the auth rate limit stays out of the way. */
+export async function registerUser(app: TestApp, email = `user${++counter}-${randomBytes(3).toString('hex')}@example.com`): Promise<TestUser> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/auth/register',
+    remoteAddress: `10.1.${counter % 250}.${Math.floor(Math.random() * 250)}`,
+    payload: { email, password: 'correct horse battery', name: 'Test User' },
+  });
+  if (res.statusCode !== 201) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
+  const body = res.json();
+  return {
+    id: body.user.id,
+    email,
+    accessToken: body.accessToken,
+    refreshToken: body.refreshToken,
+    auth: { authorization: `Bearer ${body.accessToken}` },
+  };
+}

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createPool, type Db } from '../../db/pool';
+
+/** Each test file works in its own database, cloned from the migrated template the runner made. */
+export async function createTestDatabase(): Promise<{ url: string; db: Db; drop: () => Promise<void> }> {
+  const baseUrl = process.env.DATABASE_URL;
+  const template = process.env.TEST_TEMPLATE_DB;
+  if (!baseUrl || !template) throw new Error('Run tests with `npm test` (it prepares DATABASE_URL and TEST_TEMPLATE_DB)');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  await admin(baseUrl, async (c) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+        return;
+      } catch (err) {
+        // "source database is being accessed by other users": another file is cloning right now.
+        if ((err as { code?: string }).code !== '55006' || attempt > 50) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+  const url = withDatabase(baseUrl, name);
+  const db = createPool(url, 20);
+  return {
+    url,
+    db,
+    drop: async () => {
+      await db.end();
+      await admin(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
+export function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(baseUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: withDatabase(baseUrl, 'postgres') });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
