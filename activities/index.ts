@@ -7,9 +7,9 @@ import type { Db } from '../db/pool';
 export function createActivities(deps: { db: Db }) {
   return {
     /** Round trip to Postgres from the worker: proves the worker, its task queue and the database are wired. */
-    async checkDatabase(): Promise<{ ok: boolean; at: string }> {
-      const { rows } = await deps.db.query<{ now: Date }>('SELECT now() AS now');
-      return { ok: true, at: rows[0]!.now.toISOString() };
+    async checkDatabase(): Promise<{ ok: boolean; database: string }> {
+      const { rows } = await deps.db.query<{ database: string }>('SELECT current_database() AS database');
+      return { ok: true, database: rows[0]!.database };
     },
   };
 }

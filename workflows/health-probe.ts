@@ -7,6 +7,6 @@ const { checkDatabase } = proxyActivities<Activities>({
 });
 
 /** Runs one activity on the worker: an operator (or a test) can see the whole pipeline answer. */
-export async function healthProbeWorkflow(): Promise<{ ok: boolean; at: string }> {
+export async function healthProbeWorkflow(): Promise<{ ok: boolean; database: string }> {
   return checkDatabase();
 }
