@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
 import Fastify, { type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
 import type { Db } from '../db/pool';
 import { createAccountsRepository } from '../db/repositories/accounts';
@@ -13,6 +13,7 @@ import { requireAuthentication } from './plugins/authenticate';
 import { registerDocs } from './plugins/docs';
 import { installErrorHandling } from './plugins/error-handler';
 import { supportIdempotencyKeys } from './plugins/idempotency';
+import { responseSerializerCompiler } from './plugins/serializer';
 import { accountRoutes } from './routes/account';
 import { agentRoutes } from './routes/agents';
 import { authRoutes } from './routes/auth';
@@ -44,7 +45,7 @@ export async function buildApp(deps: AppDeps) {
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
   app.removeContentTypeParser(['text/plain']);
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler);
   installErrorHandling(app);
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('API-Version', '1');

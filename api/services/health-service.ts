@@ -25,10 +25,9 @@ export function createHealthService(deps: { db: Db; temporal: Connection }) {
     },
     async temporal(): Promise<boolean> {
       try {
-        const res = await withTimeout(
-          deps.temporal.withDeadline(Date.now() + TIMEOUT_MS, () => deps.temporal.healthService.check({})),
-          TIMEOUT_MS + 500,
-        );
+        // The gRPC deadline also bounds the (lazy) connect. No outer timer: abandoning the call while
+        // the SDK is still connecting leaves a promise of its own to reject when the connection closes.
+        const res = await deps.temporal.withDeadline(Date.now() + TIMEOUT_MS, () => deps.temporal.healthService.check({}));
         return res.status === 1; // SERVING
       } catch {
         return false;
