@@ -5,7 +5,7 @@ import { ensureDatabase, runMigrations } from '../db/migrate';
 import { loadOrCreateDevSecrets } from './dev-secrets';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { findTemporalCli } from './temporal-cli';
-import { canConnect, describeExit, isPortFree, prefixedPrinter, sleep, startSupervised, type SupervisedProcess } from './processes';
+import { canConnect, describeExit, isAlive, isPortFree, prefixedPrinter, sleep, startSupervised, type SupervisedProcess } from './processes';
 import { startTemporalDevServer } from './temporal-dev-server';
 
 /**
@@ -47,15 +47,6 @@ function redactUrl(url: string): string {
     return u.toString();
   } catch {
     return url;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { abortError, describeExit, findFreePort, isPortFree, prefixedPrinter, sleep, startSupervised, type SupervisedProcess } from './processes';
+import { abortError, describeExit, findFreePort, isAlive, isPortFree, prefixedPrinter, sleep, startSupervised, type SupervisedProcess } from './processes';
 
 /**
  * Embedded Postgres for `npm start` (and as the test runner's fallback), DESIGN §6.
@@ -90,15 +90,6 @@ function processArgs(pid: number): string | undefined {
     return execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
