@@ -1,4 +1,5 @@
-import { ensureDatabase, runMigrations } from './migrate';
+import { ensureDatabase } from './admin';
+import { runMigrations } from './migrate';
 
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureDatabase, runMigrations } from '../db/migrate';
+import { ensureDatabase } from '../db/admin';
+import { runMigrations } from '../db/migrate';
 import { loadOrCreateDevSecrets } from './dev-secrets';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { findTemporalCli } from './temporal-cli';

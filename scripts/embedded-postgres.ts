@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { ensureDatabase } from '../db/admin';
 import { abortError, describeExit, findFreePort, isAlive, isPortFree, prefixedPrinter, sleep, startSupervised, type SupervisedProcess } from './processes';
 
 /**
@@ -182,19 +183,6 @@ async function tryConnect(config: pg.ClientConfig): Promise<Error | undefined> {
   }
 }
 
-async function ensureDatabaseExists(config: pg.ClientConfig, database: string): Promise<void> {
-  const client = new pg.Client({ ...config, database: 'postgres' });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (!rowCount) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
-  } catch (err) {
-    if ((err as { code?: string }).code !== '42P04') throw err; // created concurrently
-  } finally {
-    await client.end();
-  }
-}
-
 /** Starts embedded Postgres (initialising its data directory the first time) and creates `database`. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgresHandle> {
   const dataDir = path.resolve(options.dataDir ?? path.join(process.cwd(), '.data', 'postgres'));
@@ -238,6 +226,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   });
 
   const config: pg.ClientConfig = { host: '127.0.0.1', port, user, password, database: 'postgres' };
+  const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
   try {
     const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
     for (;;) {
@@ -251,13 +240,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       await sleep(100, signal);
     }
     ready = true;
-    await ensureDatabaseExists(config, database);
+    await ensureDatabase(url);
   } catch (err) {
     await server.stop();
     throw err;
   }
 
-  const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
   return {
     url,
     port,

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { dropDatabase, ensureDatabase, urlForDatabase } from '../db/admin';
 import { runMigrations } from '../db/migrate';
 import { SEARCH_ATTRIBUTES } from '../lib/temporal-names';
 import { startTestPostgres } from './embedded-postgres';
@@ -36,18 +36,6 @@ function testFiles(args: string[]): string[] {
   }).flatMap(walk);
 }
 
-async function adminQuery(baseUrl: string, sql: string): Promise<void> {
-  const url = new URL(baseUrl);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
   // No Postgres given: run an embedded one for this test run only.
@@ -65,11 +53,10 @@ async function main(): Promise<number> {
   }
   let env: TestWorkflowEnvironment | undefined;
   try {
-    await adminQuery(postgres.url, `DROP DATABASE IF EXISTS ${template}`);
-    await adminQuery(postgres.url, `CREATE DATABASE ${template}`);
-    const templateUrl = new URL(postgres.url);
-    templateUrl.pathname = `/${template}`;
-    await runMigrations(templateUrl.toString());
+    const templateUrl = urlForDatabase(postgres.url, template);
+    await dropDatabase(templateUrl); // a leftover of a killed run with the same pid
+    await ensureDatabase(templateUrl);
+    await runMigrations(templateUrl);
 
     env = await TestWorkflowEnvironment.createLocal({
       server: {
@@ -106,7 +93,7 @@ async function main(): Promise<number> {
     });
   } finally {
     await env?.teardown().catch(() => {});
-    await adminQuery(postgres.url, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => {});
+    await dropDatabase(urlForDatabase(postgres.url, template)).catch(() => {});
     await postgres.stop();
   }
 }

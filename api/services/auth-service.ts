@@ -28,7 +28,7 @@ export function createAuthService(deps: {
 }) {
   const { db, users, accounts, credentials, tokens } = deps;
 
-  async function issueTokens(user: UserRow, accountId: string, familyId: string = randomUUID(), q: Queryable = db) {
+  async function issueTokens(user: UserRow, accountId: string, familyId: string, q: Queryable) {
     const refreshToken = randomToken(REFRESH_TOKEN_PREFIX);
     await credentials.insertRefreshToken(
       {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropDatabase, urlForDatabase, withMaintenanceClient } from '../../db/admin';
 import { createPool, type Db } from '../../db/pool';
 
 /** Each test file works in its own database, cloned from the migrated template the runner made. */
@@ -8,7 +8,7 @@ export async function createTestDatabase(): Promise<{ url: string; db: Db; drop:
   const template = process.env.TEST_TEMPLATE_DB;
   if (!baseUrl || !template) throw new Error('Run tests with `npm test` (it prepares DATABASE_URL and TEST_TEMPLATE_DB)');
   const name = `t_${randomBytes(6).toString('hex')}`;
-  await admin(baseUrl, async (c) => {
+  await withMaintenanceClient(baseUrl, async (c) => {
     for (let attempt = 0; ; attempt++) {
       try {
         await c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
@@ -20,30 +20,14 @@ export async function createTestDatabase(): Promise<{ url: string; db: Db; drop:
       }
     }
   });
-  const url = withDatabase(baseUrl, name);
+  const url = urlForDatabase(baseUrl, name);
   const db = createPool(url, 20);
   return {
     url,
     db,
     drop: async () => {
       await db.end();
-      await admin(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await dropDatabase(url);
     },
   };
-}
-
-export function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin<T>(baseUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: withDatabase(baseUrl, 'postgres') });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
+
+export { findFreePort as freePort } from '../../scripts/processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -35,17 +36,6 @@ export function startProcess(entry: string, env: Record<string, string>): Runnin
       }
     },
   };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Polls until fn resolves truthy, or throws after timeoutMs. */
