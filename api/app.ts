@@ -2,6 +2,7 @@ import type { Connection } from '@temporalio/client';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
+import { createSecretBox } from '../lib/secrets';
 import type { Db } from '../db/pool';
 import { createAccountsRepository } from '../db/repositories/accounts';
 import { createAgentsRepository } from '../db/repositories/agents';
@@ -17,12 +18,18 @@ import { responseSerializerCompiler } from './plugins/serializer';
 import { accountRoutes } from './routes/account';
 import { agentRoutes } from './routes/agents';
 import { authRoutes } from './routes/auth';
+import { connectorRoutes } from './routes/connectors';
 import { healthRoutes } from './routes/health';
+import { teamRoutes } from './routes/team';
+import { toolRoutes } from './routes/tools';
+import { triggerRoutes } from './routes/triggers';
+import { webhookRoutes } from './routes/webhooks';
 import { createAccountService } from './services/account-service';
 import { createAgentService } from './services/agent-service';
 import { createAuthService } from './services/auth-service';
 import { createHealthService } from './services/health-service';
 import { createTokenService } from './services/tokens';
+import type { ResourceContext } from './context';
 import './types';
 
 export interface AppDeps {
@@ -68,6 +75,7 @@ export async function buildApp(deps: AppDeps) {
   const agents = createAgentService({ db, agents: agentsRepo, accounts, agentCreateCost: config.billing.agentCreateCost });
   const health = createHealthService({ db, temporal: deps.temporal });
   const publicBaseUrl = config.http.publicBaseUrl;
+  const resources: ResourceContext = { db, config, secrets: createSecretBox(config.secretsKey), agents: agentsRepo, publicBaseUrl };
 
   await registerDocs(app, publicBaseUrl);
   const authRateLimit = await registerAuthRateLimit(app, {
@@ -84,6 +92,11 @@ export async function buildApp(deps: AppDeps) {
     authRoutes(scoped, { auth, rateLimit: authRateLimit, publicBaseUrl });
     accountRoutes(scoped, { account, publicBaseUrl });
     agentRoutes(scoped, { agents, publicBaseUrl });
+    connectorRoutes(scoped, resources);
+    toolRoutes(scoped, resources);
+    webhookRoutes(scoped, resources);
+    triggerRoutes(scoped, resources);
+    teamRoutes(scoped, resources);
   });
 
   return app;

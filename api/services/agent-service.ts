@@ -96,7 +96,8 @@ export function createAgentService(deps: { db: Db; agents: AgentsRepository; acc
     },
 
     async delete(caller: Caller, id: string): Promise<void> {
-      if (!(await agents.delete(caller.accountId, id))) throw new NotFoundError('Agent');
+      const deleted = await withTransaction(db, (tx) => agents.delete(caller.accountId, id, tx));
+      if (!deleted) throw new NotFoundError('Agent');
     },
   };
 }

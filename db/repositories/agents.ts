@@ -104,7 +104,12 @@ export function createAgentsRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
-    async delete(accountId: string, id: string, q: Queryable = db): Promise<boolean> {
+    /**
+     * Call inside a transaction. Agent triggers go with their agent; connectors and tools cascade, and
+     * the foreign key unlinks user triggers (ON DELETE SET NULL (agent_id)).
+     */
+    async delete(accountId: string, id: string, q: Queryable): Promise<boolean> {
+      await q.query(`DELETE FROM triggers WHERE agent_id = $1 AND account_id = $2 AND scope = 'agent'`, [id, accountId]);
       const { rowCount } = await q.query(`DELETE FROM agents WHERE id = $1 AND account_id = $2`, [id, accountId]);
       return rowCount === 1;
     },

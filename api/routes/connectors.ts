@@ -1,0 +1,6 @@
+import type { ResourceContext } from '../context';
+import type { App } from '../types';
+
+export function connectorRoutes(_app: App, _ctx: ResourceContext): void {
+  // TODO(issue 3): implemented by the connectors work
+}

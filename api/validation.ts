@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+import { ValidationError } from './errors';
+
+/**
+ * Validation a route schema can't express alone (e.g. a type-dependent config after a partial update).
+ * Errors read like the route validation's: "body.configJson.botToken: is required".
+ */
+export function parseWith<T extends z.ZodType>(schema: T, value: unknown, field: string): z.output<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const where = [field, ...issue.path.map(String)].join('.');
+  const problem = issue.code === 'invalid_type' && /received undefined$/.test(issue.message) ? 'is required' : issue.message;
+  throw new ValidationError(`${where}: ${problem}`);
+}
+
+/**
+ * RFC 7386 JSON merge patch: keys in `patch` replace, `null` removes, nested objects merge.
+ * Used for configJson in partial updates, so `{ "configJson": { "guildId": "…" } }` keeps the rest.
+ */
+export function mergePatch(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...target };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else if (typeof value === 'object' && !Array.isArray(value)) {
+      const base = out[key];
+      out[key] = mergePatch(base && typeof base === 'object' && !Array.isArray(base) ? (base as Record<string, unknown>) : {}, value as Record<string, unknown>);
+    } else out[key] = value;
+  }
+  return out;
+}

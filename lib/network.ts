@@ -1,0 +1,53 @@
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Server-side request forgery guard for webhook and tool targets: only public unicast addresses,
+ * unless ALLOW_PRIVATE_TARGETS. Checked when a target is written and again before each request.
+ */
+
+/** True for loopback, private, link-local, unique-local, CGNAT, multicast, reserved … anything not public unicast. */
+export function isPrivateAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return true;
+  let ip = ipaddr.parse(address);
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  return ip.range() !== 'unicast';
+}
+
+export class TargetNotAllowedError extends Error {}
+
+const LOOKUP_TIMEOUT_MS = 3000;
+
+async function resolveAll(host: string): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TargetNotAllowedError(`host ${host} did not resolve within ${LOOKUP_TIMEOUT_MS} ms`)), LOOKUP_TIMEOUT_MS);
+  });
+  try {
+    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout]);
+    return found.map((a) => a.address);
+  } catch (err) {
+    if (err instanceof TargetNotAllowedError) throw err;
+    throw new TargetNotAllowedError(`host ${host} does not resolve`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Refuses a URL whose host is, or resolves to, a non-public address. Returns the resolved addresses.
+ * Throws TargetNotAllowedError with a reason fit for a 400 message.
+ */
+export async function assertPublicTarget(url: string, allowPrivate: boolean): Promise<string[]> {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TargetNotAllowedError('must be an http or https URL');
+  if (allowPrivate) return [];
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) throw new TargetNotAllowedError('must not point at a loopback address');
+  const addresses = ipaddr.isValid(host) ? [host] : await resolveAll(host);
+  const blocked = addresses.find(isPrivateAddress);
+  if (blocked !== undefined) {
+    throw new TargetNotAllowedError(`must not point at a private, loopback or link-local address (${host} → ${blocked})`);
+  }
+  return addresses;
+}

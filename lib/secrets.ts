@@ -1,0 +1,44 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Secrets at rest (DESIGN §2): AES-256-GCM under SECRETS_KEY. A sealed value is
+ * `v1.<iv>.<ciphertext>.<tag>` (base64url parts); the version prefix leaves room for key rotation.
+ */
+export interface SecretBox {
+  seal(plaintext: string): string;
+  open(sealed: string): string;
+}
+
+const VERSION = 'v1';
+
+export function createSecretBox(key: Buffer): SecretBox {
+  if (key.length !== 32) throw new Error('SECRETS_KEY must be 32 bytes');
+  return {
+    seal(plaintext) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+      return [VERSION, iv.toString('base64url'), ciphertext.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+    },
+    open(sealed) {
+      const [version, iv, ciphertext, tag] = sealed.split('.');
+      if (version !== VERSION || iv === undefined || ciphertext === undefined || tag === undefined) {
+        throw new Error('not a sealed secret');
+      }
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+    },
+  };
+}
+
+export const MASK_PREFIX = '••••';
+
+/** `"••••" + last 4`; a secret shorter than 8 characters shows no characters at all. */
+export function maskSecret(plaintext: string): string {
+  return plaintext.length >= 8 ? MASK_PREFIX + plaintext.slice(-4) : MASK_PREFIX;
+}
+
+export function isMasked(value: unknown): boolean {
+  return typeof value === 'string' && value.startsWith(MASK_PREFIX);
+}
