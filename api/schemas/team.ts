@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { listQuery, timestamp } from './common';
+
+export const TEAM_ROLES = ['admin', 'editor', 'viewer'] as const;
+export type TeamRole = (typeof TEAM_ROLES)[number];
+export const MEMBER_STATUSES = ['invited', 'active', 'removed'] as const;
+export type MemberStatus = (typeof MEMBER_STATUSES)[number];
+export const PERMISSION_KEYS = ['canExport', 'canDelete', 'canManageTeam'] as const;
+export type PermissionKey = (typeof PERMISSION_KEYS)[number];
+
+/** The effective set: every key, role default overridden by the member's custom booleans. */
+export const permissionsSchema = z
+  .object({ canExport: z.boolean(), canDelete: z.boolean(), canManageTeam: z.boolean() })
+  .meta({ id: 'TeamPermissions' });
+export type Permissions = z.infer<typeof permissionsSchema>;
+
+/** Custom overrides as stored: only the keys that were set. */
+const customPermissions = z
+  .strictObject({ canExport: z.boolean().optional(), canDelete: z.boolean().optional(), canManageTeam: z.boolean().optional() })
+  .meta({ id: 'TeamCustomPermissions' });
+export type CustomPermissions = z.infer<typeof customPermissions>;
+
+const email = z.email().max(320);
+// A missing enum would otherwise read "Invalid option"; say what is wrong.
+const role = z.enum(TEAM_ROLES, { error: (issue) => (issue.input === undefined ? 'is required' : undefined) });
+
+export const createTeamMemberBody = z
+  .strictObject({
+    email,
+    role,
+    permissions: customPermissions.optional().describe('Custom booleans overriding the role defaults'),
+  })
+  .meta({ id: 'InviteTeamMember' });
+export type CreateTeamMemberInput = z.infer<typeof createTeamMemberBody>;
+
+export const updateTeamMemberBody = z
+  .strictObject({
+    role,
+    permissions: z
+      .strictObject({
+        canExport: z.boolean().nullable().optional(),
+        canDelete: z.boolean().nullable().optional(),
+        canManageTeam: z.boolean().nullable().optional(),
+      })
+      .describe('Merged onto the stored overrides; null removes an override so the role default applies again'),
+  })
+  .partial()
+  .meta({ id: 'UpdateTeamMember' });
+export type UpdateTeamMemberInput = z.infer<typeof updateTeamMemberBody>;
+
+export const teamListQuery = listQuery.extend({
+  status: z.enum(MEMBER_STATUSES).optional().describe('Only members in this status; default: invited and active (removed ones only on request)'),
+});
+
+export const teamMemberSchema = z
+  .object({
+    id: z.uuid(),
+    accountId: z.uuid(),
+    email: z.string(),
+    role: z.enum(TEAM_ROLES),
+    permissions: permissionsSchema,
+    customPermissions: customPermissions.describe('The stored overrides only; keys absent here follow the role'),
+    status: z.enum(MEMBER_STATUSES),
+    userId: z.uuid().nullable().describe('The user who accepted; null until then'),
+    invitedAt: timestamp,
+    acceptedAt: timestamp.nullable(),
+    removedAt: timestamp.nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'TeamMember' });
+
+export const invitationSchema = z
+  .object({
+    id: z.uuid(),
+    accountId: z.uuid(),
+    accountName: z.string(),
+    email: z.string(),
+    role: z.enum(TEAM_ROLES),
+    permissions: permissionsSchema,
+    invitedAt: timestamp,
+  })
+  .meta({ id: 'Invitation' });

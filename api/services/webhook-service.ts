@@ -1,0 +1,165 @@
+import type { PageRequest } from '../../db/paging';
+import { withTransaction, type Db } from '../../db/pool';
+import type { WebhookDirection, WebhookRow, WebhooksRepository, WebhookValues } from '../../db/repositories/webhooks';
+import { ALL_EVENTS } from '../../lib/events';
+import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
+import { maskSecret, type SecretBox } from '../../lib/secrets';
+import { NotFoundError, ValidationError } from '../errors';
+import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
+import type { Caller } from './auth-service';
+import { restoreMaskedValue } from './secret-config';
+
+const DEFAULT_EVENTS: Record<WebhookDirection, string[]> = { outgoing: [ALL_EVENTS], incoming: ['webhook.received'] };
+const URL_REQUIRED = 'body.url: is required for outgoing webhooks';
+
+const iso = (d: Date) => d.toISOString();
+
+/**
+ * Row → API shape. `secret` is what the response shows: the plaintext when this request set it, else its
+ * mask, or null. An incoming webhook stores no url; it shows the URL senders post to.
+ */
+export function toWebhook(w: WebhookRow, secret: string | null, publicBaseUrl: string) {
+  return {
+    id: w.id,
+    accountId: w.account_id,
+    name: w.name,
+    url: w.direction === 'incoming' ? `${publicBaseUrl}/api/hooks/webhooks/${w.id}` : w.url!,
+    secret,
+    events: w.events,
+    direction: w.direction,
+    enabled: w.enabled,
+    triggerCount: w.trigger_count,
+    lastTriggered: w.last_triggered_at ? iso(w.last_triggered_at) : null,
+    createdAt: iso(w.created_at),
+    updatedAt: iso(w.updated_at),
+  };
+}
+export type Webhook = ReturnType<typeof toWebhook>;
+
+/**
+ * Removes duplicates; "*" covers every other type, so a list holding it is just ["*"]. An incoming webhook
+ * emits each listed type, where "*" would mean nothing: refused. `sent` says whether the list came in this
+ * request (the message then names the element) or was kept from before a direction change.
+ */
+function normalizeEvents(events: readonly string[], direction: WebhookDirection, sent: boolean): string[] {
+  const star = events.indexOf(ALL_EVENTS);
+  if (star === -1) return [...new Set(events)];
+  if (direction === 'outgoing') return [ALL_EVENTS];
+  throw new ValidationError(
+    sent
+      ? `body.events.${star}: "${ALL_EVENTS}" is not allowed for incoming webhooks; list the event types each received request is emitted as`
+      : `body.events: the current events include "${ALL_EVENTS}", which is not allowed for incoming webhooks; send events with the types to emit`,
+  );
+}
+
+export function createWebhookService(deps: {
+  db: Db;
+  webhooks: WebhooksRepository;
+  secrets: SecretBox;
+  publicBaseUrl: string;
+  allowPrivateTargets: boolean;
+}) {
+  const { db, webhooks, secrets, publicBaseUrl } = deps;
+
+  async function checkTarget(url: string): Promise<void> {
+    try {
+      await assertPublicTarget(url, deps.allowPrivateTargets);
+    } catch (err) {
+      if (err instanceof TargetNotAllowedError) throw new ValidationError(`body.url: ${err.message}`);
+      throw err;
+    }
+  }
+
+  const openSecret = (row: WebhookRow) => (row.secret_sealed === null ? null : secrets.open(row.secret_sealed));
+
+  /** GET and list: the secret masked. */
+  const present = (row: WebhookRow) => {
+    const secret = openSecret(row);
+    return toWebhook(row, secret === null ? null : maskSecret(secret), publicBaseUrl);
+  };
+
+  /**
+   * The state an update leads to, validated as a whole. `checkUrl` is the target to vet with
+   * assertPublicTarget: only a url that changes, or one that a webhook turning outgoing gets.
+   */
+  function planUpdate(row: WebhookRow, patch: UpdateWebhookInput): { values: WebhookValues; shownSecret: string | null; checkUrl: string | null } {
+    const direction = patch.direction ?? row.direction;
+    let url: string | null = null;
+    let checkUrl: string | null = null;
+    if (direction === 'outgoing') {
+      url = patch.url ?? row.url; // an incoming webhook has no stored target to fall back on
+      if (url === null) throw new ValidationError(URL_REQUIRED);
+      if (url !== row.url || row.direction === 'incoming') checkUrl = url;
+    }
+    const events = normalizeEvents(patch.events ?? row.events, direction, patch.events !== undefined);
+
+    const current = openSecret(row);
+    let secret = current;
+    let revealed = false;
+    if (patch.secret === null) secret = null;
+    else if (patch.secret !== undefined) ({ value: secret, revealed } = restoreMaskedValue(patch.secret, current, 'body.secret'));
+    const secretSealed = secret === current ? row.secret_sealed : secret === null ? null : secrets.seal(secret);
+
+    return {
+      values: { name: patch.name ?? row.name, direction, url, secretSealed, events, enabled: patch.enabled ?? row.enabled },
+      shownSecret: secret === null ? null : revealed ? secret : maskSecret(secret),
+      checkUrl,
+    };
+  }
+
+  return {
+    async create(caller: Caller, input: CreateWebhookInput): Promise<Webhook> {
+      const direction = input.direction ?? 'outgoing';
+      // A url sent for an incoming webhook is ignored: its URL is the one we show.
+      const url = direction === 'outgoing' ? (input.url ?? null) : null;
+      if (direction === 'outgoing' && url === null) throw new ValidationError(URL_REQUIRED);
+      const events = normalizeEvents(input.events ?? DEFAULT_EVENTS[direction], direction, input.events !== undefined);
+      // A masked value has nothing to stand for yet: refused like any masked value that matches no secret.
+      const secret = input.secret == null ? null : restoreMaskedValue(input.secret, null, 'body.secret').value;
+      if (url !== null) await checkTarget(url);
+      const row = await webhooks.insert(caller.accountId, {
+        name: input.name,
+        direction,
+        url,
+        secretSealed: secret === null ? null : secrets.seal(secret),
+        events,
+        enabled: input.enabled ?? true,
+      });
+      return toWebhook(row, secret, publicBaseUrl);
+    },
+
+    async get(caller: Caller, id: string): Promise<Webhook> {
+      const row = await webhooks.findById(caller.accountId, id);
+      if (!row) throw new NotFoundError('Webhook');
+      return present(row);
+    },
+
+    async list(caller: Caller, page: PageRequest) {
+      const result = await webhooks.list(caller.accountId, page);
+      return { ...result, items: result.items.map(present) };
+    },
+
+    async update(caller: Caller, id: string, patch: UpdateWebhookInput): Promise<Webhook> {
+      // The target check may wait seconds on DNS: do it before taking the row lock and a pooled connection.
+      const seen = await webhooks.findById(caller.accountId, id);
+      if (!seen) throw new NotFoundError('Webhook');
+      const draft = planUpdate(seen, patch);
+      if (draft.checkUrl !== null) await checkTarget(draft.checkUrl);
+
+      return withTransaction(db, async (tx) => {
+        const row = await webhooks.findByIdForUpdate(caller.accountId, id, tx);
+        if (!row) throw new NotFoundError('Webhook');
+        // Re-planned on the locked row, in case a concurrent update changed it in between.
+        const plan = planUpdate(row, patch);
+        if (plan.checkUrl !== null && plan.checkUrl !== draft.checkUrl) await checkTarget(plan.checkUrl);
+        const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
+        return toWebhook(updated!, plan.shownSecret, publicBaseUrl);
+      });
+    },
+
+    async delete(caller: Caller, id: string): Promise<void> {
+      if (!(await webhooks.delete(caller.accountId, id))) throw new NotFoundError('Webhook');
+    },
+  };
+}
+export type WebhookService = ReturnType<typeof createWebhookService>;

@@ -1,0 +1,170 @@
+import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
+import type { Queryable } from '../pool';
+
+export type TeamRole = 'admin' | 'editor' | 'viewer';
+export type MemberStatus = 'invited' | 'active' | 'removed';
+export type StoredPermissions = Partial<Record<'canExport' | 'canDelete' | 'canManageTeam', boolean>>;
+
+export interface TeamMemberRow {
+  id: string;
+  account_id: string;
+  email: string;
+  role: TeamRole;
+  permissions: StoredPermissions;
+  status: MemberStatus;
+  user_id: string | null;
+  invited_by: string | null;
+  invited_at: Date;
+  accepted_at: Date | null;
+  removed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface InvitationRow {
+  id: string;
+  account_id: string;
+  account_name: string;
+  email: string;
+  role: TeamRole;
+  permissions: StoredPermissions;
+  invited_at: Date;
+}
+
+const COLUMNS = `id, account_id, email, role, permissions, status, user_id, invited_by, invited_at, accepted_at,
+  removed_at, created_at, updated_at`;
+
+/** The caller's address, compared case-insensitively (the users index is on lower(email)). */
+const ADDRESSED_TO = `lower(email) = (SELECT lower(u.email) FROM users u WHERE u.id = $1)`;
+
+function isEmailTaken(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === '23505' && e.constraint === 'team_members_email_key';
+}
+
+export function createTeamRepository(db: Queryable) {
+  return {
+    /** Email of the user who owns the account. */
+    async ownerEmail(accountId: string, q: Queryable = db): Promise<string | null> {
+      const { rows } = await q.query<{ email: string }>(
+        `SELECT u.email FROM accounts a JOIN users u ON u.id = a.owner_user_id WHERE a.id = $1`,
+        [accountId],
+      );
+      return rows[0]?.email ?? null;
+    },
+
+    /** Returns null when a non-removed member of the account already has this email (case-insensitively). */
+    async insert(
+      accountId: string,
+      v: { email: string; role: TeamRole; permissions: StoredPermissions; invitedBy: string },
+      q: Queryable = db,
+    ): Promise<TeamMemberRow | null> {
+      try {
+        const { rows } = await q.query<TeamMemberRow>(
+          `INSERT INTO team_members (account_id, email, role, permissions, status, invited_by)
+           VALUES ($1, $2, $3, $4, 'invited', $5)
+           RETURNING ${COLUMNS}`,
+          [accountId, v.email, v.role, JSON.stringify(v.permissions), v.invitedBy],
+        );
+        return rows[0]!;
+      } catch (err) {
+        if (isEmailTaken(err)) return null;
+        throw err;
+      }
+    },
+
+    /** A current (invited or active) member; removed ones are history and not found here. */
+    async findCurrent(accountId: string, id: string, q: Queryable = db): Promise<TeamMemberRow | null> {
+      const { rows } = await q.query<TeamMemberRow>(
+        `SELECT ${COLUMNS} FROM team_members WHERE id = $1 AND account_id = $2 AND status <> 'removed'`,
+        [id, accountId],
+      );
+      return rows[0] ?? null;
+    },
+
+    async findCurrentForUpdate(accountId: string, id: string, q: Queryable): Promise<TeamMemberRow | null> {
+      const { rows } = await q.query<TeamMemberRow>(
+        `SELECT ${COLUMNS} FROM team_members WHERE id = $1 AND account_id = $2 AND status <> 'removed' FOR UPDATE`,
+        [id, accountId],
+      );
+      return rows[0] ?? null;
+    },
+
+    /** `statuses`: the statuses listed (default listing: invited and active). */
+    async list(accountId: string, statuses: MemberStatus[], page: PageRequest, q: Queryable = db): Promise<Page<TeamMemberRow>> {
+      const k = keysetTail(page, 3);
+      const { rows } = await q.query<TeamMemberRow & { page_created_at: string }>(
+        `SELECT ${COLUMNS}, ${PAGE_KEY_COLUMNS} FROM team_members
+         WHERE account_id = $1 AND status = ANY($2::text[]) ${k.where} ${k.tail}`,
+        [accountId, statuses, ...k.params],
+      );
+      return toPage(rows, page.limit, (r) => r);
+    },
+
+    async update(
+      accountId: string,
+      id: string,
+      v: { role: TeamRole; permissions: StoredPermissions },
+      q: Queryable = db,
+    ): Promise<TeamMemberRow | null> {
+      const { rows } = await q.query<TeamMemberRow>(
+        `UPDATE team_members SET role = $3, permissions = $4, updated_at = now()
+         WHERE id = $1 AND account_id = $2 AND status <> 'removed'
+         RETURNING ${COLUMNS}`,
+        [id, accountId, v.role, JSON.stringify(v.permissions)],
+      );
+      return rows[0] ?? null;
+    },
+
+    /** Marks the member removed (the row stays as history). False when absent or already removed. */
+    async markRemoved(accountId: string, id: string, q: Queryable = db): Promise<boolean> {
+      const { rowCount } = await q.query(
+        `UPDATE team_members SET status = 'removed', removed_at = now(), updated_at = now()
+         WHERE id = $1 AND account_id = $2 AND status <> 'removed'`,
+        [id, accountId],
+      );
+      return rowCount === 1;
+    },
+
+    /**
+     * Open invitations addressed to the user's email, across all accounts. Deliberately not filtered by
+     * account: the addressee is not (yet) a member of the accounts that invited them.
+     */
+    async listInvitationsFor(userId: string, page: PageRequest, q: Queryable = db): Promise<Page<InvitationRow>> {
+      const k = keysetTail(page, 2, 'tm');
+      const { rows } = await q.query<InvitationRow & { page_created_at: string }>(
+        `SELECT tm.id, tm.account_id, a.name AS account_name, tm.email, tm.role, tm.permissions, tm.invited_at,
+           tm.created_at::text AS page_created_at
+         FROM team_members tm JOIN accounts a ON a.id = tm.account_id
+         WHERE tm.status = 'invited' AND lower(tm.email) = (SELECT lower(u.email) FROM users u WHERE u.id = $1)
+         ${k.where} ${k.tail}`,
+        [userId, ...k.params],
+      );
+      return toPage(rows, page.limit, (r) => r);
+    },
+
+    /**
+     * Accepts an open invitation addressed to the user. One conditional UPDATE, so of two concurrent
+     * accepts exactly one succeeds. Null when there is no open invitation with this id for this user.
+     */
+    async accept(userId: string, id: string, q: Queryable = db): Promise<TeamMemberRow | null> {
+      const { rows } = await q.query<TeamMemberRow>(
+        `UPDATE team_members SET status = 'active', user_id = $1, accepted_at = now(), updated_at = now()
+         WHERE id = $2 AND status = 'invited' AND ${ADDRESSED_TO}
+         RETURNING ${COLUMNS}`,
+        [userId, id],
+      );
+      return rows[0] ?? null;
+    },
+
+    /** Any membership row with this id addressed to the user, whatever its status. */
+    async findAddressedTo(userId: string, id: string, q: Queryable = db): Promise<TeamMemberRow | null> {
+      const { rows } = await q.query<TeamMemberRow>(
+        `SELECT ${COLUMNS} FROM team_members WHERE id = $2 AND ${ADDRESSED_TO}`,
+        [userId, id],
+      );
+      return rows[0] ?? null;
+    },
+  };
+}
+export type TeamRepository = ReturnType<typeof createTeamRepository>;

@@ -1,0 +1,90 @@
+import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
+import type { Queryable } from '../pool';
+
+export type WebhookDirection = 'incoming' | 'outgoing';
+
+export interface WebhookRow {
+  id: string;
+  account_id: string;
+  name: string;
+  direction: WebhookDirection;
+  /** The target of an outgoing webhook; null for incoming (its display URL is derived from the id). */
+  url: string | null;
+  /** AES-256-GCM sealed secret (lib/secrets.ts), never the plaintext. */
+  secret_sealed: string | null;
+  events: string[];
+  enabled: boolean;
+  trigger_count: number;
+  last_triggered_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Writable columns. triggerCount / lastTriggered belong to the engine, not to the API. */
+export interface WebhookValues {
+  name: string;
+  direction: WebhookDirection;
+  url: string | null;
+  secretSealed: string | null;
+  events: string[];
+  enabled: boolean;
+}
+
+const COLUMNS = `id, account_id, name, direction, url, secret_sealed, events, enabled, trigger_count,
+  last_triggered_at, created_at, updated_at`;
+
+export function createWebhooksRepository(db: Queryable) {
+  return {
+    async insert(accountId: string, v: WebhookValues, q: Queryable = db): Promise<WebhookRow> {
+      const { rows } = await q.query<WebhookRow>(
+        `INSERT INTO webhooks (account_id, name, direction, url, secret_sealed, events, enabled)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         RETURNING ${COLUMNS}`,
+        [accountId, v.name, v.direction, v.url, v.secretSealed, v.events, v.enabled],
+      );
+      return rows[0]!;
+    },
+
+    async findById(accountId: string, id: string, q: Queryable = db): Promise<WebhookRow | null> {
+      const { rows } = await q.query<WebhookRow>(
+        `SELECT ${COLUMNS} FROM webhooks WHERE id = $1 AND account_id = $2`,
+        [id, accountId],
+      );
+      return rows[0] ?? null;
+    },
+
+    async findByIdForUpdate(accountId: string, id: string, q: Queryable): Promise<WebhookRow | null> {
+      const { rows } = await q.query<WebhookRow>(
+        `SELECT ${COLUMNS} FROM webhooks WHERE id = $1 AND account_id = $2 FOR UPDATE`,
+        [id, accountId],
+      );
+      return rows[0] ?? null;
+    },
+
+    async list(accountId: string, page: PageRequest, q: Queryable = db): Promise<Page<WebhookRow>> {
+      const k = keysetTail(page, 2);
+      const { rows } = await q.query<WebhookRow & { page_created_at: string }>(
+        `SELECT ${COLUMNS}, ${PAGE_KEY_COLUMNS} FROM webhooks WHERE account_id = $1 ${k.where} ${k.tail}`,
+        [accountId, ...k.params],
+      );
+      return toPage(rows, page.limit, (r) => r);
+    },
+
+    async update(accountId: string, id: string, v: WebhookValues, q: Queryable = db): Promise<WebhookRow | null> {
+      const { rows } = await q.query<WebhookRow>(
+        `UPDATE webhooks SET name = $3, direction = $4, url = $5, secret_sealed = $6, events = $7, enabled = $8,
+           updated_at = now()
+         WHERE id = $1 AND account_id = $2
+         RETURNING ${COLUMNS}`,
+        [id, accountId, v.name, v.direction, v.url, v.secretSealed, v.events, v.enabled],
+      );
+      return rows[0] ?? null;
+    },
+
+    async delete(accountId: string, id: string, q: Queryable = db): Promise<boolean> {
+      const { rowCount } = await q.query(`DELETE FROM webhooks WHERE id = $1 AND account_id = $2`, [id, accountId]);
+      return rowCount === 1;
+    },
+  };
+}
+export type WebhooksRepository = ReturnType<typeof createWebhooksRepository>;

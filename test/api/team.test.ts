@@ -1,0 +1,374 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Db } from '../../db/pool';
+import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../api/services/team-service';
+import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+
+const uniqueEmail = (name: string) => `${name}-${randomBytes(4).toString('hex')}@example.com`;
+
+describe('team permissions (pure)', () => {
+  it('applies custom booleans over the role defaults', () => {
+    assert.deepEqual(effectivePermissions('admin', {}), { canExport: true, canDelete: true, canManageTeam: true });
+    assert.deepEqual(effectivePermissions('editor', {}), { canExport: true, canDelete: true, canManageTeam: false });
+    assert.deepEqual(effectivePermissions('viewer', {}), { canExport: false, canDelete: false, canManageTeam: false });
+    assert.deepEqual(effectivePermissions('viewer', { canManageTeam: true }), { canExport: false, canDelete: false, canManageTeam: true });
+    assert.deepEqual(effectivePermissions('admin', { canDelete: false }), { canExport: true, canDelete: false, canManageTeam: true });
+    assert.deepEqual(ROLE_PERMISSIONS.viewer, { canExport: false, canDelete: false, canManageTeam: false }, 'defaults not mutated');
+  });
+
+  it('merges overrides: boolean sets, null removes, absent keeps', () => {
+    assert.deepEqual(mergeOverrides({ canExport: true, canDelete: false }, { canDelete: null, canManageTeam: true }), {
+      canExport: true,
+      canManageTeam: true,
+    });
+    assert.deepEqual(mergeOverrides({ canExport: true }, {}), { canExport: true });
+  });
+});
+
+describe('team and invitations (DESIGN §4 Team)', () => {
+  let app: TestApp;
+  let db: Db;
+  let close: () => Promise<void>;
+
+  before(async () => {
+    ({ app, db, close } = await startTestApp());
+  });
+  after(() => close());
+
+  type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  const call = (user: TestUser, method: Method, url: string, payload?: unknown) =>
+    app.inject({ method, url, headers: user.auth, payload: payload as object });
+  const invite = async (user: TestUser, body: unknown) => {
+    const res = await call(user, 'POST', '/api/team', body);
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json();
+  };
+  const ids = (list: { id: string }[]) => list.map((m) => m.id);
+
+  /** Follows Link rel="next" to the end; returns every item and the number of pages. */
+  async function readAll(user: TestUser, first: string) {
+    const seen: { id: string }[] = [];
+    let url: string | undefined = first;
+    let pages = 0;
+    while (url) {
+      const res = await call(user, 'GET', url);
+      assert.equal(res.statusCode, 200, res.body);
+      seen.push(...res.json());
+      const link = res.headers.link as string | undefined;
+      if (link) {
+        const next = new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!);
+        url = next.pathname + next.search;
+      } else url = undefined;
+      pages++;
+    }
+    return { seen, pages };
+  }
+
+  it('invites each role with its default permissions', async () => {
+    const owner = await registerUser(app);
+    for (const role of ['admin', 'editor', 'viewer'] as const) {
+      const email = uniqueEmail(role);
+      const member = await invite(owner, { email, role });
+      assert.match(member.id, /^[0-9a-f-]{36}$/);
+      assert.equal(member.email, email);
+      assert.equal(member.role, role);
+      assert.equal(member.status, 'invited');
+      assert.deepEqual(member.permissions, ROLE_PERMISSIONS[role]);
+      assert.deepEqual(member.customPermissions, {});
+      assert.equal(member.userId, null);
+      assert.equal(member.acceptedAt, null);
+      assert.equal(member.removedAt, null);
+      for (const f of ['invitedAt', 'createdAt', 'updatedAt']) assert.ok(member[f].endsWith('Z') && !Number.isNaN(Date.parse(member[f])), f);
+      const read = (await call(owner, 'GET', `/api/team/${member.id}`)).json();
+      assert.deepEqual(read, member);
+    }
+    const expected = { admin: [true, true, true], editor: [true, true, false], viewer: [false, false, false] };
+    for (const [role, [canExport, canDelete, canManageTeam]] of Object.entries(expected)) {
+      assert.deepEqual(ROLE_PERMISSIONS[role as keyof typeof ROLE_PERMISSIONS], { canExport, canDelete, canManageTeam }, role);
+    }
+  });
+
+  it('shows overrides, merges them, removes one with null, and keeps them across a role change', async () => {
+    const owner = await registerUser(app);
+    const member = await invite(owner, { email: uniqueEmail('o'), role: 'viewer', permissions: { canExport: true } });
+    assert.deepEqual(member.permissions, { canExport: true, canDelete: false, canManageTeam: false });
+    assert.deepEqual(member.customPermissions, { canExport: true });
+
+    const merged = (await call(owner, 'PATCH', `/api/team/${member.id}`, { permissions: { canManageTeam: true } })).json();
+    assert.deepEqual(merged.customPermissions, { canExport: true, canManageTeam: true });
+    assert.deepEqual(merged.permissions, { canExport: true, canDelete: false, canManageTeam: true });
+
+    const removed = (await call(owner, 'PUT', `/api/team/${member.id}`, { permissions: { canExport: null } })).json();
+    assert.deepEqual(removed.customPermissions, { canManageTeam: true });
+    assert.deepEqual(removed.permissions, { canExport: false, canDelete: false, canManageTeam: true }, 'role default applies again');
+
+    const overriddenOff = (await call(owner, 'PATCH', `/api/team/${member.id}`, { permissions: { canManageTeam: false, canDelete: false } })).json();
+    const promoted = (await call(owner, 'PATCH', `/api/team/${member.id}`, { role: 'admin' })).json();
+    assert.equal(promoted.role, 'admin');
+    assert.deepEqual(promoted.customPermissions, overriddenOff.customPermissions);
+    assert.deepEqual(promoted.customPermissions, { canManageTeam: false, canDelete: false });
+    assert.deepEqual(promoted.permissions, { canExport: true, canDelete: false, canManageTeam: false }, 'overrides beat the new role');
+
+    // The column holds the overrides only, never the effective set.
+    const { rows } = await db.query('SELECT permissions FROM team_members WHERE id = $1', [member.id]);
+    assert.deepEqual(rows[0].permissions, { canManageTeam: false, canDelete: false });
+  });
+
+  it('updates partially with PUT and PATCH; an empty body changes nothing', async () => {
+    const owner = await registerUser(app);
+    const member = await invite(owner, { email: uniqueEmail('p'), role: 'editor', permissions: { canDelete: false } });
+    const put = await call(owner, 'PUT', `/api/team/${member.id}`, { role: 'viewer' });
+    assert.equal(put.statusCode, 200);
+    assert.equal(put.json().role, 'viewer');
+    assert.deepEqual(put.json().customPermissions, { canDelete: false });
+    assert.equal(put.json().email, member.email);
+    assert.ok(Date.parse(put.json().updatedAt) >= Date.parse(member.updatedAt));
+    const patch = await call(owner, 'PATCH', `/api/team/${member.id}`, { permissions: { canExport: true } });
+    assert.equal(patch.statusCode, 200);
+    assert.equal(patch.json().role, 'viewer', 'role kept');
+    assert.deepEqual(patch.json().customPermissions, { canDelete: false, canExport: true });
+    for (const method of ['PUT', 'PATCH'] as const) {
+      const same = await call(owner, method, `/api/team/${member.id}`, {});
+      assert.equal(same.statusCode, 200, method);
+      assert.deepEqual(same.json(), patch.json(), method);
+    }
+  });
+
+  it('validates bodies with a message naming the field', async () => {
+    const owner = await registerUser(app);
+    const cases: [unknown, RegExp][] = [
+      [{ role: 'viewer' }, /^body\.email: is required/],
+      [{ email: 'not-an-email', role: 'viewer' }, /^body\.email: /],
+      [{ email: `${'x'.repeat(310)}@example.com`, role: 'viewer' }, /^body\.email: /],
+      [{ email: uniqueEmail('v') }, /^body\.role: is required/],
+      [{ email: uniqueEmail('v'), role: 'owner' }, /^body\.role: /],
+      [{ email: uniqueEmail('v'), role: 'viewer', permissions: { canFly: true } }, /^body\.permissions: .*canFly/],
+      [{ email: uniqueEmail('v'), role: 'viewer', permissions: { canExport: 'yes' } }, /^body\.permissions\.canExport: /],
+      [{ email: uniqueEmail('v'), role: 'viewer', permissions: { canExport: null } }, /^body\.permissions\.canExport: /],
+      [{ email: uniqueEmail('v'), role: 'viewer', permissions: [] }, /^body\.permissions: /],
+      [{ email: uniqueEmail('v'), role: 'viewer', status: 'active' }, /status/],
+    ];
+    for (const [payload, message] of cases) {
+      const res = await call(owner, 'POST', '/api/team', payload);
+      assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 80));
+      assert.deepEqual(Object.keys(res.json()), ['message']);
+      assert.match(res.json().message, message);
+    }
+    const member = await invite(owner, { email: uniqueEmail('v'), role: 'viewer' });
+    const updates: [unknown, RegExp][] = [
+      [{ role: 'owner' }, /^body\.role: /],
+      [{ permissions: { canFly: true } }, /^body\.permissions: .*canFly/],
+      [{ permissions: { canDelete: 1 } }, /^body\.permissions\.canDelete: /],
+      [{ email: 'new@example.com' }, /email/],
+    ];
+    for (const method of ['PUT', 'PATCH'] as const) {
+      for (const [payload, message] of updates) {
+        const res = await call(owner, method, `/api/team/${member.id}`, payload);
+        assert.equal(res.statusCode, 400, `${method} ${JSON.stringify(payload)}`);
+        assert.match(res.json().message, message);
+      }
+    }
+    assert.deepEqual((await call(owner, 'GET', `/api/team/${member.id}`)).json(), member, 'unchanged after refusals');
+    const badStatus = await call(owner, 'GET', '/api/team?status=gone');
+    assert.equal(badStatus.statusCode, 400);
+    assert.match(badStatus.json().message, /querystring\.status/);
+    assert.deepEqual(ids((await call(owner, 'GET', '/api/team')).json()), [member.id], 'refused invites wrote nothing');
+  });
+
+  it('refuses a duplicate invite case-insensitively (409), but another account may invite the same email', async () => {
+    const owner = await registerUser(app);
+    const email = uniqueEmail('Dup');
+    await invite(owner, { email, role: 'viewer' });
+    for (const variant of [email, email.toUpperCase(), email.toLowerCase()]) {
+      const res = await call(owner, 'POST', '/api/team', { email: variant, role: 'admin' });
+      assert.equal(res.statusCode, 409, variant);
+      assert.equal(res.json().message, `body.email: ${variant} is already a member or invited`);
+    }
+    assert.equal((await call(owner, 'GET', '/api/team')).json().length, 1);
+
+    // Concurrent invites of one address: the unique index decides, and the loser is a 409, never a 500.
+    const raced = uniqueEmail('race-invite');
+    const results = await Promise.all([raced, raced.toUpperCase(), raced].map((e) => call(owner, 'POST', '/api/team', { email: e, role: 'viewer' })));
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409, 409]);
+    assert.equal((await call(owner, 'GET', '/api/team')).json().length, 2);
+
+    const other = await registerUser(app);
+    assert.equal((await call(other, 'POST', '/api/team', { email, role: 'viewer' })).statusCode, 201);
+  });
+
+  it("refuses inviting the owner's own address (400), in any case", async () => {
+    const owner = await registerUser(app);
+    for (const email of [owner.email, owner.email.toUpperCase()]) {
+      const res = await call(owner, 'POST', '/api/team', { email, role: 'admin' });
+      assert.equal(res.statusCode, 400, email);
+      assert.equal(res.json().message, "body.email: is the account owner's own address");
+    }
+    assert.deepEqual((await call(owner, 'GET', '/api/team')).json(), []);
+  });
+
+  it('shows an invitation only to its addressee, who accepts it once', async () => {
+    const owner = await registerUser(app);
+    const inviteeEmail = uniqueEmail('invitee');
+    // Invited in another case than the one the invitee registers with.
+    const member = await invite(owner, { email: inviteeEmail.toUpperCase(), role: 'editor', permissions: { canManageTeam: true } });
+    const invitee = await registerUser(app, inviteeEmail);
+    const third = await registerUser(app);
+
+    const listed = await call(invitee, 'GET', '/api/invitations');
+    assert.equal(listed.statusCode, 200);
+    const account = (await call(owner, 'GET', '/api/account')).json();
+    assert.deepEqual(listed.json(), [
+      {
+        id: member.id,
+        accountId: account.id,
+        accountName: account.name,
+        email: member.email,
+        role: 'editor',
+        permissions: { canExport: true, canDelete: true, canManageTeam: true },
+        invitedAt: member.invitedAt,
+      },
+    ]);
+    assert.deepEqual((await call(third, 'GET', '/api/invitations')).json(), []);
+    assert.deepEqual((await call(owner, 'GET', '/api/invitations')).json(), []);
+
+    for (const stranger of [third, owner]) {
+      const res = await call(stranger, 'POST', `/api/invitations/${member.id}/accept`);
+      assert.equal(res.statusCode, 404);
+      assert.equal(res.json().message, 'Invitation not found');
+    }
+    assert.equal((await call(invitee, 'POST', '/api/invitations/00000000-0000-4000-8000-000000000000/accept')).statusCode, 404);
+    assert.equal((await call(invitee, 'POST', '/api/invitations/not-a-uuid/accept')).statusCode, 404);
+    assert.equal((await call(owner, 'GET', `/api/team/${member.id}`)).json().status, 'invited', 'strangers changed nothing');
+
+    const accepted = await call(invitee, 'POST', `/api/invitations/${member.id}/accept`);
+    assert.equal(accepted.statusCode, 200, accepted.body);
+    const active = accepted.json();
+    assert.equal(active.id, member.id);
+    assert.equal(active.status, 'active');
+    assert.equal(active.userId, invitee.id);
+    assert.ok(active.acceptedAt && Date.parse(active.acceptedAt) >= Date.parse(member.invitedAt));
+    assert.deepEqual(active.customPermissions, { canManageTeam: true });
+    assert.deepEqual((await call(owner, 'GET', `/api/team/${member.id}`)).json(), active);
+    assert.deepEqual((await call(invitee, 'GET', '/api/invitations')).json(), [], 'no longer open');
+
+    const again = await call(invitee, 'POST', `/api/invitations/${member.id}/accept`);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().message, 'Invitation is no longer open');
+    assert.equal((await call(third, 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 404, 'others still see nothing');
+
+    // An active member is still a member: inviting the address again conflicts.
+    assert.equal((await call(owner, 'POST', '/api/team', { email: inviteeEmail, role: 'viewer' })).statusCode, 409);
+  });
+
+  it('lets exactly one of two concurrent accepts succeed', async () => {
+    const owner = await registerUser(app);
+    const email = uniqueEmail('race');
+    const member = await invite(owner, { email, role: 'viewer' });
+    const invitee = await registerUser(app, email);
+    const results = await Promise.all(
+      Array.from({ length: 2 }, () => call(invitee, 'POST', `/api/invitations/${member.id}/accept`)),
+    );
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 409]);
+    const { rows } = await db.query('SELECT status, user_id FROM team_members WHERE id = $1', [member.id]);
+    assert.deepEqual(rows, [{ status: 'active', user_id: invitee.id }]);
+  });
+
+  it('lists invitations from several accounts with pagination', async () => {
+    const email = uniqueEmail('popular');
+    const inviters = [await registerUser(app), await registerUser(app), await registerUser(app)];
+    const created: string[] = [];
+    for (const inviter of inviters) created.push((await invite(inviter, { email, role: 'viewer' })).id);
+    const invitee = await registerUser(app, email);
+    const { seen, pages } = await readAll(invitee, '/api/invitations?limit=2');
+    assert.equal(pages, 2);
+    assert.deepEqual(ids(seen), [...created].reverse());
+  });
+
+  it('removes a member as history: 204, then 404, listed only with status=removed, and re-invitable', async () => {
+    const owner = await registerUser(app);
+    const email = uniqueEmail('leaver');
+    const member = await invite(owner, { email, role: 'editor' });
+    const keep = await invite(owner, { email: uniqueEmail('stayer'), role: 'viewer' });
+
+    const del = await call(owner, 'DELETE', `/api/team/${member.id}`);
+    assert.equal(del.statusCode, 204);
+    assert.equal(del.body, '');
+    for (const [method, body] of [['GET'], ['PUT', { role: 'admin' }], ['PATCH', { role: 'admin' }], ['DELETE']] as const) {
+      const res = await call(owner, method, `/api/team/${member.id}`, body);
+      assert.equal(res.statusCode, 404, method);
+      assert.equal(res.json().message, 'Team member not found');
+    }
+    assert.deepEqual(ids((await call(owner, 'GET', '/api/team')).json()), [keep.id]);
+    const history = (await call(owner, 'GET', '/api/team?status=removed')).json();
+    assert.deepEqual(ids(history), [member.id]);
+    assert.equal(history[0].status, 'removed');
+    assert.ok(history[0].removedAt && !Number.isNaN(Date.parse(history[0].removedAt)));
+    assert.equal(history[0].role, 'editor', 'kept as it was');
+    assert.deepEqual(ids((await call(owner, 'GET', '/api/team?status=invited')).json()), [keep.id]);
+    assert.deepEqual((await call(owner, 'GET', '/api/team?status=active')).json(), []);
+
+    // A withdrawn invitation is no longer open: 409 to its addressee, still 404 to anyone else.
+    const invitee = await registerUser(app, email);
+    assert.deepEqual((await call(invitee, 'GET', '/api/invitations')).json(), []);
+    assert.equal((await call(invitee, 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 409);
+    assert.equal((await call(await registerUser(app), 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 404);
+
+    const reinvited = await call(owner, 'POST', '/api/team', { email: email.toUpperCase(), role: 'viewer' });
+    assert.equal(reinvited.statusCode, 201);
+    assert.notEqual(reinvited.json().id, member.id);
+    assert.deepEqual(ids((await call(invitee, 'GET', '/api/invitations')).json()), [reinvited.json().id]);
+    assert.deepEqual(ids((await call(owner, 'GET', '/api/team?status=removed')).json()), [member.id], 'history kept');
+  });
+
+  it('removes an active member too', async () => {
+    const owner = await registerUser(app);
+    const email = uniqueEmail('active');
+    const member = await invite(owner, { email, role: 'viewer' });
+    const invitee = await registerUser(app, email);
+    assert.equal((await call(invitee, 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 200);
+    assert.equal((await call(owner, 'DELETE', `/api/team/${member.id}`)).statusCode, 204);
+    const [removed] = (await call(owner, 'GET', '/api/team?status=removed')).json();
+    assert.equal(removed.status, 'removed');
+    assert.equal(removed.userId, invitee.id);
+    assert.ok(removed.acceptedAt);
+  });
+
+  it('pages newest first with a Link header, keeping the status filter', async () => {
+    const owner = await registerUser(app);
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) created.push((await invite(owner, { email: uniqueEmail(`page${i}`), role: 'viewer' })).id);
+    const all = await readAll(owner, '/api/team?limit=3');
+    assert.equal(all.pages, 3);
+    assert.deepEqual(ids(all.seen), [...created].reverse());
+
+    for (const id of created.slice(0, 5)) assert.equal((await call(owner, 'DELETE', `/api/team/${id}`)).statusCode, 204);
+    const removed = await readAll(owner, '/api/team?status=removed&limit=2');
+    assert.equal(removed.pages, 3);
+    assert.deepEqual(ids(removed.seen), created.slice(0, 5).reverse());
+    const first = await call(owner, 'GET', '/api/team?status=removed&limit=2');
+    assert.match(first.headers.link as string, /status=removed/);
+  });
+
+  it('shows one account nothing of another: 404 on every item route, absent from lists', async () => {
+    const owner = await registerUser(app);
+    const stranger = await registerUser(app);
+    const member = await invite(owner, { email: uniqueEmail('private'), role: 'viewer' });
+    for (const [method, body] of [['GET'], ['PUT', { role: 'admin' }], ['PATCH', { permissions: { canExport: true } }], ['DELETE']] as const) {
+      const res = await call(stranger, method, `/api/team/${member.id}`, body);
+      assert.equal(res.statusCode, 404, method);
+      assert.equal(res.json().message, 'Team member not found');
+    }
+    assert.deepEqual((await call(stranger, 'GET', '/api/team')).json(), []);
+    assert.deepEqual((await call(stranger, 'GET', '/api/team?status=removed')).json(), []);
+    assert.deepEqual((await call(owner, 'GET', `/api/team/${member.id}`)).json(), member, 'untouched');
+    assert.equal((await app.inject({ method: 'GET', url: '/api/team' })).statusCode, 401);
+    assert.equal((await app.inject({ method: 'GET', url: '/api/invitations' })).statusCode, 401);
+  });
+
+  it('documents the team routes in OpenAPI', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    for (const path of ['/api/team', '/api/team/{id}', '/api/invitations', '/api/invitations/{id}/accept']) assert.ok(doc.paths[path], path);
+    for (const schema of ['TeamMember', 'Invitation', 'InviteTeamMember', 'UpdateTeamMember']) assert.ok(doc.components.schemas[schema], schema);
+  });
+});

@@ -1,0 +1,412 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Db } from '../../db/pool';
+import { createSecretBox } from '../../lib/secrets';
+import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+
+const PUBLIC_BASE_URL = 'https://api.example.test';
+/** The SECRETS_KEY of test/helpers/config.ts. */
+const testBox = createSecretBox(Buffer.alloc(32, 7));
+const whsec = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}`;
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+describe('webhooks (DESIGN §4)', () => {
+  let app: TestApp;
+  let db: Db;
+  let close: () => Promise<void>;
+
+  before(async () => {
+    // A trailing slash on purpose: the display URL must not get a double slash.
+    ({ app, db, close } = await startTestApp({ PUBLIC_BASE_URL: `${PUBLIC_BASE_URL}/` }));
+  });
+  after(() => close());
+
+  const callOn = (target: TestApp) => (user: TestUser, method: Method, url: string, payload?: unknown) =>
+    target.inject({ method, url, headers: user.auth, payload: payload as object });
+  const call = (user: TestUser, method: Method, url: string, payload?: unknown) => callOn(app)(user, method, url, payload);
+  const create = async (user: TestUser, payload: Record<string, unknown>) => {
+    const res = await call(user, 'POST', '/api/webhooks', payload);
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json();
+  };
+  const storedRow = async (id: string) =>
+    (await db.query<{ url: string | null; secret_sealed: string | null }>('SELECT url, secret_sealed FROM webhooks WHERE id = $1', [id])).rows[0]!;
+
+  it('creates an outgoing webhook with defaults', async () => {
+    const user = await registerUser(app);
+    const accountId = (await call(user, 'GET', '/api/account')).json().id;
+    const res = await call(user, 'POST', '/api/webhooks', { name: '  Deploys  ', url: 'https://example.com/hook' });
+    assert.equal(res.statusCode, 201);
+    const hook = res.json();
+    assert.deepEqual(Object.keys(hook).sort(), [
+      'accountId', 'createdAt', 'direction', 'enabled', 'events', 'id', 'lastTriggered', 'name', 'secret', 'triggerCount', 'updatedAt', 'url',
+    ]);
+    assert.match(hook.id, /^[0-9a-f-]{36}$/);
+    assert.equal(hook.accountId, accountId);
+    assert.equal(hook.name, 'Deploys', 'trimmed');
+    assert.equal(hook.url, 'https://example.com/hook');
+    assert.equal(hook.direction, 'outgoing');
+    assert.deepEqual(hook.events, ['*']);
+    assert.equal(hook.enabled, true);
+    assert.equal(hook.secret, null);
+    assert.equal(hook.triggerCount, 0);
+    assert.equal(hook.lastTriggered, null);
+    assert.ok(hook.createdAt.endsWith('Z') && !Number.isNaN(Date.parse(hook.createdAt)));
+    assert.equal(hook.updatedAt, hook.createdAt);
+    assert.deepEqual((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json(), hook);
+    assert.equal((await storedRow(hook.id)).url, 'https://example.com/hook');
+  });
+
+  it('creates an incoming webhook: display URL shown, nothing stored, a sent url ignored', async () => {
+    const user = await registerUser(app);
+    const hook = await create(user, { name: 'Inbound', direction: 'incoming', url: 'https://ignored.example.com/x' });
+    assert.equal(hook.direction, 'incoming');
+    assert.equal(hook.url, `${PUBLIC_BASE_URL}/api/hooks/webhooks/${hook.id}`);
+    assert.deepEqual(hook.events, ['webhook.received']);
+    assert.equal(hook.enabled, true);
+    assert.equal((await storedRow(hook.id)).url, null);
+    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().url, hook.url);
+
+    const noUrl = await create(user, { name: 'Inbound 2', direction: 'incoming', events: ['agent.triggered', 'agent.triggered'] });
+    assert.deepEqual(noUrl.events, ['agent.triggered']);
+  });
+
+  it('keeps every field as written, removing duplicate events', async () => {
+    const user = await registerUser(app);
+    const secret = whsec(32);
+    const hook = await create(user, {
+      name: 'All fields', url: 'http://127.0.0.1:9/x', secret, events: ['agent.created', 'agent.completed', 'agent.created'], enabled: false,
+    });
+    assert.equal(hook.url, 'http://127.0.0.1:9/x', 'private targets are allowed when ALLOW_PRIVATE_TARGETS=true');
+    assert.equal(hook.secret, secret);
+    assert.deepEqual(hook.events, ['agent.created', 'agent.completed']);
+    assert.equal(hook.enabled, false);
+    // "*" covers every other type.
+    assert.deepEqual((await create(user, { name: 'star', url: 'https://example.com/', events: ['agent.failed', '*'] })).events, ['*']);
+    // whsec_ secrets at both ends of 24–64 bytes, and a plain secret of 8 and 256 characters.
+    for (const s of [whsec(24), whsec(64), '12345678', 'x'.repeat(256)]) {
+      assert.equal((await create(user, { name: 's', url: 'https://example.com/', secret: s })).secret, s);
+    }
+  });
+
+  it('refuses invalid bodies with a message naming the field, and writes nothing', async () => {
+    const user = await registerUser(app);
+    const url = 'https://example.com/hook';
+    const cases: [unknown, RegExp][] = [
+      [{}, /^body\.name: is required/],
+      [{ name: '', url }, /^body\.name:/],
+      [{ name: '   ', url }, /^body\.name:/],
+      [{ name: 'x'.repeat(201), url }, /^body\.name:/],
+      [{ name: 'x' }, /^body\.url: is required for outgoing webhooks/],
+      [{ name: 'x', direction: 'outgoing' }, /^body\.url: is required for outgoing webhooks/],
+      [{ name: 'x', url: 'not a url' }, /^body\.url: must be an absolute http or https URL/],
+      [{ name: 'x', url: '/relative/path' }, /^body\.url: must be an absolute http or https URL/],
+      [{ name: 'x', url: 'ftp://example.com/file' }, /^body\.url: must be an absolute http or https URL/],
+      [{ name: 'x', url: 'javascript:alert(1)' }, /^body\.url: must be an absolute http or https URL/],
+      [{ name: 'x', url: 'https://user:pass@example.com/hook' }, /^body\.url: must not contain credentials/],
+      [{ name: 'x', url: 'https://user@example.com/hook' }, /^body\.url: must not contain credentials/],
+      [{ name: 'x', url: `https://example.com/${'a'.repeat(2000)}` }, /^body\.url:/],
+      [{ name: 'x', url: 42 }, /^body\.url:/],
+      [{ name: 'x', url, direction: 'sideways' }, /^body\.direction:/],
+      [{ name: 'x', url, secret: 'short' }, /^body\.secret:/],
+      [{ name: 'x', url, secret: 'x'.repeat(257) }, /^body\.secret:/],
+      [{ name: 'x', url, secret: 12345678 }, /^body\.secret:/],
+      [{ name: 'x', url, secret: 'whsec_not*base64!!' }, /^body\.secret: a "whsec_" secret/],
+      [{ name: 'x', url, secret: 'whsec_abc' }, /^body\.secret: a "whsec_" secret/],
+      [{ name: 'x', url, secret: whsec(23) }, /^body\.secret: a "whsec_" secret/],
+      [{ name: 'x', url, secret: whsec(65) }, /^body\.secret: a "whsec_" secret/],
+      [{ name: 'x', url, secret: '••••abcd' }, /^body\.secret: a masked value/],
+      [{ name: 'x', url, events: [] }, /^body\.events:/],
+      [{ name: 'x', url, events: 'agent.created' }, /^body\.events:/],
+      [{ name: 'x', url, events: Array.from({ length: 51 }, () => 'agent.created') }, /^body\.events:/],
+      [{ name: 'x', url, events: ['agent.created', 'agent.exploded'] }, /^body\.events\.1: must be "\*" or one of agent\.created/],
+      [{ name: 'x', url, events: ['agent.created', 7] }, /^body\.events\.1:/],
+      [{ name: 'x', direction: 'incoming', events: ['*'] }, /^body\.events\.0: "\*" is not allowed for incoming webhooks/],
+      [{ name: 'x', direction: 'incoming', events: ['webhook.received', '*'] }, /^body\.events\.1: "\*" is not allowed/],
+      [{ name: 'x', url, enabled: 'yes' }, /^body\.enabled:/],
+      [{ name: 'x', url, triggerCount: 5 }, /triggerCount/],
+      [{ name: 'x', url, lastTriggered: '2026-01-01T00:00:00.000Z' }, /lastTriggered/],
+      [{ name: 'x', url, id: '00000000-0000-0000-0000-000000000000' }, /\bid\b/],
+      [[], /^body/],
+    ];
+    for (const [payload, message] of cases) {
+      const res = await call(user, 'POST', '/api/webhooks', payload);
+      assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 100));
+      assert.deepEqual(Object.keys(res.json()), ['message']);
+      assert.match(res.json().message, message, JSON.stringify(payload).slice(0, 100));
+    }
+    assert.deepEqual((await call(user, 'GET', '/api/webhooks')).json(), []);
+  });
+
+  it('shows the secret in full only to the request that set it, and never stores it in plaintext', async () => {
+    const user = await registerUser(app);
+    const first = 'first-secret-1234';
+    const hook = await create(user, { name: 'Signed', url: 'https://example.com/hook', secret: first });
+    assert.equal(hook.secret, first);
+    const opened = async () => {
+      const sealed = (await storedRow(hook.id)).secret_sealed;
+      return sealed === null ? null : testBox.open(sealed);
+    };
+    assert.equal(await opened(), first);
+    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().secret, '••••1234');
+    assert.equal((await call(user, 'GET', '/api/webhooks')).json()[0].secret, '••••1234');
+
+    // The masked value sent back (as a client echoing a GET would) keeps the secret.
+    const echoed = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { name: 'Renamed', secret: '••••1234' });
+    assert.equal(echoed.statusCode, 200);
+    assert.equal(echoed.json().secret, '••••1234');
+    assert.equal(echoed.json().name, 'Renamed');
+    assert.equal(await opened(), first);
+    // Sending the same secret in full changes nothing, so nothing is revealed.
+    assert.equal((await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: first })).json().secret, '••••1234');
+    // A mask that matches nothing is refused, not stored.
+    const wrongMask = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: '••••9999' });
+    assert.equal(wrongMask.statusCode, 400);
+    assert.match(wrongMask.json().message, /^body\.secret: a masked value/);
+    assert.equal(await opened(), first);
+
+    const second = whsec(32);
+    const changed = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: second });
+    assert.equal(changed.json().secret, second);
+    assert.equal(await opened(), second);
+    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().secret, `••••${second.slice(-4)}`);
+
+    const dump = (await db.query<{ row: string }>('SELECT row_to_json(w)::text AS row FROM webhooks w')).rows.map((r) => r.row).join('\n');
+    assert.ok(dump.includes(hook.id), 'the dump covers the row');
+    for (const plaintext of [first, second, second.slice('whsec_'.length)]) assert.ok(!dump.includes(plaintext), 'no plaintext secret at rest');
+
+    const removed = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { secret: null });
+    assert.equal(removed.statusCode, 200);
+    assert.equal(removed.json().secret, null);
+    assert.equal((await storedRow(hook.id)).secret_sealed, null);
+    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().secret, null);
+    // With no secret left, a masked value has nothing to stand for.
+    assert.equal((await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: `••••${second.slice(-4)}` })).statusCode, 400);
+  });
+
+  it('updates partially with PUT and PATCH', async () => {
+    const user = await registerUser(app);
+    const hook = await create(user, { name: 'Partial', url: 'https://example.com/a', events: ['agent.created'], secret: 'keep-me-secret' });
+    const put = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { enabled: false });
+    assert.equal(put.statusCode, 200);
+    assert.deepEqual(put.json(), { ...hook, enabled: false, secret: '••••cret', updatedAt: put.json().updatedAt });
+    assert.ok(Date.parse(put.json().updatedAt) >= Date.parse(hook.updatedAt));
+
+    const patch = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { name: ' New name ', events: ['agent.failed', 'agent.completed', 'agent.failed'] });
+    assert.equal(patch.statusCode, 200);
+    assert.equal(patch.json().name, 'New name');
+    assert.deepEqual(patch.json().events, ['agent.failed', 'agent.completed']);
+    assert.equal(patch.json().enabled, false, 'kept from the PUT');
+    assert.equal(patch.json().url, 'https://example.com/a');
+
+    const moved = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { url: 'https://example.org/b', enabled: true });
+    assert.equal(moved.json().url, 'https://example.org/b');
+    assert.equal(moved.json().enabled, true);
+    assert.equal(moved.json().name, 'New name');
+    assert.equal((await call(user, 'PATCH', `/api/webhooks/${hook.id}`, {})).statusCode, 200);
+
+    const before = (await call(user, 'GET', `/api/webhooks/${hook.id}`)).json();
+    for (const [body, message] of [
+      [{ name: '' }, /^body\.name:/],
+      [{ url: 'ftp://example.com/' }, /^body\.url: must be an absolute http or https URL/],
+      [{ url: 'https://a:b@example.com/' }, /^body\.url: must not contain credentials/],
+      [{ events: ['agent.created', 'nope'] }, /^body\.events\.1:/],
+      [{ events: [] }, /^body\.events:/],
+      [{ secret: 'short' }, /^body\.secret:/],
+      [{ direction: 'both' }, /^body\.direction:/],
+      [{ triggerCount: 10 }, /triggerCount/],
+      [{ lastTriggered: null }, /lastTriggered/],
+      [{ url: null }, /^body\.url:/],
+    ] as const) {
+      for (const method of ['PUT', 'PATCH'] as const) {
+        const res = await call(user, method, `/api/webhooks/${hook.id}`, body);
+        assert.equal(res.statusCode, 400, `${method} ${JSON.stringify(body)}`);
+        assert.match(res.json().message, message, `${method} ${JSON.stringify(body)}`);
+      }
+    }
+    assert.deepEqual((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json(), before, 'unchanged after refusals');
+  });
+
+  it('changes direction: incoming drops the target, outgoing needs one', async () => {
+    const user = await registerUser(app);
+    const hook = await create(user, { name: 'Flip', url: 'https://example.com/out', events: ['agent.completed'] });
+
+    const incoming = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { direction: 'incoming' });
+    assert.equal(incoming.statusCode, 200);
+    assert.equal(incoming.json().url, `${PUBLIC_BASE_URL}/api/hooks/webhooks/${hook.id}`);
+    assert.deepEqual(incoming.json().events, ['agent.completed'], 'events kept');
+    assert.equal((await storedRow(hook.id)).url, null, 'stored target dropped');
+
+    // A url sent to an incoming webhook is ignored, as on create.
+    const ignored = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { url: 'https://example.com/elsewhere' });
+    assert.equal(ignored.statusCode, 200);
+    assert.equal(ignored.json().url, incoming.json().url);
+    assert.equal((await storedRow(hook.id)).url, null);
+    const star = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { events: ['*'] });
+    assert.equal(star.statusCode, 400);
+    assert.match(star.json().message, /^body\.events\.0: "\*" is not allowed for incoming webhooks/);
+
+    // Back to outgoing: the old target is gone, so the request must bring one.
+    const noUrl = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { direction: 'outgoing' });
+    assert.equal(noUrl.statusCode, 400);
+    assert.equal(noUrl.json().message, 'body.url: is required for outgoing webhooks');
+    const outgoing = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { direction: 'outgoing', url: 'https://example.com/back' });
+    assert.equal(outgoing.statusCode, 200);
+    assert.equal(outgoing.json().direction, 'outgoing');
+    assert.equal(outgoing.json().url, 'https://example.com/back');
+    assert.equal((await storedRow(hook.id)).url, 'https://example.com/back');
+
+    // An outgoing webhook listening to "*" can't turn incoming without new events; the result is validated as a whole.
+    const all = await create(user, { name: 'All', url: 'https://example.com/all' });
+    const refused = await call(user, 'PATCH', `/api/webhooks/${all.id}`, { direction: 'incoming' });
+    assert.equal(refused.statusCode, 400);
+    assert.match(refused.json().message, /^body\.events: the current events include "\*"/);
+    assert.equal((await call(user, 'GET', `/api/webhooks/${all.id}`)).json().direction, 'outgoing');
+    const turned = await call(user, 'PATCH', `/api/webhooks/${all.id}`, { direction: 'incoming', events: ['webhook.received'] });
+    assert.equal(turned.statusCode, 200);
+    assert.deepEqual(turned.json().events, ['webhook.received']);
+  });
+
+  it('deletes with 204, then 404', async () => {
+    const user = await registerUser(app);
+    const hook = await create(user, { name: 'Doomed', url: 'https://example.com/' });
+    const del = await call(user, 'DELETE', `/api/webhooks/${hook.id}`);
+    assert.equal(del.statusCode, 204);
+    assert.equal(del.body, '');
+    for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
+      assert.equal((await call(user, method, `/api/webhooks/${hook.id}`, body)).statusCode, 404, method);
+    }
+    assert.deepEqual((await call(user, 'GET', '/api/webhooks')).json(), []);
+  });
+
+  it('pages newest first with a Link header until the end, without gaps or repeats', async () => {
+    const user = await registerUser(app);
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) created.push((await create(user, { name: `p${i}`, direction: 'incoming' })).id);
+    const seen: string[] = [];
+    let url: string | undefined = '/api/webhooks?limit=3';
+    let pages = 0;
+    while (url) {
+      const res = await call(user, 'GET', url);
+      assert.equal(res.statusCode, 200);
+      seen.push(...res.json().map((w: { id: string }) => w.id));
+      const link = res.headers.link as string | undefined;
+      if (link) {
+        const next = new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!);
+        assert.equal(next.origin, PUBLIC_BASE_URL);
+        url = next.pathname + next.search;
+      } else url = undefined;
+      pages++;
+    }
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, [...created].reverse());
+  });
+
+  it('shows one account nothing of another: 404 on every item route, absent from lists', async () => {
+    const owner = await registerUser(app);
+    const stranger = await registerUser(app);
+    const hook = await create(owner, { name: 'Private', url: 'https://example.com/', secret: 'owner-secret-0001' });
+    const missing = await call(stranger, 'GET', '/api/webhooks/00000000-0000-4000-8000-000000000000');
+    for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['PATCH', { enabled: false }], ['DELETE']] as const) {
+      const res = await call(stranger, method, `/api/webhooks/${hook.id}`, body);
+      assert.equal(res.statusCode, 404, method);
+      assert.deepEqual(res.json(), missing.json(), 'same answer as an absent id');
+    }
+    assert.deepEqual((await call(stranger, 'GET', '/api/webhooks')).json(), []);
+    const still = (await call(owner, 'GET', `/api/webhooks/${hook.id}`)).json();
+    assert.equal(still.name, 'Private');
+    assert.equal(still.enabled, true);
+    assert.equal((await call(owner, 'GET', '/api/webhooks')).json().length, 1);
+  });
+
+  it('answers 404 for a malformed id and 401 without a credential', async () => {
+    const user = await registerUser(app);
+    for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+      assert.equal((await call(user, method, '/api/webhooks/not-a-uuid', method === 'PATCH' ? {} : undefined)).statusCode, 404, method);
+    }
+    assert.equal((await app.inject({ method: 'GET', url: '/api/webhooks' })).statusCode, 401);
+    assert.equal((await app.inject({ method: 'POST', url: '/api/webhooks', payload: { name: 'x', url: 'https://example.com/' } })).statusCode, 401);
+  });
+
+  it('documents every webhook route in OpenAPI', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    assert.ok(doc.components.schemas.Webhook, 'Webhook schema');
+    for (const [path, methods] of [['/api/webhooks', ['get', 'post']], ['/api/webhooks/{id}', ['get', 'put', 'patch', 'delete']]] as const) {
+      for (const m of methods) assert.ok(doc.paths[path]?.[m], `${m} ${path}`);
+    }
+  });
+
+  describe('with ALLOW_PRIVATE_TARGETS=false', () => {
+    let strict: TestApp;
+    let strictDb: Db;
+    let closeStrict: () => Promise<void>;
+    before(async () => {
+      ({ app: strict, db: strictDb, close: closeStrict } = await startTestApp({ ALLOW_PRIVATE_TARGETS: 'false' }));
+    });
+    after(() => closeStrict());
+
+    const refused = [
+      'http://127.0.0.1:9/x',
+      'http://localhost/',
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.1.2.3/',
+      'http://192.168.0.1/',
+      'http://[::1]/',
+      'http://[fe80::1]/',
+      'http://0x7f000001/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://0.0.0.0/',
+    ];
+
+    it('refuses private, loopback and link-local targets on create and update', async () => {
+      const strictCall = callOn(strict);
+      const user = await registerUser(strict);
+      for (const url of refused) {
+        const res = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url });
+        assert.equal(res.statusCode, 400, url);
+        assert.match(res.json().message, /^body\.url: must not point at/, url);
+      }
+      for (const url of ['ftp://example.com/x', 'javascript:alert(1)']) {
+        const res = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url });
+        assert.equal(res.statusCode, 400, url);
+        assert.match(res.json().message, /^body\.url: must be an absolute http or https URL/, url);
+      }
+      assert.deepEqual((await strictCall(user, 'GET', '/api/webhooks')).json(), []);
+
+      // A public IP literal needs no DNS and is accepted.
+      const ok = await strictCall(user, 'POST', '/api/webhooks', { name: 'public', url: 'https://93.184.215.14/hook' });
+      assert.equal(ok.statusCode, 201, ok.body);
+      const id = ok.json().id;
+      for (const method of ['PUT', 'PATCH'] as const) {
+        const res = await strictCall(user, method, `/api/webhooks/${id}`, { url: 'http://10.1.2.3/' });
+        assert.equal(res.statusCode, 400, method);
+        assert.match(res.json().message, /^body\.url: must not point at/);
+      }
+      assert.equal((await strictCall(user, 'GET', `/api/webhooks/${id}`)).json().url, 'https://93.184.215.14/hook');
+
+      // Turning an incoming webhook outgoing vets the new target too.
+      const incoming = (await strictCall(user, 'POST', '/api/webhooks', { name: 'in', direction: 'incoming' })).json();
+      const toPrivate = await strictCall(user, 'PATCH', `/api/webhooks/${incoming.id}`, { direction: 'outgoing', url: 'http://192.168.0.1/' });
+      assert.equal(toPrivate.statusCode, 400);
+      assert.match(toPrivate.json().message, /^body\.url: must not point at/);
+      const toPublic = await strictCall(user, 'PATCH', `/api/webhooks/${incoming.id}`, { direction: 'outgoing', url: 'https://93.184.215.14/in' });
+      assert.equal(toPublic.statusCode, 200);
+    });
+
+    it('vets the target only when it changes', async () => {
+      const strictCall = callOn(strict);
+      const user = await registerUser(strict);
+      const hook = (await strictCall(user, 'POST', '/api/webhooks', { name: 'legacy', url: 'https://93.184.215.14/hook' })).json();
+      // A target stored while private targets were allowed (e.g. before the setting changed).
+      await strictDb.query(`UPDATE webhooks SET url = 'http://10.0.0.5/hook' WHERE id = $1`, [hook.id]);
+      const rename = await strictCall(user, 'PATCH', `/api/webhooks/${hook.id}`, { name: 'renamed', enabled: false });
+      assert.equal(rename.statusCode, 200, 'an update that leaves the url alone does not re-vet it');
+      assert.equal((await strictCall(user, 'PUT', `/api/webhooks/${hook.id}`, { url: 'http://10.0.0.5/hook' })).statusCode, 200, 'same url: unchanged');
+      const moved = await strictCall(user, 'PUT', `/api/webhooks/${hook.id}`, { url: 'http://10.0.0.6/hook' });
+      assert.equal(moved.statusCode, 400);
+      assert.match(moved.json().message, /^body\.url: must not point at/);
+    });
+  });
+});
