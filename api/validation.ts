@@ -10,8 +10,18 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, field:
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const where = [field, ...issue.path.map(String)].join('.');
-  const problem = issue.code === 'invalid_type' && /received undefined$/.test(issue.message) ? 'is required' : issue.message;
-  throw new ValidationError(`${where}: ${problem}`);
+  throw new ValidationError(`${where}: ${isMissing(value, issue.path) ? 'is required' : issue.message}`);
+}
+
+/** True when the value a validation issue points at is absent (so the message can say "is required"). */
+export function isMissing(root: unknown, path: readonly PropertyKey[]): boolean {
+  if (path.length === 0) return root === undefined;
+  let node = root;
+  for (const key of path.slice(0, -1)) {
+    if (node === null || typeof node !== 'object') return false;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node !== null && typeof node === 'object' && !Object.hasOwn(node, path[path.length - 1]!);
 }
 
 /**

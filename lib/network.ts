@@ -39,7 +39,12 @@ async function resolveAll(host: string): Promise<string[]> {
  * Throws TargetNotAllowedError with a reason fit for a 400 message.
  */
 export async function assertPublicTarget(url: string, allowPrivate: boolean): Promise<string[]> {
-  const parsed = new URL(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TargetNotAllowedError('must be an absolute http or https URL');
+  }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TargetNotAllowedError('must be an http or https URL');
   if (allowPrivate) return [];
   const host = parsed.hostname.replace(/^\[|\]$/g, '');

@@ -1,14 +1,13 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from '../errors';
+import { isMissing } from '../validation';
 
 /** "body.memoryConfig.maxMessages: Too big: expected number to be <=10000" */
-function describeValidation(context: string, v: { keyword: string; instancePath: string; message?: string }): string {
-  const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  const where = path ? `${context}.${path}` : context;
-  const message = v.message ?? 'is invalid';
-  const problem = v.keyword === 'invalid_type' && /received undefined$/.test(message) ? 'is required' : message;
-  return `${where}: ${problem}`;
+function describeValidation(context: string, input: unknown, v: { instancePath: string; message?: string }): string {
+  const segments = v.instancePath.split('/').filter(Boolean);
+  const where = [context, ...segments].join('.');
+  return `${where}: ${segments.length > 0 && isMissing(input, segments) ? 'is required' : (v.message ?? 'is invalid')}`;
 }
 
 const FASTIFY_MESSAGES: Record<string, string> = {
@@ -29,7 +28,8 @@ export function installErrorHandling(app: FastifyInstance): void {
       const context = (err as { validationContext?: string }).validationContext ?? 'body';
       // A malformed id is an id that names nothing.
       if (context === 'params') return reply.code(404).send({ message: 'Not found' });
-      return reply.code(400).send({ message: describeValidation(context, err.validation[0]!) });
+      const input = context === 'querystring' ? request.query : (request as unknown as Record<string, unknown>)[context];
+      return reply.code(400).send({ message: describeValidation(context, input, err.validation[0]!) });
     }
     if (err instanceof AppError) return reply.code(err.statusCode).send({ message: err.message });
     if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {

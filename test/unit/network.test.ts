@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from '../../lib/network';
+
+describe('SSRF target check', () => {
+  it('classifies addresses', () => {
+    for (const ip of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fc00::1', '::ffff:127.0.0.1', '224.0.0.1', 'not-an-ip']) {
+      assert.ok(isPrivateAddress(ip), ip);
+    }
+    for (const ip of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111']) assert.ok(!isPrivateAddress(ip), ip);
+  });
+
+  it('refuses private literals, localhost names and odd spellings of loopback', async () => {
+    for (const url of ['http://127.0.0.1:9/x', 'http://localhost/', 'http://api.localhost/', 'http://[::1]/', 'http://[fe80::1]/', 'http://0x7f000001/', 'http://2130706433/', 'http://10.1.2.3/', 'http://[::ffff:7f00:1]/']) {
+      await assert.rejects(assertPublicTarget(url, false), TargetNotAllowedError, url);
+    }
+  });
+
+  it('refuses non-http schemes even when private targets are allowed', async () => {
+    await assert.rejects(assertPublicTarget('ftp://example.com/x', true), /http or https/);
+    await assert.rejects(assertPublicTarget('file:///etc/passwd', false), /http or https/);
+    await assert.rejects(assertPublicTarget('not a url', true), TargetNotAllowedError);
+  });
+
+  it('accepts public literals, and anything when private targets are allowed', async () => {
+    assert.deepEqual(await assertPublicTarget('https://93.184.215.14/hook', false), ['93.184.215.14']);
+    assert.deepEqual(await assertPublicTarget('http://127.0.0.1:8080/', true), []);
+  });
+
+  it('refuses a name that does not resolve', async () => {
+    await assert.rejects(assertPublicTarget('https://no-such-host.invalid/', false), /does not resolve|did not resolve/);
+  });
+});
