@@ -10,6 +10,9 @@ export const timestamp = z.string().meta({ format: 'date-time', example: '2026-0
 /** A path id. A malformed one answers 404 (the error handler maps failed params validation to 404). */
 export const idParams = z.object({ id: z.uuid() });
 
+/** The parent agent of a sub-collection (connectors, tools, agent triggers). */
+export const agentIdParams = z.object({ agentId: z.uuid() });
+
 export const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1–200'),
   cursor: z.string().max(500).optional().describe('Opaque cursor from the previous page\'s Link header'),

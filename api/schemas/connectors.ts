@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { jsonObject, maxJsonBytes, timestamp } from './common';
+
+export const CONNECTOR_TYPES = ['discord', 'slack', 'telegram'] as const;
+export type ConnectorType = (typeof CONNECTOR_TYPES)[number];
+
+const secret = (what: string) =>
+  z.string().min(1).max(500).describe(`${what}. Secret: stored encrypted, shown in full only in the response of the request that set it, ` +
+    'masked ("••••" + last 4) afterwards; sending the masked value back keeps it unchanged.');
+
+const discordConfig = z
+  .strictObject({ botToken: secret('Discord bot token'), guildId: z.string().min(1).max(100) })
+  .meta({ id: 'DiscordConnectorConfig' });
+const slackConfig = z
+  .strictObject({ botToken: secret('Slack bot token (xoxb-…)'), signingSecret: secret('Slack signing secret'), teamId: z.string().min(1).max(100) })
+  .meta({ id: 'SlackConnectorConfig' });
+const telegramConfig = z.strictObject({ botToken: secret('Telegram bot token') }).meta({ id: 'TelegramConnectorConfig' });
+
+/** The configJson schema of each type; also validates the merged config of an update. */
+export const connectorConfigSchemas = { discord: discordConfig, slack: slackConfig, telegram: telegramConfig } satisfies Record<ConnectorType, z.ZodType>;
+
+/** Where each type keeps its secrets inside configJson. */
+export const CONNECTOR_SECRET_PATHS: Record<ConnectorType, readonly (readonly string[])[]> = {
+  discord: [['botToken']],
+  slack: [['botToken'], ['signingSecret']],
+  telegram: [['botToken']],
+};
+
+const name = z.string().trim().min(1).max(200);
+const enabled = z.boolean().describe('Default true');
+
+const createOf = <T extends ConnectorType>(type: T) =>
+  z.strictObject({ type: z.literal(type), name, configJson: connectorConfigSchemas[type], enabled: enabled.optional() });
+
+/** A union on `type`, so each type's config is documented and an error names the config field that is wrong. */
+export const createConnectorBody = z
+  .discriminatedUnion('type', [createOf('discord'), createOf('slack'), createOf('telegram')], {
+    error: (issue) => (issue.code === 'invalid_union' ? `must be one of ${CONNECTOR_TYPES.join(', ')}` : undefined),
+  })
+  .meta({ id: 'CreateConnector' });
+export type CreateConnectorInput = z.infer<typeof createConnectorBody>;
+
+export const updateConnectorBody = z
+  .strictObject({
+    type: z.enum(CONNECTOR_TYPES).describe('Changing the type needs configJson, which then replaces the config'),
+    name,
+    configJson: maxJsonBytes(jsonObject, 65_536).describe(
+      'A JSON merge patch (RFC 7386) onto the current config (null removes a key), unless type changes: then the whole new config',
+    ),
+    enabled,
+  })
+  .partial()
+  .meta({ id: 'UpdateConnector' });
+export type UpdateConnectorInput = z.infer<typeof updateConnectorBody>;
+
+
+export const connectorSchema = z
+  .object({
+    id: z.uuid(),
+    accountId: z.uuid(),
+    agentId: z.uuid(),
+    type: z.enum(CONNECTOR_TYPES),
+    name: z.string(),
+    configJson: jsonObject.describe('The config of the type (DiscordConnectorConfig, SlackConnectorConfig, TelegramConnectorConfig), secrets masked'),
+    enabled: z.boolean(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Connector' });

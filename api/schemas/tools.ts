@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { jsonObject, maxJsonBytes, timestamp } from './common';
+
+export const TOOL_TYPES = ['dex_pairs', 'prediction_markets', 'coin_prices', 'custom'] as const;
+export type ToolType = (typeof TOOL_TYPES)[number];
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** RFC 9110 token: what an HTTP header name may be made of. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Custom tool headers whose values are secrets (DESIGN §2). */
+export const SECRET_HEADER = /authorization|token|key|secret/i;
+
+const ids = (what: string, min: number, max: number) => z.array(z.string().min(1).max(200)).min(min).max(max).describe(what);
+
+const maxEntries = (n: number) => (record: Record<string, unknown>) => Object.keys(record).length <= n;
+
+const headers = z
+  .record(z.string().regex(HEADER_NAME), z.string().max(8192).regex(/^[^\r\n\0]*$/, 'must not contain line breaks'), {
+    error: (issue) => (issue.code === 'invalid_key' ? 'is not a valid HTTP header name' : undefined),
+  })
+  .refine(maxEntries(50), 'must have at most 50 entries')
+  .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, 'names the same header twice (names are case-insensitive)')
+  .describe(
+    'Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: ' +
+      'stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; ' +
+      'sending the masked value back keeps it unchanged.',
+  );
+
+const dexPairsConfig = z
+  .strictObject({
+    chainIds: z.array(z.string().min(1).max(100)).min(1).max(100),
+    pairAddresses: ids('Pair addresses; default []', 0, 500).default([]),
+  })
+  .meta({ id: 'DexPairsToolConfig' });
+const predictionMarketsConfig = z
+  .strictObject({ marketIds: ids('Market ids', 1, 500) })
+  .meta({ id: 'PredictionMarketsToolConfig' });
+const coinPricesConfig = z.strictObject({ coinIds: ids('Coin ids', 1, 500) }).meta({ id: 'CoinPricesToolConfig' });
+const customConfig = z
+  .strictObject({
+    endpoint: z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
+      .max(2000)
+      .describe('Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS'),
+    method: z.enum(HTTP_METHODS).default('GET'),
+    headers: headers.default({}),
+    bodyTemplate: z.string().max(65_536).optional(),
+    responseMapping: z
+      .record(z.string().min(1).max(200), z.string().max(1000))
+      .refine(maxEntries(100), 'must have at most 100 entries')
+      .optional(),
+  })
+  .meta({ id: 'CustomToolConfig' });
+
+/** The configJson schema of each type; also validates the merged config of an update (and fills defaults). */
+export const toolConfigSchemas = {
+  dex_pairs: dexPairsConfig,
+  prediction_markets: predictionMarketsConfig,
+  coin_prices: coinPricesConfig,
+  custom: customConfig,
+} satisfies Record<ToolType, z.ZodType>;
+
+const name = z.string().trim().min(1).max(200);
+const description = z.string().max(2000);
+const enabled = z.boolean().describe('Default true');
+
+const createOf = <T extends ToolType>(type: T) =>
+  z.strictObject({
+    type: z.literal(type),
+    name,
+    description: description.optional().describe('Default ""'),
+    configJson: toolConfigSchemas[type],
+    enabled: enabled.optional(),
+  });
+
+/** A union on `type`, so each type's config is documented and an error names the config field that is wrong. */
+export const createToolBody = z
+  .discriminatedUnion('type', [createOf('dex_pairs'), createOf('prediction_markets'), createOf('coin_prices'), createOf('custom')], {
+    error: (issue) => (issue.code === 'invalid_union' ? `must be one of ${TOOL_TYPES.join(', ')}` : undefined),
+  })
+  .meta({ id: 'CreateTool' });
+export type CreateToolInput = z.infer<typeof createToolBody>;
+
+export const updateToolBody = z
+  .strictObject({
+    type: z.enum(TOOL_TYPES).describe('Changing the type needs configJson, which then replaces the config'),
+    name,
+    description,
+    configJson: maxJsonBytes(jsonObject, 131_072).describe(
+      'A JSON merge patch (RFC 7386) onto the current config (null removes a key), unless type changes: then the whole new config',
+    ),
+    enabled,
+  })
+  .partial()
+  .meta({ id: 'UpdateTool' });
+export type UpdateToolInput = z.infer<typeof updateToolBody>;
+
+
+export const toolSchema = z
+  .object({
+    id: z.uuid(),
+    accountId: z.uuid(),
+    agentId: z.uuid(),
+    type: z.enum(TOOL_TYPES),
+    name: z.string(),
+    description: z.string(),
+    configJson: jsonObject.describe(
+      'The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig) with defaults filled, secrets masked',
+    ),
+    enabled: z.boolean(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Tool' });

@@ -1,0 +1,133 @@
+import type { z } from 'zod';
+import type { Page, PageRequest } from '../../db/paging';
+import { withTransaction, type Db, type Queryable } from '../../db/pool';
+import type { AgentsRepository } from '../../db/repositories/agents';
+import type { SecretBox } from '../../lib/secrets';
+import { NotFoundError, ValidationError } from '../errors';
+import { mergePatch, parseWith } from '../validation';
+import type { Caller } from './auth-service';
+import { openConfig, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
+
+/**
+ * What connectors and tools share: a child of an agent with a `type` and a configJson whose shape
+ * depends on the type and which may hold secrets (sealed at rest, masked in reads, DESIGN §2).
+ */
+
+const CONFIG_FIELD = 'body.configJson';
+
+export interface TypedConfigRules<T extends string> {
+  /** Validates a whole config of each type (and fills its defaults). */
+  schemas: Record<T, z.ZodType<Config>>;
+  /** Where the secrets of a config are. Computed from a config whose keys are plain (stored or not). */
+  secretPaths(type: T, config: Config): SecretPath[];
+  /** Checks that need I/O (e.g. the SSRF guard); `current` is the stored config on an update. Throws ValidationError. */
+  check?(type: T, config: Config, current: { type: T; config: Config } | null): Promise<void>;
+}
+
+interface ChildRow<T extends string> {
+  type: T;
+  config_json: Config;
+}
+
+interface ChildValues<T extends string> {
+  type: T;
+  configJson: Config;
+}
+
+export interface ChildRepository<Row, Values> {
+  insert(accountId: string, agentId: string, v: Values, q?: Queryable): Promise<Row | null>;
+  findById(accountId: string, id: string, q?: Queryable): Promise<Row | null>;
+  findByIdForUpdate(accountId: string, id: string, q: Queryable): Promise<Row | null>;
+  listByAgent(accountId: string, agentId: string, page: PageRequest, q?: Queryable): Promise<Page<Row>>;
+  update(accountId: string, id: string, v: Values, q?: Queryable): Promise<Row | null>;
+  delete(accountId: string, id: string, q?: Queryable): Promise<boolean>;
+}
+
+export function createAgentChildService<T extends string, Row extends ChildRow<T>, Values extends ChildValues<T>, Shown>(deps: {
+  db: Db;
+  agents: AgentsRepository;
+  repository: ChildRepository<Row, Values>;
+  secrets: SecretBox;
+  /** 'Connector' → "Connector not found". */
+  resource: string;
+  rules: TypedConfigRules<T>;
+  valuesOf(row: Row): Values;
+  /** Row → API shape, given the config to show (secrets already masked or revealed). */
+  present(row: Row, configJson: Config): Shown;
+}) {
+  const { db, agents, repository, secrets, rules } = deps;
+
+  async function requireAgent(caller: Caller, agentId: string): Promise<void> {
+    if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
+  }
+
+  function opened(row: Row): Config {
+    return openConfig(row.config_json, rules.secretPaths(row.type, row.config_json), secrets);
+  }
+
+  /** A stored row as every read shows it: all secrets masked. */
+  function presentStored(row: Row): Shown {
+    return deps.present(row, presentConfig(opened(row), rules.secretPaths(row.type, row.config_json)));
+  }
+
+  /**
+   * Validates a candidate config for `type`, puts back secrets sent masked, runs the I/O checks, and
+   * seals it. `current` is null on a create, so every secret given then is "set by this request".
+   */
+  async function resolve(type: T, candidate: Config, current: { type: T; config: Config } | null) {
+    const parsed = parseWith(rules.schemas[type], candidate, CONFIG_FIELD);
+    const paths = rules.secretPaths(type, parsed);
+    const { config, revealed } = restoreMasked(parsed, current?.config ?? {}, paths, CONFIG_FIELD);
+    await rules.check?.(type, config, current);
+    return { sealed: sealConfig(config, paths, secrets), shown: presentConfig(config, paths, revealed) };
+  }
+
+  return {
+    async create(caller: Caller, agentId: string, values: Values): Promise<Shown> {
+      await requireAgent(caller, agentId);
+      const { sealed, shown } = await resolve(values.type, values.configJson, null);
+      const row = await repository.insert(caller.accountId, agentId, { ...values, configJson: sealed });
+      if (!row) throw new NotFoundError('Agent'); // deleted meanwhile
+      return deps.present(row, shown);
+    },
+
+    async list(caller: Caller, agentId: string, page: PageRequest): Promise<Page<Shown>> {
+      await requireAgent(caller, agentId);
+      const result = await repository.listByAgent(caller.accountId, agentId, page);
+      return { ...result, items: result.items.map(presentStored) };
+    },
+
+    async get(caller: Caller, id: string): Promise<Shown> {
+      const row = await repository.findById(caller.accountId, id);
+      if (!row) throw new NotFoundError(deps.resource);
+      return presentStored(row);
+    },
+
+    /**
+     * Partial update. configJson is a merge patch onto the current config, unless the type changes:
+     * then it is required and replaces the config. The result is validated as a whole.
+     */
+    async update(caller: Caller, id: string, patch: Partial<Values>): Promise<Shown> {
+      return withTransaction(db, async (tx) => {
+        const row = await repository.findByIdForUpdate(caller.accountId, id, tx);
+        if (!row) throw new NotFoundError(deps.resource);
+        const current = { type: row.type, config: opened(row) };
+        const type = patch.type ?? row.type;
+        let candidate: Config;
+        if (type !== row.type) {
+          if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
+          candidate = patch.configJson;
+        } else {
+          candidate = patch.configJson ? mergePatch(current.config, patch.configJson) : current.config;
+        }
+        const { sealed, shown } = await resolve(type, candidate, current);
+        const next: Values = { ...deps.valuesOf(row), ...patch, type, configJson: sealed };
+        return deps.present((await repository.update(caller.accountId, id, next, tx))!, shown);
+      });
+    },
+
+    async delete(caller: Caller, id: string): Promise<void> {
+      if (!(await repository.delete(caller.accountId, id))) throw new NotFoundError(deps.resource);
+    },
+  };
+}

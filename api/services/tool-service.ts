@@ -1,0 +1,75 @@
+import type { Db } from '../../db/pool';
+import type { AgentsRepository } from '../../db/repositories/agents';
+import type { ToolRow, ToolsRepository, ToolType, ToolValues } from '../../db/repositories/tools';
+import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
+import type { SecretBox } from '../../lib/secrets';
+import { ValidationError } from '../errors';
+import { SECRET_HEADER, toolConfigSchemas, type CreateToolInput } from '../schemas/tools';
+import { createAgentChildService } from './agent-children';
+import type { Caller } from './auth-service';
+import type { Config, SecretPath } from './secret-config';
+
+/** Row → API shape; `configJson` is the config to show (secrets masked, or revealed to the request that set them). */
+export function toTool(t: ToolRow, configJson: Config) {
+  return {
+    id: t.id,
+    accountId: t.account_id,
+    agentId: t.agent_id,
+    type: t.type,
+    name: t.name,
+    description: t.description,
+    configJson,
+    enabled: t.enabled,
+    createdAt: t.created_at.toISOString(),
+    updatedAt: t.updated_at.toISOString(),
+  };
+}
+
+/** A custom tool's secrets are the values of headers named like authorization / *token* / *key* / *secret*. */
+export function toolSecretPaths(type: ToolType, config: Config): SecretPath[] {
+  if (type !== 'custom' || !config.headers || typeof config.headers !== 'object') return [];
+  return Object.keys(config.headers).filter((name) => SECRET_HEADER.test(name)).map((name) => ['headers', name]);
+}
+
+/**
+ * The SSRF guard on a custom tool's endpoint, when it is written: a rename of a tool whose endpoint
+ * is unchanged does not resolve it again (the executor checks again before each request).
+ */
+async function checkEndpoint(type: ToolType, config: Config, current: { type: ToolType; config: Config } | null, allowPrivate: boolean) {
+  if (type !== 'custom') return;
+  const endpoint = config.endpoint as string;
+  if (current?.type === 'custom' && current.config.endpoint === endpoint) return;
+  try {
+    await assertPublicTarget(endpoint, allowPrivate);
+  } catch (err) {
+    if (err instanceof TargetNotAllowedError) throw new ValidationError(`body.configJson.endpoint: ${err.message}`);
+    throw err;
+  }
+}
+
+export function createToolService(deps: { db: Db; agents: AgentsRepository; tools: ToolsRepository; secrets: SecretBox; allowPrivateTargets: boolean }) {
+  const children = createAgentChildService({
+    db: deps.db,
+    agents: deps.agents,
+    repository: deps.tools,
+    secrets: deps.secrets,
+    resource: 'Tool',
+    rules: {
+      schemas: toolConfigSchemas,
+      secretPaths: toolSecretPaths,
+      check: (type, config, current) => checkEndpoint(type, config, current, deps.allowPrivateTargets),
+    },
+    valuesOf: (row: ToolRow): ToolValues => ({
+      type: row.type, name: row.name, description: row.description, configJson: row.config_json, enabled: row.enabled,
+    }),
+    present: toTool,
+  });
+  return {
+    ...children,
+    create: (caller: Caller, agentId: string, input: CreateToolInput) =>
+      children.create(caller, agentId, {
+        type: input.type, name: input.name, description: input.description ?? '', configJson: input.configJson, enabled: input.enabled ?? true,
+      }),
+  };
+}
+export type ToolService = ReturnType<typeof createToolService>;

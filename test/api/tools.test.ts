@@ -1,0 +1,355 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Db } from '../../db/pool';
+import { createSecretBox } from '../../lib/secrets';
+import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { testConfig } from '../helpers/config';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+const dexPairs = { type: 'dex_pairs', name: 'DEX pairs', configJson: { chainIds: ['ethereum', 'base'] } };
+const markets = { type: 'prediction_markets', name: 'Markets', configJson: { marketIds: ['m-1', 'm-2'] } };
+const coins = { type: 'coin_prices', name: 'Prices', configJson: { coinIds: ['bitcoin'] } };
+const secretHeaders = {
+  Authorization: 'Bearer tool-bearer-0001-abcd',
+  'X-Api-Key': 'tool-api-key-0002-efgh',
+  'x-auth-token': 'tool-token-0003-ijkl',
+  'Client-SECRET': 'tool-secret-0004-mnop',
+};
+const custom = {
+  type: 'custom', name: 'Weather', description: 'Looks up the weather',
+  configJson: {
+    endpoint: 'https://93.184.215.14/weather?city={{city}}', method: 'POST',
+    headers: { ...secretHeaders, Accept: 'application/json' },
+    bodyTemplate: '{"city": "{{city}}"}', responseMapping: { temperature: '$.main.temp' },
+  },
+};
+const maskedHeaders = { Authorization: '••••abcd', 'X-Api-Key': '••••efgh', 'x-auth-token': '••••ijkl', 'Client-SECRET': '••••mnop', Accept: 'application/json' };
+
+describe('tools (DESIGN §4)', () => {
+  let app: TestApp;
+  let db: Db;
+  let close: () => Promise<void>;
+  const box = createSecretBox(testConfig('postgres://unused').secretsKey);
+
+  before(async () => {
+    ({ app, db, close } = await startTestApp());
+  });
+  after(() => close());
+
+  const call = (user: TestUser, method: Method, url: string, payload?: unknown, on: TestApp = app) =>
+    on.inject({ method, url, headers: user.auth, payload: payload as object });
+  const newAgent = async (user: TestUser, on: TestApp = app) =>
+    (await call(user, 'POST', '/api/agents', { name: 'Host', status: 'template' }, on)).json().id as string;
+  const storedConfig = async (id: string) =>
+    (await db.query<{ config_json: { headers?: Record<string, string> } & Record<string, unknown> }>('SELECT config_json FROM tools WHERE id = $1', [id]))
+      .rows[0]!.config_json;
+
+  it('creates each type and fills the defaults into the stored config', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const expected: [unknown, Record<string, unknown>][] = [
+      [dexPairs, { chainIds: ['ethereum', 'base'], pairAddresses: [] }],
+      [{ ...dexPairs, configJson: { chainIds: ['1'], pairAddresses: ['0xabc'] } }, { chainIds: ['1'], pairAddresses: ['0xabc'] }],
+      [markets, { marketIds: ['m-1', 'm-2'] }],
+      [coins, { coinIds: ['bitcoin'] }],
+      [{ type: 'custom', name: 'Minimal', configJson: { endpoint: 'http://93.184.215.14/x' } }, { endpoint: 'http://93.184.215.14/x', method: 'GET', headers: {} }],
+      [custom, custom.configJson],
+    ];
+    for (const [input, config] of expected) {
+      const res = await call(user, 'POST', `/api/agents/${agentId}/tools`, input);
+      assert.equal(res.statusCode, 201, res.body);
+      const tool = res.json();
+      const { type, name, description } = input as { type: string; name: string; description?: string };
+      assert.deepEqual(
+        { type: tool.type, name: tool.name, description: tool.description, enabled: tool.enabled, agentId: tool.agentId, configJson: tool.configJson },
+        { type, name, description: description ?? '', enabled: true, agentId, configJson: config },
+      );
+      assert.match(tool.id, /^[0-9a-f-]{36}$/);
+      assert.ok(tool.createdAt.endsWith('Z') && tool.updatedAt.endsWith('Z'));
+      const read = (await call(user, 'GET', `/api/tools/${tool.id}`)).json();
+      if (type !== 'custom') assert.deepEqual(read, tool, 'nothing secret, so a read shows the same');
+      const stored = await storedConfig(tool.id);
+      assert.deepEqual(Object.keys(stored).sort(), Object.keys(config).sort(), 'defaults are stored');
+    }
+    const list = (await call(user, 'GET', `/api/agents/${agentId}/tools`)).json();
+    assert.deepEqual(list.map((t: { name: string }) => t.name), ['Weather', 'Minimal', 'Prices', 'Markets', 'DEX pairs', 'DEX pairs']);
+  });
+
+  it('masks secret headers on every read, shows the others as written', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const created = (await call(user, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    assert.deepEqual(created.configJson.headers, custom.configJson.headers, 'full in the creating response');
+    const read = (await call(user, 'GET', `/api/tools/${created.id}`)).json();
+    assert.deepEqual(read.configJson, { ...custom.configJson, headers: maskedHeaders });
+    const list = await call(user, 'GET', `/api/agents/${agentId}/tools`);
+    assert.deepEqual(list.json()[0].configJson.headers, maskedHeaders);
+    for (const value of Object.values(secretHeaders)) assert.ok(!list.body.includes(value));
+  });
+
+  it('validates each type\'s config, naming the field', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const customWith = (config: Record<string, unknown>) => ({ type: 'custom', name: 'c', configJson: { endpoint: 'https://93.184.215.14/', ...config } });
+    const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-H${i}`, 'v']));
+    const cases: [unknown, RegExp][] = [
+      [{ ...coins, type: 'stock_prices' }, /^body\.type: must be one of dex_pairs, prediction_markets, coin_prices, custom$/],
+      [{ name: 'x', configJson: {} }, /^body\.type: is required$/],
+      [{ ...dexPairs, configJson: {} }, /^body\.configJson\.chainIds: is required$/],
+      [{ ...dexPairs, configJson: { chainIds: [] } }, /^body\.configJson\.chainIds: /],
+      [{ ...dexPairs, configJson: { chainIds: Array.from({ length: 101 }, (_, i) => `c${i}`) } }, /^body\.configJson\.chainIds: /],
+      [{ ...dexPairs, configJson: { chainIds: ['x'.repeat(101)] } }, /^body\.configJson\.chainIds\.0: /],
+      [{ ...dexPairs, configJson: { chainIds: [''] } }, /^body\.configJson\.chainIds\.0: /],
+      [{ ...dexPairs, configJson: { chainIds: 'ethereum' } }, /^body\.configJson\.chainIds: /],
+      [{ ...dexPairs, configJson: { chainIds: ['1'], pairAddresses: Array.from({ length: 501 }, (_, i) => `p${i}`) } }, /^body\.configJson\.pairAddresses: /],
+      [{ ...dexPairs, configJson: { chainIds: ['1'], coinIds: ['x'] } }, /^body\.configJson: .*coinIds/],
+      [{ ...markets, configJson: { marketIds: [] } }, /^body\.configJson\.marketIds: /],
+      [{ ...markets, configJson: { marketIds: Array.from({ length: 501 }, (_, i) => `m${i}`) } }, /^body\.configJson\.marketIds: /],
+      [{ ...markets, configJson: {} }, /^body\.configJson\.marketIds: is required$/],
+      [{ ...coins, configJson: {} }, /^body\.configJson\.coinIds: is required$/],
+      [{ ...coins, configJson: { coinIds: [1] } }, /^body\.configJson\.coinIds\.0: /],
+      [{ type: 'custom', name: 'c', configJson: {} }, /^body\.configJson\.endpoint: is required$/],
+      [customWith({ endpoint: '/relative' }), /^body\.configJson\.endpoint: must be an absolute http or https URL$/],
+      [customWith({ endpoint: 'ftp://93.184.215.14/x' }), /^body\.configJson\.endpoint: must be an absolute http or https URL$/],
+      [customWith({ endpoint: `https://93.184.215.14/${'x'.repeat(2000)}` }), /^body\.configJson\.endpoint: /],
+      [customWith({ method: 'HEAD' }), /^body\.configJson\.method: /],
+      [customWith({ headers: { 'Bad Name': 'v' } }), /^body\.configJson\.headers\.Bad Name: is not a valid HTTP header name$/],
+      [customWith({ headers: { 'X-Ok': 1 } }), /^body\.configJson\.headers\.X-Ok: /],
+      [customWith({ headers: { 'X-Ok': 'a\r\nInjected: 1' } }), /^body\.configJson\.headers\.X-Ok: must not contain line breaks$/],
+      [customWith({ headers: many(51) }), /^body\.configJson\.headers: must have at most 50 entries$/],
+      [customWith({ headers: { accept: 'a', Accept: 'b' } }), /^body\.configJson\.headers: names the same header twice/],
+      [customWith({ headers: ['Accept'] }), /^body\.configJson\.headers: /],
+      [customWith({ bodyTemplate: 'x'.repeat(65_537) }), /^body\.configJson\.bodyTemplate: /],
+      [customWith({ bodyTemplate: {} }), /^body\.configJson\.bodyTemplate: /],
+      [customWith({ responseMapping: many(101) }), /^body\.configJson\.responseMapping: must have at most 100 entries$/],
+      [customWith({ responseMapping: { out: 5 } }), /^body\.configJson\.responseMapping\.out: /],
+      [customWith({ timeout: 5 }), /^body\.configJson: .*timeout/],
+      [customWith({ headers: { Authorization: '••••abcd' } }), /^body\.configJson\.headers\.Authorization: a masked value/],
+      [{ ...coins, description: 'd'.repeat(2001) }, /^body\.description: /],
+      [{ ...coins, name: '' }, /^body\.name: /],
+      [{ ...coins, enabled: 1 }, /^body\.enabled: /],
+      [{ ...coins, agentId: randomUUID() }, /^body: .*agentId/],
+      [{ ...coins, configJson: undefined }, /^body\.configJson: is required$/],
+    ];
+    for (const [payload, message] of cases) {
+      const res = await call(user, 'POST', `/api/agents/${agentId}/tools`, payload);
+      assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 120));
+      assert.deepEqual(Object.keys(res.json()), ['message']);
+      assert.match(res.json().message, message, JSON.stringify(payload).slice(0, 120));
+    }
+    // Limits are inclusive.
+    const atLimits = customWith({ headers: many(50), responseMapping: many(100), bodyTemplate: 'x'.repeat(65_536) });
+    assert.equal((await call(user, 'POST', `/api/agents/${agentId}/tools`, atLimits)).statusCode, 201);
+    assert.equal((await call(user, 'GET', `/api/agents/${agentId}/tools`)).json().length, 1, 'nothing written by the refusals');
+  });
+
+  it('updates partially with PUT and PATCH, merging configJson', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, { ...dexPairs, configJson: { chainIds: ['1'], pairAddresses: ['0xa'] } })).json();
+    const url = `/api/tools/${tool.id}`;
+
+    const put = await call(user, 'PUT', url, { description: 'now described' });
+    assert.equal(put.statusCode, 200);
+    assert.equal(put.json().description, 'now described');
+    assert.equal(put.json().name, 'DEX pairs');
+    assert.deepEqual(put.json().configJson, { chainIds: ['1'], pairAddresses: ['0xa'] });
+
+    const patch = await call(user, 'PATCH', url, { enabled: false, configJson: { chainIds: ['1', '8453'] } });
+    assert.equal(patch.statusCode, 200);
+    assert.equal(patch.json().enabled, false);
+    assert.equal(patch.json().description, 'now described');
+    assert.deepEqual(patch.json().configJson, { chainIds: ['1', '8453'], pairAddresses: ['0xa'] }, 'arrays replace, other keys stay');
+
+    const removed = await call(user, 'PATCH', url, { configJson: { pairAddresses: null } });
+    assert.deepEqual(removed.json().configJson, { chainIds: ['1', '8453'], pairAddresses: [] }, 'null removes, the default comes back');
+    assert.deepEqual((await call(user, 'GET', url)).json().configJson, { chainIds: ['1', '8453'], pairAddresses: [] });
+
+    for (const [payload, message] of [
+      [{ configJson: { chainIds: null } }, /^body\.configJson\.chainIds: is required$/],
+      [{ configJson: { chainIds: [] } }, /^body\.configJson\.chainIds: /],
+      [{ configJson: { marketIds: ['m'] } }, /^body\.configJson: .*marketIds/],
+      [{ type: 'coin_prices' }, /^body\.configJson: is required when type changes/],
+      [{ type: 'coin_prices', configJson: { chainIds: ['1'] } }, /^body\.configJson\.coinIds: is required$/],
+      [{ type: 'coin_prices', configJson: { coinIds: ['x'], chainIds: ['1'] } }, /^body\.configJson: .*chainIds/],
+      [{ type: 'custom', configJson: { endpoint: 'nope' } }, /^body\.configJson\.endpoint: /],
+      [{ description: 'd'.repeat(2001) }, /^body\.description: /],
+      [{ type: 'oracle', configJson: {} }, /^body\.type: /],
+    ] as const) {
+      const res = await call(user, 'PATCH', url, payload);
+      assert.equal(res.statusCode, 400, JSON.stringify(payload));
+      assert.match(res.json().message, message);
+    }
+    const switched = await call(user, 'PUT', url, { type: 'coin_prices', configJson: { coinIds: ['eth'] } });
+    assert.equal(switched.statusCode, 200);
+    assert.deepEqual({ type: switched.json().type, configJson: switched.json().configJson }, { type: 'coin_prices', configJson: { coinIds: ['eth'] } });
+    const toCustom = await call(user, 'PATCH', url, { type: 'custom', configJson: { endpoint: 'https://93.184.215.14/p' } });
+    assert.deepEqual(toCustom.json().configJson, { endpoint: 'https://93.184.215.14/p', method: 'GET', headers: {} });
+  });
+
+  it('shows a changed header secret once, keeps masked ones, refuses a wrong mask', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    const url = `/api/tools/${tool.id}`;
+
+    // Touching only a plain header: the secrets stay masked in the response.
+    const plain = await call(user, 'PATCH', url, { configJson: { headers: { Accept: 'text/plain' } } });
+    assert.equal(plain.statusCode, 200);
+    assert.deepEqual(plain.json().configJson.headers, { ...maskedHeaders, Accept: 'text/plain' });
+
+    const changed = await call(user, 'PATCH', url, { configJson: { headers: { Authorization: 'Bearer rotated-9999-wxyz' } } });
+    assert.deepEqual(changed.json().configJson.headers, { ...maskedHeaders, Accept: 'text/plain', Authorization: 'Bearer rotated-9999-wxyz' });
+    assert.equal((await call(user, 'GET', url)).json().configJson.headers.Authorization, '••••wxyz');
+
+    // The config as read (masked) sent back whole: nothing changes.
+    const read = (await call(user, 'GET', url)).json();
+    const echoed = await call(user, 'PUT', url, { configJson: read.configJson });
+    assert.equal(echoed.statusCode, 200);
+    assert.deepEqual(echoed.json().configJson, read.configJson);
+    const stored = (await storedConfig(tool.id)).headers!;
+    assert.equal(box.open(stored.Authorization!), 'Bearer rotated-9999-wxyz');
+    assert.equal(box.open(stored['X-Api-Key']!), secretHeaders['X-Api-Key']);
+    assert.equal(stored.Accept, 'text/plain');
+
+    const wrong = await call(user, 'PATCH', url, { configJson: { headers: { 'X-Api-Key': '••••0000' } } });
+    assert.equal(wrong.statusCode, 400);
+    assert.match(wrong.json().message, /^body\.configJson\.headers\.X-Api-Key: a masked value/);
+
+    // A new secret header is shown once; a removed one is gone.
+    const added = await call(user, 'PATCH', url, { configJson: { headers: { 'X-Session-Token': 'session-token-7777', 'Client-SECRET': null } } });
+    assert.equal(added.statusCode, 200);
+    assert.equal(added.json().configJson.headers['X-Session-Token'], 'session-token-7777');
+    assert.equal(added.json().configJson.headers.Authorization, '••••wxyz');
+    assert.ok(!('Client-SECRET' in added.json().configJson.headers));
+    assert.equal((await call(user, 'GET', url)).json().configJson.headers['X-Session-Token'], '••••7777');
+  });
+
+  it('deletes with 204, then 404 on every item route', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, coins)).json();
+    const url = `/api/tools/${tool.id}`;
+    const del = await call(user, 'DELETE', url);
+    assert.equal(del.statusCode, 204);
+    assert.equal(del.body, '');
+    for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
+      const res = await call(user, method, url, method === 'PUT' || method === 'PATCH' ? { name: 'x' } : undefined);
+      assert.equal(res.statusCode, 404, method);
+      assert.deepEqual(res.json(), { message: 'Tool not found' });
+    }
+  });
+
+  it('pages newest first with a Link header until the end', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    await call(user, 'POST', `/api/agents/${await newAgent(user)}/tools`, coins);
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) created.push((await call(user, 'POST', `/api/agents/${agentId}/tools`, { ...coins, name: `t${i}` })).json().id);
+    const seen: string[] = [];
+    let url: string | undefined = `/api/agents/${agentId}/tools?limit=2`;
+    let pages = 0;
+    while (url) {
+      const res = await call(user, 'GET', url);
+      assert.equal(res.statusCode, 200);
+      seen.push(...res.json().map((t: { id: string }) => t.id));
+      const link = res.headers.link as string | undefined;
+      const next = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!) : undefined;
+      url = next ? next.pathname + next.search : undefined;
+      pages++;
+    }
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, [...created].reverse());
+  });
+
+  it('shows one account nothing of another\'s: 404 on every route, absent from lists', async () => {
+    const owner = await registerUser(app);
+    const stranger = await registerUser(app);
+    const agentId = await newAgent(owner);
+    const strangerAgent = await newAgent(stranger);
+    const tool = (await call(owner, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['PATCH', { enabled: false }], ['DELETE']] as const) {
+      const res = await call(stranger, method, `/api/tools/${tool.id}`, body);
+      assert.equal(res.statusCode, 404, method);
+      assert.deepEqual(res.json(), { message: 'Tool not found' });
+    }
+    for (const agent of [agentId, randomUUID()]) {
+      for (const [method, body] of [['GET'], ['POST', coins]] as const) {
+        const res = await call(stranger, method, `/api/agents/${agent}/tools`, body);
+        assert.equal(res.statusCode, 404, `${method} tools of ${agent}`);
+        assert.deepEqual(res.json(), { message: 'Agent not found' });
+      }
+    }
+    for (const url of ['/api/tools/123', '/api/agents/123/tools']) assert.equal((await call(owner, 'GET', url)).statusCode, 404, url);
+    assert.deepEqual((await call(stranger, 'GET', `/api/agents/${strangerAgent}/tools`)).json(), []);
+    const still = (await call(owner, 'GET', `/api/tools/${tool.id}`)).json();
+    assert.equal(still.name, 'Weather');
+    assert.equal(still.enabled, true);
+  });
+
+  it('goes with its agent: after DELETE /api/agents/:id the tool answers 404', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const ids = [];
+    for (const input of [coins, custom]) ids.push((await call(user, 'POST', `/api/agents/${agentId}/tools`, input)).json().id as string);
+    assert.equal((await call(user, 'GET', `/api/tools/${ids[1]}`)).statusCode, 200);
+    assert.equal((await call(user, 'DELETE', `/api/agents/${agentId}`)).statusCode, 204);
+    for (const id of ids) assert.equal((await call(user, 'GET', `/api/tools/${id}`)).statusCode, 404);
+    assert.equal((await db.query('SELECT 1 FROM tools WHERE id = ANY($1)', [ids])).rows.length, 0);
+  });
+
+  it('stores secret headers sealed: no plaintext in the row, and the secret box opens them back', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    const { rows } = await db.query<{ text: string }>('SELECT config_json::text AS text FROM tools WHERE id = $1', [tool.id]);
+    const raw = rows[0]!.text;
+    for (const value of Object.values(secretHeaders)) {
+      assert.ok(!raw.includes(value), `${value} stored in plaintext`);
+      assert.ok(!raw.includes(value.slice(0, 10)), `${value} partly stored in plaintext`);
+    }
+    const stored = JSON.parse(raw) as typeof custom.configJson;
+    assert.equal(stored.headers.Accept, 'application/json', 'plain headers stored as written');
+    const opened = Object.fromEntries(Object.entries(stored.headers).map(([k, v]) => [k, k === 'Accept' ? v : box.open(v)]));
+    assert.deepEqual(opened, custom.configJson.headers);
+    assert.deepEqual({ ...stored, headers: null }, { ...custom.configJson, headers: null });
+  });
+
+  describe('with ALLOW_PRIVATE_TARGETS=false', () => {
+    let strict: TestApp;
+    let closeStrict: () => Promise<void>;
+    before(async () => {
+      ({ app: strict, close: closeStrict } = await startTestApp({ ALLOW_PRIVATE_TARGETS: 'false' }));
+    });
+    after(() => closeStrict());
+
+    it('refuses custom endpoints on loopback, private and link-local addresses, on create and update', async () => {
+      const user = await registerUser(strict);
+      const agentId = await newAgent(user, strict);
+      const refused = ['http://127.0.0.1/x', 'http://169.254.169.254/latest', 'http://[::1]/', 'http://10.0.0.5/', 'http://localhost:8080/',
+        'https://192.168.1.1/admin', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/'];
+      for (const endpoint of refused) {
+        const res = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'ssrf', configJson: { endpoint } }, strict);
+        assert.equal(res.statusCode, 400, endpoint);
+        assert.match(res.json().message, /^body\.configJson\.endpoint: must not point at a (private|loopback)/, endpoint);
+      }
+      assert.deepEqual((await call(user, 'GET', `/api/agents/${agentId}/tools`, undefined, strict)).json(), []);
+
+      const ok = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'public', configJson: { endpoint: 'https://93.184.215.14/' } }, strict);
+      assert.equal(ok.statusCode, 201, ok.body);
+      const url = `/api/tools/${ok.json().id}`;
+      for (const endpoint of refused.slice(0, 3)) {
+        const res = await call(user, 'PATCH', url, { configJson: { endpoint } }, strict);
+        assert.equal(res.statusCode, 400, endpoint);
+        assert.match(res.json().message, /^body\.configJson\.endpoint: /);
+      }
+      const fromOtherType = await call(user, 'POST', `/api/agents/${agentId}/tools`, coins, strict);
+      const switched = await call(user, 'PUT', `/api/tools/${fromOtherType.json().id}`, { type: 'custom', configJson: { endpoint: 'http://10.0.0.5/' } }, strict);
+      assert.equal(switched.statusCode, 400);
+      assert.equal((await call(user, 'GET', url, undefined, strict)).json().configJson.endpoint, 'https://93.184.215.14/', 'unchanged');
+      assert.equal((await call(user, 'PATCH', url, { name: 'renamed' }, strict)).statusCode, 200);
+    });
+  });
+});

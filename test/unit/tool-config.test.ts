@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CONNECTOR_SECRET_PATHS, connectorConfigSchemas } from '../../api/schemas/connectors';
+import { toolConfigSchemas } from '../../api/schemas/tools';
+import { toolSecretPaths } from '../../api/services/tool-service';
+
+describe('custom tool secret headers', () => {
+  it('treats headers named like authorization, token, key or secret (any case) as secrets', () => {
+    const headers = {
+      Authorization: 'a', authorization2: 'a', 'X-API-KEY': 'k', 'x-api-key': 'k', 'X-Auth-Token': 't', 'Client-Secret': 's',
+      'Proxy-Authorization': 'p', Accept: 'x', 'Content-Type': 'x', 'X-Request-Id': 'x', Keep: 'x',
+    };
+    const paths = toolSecretPaths('custom', { endpoint: 'https://example.com', headers });
+    assert.deepEqual(
+      paths.map((p) => p[1]),
+      ['Authorization', 'authorization2', 'X-API-KEY', 'x-api-key', 'X-Auth-Token', 'Client-Secret', 'Proxy-Authorization'],
+    );
+    for (const path of paths) assert.equal(path[0], 'headers');
+  });
+
+  it('finds none for other types or without headers', () => {
+    assert.deepEqual(toolSecretPaths('coin_prices', { coinIds: ['x'], headers: { Authorization: 'a' } }), []);
+    assert.deepEqual(toolSecretPaths('custom', { endpoint: 'https://example.com' }), []);
+  });
+});
+
+describe('config schemas', () => {
+  it('fill the documented defaults', () => {
+    assert.deepEqual(toolConfigSchemas.dex_pairs.parse({ chainIds: ['1'] }), { chainIds: ['1'], pairAddresses: [] });
+    assert.deepEqual(toolConfigSchemas.custom.parse({ endpoint: 'https://example.com/x' }), { endpoint: 'https://example.com/x', method: 'GET', headers: {} });
+  });
+
+  it('accept header names that are RFC 9110 tokens only', () => {
+    const withHeader = (name: string) => toolConfigSchemas.custom.safeParse({ endpoint: 'https://example.com', headers: { [name]: 'v' } }).success;
+    for (const ok of ['Accept', 'X-Custom_Header.v2', "a!#$%&'*+-.^_`|~z"]) assert.equal(withHeader(ok), true, ok);
+    for (const bad of ['', 'Bad Name', 'Colon:', 'Ünicode', 'a\nb', '(x)']) assert.equal(withHeader(bad), false, JSON.stringify(bad));
+  });
+
+  it('declare a secret path for every connector secret field', () => {
+    for (const [type, paths] of Object.entries(CONNECTOR_SECRET_PATHS)) {
+      const shape = connectorConfigSchemas[type as keyof typeof connectorConfigSchemas].shape as Record<string, unknown>;
+      for (const [field] of paths) assert.ok(field! in shape, `${type}.${field}`);
+      assert.ok(paths.some(([f]) => f === 'botToken'), `${type} botToken`);
+    }
+    assert.deepEqual(CONNECTOR_SECRET_PATHS.slack, [['botToken'], ['signingSecret']]);
+  });
+});
