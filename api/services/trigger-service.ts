@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import type { PageRequest } from '../../db/paging';
+import { withTransaction, type Db } from '../../db/pool';
+import type { AgentsRepository } from '../../db/repositories/agents';
+import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, type TriggersRepository, type TriggerValues } from '../../db/repositories/triggers';
+import { nextFireTime } from '../../lib/cron';
+import type { SecretBox } from '../../lib/secrets';
+import { ConflictError, NotFoundError, ValidationError } from '../errors';
+import { configSchemaFor, type CreateTriggerInput, type TriggerConfig, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
+import { mergePatch, parseWith } from '../validation';
+import type { Caller } from './auth-service';
+import { openConfig, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
+
+const CONFIG_FIELD = 'body.configJson';
+const SECRET_PATHS: Record<TriggerType, readonly SecretPath[]> = {
+  schedule: [],
+  cron: [],
+  webhook: [['secretToken']],
+  event: [],
+  agent_finished: [],
+  agent_output: [],
+};
+const keyOf = (path: SecretPath) => path.join('\u0000');
+
+/** 24 lower-case hex characters: 96 bits, so a clash with an existing path is never expected. */
+const generateWebhookPath = () => randomBytes(12).toString('hex');
+/** 32 random bytes, base64url (43 characters). */
+const generateSecretToken = () => randomBytes(32).toString('base64url');
+
+/** The API shape of a trigger (agent or user); `configJson` is the presented config (secrets masked or revealed). */
+export function toTrigger(t: TriggerRow, derived: { configJson: Config; nextFireAt: Date | null; hookUrl: string | null }) {
+  return {
+    id: t.id,
+    accountId: t.account_id,
+    agentId: t.agent_id,
+    type: t.type,
+    name: t.name,
+    configJson: derived.configJson as TriggerConfig,
+    enabled: t.enabled,
+    fireCount: t.fire_count,
+    lastFired: t.last_fired_at ? t.last_fired_at.toISOString() : null,
+    nextFireAt: derived.nextFireAt ? derived.nextFireAt.toISOString() : null,
+    hookUrl: derived.hookUrl,
+    createdAt: t.created_at.toISOString(),
+    updatedAt: t.updated_at.toISOString(),
+  };
+}
+export type Trigger = ReturnType<typeof toTrigger>;
+
+/**
+ * Agent triggers (scope 'agent', under /api/agents/:agentId/triggers and /api/triggers/:id) and
+ * standalone user triggers (scope 'user', /api/user-triggers) share one table and these rules
+ * (DESIGN §4 Triggers). Each scope only ever sees its own rows: a user trigger's id is unknown to the
+ * agent-trigger routes and the other way round.
+ */
+export function createTriggerService(deps: {
+  db: Db;
+  triggers: TriggersRepository;
+  agents: AgentsRepository;
+  secrets: SecretBox;
+  publicBaseUrl: string;
+  now?: () => Date;
+}) {
+  const { db, triggers, agents, secrets } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
+    const scheduled = row.enabled && (row.type === 'schedule' || row.type === 'cron');
+    return toTrigger(row, {
+      configJson: presentConfig(plain, SECRET_PATHS[row.type], revealed),
+      nextFireAt: scheduled ? nextFireTime(String(plain.cronExpression), String(plain.timezone), now()) : null,
+      hookUrl: row.webhook_path ? `${deps.publicBaseUrl}/api/hooks/triggers/${row.webhook_path}` : null,
+    });
+  }
+
+  /** A stored row as every read shows it: secrets masked. */
+  const presentStored = (row: TriggerRow) => present(row, openConfig(row.config_json, SECRET_PATHS[row.type], secrets));
+
+  /**
+   * The config to store for `type`, from a candidate (a create's configJson, or the merged/replacing
+   * one of an update) and the current plain config ({} on a create or a type change). Masked secrets
+   * are put back, defaults filled in, and the webhook path and token generated when absent.
+   */
+  function resolveConfig(type: TriggerType, candidate: Config, current: Config) {
+    const paths = SECRET_PATHS[type];
+    const restored = restoreMasked(candidate, current, paths, CONFIG_FIELD);
+    const config: Config = parseWith(configSchemaFor(type), restored.config, CONFIG_FIELD);
+    const revealed = new Set(restored.revealed);
+    if (type === 'webhook') {
+      config.webhookPath ??= generateWebhookPath();
+      if (config.secretToken === undefined) {
+        config.secretToken = generateSecretToken();
+        revealed.add(keyOf(['secretToken']));
+      }
+    }
+    return { plain: config, sealed: sealConfig(config, paths, secrets), revealed };
+  }
+
+  /** Maps the write's constraint violations to answers; anything else propagates. */
+  function translateWriteError(err: unknown, agentMissing: () => Error): never {
+    if (isWebhookPathTaken(err)) throw new ConflictError(`${CONFIG_FIELD}.webhookPath: is already in use`);
+    if (isAgentGone(err)) throw agentMissing();
+    throw err;
+  }
+
+  const agentNotFound = () => new NotFoundError('Agent');
+  const agentNotInAccount = () => new ValidationError('body.agentId: no agent with this id in your account');
+
+  async function requireAgent(caller: Caller, agentId: string, missing: () => Error): Promise<void> {
+    if (!(await agents.findById(caller.accountId, agentId))) throw missing();
+  }
+
+  async function create(caller: Caller, scope: TriggerScope, agentId: string | null, input: CreateTriggerInput): Promise<Trigger> {
+    const missing = scope === 'agent' ? agentNotFound : agentNotInAccount;
+    if (agentId !== null) await requireAgent(caller, agentId, missing);
+    const { plain, sealed, revealed } = resolveConfig(input.type, input.configJson ?? {}, {});
+    const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: sealed, enabled: input.enabled ?? true };
+    try {
+      return present(await triggers.insert(caller.accountId, scope, values), plain, revealed);
+    } catch (err) {
+      return translateWriteError(err, missing);
+    }
+  }
+
+  async function list(caller: Caller, scope: TriggerScope, page: PageRequest, agentId?: string) {
+    const result = scope === 'agent' ? await triggers.listForAgent(caller.accountId, agentId!, page) : await triggers.listUserTriggers(caller.accountId, page);
+    return { ...result, items: result.items.map(presentStored) };
+  }
+
+  return {
+    async listForAgent(caller: Caller, agentId: string, page: PageRequest) {
+      await requireAgent(caller, agentId, agentNotFound);
+      return list(caller, 'agent', page, agentId);
+    },
+
+    async createForAgent(caller: Caller, agentId: string, input: CreateTriggerInput): Promise<Trigger> {
+      return create(caller, 'agent', agentId, { ...input, agentId: undefined });
+    },
+
+    async listUserTriggers(caller: Caller, page: PageRequest) {
+      return list(caller, 'user', page);
+    },
+
+    async createUserTrigger(caller: Caller, input: CreateTriggerInput): Promise<Trigger> {
+      return create(caller, 'user', input.agentId ?? null, input);
+    },
+
+    async get(caller: Caller, scope: TriggerScope, id: string): Promise<Trigger> {
+      const row = await triggers.findById(caller.accountId, scope, id);
+      if (!row) throw new NotFoundError('Trigger');
+      return presentStored(row);
+    },
+
+    /**
+     * Partial update. configJson is a merge patch onto the current config, unless the type changes:
+     * then it is required and replaces the config. The result is validated (and defaulted) as a whole.
+     * A webhook trigger whose webhookPath or secretToken is removed (null) gets a new generated one.
+     * `agentId` is writable for user triggers only (the routes of agent triggers don't accept it).
+     */
+    async update(caller: Caller, scope: TriggerScope, id: string, patch: UpdateTriggerInput): Promise<Trigger> {
+      const missing = agentNotInAccount;
+      try {
+        return await withTransaction(db, async (tx) => {
+          const row = await triggers.findByIdForUpdate(caller.accountId, scope, id, tx);
+          if (!row) throw new NotFoundError('Trigger');
+          const current = openConfig(row.config_json, SECRET_PATHS[row.type], secrets);
+          const type = patch.type ?? row.type;
+          let resolved: ReturnType<typeof resolveConfig>;
+          if (type !== row.type) {
+            if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
+            resolved = resolveConfig(type, patch.configJson, {});
+          } else {
+            resolved = resolveConfig(type, patch.configJson ? mergePatch(current, patch.configJson) : current, current);
+          }
+          let agentId = row.agent_id;
+          if (scope === 'user' && patch.agentId !== undefined) {
+            if (patch.agentId !== null) await requireAgent(caller, patch.agentId, missing);
+            agentId = patch.agentId;
+          }
+          const values: TriggerValues = {
+            agentId,
+            type,
+            name: patch.name ?? row.name,
+            configJson: resolved.sealed,
+            enabled: patch.enabled ?? row.enabled,
+          };
+          const updated = await triggers.update(caller.accountId, scope, id, values, tx);
+          return present(updated!, resolved.plain, resolved.revealed);
+        });
+      } catch (err) {
+        return translateWriteError(err, missing);
+      }
+    },
+
+    async delete(caller: Caller, scope: TriggerScope, id: string): Promise<void> {
+      if (!(await triggers.delete(caller.accountId, scope, id))) throw new NotFoundError('Trigger');
+    },
+  };
+}
+export type TriggerService = ReturnType<typeof createTriggerService>;
