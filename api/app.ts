@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -75,7 +76,8 @@ export async function buildApp(deps: AppDeps) {
   const agents = createAgentService({ db, agents: agentsRepo, accounts, agentCreateCost: config.billing.agentCreateCost });
   const health = createHealthService({ db, temporal: deps.temporal });
   const publicBaseUrl = config.http.publicBaseUrl;
-  const resources: ResourceContext = { db, config, secrets: createSecretBox(config.secretsKey), agents: agentsRepo, publicBaseUrl };
+  const secrets = createSecretBox(config.secretsKey);
+  const resources: ResourceContext = { db, config, secrets, agents: agentsRepo, publicBaseUrl };
 
   await registerDocs(app, publicBaseUrl);
   const authRateLimit = await registerAuthRateLimit(app, {
@@ -87,7 +89,7 @@ export async function buildApp(deps: AppDeps) {
   healthRoutes(app, health);
   await app.register(async (api) => {
     requireAuthentication(api, auth);
-    supportIdempotencyKeys(api, guards);
+    supportIdempotencyKeys(api, guards, secrets, createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest());
     const scoped = api.withTypeProvider<ZodTypeProvider>();
     authRoutes(scoped, { auth, rateLimit: authRateLimit, publicBaseUrl });
     accountRoutes(scoped, { account, publicBaseUrl });

@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
+import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors';
 
 const TTL_HOURS = 24;
@@ -9,16 +10,17 @@ const TTL_HOURS = 24;
  * `Idempotency-Key` on authenticated POSTs (DESIGN §2): the first response is stored per
  * (caller, key) for 24 h and replayed for a repeat with the same body; a different body gets 422,
  * a repeat while the first is still running gets 409. 5xx responses are not stored, so the client
- * can retry them.
+ * can retry them. A stored response may show a secret in full (the request that set it), so it is
+ * sealed like every other secret, and the request fingerprint is an HMAC, not a plain hash.
  */
-export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuardsRepository): void {
+export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuardsRepository, secrets: SecretBox, fingerprintKey: Buffer): void {
   app.addHook('preHandler', async (request, reply) => {
     const key = request.headers['idempotency-key'];
     if (request.method !== 'POST' || key === undefined || !request.caller) return;
     if (typeof key !== 'string' || key.length < 1 || key.length > 255) {
       throw new ValidationError('Idempotency-Key header: must be 1–255 characters');
     }
-    const requestHash = createHash('sha256')
+    const requestHash = createHmac('sha256', fingerprintKey)
       .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
     const existing = await guards.claimIdempotencyKey(request.caller.userId, key, requestHash, TTL_HOURS);
@@ -35,7 +37,7 @@ export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuar
       .code(existing.status_code)
       .type('application/json; charset=utf-8')
       .serializer((payload: unknown) => payload as string)
-      .send(existing.response_body ?? '');
+      .send(existing.response_body === null ? '' : secrets.open(existing.response_body));
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -45,7 +47,7 @@ export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuar
     if (reply.statusCode >= 500) {
       await guards.releaseIdempotencyKey(claim.callerId, claim.key);
     } else {
-      await guards.completeIdempotencyKey(claim.callerId, claim.key, reply.statusCode, typeof payload === 'string' ? payload : '');
+      await guards.completeIdempotencyKey(claim.callerId, claim.key, reply.statusCode, secrets.seal(typeof payload === 'string' ? payload : ''));
     }
     return payload;
   });

@@ -109,6 +109,10 @@ export function createAgentsRepository(db: Queryable) {
      * the foreign key unlinks user triggers (ON DELETE SET NULL (agent_id)).
      */
     async delete(accountId: string, id: string, q: Queryable): Promise<boolean> {
+      // Lock first, so an agent trigger inserted concurrently waits and then fails its foreign key
+      // instead of being orphaned by ON DELETE SET NULL.
+      const locked = await q.query(`SELECT 1 FROM agents WHERE id = $1 AND account_id = $2 FOR UPDATE`, [id, accountId]);
+      if (locked.rowCount !== 1) return false;
       await q.query(`DELETE FROM triggers WHERE agent_id = $1 AND account_id = $2 AND scope = 'agent'`, [id, accountId]);
       const { rowCount } = await q.query(`DELETE FROM agents WHERE id = $1 AND account_id = $2`, [id, accountId]);
       return rowCount === 1;

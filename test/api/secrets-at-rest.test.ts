@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Db } from '../../db/pool';
+import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+
+/**
+ * DESIGN §2 secrets across every resource that holds one: full only in the response to the request
+ * that set it, masked in every later read, and never in plaintext anywhere in the database.
+ */
+describe('secrets at rest', () => {
+  let app: TestApp;
+  let db: Db;
+  let close: () => Promise<void>;
+  let user: TestUser;
+  const secrets = {
+    discord: 'discord-token-AAAA-1111',
+    slackBot: 'xoxb-slack-bot-BBBB-2222',
+    slackSigning: 'slack-signing-CCCC-3333',
+    telegram: 'telegram-token-DDDD-4444',
+    authorization: 'Bearer tool-bearer-EEEE-5555',
+    apiKey: 'tool-api-key-FFFF-6666',
+    webhook: 'webhook-secret-GGGG-7777',
+    triggerToken: 'trigger-token-HHHH-8888-long',
+  };
+  const reads: { url: string; list: string }[] = [];
+
+  const call = (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+    app.inject({ method, url, headers: { ...user.auth, ...headers }, payload: payload as object });
+  // Each create carries an Idempotency-Key: the stored first response (which shows the secret) must not leak it either.
+  let key = 0;
+  const create = async (url: string, list: string, payload: unknown) => {
+    const headers = { 'idempotency-key': `create-${++key}` };
+    const res = await call('POST', url, payload, headers);
+    assert.equal(res.statusCode, 201, res.body);
+    const replay = await call('POST', url, payload, headers);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, res.body, 'the replay is the first response');
+    return res;
+  };
+
+  before(async () => {
+    ({ app, db, close } = await startTestApp());
+    user = await registerUser(app);
+    const agent = (await call('POST', '/api/agents', { name: 'Holder' })).json().id;
+    const made = [
+      await create(`/api/agents/${agent}/connectors`, `/api/agents/${agent}/connectors`, { type: 'discord', name: 'd', configJson: { botToken: secrets.discord, guildId: 'g' } }),
+      await create(`/api/agents/${agent}/connectors`, `/api/agents/${agent}/connectors`, {
+        type: 'slack', name: 's', configJson: { botToken: secrets.slackBot, signingSecret: secrets.slackSigning, teamId: 'T1' },
+      }),
+      await create(`/api/agents/${agent}/connectors`, `/api/agents/${agent}/connectors`, { type: 'telegram', name: 't', configJson: { botToken: secrets.telegram } }),
+      await create(`/api/agents/${agent}/tools`, `/api/agents/${agent}/tools`, {
+        type: 'custom', name: 'c',
+        configJson: { endpoint: 'https://93.184.215.14/api', method: 'POST', headers: { Authorization: secrets.authorization, 'X-Api-Key': secrets.apiKey, Accept: 'application/json' } },
+      }),
+      await create('/api/webhooks', '/api/webhooks', { name: 'w', url: 'https://93.184.215.14/hook', secret: secrets.webhook, events: ['*'] }),
+      await create('/api/user-triggers', '/api/user-triggers', { type: 'webhook', name: 'h', configJson: { secretToken: secrets.triggerToken } }),
+    ];
+    const lists = [`/api/agents/${agent}/connectors`, `/api/agents/${agent}/tools`, '/api/webhooks', '/api/user-triggers'];
+    const itemBase: Record<string, string> = { connectors: '/api/connectors', tools: '/api/tools', webhooks: '/api/webhooks', 'user-triggers': '/api/user-triggers' };
+    for (const res of made) {
+      const { id } = res.json();
+      const kind = res.json().direction ? 'webhooks' : res.json().configJson?.secretToken ? 'user-triggers' : res.json().configJson?.endpoint ? 'tools' : 'connectors';
+      reads.push({ url: `${itemBase[kind]}/${id}`, list: lists.find((l) => l.endsWith(kind))! });
+    }
+    // The creating responses are the one place the values appear in full.
+    const shown = made.map((r) => r.body).join('\n');
+    for (const [name, value] of Object.entries(secrets)) assert.ok(shown.includes(value), `${name} not shown in full on create`);
+    assert.ok(shown.includes('application/json'), 'a non-secret header is shown as written');
+  });
+  after(() => close());
+
+  it('masks every secret in later reads and lists', async () => {
+    for (const { url, list } of reads) {
+      for (const target of [url, list]) {
+        const body = (await call('GET', target)).body;
+        for (const [name, value] of Object.entries(secrets)) assert.ok(!body.includes(value), `${name} readable at ${target}`);
+        assert.match(body, /••••/, `${target} shows no mask`);
+      }
+    }
+  });
+
+  it('keeps no plaintext secret in any table', async () => {
+    const { rows: tables } = await db.query<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+    );
+    assert.ok(tables.length >= 8);
+    let dump = '';
+    for (const { name } of tables) {
+      const { rows } = await db.query<{ text: string | null }>(`SELECT string_agg(row_to_json(t)::text, E'\\n') AS text FROM "${name}" t`);
+      dump += rows[0]?.text ?? '';
+    }
+    assert.ok(dump.includes('93.184.215.14'), 'the dump holds the resources');
+    assert.ok(dump.includes('create-6'), 'the dump holds the idempotency records');
+    for (const [name, value] of Object.entries(secrets)) {
+      assert.ok(!dump.includes(value), `${name} stored in plaintext`);
+      assert.ok(!dump.includes(value.slice(0, 12)), `${name} partly stored in plaintext`);
+    }
+  });
+});
