@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { Page, PageRequest } from '../../db/paging';
+import { pageRequest, sendPage } from '../pagination';
+import { agentIdParams, authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
+import type { Caller } from '../services/auth-service';
+import { callerOf, type App } from '../types';
+
+/**
+ * What the routes need of a service made with createAgentChildService (services/agent-children.ts).
+ * Function properties, not methods, so parameters are checked strictly (not bivariantly).
+ */
+export interface AgentChildRouteService<Item, CreateInput, UpdateInput> {
+  list: (caller: Caller, agentId: string, page: PageRequest) => Promise<Page<Item>>;
+  create: (caller: Caller, agentId: string, input: CreateInput) => Promise<Item>;
+  get: (caller: Caller, id: string) => Promise<Item>;
+  update: (caller: Caller, id: string, patch: UpdateInput) => Promise<Item>;
+  delete: (caller: Caller, id: string) => Promise<void>;
+}
+
+/**
+ * The routes of a child collection of an agent (connectors, tools): list and create under
+ * `/api/agents/:agentId/<collection>`, get, update (PUT and PATCH) and delete at `/api/<collection>/:id`.
+ *
+ * The signature is what is type-checked: Item, CreateInput and UpdateInput are inferred from the
+ * schemas (their outputs), and the service must take the create/update bodies and return items
+ * (`NoInfer`: the service is checked against the schemas, it does not widen them).
+ */
+export function agentChildRoutes<Item, CreateInput, UpdateInput>(
+  app: App,
+  options: {
+    /** URL segment and OpenAPI tag, e.g. 'connectors'. */
+    collection: string;
+    schemas: { item: z.ZodType<Item>; create: z.ZodType<CreateInput>; update: z.ZodType<UpdateInput> };
+    service: AgentChildRouteService<NoInfer<Item>, NoInfer<CreateInput>, NoInfer<UpdateInput>>;
+    publicBaseUrl: string;
+    /** The create route's description (what is specific to the resource). */
+    createDescription: string;
+  },
+): void {
+  const { collection, service } = options;
+  // The zod type provider cannot resolve request and reply types through generic schemas (fastify's
+  // `UndefinedToUnknown<T>` stays deferred), so the routes below see the schemas widened to z.ZodType:
+  // replies are not checked here (the signature did that) and the two bodies are cast back to their
+  // types. The casts are sound: Fastify has validated each body with the schema whose output it is.
+  const schemas: { item: z.ZodType; create: z.ZodType; update: z.ZodType } = options.schemas;
+  const listUrl = `/api/agents/:agentId/${collection}`;
+  const itemUrl = `/api/${collection}/:id`;
+  const tags = [collection];
+  const itemErrors = { 404: errorSchema, ...authErrors };
+
+  app.get(
+    listUrl,
+    {
+      schema: {
+        tags,
+        description: `The agent's ${collection}, newest first. Secrets are masked.`,
+        params: agentIdParams,
+        querystring: listQuery,
+        response: { 200: z.array(schemas.item), 400: errorSchema, ...itemErrors },
+      },
+    },
+    async (request, reply) =>
+      sendPage(request, reply, await service.list(callerOf(request), request.params.agentId, pageRequest(request.query)), options.publicBaseUrl),
+  );
+
+  app.post(
+    listUrl,
+    {
+      schema: {
+        tags,
+        description: options.createDescription,
+        params: agentIdParams,
+        body: schemas.create,
+        response: { 201: schemas.item, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...itemErrors },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await service.create(callerOf(request), request.params.agentId, request.body as CreateInput)),
+  );
+
+  app.get(
+    itemUrl,
+    { schema: { tags, description: 'Secrets are masked.', params: idParams, response: { 200: schemas.item, ...itemErrors } } },
+    async (request) => service.get(callerOf(request), request.params.id),
+  );
+
+  for (const method of ['PUT', 'PATCH'] as const) {
+    app.route({
+      method,
+      url: itemUrl,
+      schema: {
+        tags,
+        description:
+          'Partial update: any subset of the writable fields. configJson is merged (RFC 7386) unless type changes. ' +
+          'A secret sent masked stays unchanged; a secret set here is shown in full in this response only.',
+        params: idParams,
+        body: schemas.update,
+        response: { 200: schemas.item, 400: errorSchema, ...itemErrors },
+      },
+      handler: async (request) => service.update(callerOf(request), request.params.id, request.body as UpdateInput),
+    });
+  }
+
+  app.delete(itemUrl, { schema: { tags, params: idParams, response: { 204: noContent, ...itemErrors } } }, async (request, reply) => {
+    await service.delete(callerOf(request), request.params.id);
+    return reply.code(204).send();
+  });
+}
