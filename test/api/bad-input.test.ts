@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+
+/** Bad input of any kind gets a 4xx `{ message }` naming the problem: never a 500, never a hang. */
+describe('bad input on every write route', () => {
+  let app: TestApp;
+  let close: () => Promise<void>;
+  let user: TestUser;
+  const routes: { method: 'POST' | 'PUT' | 'PATCH'; url: string }[] = [];
+
+  const call = (method: string, url: string, payload?: string) =>
+    app.inject({ method: method as 'POST', url, headers: { ...user.auth, 'content-type': 'application/json' }, payload });
+  const create = async (url: string, body: unknown) => {
+    const res = await call('POST', url, JSON.stringify(body));
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id as string;
+  };
+
+  before(async () => {
+    ({ app, close } = await startTestApp());
+    user = await registerUser(app);
+    const agent = await create('/api/agents', { name: 'A', status: 'template' });
+    const ids = {
+      connector: await create(`/api/agents/${agent}/connectors`, { type: 'telegram', name: 't', configJson: { botToken: 'telegram-token-1' } }),
+      tool: await create(`/api/agents/${agent}/tools`, { type: 'custom', name: 'c', configJson: { endpoint: 'https://93.184.215.14/x' } }),
+      webhook: await create('/api/webhooks', { name: 'w', url: 'https://93.184.215.14/hook' }),
+      trigger: await create(`/api/agents/${agent}/triggers`, { type: 'webhook', name: 'h', configJson: {} }),
+      userTrigger: await create('/api/user-triggers', { type: 'cron', name: 'c', configJson: { cronExpression: '0 * * * *' } }),
+      member: await create('/api/team', { email: 'm@example.com', role: 'viewer' }),
+    };
+    for (const url of [`/api/agents/${agent}/connectors`, `/api/agents/${agent}/tools`, `/api/agents/${agent}/triggers`, '/api/webhooks', '/api/user-triggers', '/api/team', '/api/agents']) {
+      routes.push({ method: 'POST', url });
+    }
+    for (const url of [`/api/connectors/${ids.connector}`, `/api/tools/${ids.tool}`, `/api/webhooks/${ids.webhook}`, `/api/triggers/${ids.trigger}`,
+      `/api/user-triggers/${ids.userTrigger}`, `/api/team/${ids.member}`, `/api/agents/${agent}`]) {
+      routes.push({ method: 'PUT', url }, { method: 'PATCH', url });
+    }
+  });
+  after(() => close());
+
+  const deep = (n: number): unknown => (n === 0 ? 'x' : { a: deep(n - 1) });
+  const bodies = [
+    'null', '[]', '"text"', '42', 'true', '{', '{"name": }',
+    JSON.stringify({ type: null }), JSON.stringify({ type: 'nope', name: 'x' }), JSON.stringify({ name: 123 }), JSON.stringify({ name: '' }),
+    JSON.stringify({ name: 'x'.repeat(10_000) }), JSON.stringify({ configJson: [] }), JSON.stringify({ configJson: 'x' }), JSON.stringify({ configJson: null }),
+    JSON.stringify({ type: 'custom', name: 'x', configJson: { endpoint: 'javascript:alert(1)', headers: { 'bad name': 'x' } } }),
+    JSON.stringify({ type: 'custom', name: 'x', configJson: { endpoint: 'http://[::1', method: 'TRACE' } }),
+    JSON.stringify({ type: 'cron', name: 'x', configJson: { cronExpression: '* * * * * * * *', timezone: 42 } }),
+    JSON.stringify({ type: 'cron', name: 'x', configJson: { cronExpression: '@every 0s', catchupWindow: '1s' } }),
+    JSON.stringify({ type: 'event', name: 'x', configJson: { eventType: 'agent.completed', eventFilter: { 'a.b': { $regex: '(' } } } }),
+    JSON.stringify({ type: 'event', name: 'x', configJson: { eventFilter: { $where: 1, x: { $contains: 1 } } } }),
+    JSON.stringify({ type: 'webhook', name: 'x', configJson: { webhookPath: '../../etc', secretToken: '••••abcd' } }),
+    JSON.stringify({ type: 'discord', name: 'x', configJson: deep(200) }),
+    JSON.stringify({ url: 'ftp://x', events: ['*', 5], direction: 'sideways', secret: 'whsec_%%%' }),
+    JSON.stringify({ email: 'not-an-email', role: 'owner', permissions: { canFly: true } }),
+    JSON.stringify({ agentId: 'not-a-uuid' }), JSON.stringify({ agentId: '00000000-0000-4000-8000-000000000000' }),
+    JSON.stringify({ enabled: 'yes' }), JSON.stringify({ __proto__: { admin: true }, constructor: { prototype: {} } }),
+  ];
+
+  it('answers each with a 4xx whose body is exactly { message }', async () => {
+    let checked = 0;
+    for (const { method, url } of routes) {
+      for (const body of bodies) {
+        const res = await call(method, url, body);
+        const where = `${method} ${url} ${body.slice(0, 80)} → ${res.statusCode} ${res.body.slice(0, 200)}`;
+        assert.ok(res.statusCode >= 400 && res.statusCode < 500, where);
+        assert.deepEqual(Object.keys(res.json()), ['message'], where);
+        assert.ok(res.json().message.length > 0, where);
+        checked++;
+      }
+    }
+    assert.equal(checked, routes.length * bodies.length);
+  });
+});
