@@ -11,6 +11,7 @@ import { createCredentialsRepository } from '../db/repositories/credentials';
 import { createRequestGuardsRepository } from '../db/repositories/request-guards';
 import { createUsersRepository } from '../db/repositories/users';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
+import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
 import { registerDocs } from './plugins/docs';
 import { installErrorHandling } from './plugins/error-handler';
@@ -55,6 +56,7 @@ export async function buildApp(deps: AppDeps) {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
   installErrorHandling(app);
+  guardBodies(app);
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('API-Version', '1');
     return payload;

@@ -159,9 +159,11 @@ export function timeZoneProblem(timezone: string): string | null {
 }
 
 /**
- * The zone name to store: the same zone in Intl's spelling when only letter case differs ("utc" → "UTC",
- * "america/new_york" → "America/New_York"), otherwise as written (an alias such as "Asia/Kolkata" stays).
- * Null when the zone is unknown.
+ * The zone name to store, spelled so that Temporal (Go's case-sensitive tzdata lookup) finds it too.
+ * Intl accepts any letter case, so: a name that is Intl's own zone in another case gets Intl's spelling
+ * ("utc" → "UTC", "america/new_york" → "America/New_York"); an alias written the IANA way (every
+ * segment capitalised, e.g. "Asia/Kolkata") stays as written; any other spelling of an alias gets Intl's
+ * canonical name ("ETC/UTC" → "UTC", "US/Pacific" → "America/Los_Angeles"). Null when the zone is unknown.
  */
 export function canonicalTimeZone(timezone: string): string | null {
   // Offsets ("+01:00") are valid to newer Intl versions but are not IANA names.
@@ -172,7 +174,9 @@ export function canonicalTimeZone(timezone: string): string | null {
   } catch {
     return null;
   }
-  return resolved.toLowerCase() === timezone.toLowerCase() ? resolved : timezone;
+  if (resolved.toLowerCase() === timezone.toLowerCase()) return resolved;
+  const writtenTheIanaWay = timezone.split('/').every((segment) => /^[A-Z]/.test(segment) && /[a-z]/.test(segment));
+  return writtenTheIanaWay ? timezone : resolved;
 }
 
 /**

@@ -1,3 +1,4 @@
+import safeRegex from 'safe-regex2';
 import { z } from 'zod';
 
 /**
@@ -20,6 +21,8 @@ import { z } from 'zod';
 export const MAX_FILTER_KEYS = 20;
 export const MAX_FILTER_STRING = 1000;
 export const MAX_FILTER_REGEX = 200;
+/** $regex looks at no more than this many characters of a value. */
+export const MAX_MATCHED_LENGTH = 100_000;
 
 export type FilterScalar = string | number | boolean | null;
 export type FilterCondition = FilterScalar | { $contains: string } | { $regex: string };
@@ -54,6 +57,9 @@ function conditionProblem(condition: unknown): { path: string[]; message: string
   } catch (err) {
     return { path: [operator], message: (err as Error).message };
   }
+  // A pattern with nested quantifiers, e.g. ^(a+)+$, can take exponential time on a crafted value and
+  // would stall whatever evaluates filters: refused when written.
+  if (!safeRegex(operand)) return { path: [operator], message: 'may backtrack catastrophically (nested quantifiers); simplify it' };
   return null;
 }
 
@@ -112,7 +118,8 @@ function holds(condition: FilterCondition, value: unknown): boolean {
   if (condition === null || typeof condition !== 'object') return value === condition;
   if (typeof value !== 'string') return false;
   if ('$contains' in condition) return value.includes(condition.$contains);
-  return new RegExp(condition.$regex).test(value);
+  // Bounded input as a second guard: even a linear pattern costs time per character.
+  return new RegExp(condition.$regex).test(value.length > MAX_MATCHED_LENGTH ? value.slice(0, MAX_MATCHED_LENGTH) : value);
 }
 
 /**

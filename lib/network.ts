@@ -10,7 +10,12 @@ import ipaddr from 'ipaddr.js';
 export function isPrivateAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return true;
   let ip = ipaddr.parse(address);
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip.kind() === 'ipv6') {
+    const v6 = ip as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
+    // IPv4-compatible ::a.b.c.d (deprecated, never a legitimate public target; ipaddr.js calls it unicast).
+    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return true;
+  }
   return ip.range() !== 'unicast';
 }
 

@@ -120,7 +120,8 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
         } else {
           candidate = patch.configJson ? mergePatch(current.config, patch.configJson) : current.config;
         }
-        const { sealed, shown } = await resolve(type, candidate, current);
+        // A new type starts from nothing: a mask can't stand for the old type's secret (a Discord token is no Telegram token).
+        const { sealed, shown } = await resolve(type, candidate, type === row.type ? current : null);
         const next: Values = { ...deps.valuesOf(row), ...patch, type, configJson: sealed };
         return deps.present((await repository.update(caller.accountId, id, next, tx))!, shown);
       });

@@ -55,6 +55,11 @@ describe('bad input on every write route', () => {
     JSON.stringify({ url: 'ftp://x', events: ['*', 5], direction: 'sideways', secret: 'whsec_%%%' }),
     JSON.stringify({ email: 'not-an-email', role: 'owner', permissions: { canFly: true } }),
     JSON.stringify({ agentId: 'not-a-uuid' }), JSON.stringify({ agentId: '00000000-0000-4000-8000-000000000000' }),
+    '{"name":"a\\u0000b","type":"telegram","configJson":{"botToken":"telegram-token-1"}}',
+    '{"name":"x","email":"m@example.com","role":"viewer","configJson":{"guildId":"\\ud800"}}',
+    '{"name":"x","configJson":{"\\udc00":"x"}}',
+    `{"name":"x","configJson":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`,
+    `{"name":"x","graph":${'['.repeat(3000)}${']'.repeat(3000)}}`,
     JSON.stringify({ enabled: 'yes' }), JSON.stringify({ __proto__: { admin: true }, constructor: { prototype: {} } }),
   ];
 

@@ -184,13 +184,16 @@ describe('connectors (DESIGN §4)', () => {
     const sameType = await call(user, 'PATCH', url, { type: 'discord', configJson: { guildId: 'guild-3' } });
     assert.deepEqual(sameType.json().configJson, { botToken: '••••abcd', guildId: 'guild-3' });
 
-    // A new type: the config is replaced, not merged (guildId is gone); the masked token carries over.
-    const switched = await call(user, 'PATCH', url, { type: 'telegram', configJson: { botToken: '••••abcd' } });
+    // A new type: the config is replaced, not merged, and a mask can't carry the old type's secret over.
+    const masked = await call(user, 'PATCH', url, { type: 'telegram', configJson: { botToken: '••••abcd' } });
+    assert.equal(masked.statusCode, 400, masked.body);
+    assert.match(masked.json().message, /^body\.configJson\.botToken: a masked value/);
+    const switched = await call(user, 'PATCH', url, { type: 'telegram', configJson: { botToken: 'telegram-token-0002-wxyz' } });
     assert.equal(switched.statusCode, 200, switched.body);
     assert.equal(switched.json().type, 'telegram');
-    assert.deepEqual(switched.json().configJson, { botToken: '••••abcd' });
+    assert.deepEqual(switched.json().configJson, { botToken: 'telegram-token-0002-wxyz' });
     assert.deepEqual(Object.keys(await storedConfig(created.id)), ['botToken']);
-    assert.equal(box.open((await storedConfig(created.id)).botToken!), 'discord-token-0001-abcd');
+    assert.equal(box.open((await storedConfig(created.id)).botToken!), 'telegram-token-0002-wxyz');
 
     const toSlack = await call(user, 'PUT', url, { type: 'slack', configJson: { botToken: 'xoxb-new-token-9999', signingSecret: 'sign-new-8888', teamId: 'T9' } });
     assert.equal(toSlack.statusCode, 200);

@@ -131,6 +131,9 @@ describe('time zones', () => {
     assert.equal(canonicalTimeZone('america/new_york'), 'America/New_York');
     assert.equal(canonicalTimeZone('Asia/Kolkata'), 'Asia/Kolkata');
     assert.equal(canonicalTimeZone('Etc/GMT+1'), 'Etc/GMT+1');
+    assert.equal(canonicalTimeZone('ETC/UTC'), 'UTC');
+    assert.equal(canonicalTimeZone('asia/kolkata'), new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Kolkata' }).resolvedOptions().timeZone);
+    assert.equal(canonicalTimeZone('US/Pacific'), 'America/Los_Angeles');
   });
 
   it('refuses unknown names and offsets', () => {

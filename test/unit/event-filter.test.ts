@@ -125,6 +125,8 @@ describe('eventFilterSchema', () => {
       [{ a: { $regex: '(' } }, /eventFilter\.a\.\$regex: Invalid regular expression/],
       [{ 'output.text': { $regex: '[z-a]' } }, /eventFilter\.output\.text\.\$regex: Invalid regular expression/],
       [{ a: { $regex: 'x'.repeat(201) } }, /\$regex: must be at most 200 characters/],
+      [{ output: { $regex: '^(a+)+$' } }, /eventFilter\.output\.\$regex: may backtrack catastrophically/],
+      [{ output: { $regex: '(x|x)*y|(.*)*z' } }, /may backtrack catastrophically/],
       [{ a: 'x'.repeat(1001) }, /eventFilter\.a: must be at most 1000 characters/],
       [Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, i])), /eventFilter: must have at most 20 keys/],
       [[], /eventFilter: /],

@@ -4,14 +4,14 @@ import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from '../
 
 describe('SSRF target check', () => {
   it('classifies addresses', () => {
-    for (const ip of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fc00::1', '::ffff:127.0.0.1', '224.0.0.1', 'not-an-ip']) {
+    for (const ip of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fc00::1', '::ffff:127.0.0.1', '::7f00:1', '::127.0.0.1', '224.0.0.1', 'not-an-ip']) {
       assert.ok(isPrivateAddress(ip), ip);
     }
     for (const ip of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111']) assert.ok(!isPrivateAddress(ip), ip);
   });
 
   it('refuses private literals, localhost names and odd spellings of loopback', async () => {
-    for (const url of ['http://127.0.0.1:9/x', 'http://localhost/', 'http://api.localhost/', 'http://[::1]/', 'http://[fe80::1]/', 'http://0x7f000001/', 'http://2130706433/', 'http://10.1.2.3/', 'http://[::ffff:7f00:1]/']) {
+    for (const url of ['http://127.0.0.1:9/x', 'http://localhost/', 'http://api.localhost/', 'http://[::1]/', 'http://[fe80::1]/', 'http://0x7f000001/', 'http://2130706433/', 'http://10.1.2.3/', 'http://[::ffff:7f00:1]/', 'http://[::127.0.0.1]:8080/', 'http://[::7f00:1]/']) {
       await assert.rejects(assertPublicTarget(url, false), TargetNotAllowedError, url);
     }
   });

@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { ValidationError } from '../errors';
+
+/** Deep enough for any real config or graph; shallow enough for recursive code (cloning, merging, validation). */
+export const MAX_BODY_DEPTH = 64;
+
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const unstorable = (text: string) => text.includes('\u0000') || UNPAIRED_SURROGATE.test(text);
+
+/**
+ * What a JSON body may not hold although JSON allows it: nesting deeper than MAX_BODY_DEPTH, and strings
+ * (values or keys) that Postgres can't store — NUL characters and unpaired surrogates. Returns the
+ * problem as a "body.<path>: …" message, or null. Iterative, so a hostile body can't overflow the stack.
+ */
+export function bodyProblem(body: unknown): string | null {
+  const stack: { value: unknown; path: string[] }[] = [{ value: body, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    const where = ['body', ...path].join('.');
+    if (typeof value === 'string') {
+      if (unstorable(value)) return `${where}: contains a NUL character or an unpaired surrogate`;
+    } else if (value !== null && typeof value === 'object') {
+      if (path.length >= MAX_BODY_DEPTH) return `${where}: is nested deeper than ${MAX_BODY_DEPTH} levels`;
+      for (const [key, child] of Object.entries(value)) {
+        if (unstorable(key)) return `${where}: has a key with a NUL character or an unpaired surrogate`;
+        stack.push({ value: child, path: [...path, key] });
+      }
+    }
+  }
+  return null;
+}
+
+/** Runs before schema validation on every route, so no handler, validator or database sees such a body. */
+export function guardBodies(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined) return;
+    const problem = bodyProblem(request.body);
+    if (problem) throw new ValidationError(problem);
+  });
+}
