@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 describe('agents (DESIGN §4)', () => {
   let app: TestApp;
@@ -176,18 +176,8 @@ describe('agents (DESIGN §4)', () => {
     const user = await registerUser(app);
     const created: string[] = [];
     for (let i = 0; i < 7; i++) created.push((await call(user, 'POST', '/api/agents', { name: `p${i}`, status: 'template' })).json().id);
-    const seen: string[] = [];
-    let url: string | undefined = '/api/agents?limit=3';
-    let pages = 0;
-    while (url) {
-      const res = await call(user, 'GET', url);
-      assert.equal(res.statusCode, 200);
-      seen.push(...res.json().map((a: { id: string }) => a.id));
-      const link = res.headers.link as string | undefined;
-      url = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : undefined;
-      pages++;
-    }
+    const { ids, pages } = await readAllPages(app, user, '/api/agents?limit=3');
     assert.equal(pages, 3);
-    assert.deepEqual(seen, [...created].reverse());
+    assert.deepEqual(ids, [...created].reverse());
   });
 });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox } from '../../lib/secrets';
-import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { testConfig } from '../helpers/config';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -223,21 +223,10 @@ describe('connectors (DESIGN §4)', () => {
     await call(user, 'POST', `/api/agents/${otherAgent}/connectors`, telegram);
     const created: string[] = [];
     for (let i = 0; i < 7; i++) created.push((await call(user, 'POST', `/api/agents/${agentId}/connectors`, { ...telegram, name: `c${i}` })).json().id);
-    const seen: string[] = [];
-    let url: string | undefined = `/api/agents/${agentId}/connectors?limit=3`;
-    let pages = 0;
-    while (url) {
-      const res = await call(user, 'GET', url);
-      assert.equal(res.statusCode, 200);
-      assert.ok(res.json().length <= 3);
-      seen.push(...res.json().map((c: { id: string }) => c.id));
-      const link = res.headers.link as string | undefined;
-      const next = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!) : undefined;
-      url = next ? next.pathname + next.search : undefined;
-      pages++;
-    }
+    const { ids, pages, sizes } = await readAllPages(app, user, `/api/agents/${agentId}/connectors?limit=3`);
+    assert.ok(sizes.every((size) => size <= 3));
     assert.equal(pages, 3);
-    assert.deepEqual(seen, [...created].reverse(), 'only this agent\'s connectors, no gaps or repeats');
+    assert.deepEqual(ids, [...created].reverse(), 'only this agent\'s connectors, no gaps or repeats');
     const bad = await call(user, 'GET', `/api/agents/${agentId}/connectors?cursor=nope`);
     assert.equal(bad.statusCode, 400);
   });

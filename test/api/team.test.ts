@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../api/services/team-service';
-import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 const uniqueEmail = (name: string) => `${name}-${randomBytes(4).toString('hex')}@example.com`;
 
@@ -46,24 +46,10 @@ describe('team and invitations (DESIGN §4 Team)', () => {
   };
   const ids = (list: { id: string }[]) => list.map((m) => m.id);
 
-  /** Follows Link rel="next" to the end; returns every item and the number of pages. */
-  async function readAll(user: TestUser, first: string) {
-    const seen: { id: string }[] = [];
-    let url: string | undefined = first;
-    let pages = 0;
-    while (url) {
-      const res = await call(user, 'GET', url);
-      assert.equal(res.statusCode, 200, res.body);
-      seen.push(...res.json());
-      const link = res.headers.link as string | undefined;
-      if (link) {
-        const next = new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!);
-        url = next.pathname + next.search;
-      } else url = undefined;
-      pages++;
-    }
-    return { seen, pages };
-  }
+  const readAll = async (user: TestUser, first: string) => {
+    const { items, pages } = await readAllPages(app, user, first);
+    return { seen: items, pages };
+  };
 
   it('invites each role with its default permissions', async () => {
     const owner = await registerUser(app);

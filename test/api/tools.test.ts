@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox } from '../../lib/secrets';
-import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { testConfig } from '../helpers/config';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -248,20 +248,9 @@ describe('tools (DESIGN §4)', () => {
     await call(user, 'POST', `/api/agents/${await newAgent(user)}/tools`, coins);
     const created: string[] = [];
     for (let i = 0; i < 5; i++) created.push((await call(user, 'POST', `/api/agents/${agentId}/tools`, { ...coins, name: `t${i}` })).json().id);
-    const seen: string[] = [];
-    let url: string | undefined = `/api/agents/${agentId}/tools?limit=2`;
-    let pages = 0;
-    while (url) {
-      const res = await call(user, 'GET', url);
-      assert.equal(res.statusCode, 200);
-      seen.push(...res.json().map((t: { id: string }) => t.id));
-      const link = res.headers.link as string | undefined;
-      const next = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!) : undefined;
-      url = next ? next.pathname + next.search : undefined;
-      pages++;
-    }
+    const { ids, pages } = await readAllPages(app, user, `/api/agents/${agentId}/tools?limit=2`);
     assert.equal(pages, 3);
-    assert.deepEqual(seen, [...created].reverse());
+    assert.deepEqual(ids, [...created].reverse());
   });
 
   it('shows one account nothing of another\'s: 404 on every route, absent from lists', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox, maskSecret } from '../../lib/secrets';
-import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 /** Agent triggers: /api/agents/:agentId/triggers and /api/triggers/:id (DESIGN §4 Triggers). */
 describe('agent triggers', () => {
@@ -362,19 +362,9 @@ describe('agent triggers', () => {
     const own = await newAgent(user);
     const created: string[] = [];
     for (let i = 0; i < 7; i++) created.push((await create(user, own, { type: 'agent_finished', name: `p${i}` })).id);
-    const seen: string[] = [];
-    let url: string | undefined = `/api/agents/${own}/triggers?limit=3`;
-    let pages = 0;
-    while (url) {
-      const res = await call(user, 'GET', url);
-      assert.equal(res.statusCode, 200);
-      seen.push(...res.json().map((t: { id: string }) => t.id));
-      const link = res.headers.link as string | undefined;
-      url = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : undefined;
-      pages++;
-    }
+    const { ids, pages } = await readAllPages(app, user, `/api/agents/${own}/triggers?limit=3`);
     assert.equal(pages, 3);
-    assert.deepEqual(seen, [...created].reverse());
+    assert.deepEqual(ids, [...created].reverse());
     assert.equal((await call(user, 'GET', `/api/agents/${own}/triggers?limit=0`)).statusCode, 400);
   });
 

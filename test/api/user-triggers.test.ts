@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox, maskSecret } from '../../lib/secrets';
-import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 /** Standalone user triggers: /api/user-triggers and /api/user-triggers/:id (DESIGN §4 Triggers). */
 describe('user triggers', () => {
@@ -202,25 +202,14 @@ describe('user triggers', () => {
     const pager = await registerUser(app);
     const created: string[] = [];
     for (let i = 0; i < 5; i++) created.push((await create(pager, { type: 'agent_finished', name: `p${i}` })).id);
-    const seen: string[] = [];
-    let url: string | undefined = '/api/user-triggers?limit=2';
-    let pages = 0;
-    while (url) {
-      const res = await call(pager, 'GET', url);
-      assert.equal(res.statusCode, 200);
-      seen.push(...res.json().map((t: { id: string }) => t.id));
-      const link = res.headers.link as string | undefined;
-      const next = link ? new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!) : undefined;
-      if (next) {
-        assert.equal(`${next.origin}${next.pathname}`, 'http://localhost:3000/api/user-triggers');
-        assert.equal(next.searchParams.get('limit'), '2');
-        assert.ok(next.searchParams.get('cursor'));
-      }
-      url = next ? next.pathname + next.search : undefined;
-      pages++;
+    const { ids, pages, links } = await readAllPages(app, pager, '/api/user-triggers?limit=2');
+    for (const next of links) {
+      assert.equal(`${next.origin}${next.pathname}`, 'http://localhost:3000/api/user-triggers');
+      assert.equal(next.searchParams.get('limit'), '2');
+      assert.ok(next.searchParams.get('cursor'));
     }
     assert.equal(pages, 3);
-    assert.deepEqual(seen, [...created].reverse());
+    assert.deepEqual(ids, [...created].reverse());
     assert.equal((await call(pager, 'GET', '/api/user-triggers?cursor=garbage')).statusCode, 400);
   });
 

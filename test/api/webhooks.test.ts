@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox } from '../../lib/secrets';
-import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 const PUBLIC_BASE_URL = 'https://api.example.test';
 /** The SECRETS_KEY of test/helpers/config.ts. */
@@ -285,23 +285,10 @@ describe('webhooks (DESIGN §4)', () => {
     const user = await registerUser(app);
     const created: string[] = [];
     for (let i = 0; i < 7; i++) created.push((await create(user, { name: `p${i}`, direction: 'incoming' })).id);
-    const seen: string[] = [];
-    let url: string | undefined = '/api/webhooks?limit=3';
-    let pages = 0;
-    while (url) {
-      const res = await call(user, 'GET', url);
-      assert.equal(res.statusCode, 200);
-      seen.push(...res.json().map((w: { id: string }) => w.id));
-      const link = res.headers.link as string | undefined;
-      if (link) {
-        const next = new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!);
-        assert.equal(next.origin, PUBLIC_BASE_URL);
-        url = next.pathname + next.search;
-      } else url = undefined;
-      pages++;
-    }
+    const { ids, pages, links } = await readAllPages(app, user, '/api/webhooks?limit=3');
+    for (const next of links) assert.equal(next.origin, PUBLIC_BASE_URL);
     assert.equal(pages, 3);
-    assert.deepEqual(seen, [...created].reverse());
+    assert.deepEqual(ids, [...created].reverse());
   });
 
   it('shows one account nothing of another: 404 on every item route, absent from lists', async () => {

@@ -1,4 +1,6 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app';
 import { createTemporalClient } from '../../lib/temporal-client';
 import type { Db } from '../../db/pool';
@@ -52,4 +54,27 @@ export async function registerUser(app: TestApp, email = `user${++counter}-${ran
     refreshToken: body.refreshToken,
     auth: { authorization: `Bearer ${body.accessToken}` },
   };
+}
+
+/**
+ * Follows `Link: <…>; rel="next"` from `first` to the last page, asserting each page answers 200.
+ * Returns every item in order, the number of pages, each page's size and each next link as a URL.
+ */
+export async function readAllPages(app: TestApp, user: TestUser, first: string) {
+  const items: { id: string }[] = [];
+  const sizes: number[] = [];
+  const links: URL[] = [];
+  let url: string | undefined = first;
+  while (url) {
+    const res: LightMyRequestResponse = await app.inject({ method: 'GET', url, headers: user.auth });
+    assert.equal(res.statusCode, 200, res.body);
+    const page = res.json<{ id: string }[]>();
+    items.push(...page);
+    sizes.push(page.length);
+    const link = res.headers.link as string | undefined;
+    const next = link ? new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!) : undefined;
+    if (next) links.push(next);
+    url = next ? next.pathname + next.search : undefined;
+  }
+  return { items, ids: items.map((item) => item.id), pages: sizes.length, sizes, links };
 }
