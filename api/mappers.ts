@@ -1,7 +1,15 @@
 import type { AccountRow, TransactionRow } from '../db/repositories/accounts';
 import type { AgentRow } from '../db/repositories/agents';
 import type { ApiKeyRow } from '../db/repositories/credentials';
+import type { ConnectorRow } from '../db/repositories/connectors';
+import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
+import type { ToolRow } from '../db/repositories/tools';
+import type { TriggerRow } from '../db/repositories/triggers';
 import type { UserRow } from '../db/repositories/users';
+import type { WebhookRow } from '../db/repositories/webhooks';
+import type { TriggerConfig } from './schemas/triggers';
+import type { Config } from './services/secret-config';
+import { effectivePermissions } from './services/team-permissions';
 
 /** Row → API shape. Pure functions; the only place snake_case turns into the public camelCase. */
 
@@ -53,5 +61,108 @@ export function toAgent(a: AgentRow) {
     graph: a.graph,
     createdAt: iso(a.created_at),
     updatedAt: iso(a.updated_at),
+  };
+}
+
+/** Row → API shape; `configJson` is the config to show (secrets masked, or revealed to the request that set them). */
+export function toConnector(c: ConnectorRow, configJson: Config) {
+  return {
+    id: c.id,
+    accountId: c.account_id,
+    agentId: c.agent_id,
+    type: c.type,
+    name: c.name,
+    configJson,
+    enabled: c.enabled,
+    createdAt: iso(c.created_at),
+    updatedAt: iso(c.updated_at),
+  };
+}
+
+/** Row → API shape; `configJson` is the config to show (secrets masked, or revealed to the request that set them). */
+export function toTool(t: ToolRow, configJson: Config) {
+  return {
+    id: t.id,
+    accountId: t.account_id,
+    agentId: t.agent_id,
+    type: t.type,
+    name: t.name,
+    description: t.description,
+    configJson,
+    enabled: t.enabled,
+    createdAt: iso(t.created_at),
+    updatedAt: iso(t.updated_at),
+  };
+}
+
+/**
+ * Row → API shape. `secret` is what the response shows: the plaintext when this request set it, else its
+ * mask, or null. An incoming webhook stores no url; it shows the URL senders post to.
+ */
+export function toWebhook(w: WebhookRow, secret: string | null, publicBaseUrl: string) {
+  return {
+    id: w.id,
+    accountId: w.account_id,
+    name: w.name,
+    url: w.direction === 'incoming' ? `${publicBaseUrl}/api/hooks/webhooks/${w.id}` : w.url!,
+    secret,
+    events: w.events,
+    direction: w.direction,
+    enabled: w.enabled,
+    triggerCount: w.trigger_count,
+    lastTriggered: w.last_triggered_at ? iso(w.last_triggered_at) : null,
+    createdAt: iso(w.created_at),
+    updatedAt: iso(w.updated_at),
+  };
+}
+export type Webhook = ReturnType<typeof toWebhook>;
+
+/** The API shape of a trigger (agent or user); `configJson` is the presented config (secrets masked or revealed). */
+export function toTrigger(t: TriggerRow, derived: { configJson: Config; nextFireAt: Date | null; hookUrl: string | null }) {
+  return {
+    id: t.id,
+    accountId: t.account_id,
+    agentId: t.agent_id,
+    type: t.type,
+    name: t.name,
+    configJson: derived.configJson as TriggerConfig,
+    enabled: t.enabled,
+    fireCount: t.fire_count,
+    lastFired: t.last_fired_at ? iso(t.last_fired_at) : null,
+    nextFireAt: derived.nextFireAt ? iso(derived.nextFireAt) : null,
+    hookUrl: derived.hookUrl,
+    createdAt: iso(t.created_at),
+    updatedAt: iso(t.updated_at),
+  };
+}
+export type Trigger = ReturnType<typeof toTrigger>;
+
+export function toTeamMember(m: TeamMemberRow) {
+  return {
+    id: m.id,
+    accountId: m.account_id,
+    email: m.email,
+    role: m.role,
+    permissions: effectivePermissions(m.role, m.permissions),
+    customPermissions: m.permissions,
+    status: m.status,
+    userId: m.user_id,
+    invitedAt: iso(m.invited_at),
+    acceptedAt: m.accepted_at ? iso(m.accepted_at) : null,
+    removedAt: m.removed_at ? iso(m.removed_at) : null,
+    createdAt: iso(m.created_at),
+    updatedAt: iso(m.updated_at),
+  };
+}
+
+export function toInvitation(i: InvitationRow) {
+  return {
+    id: i.id,
+    accountId: i.account_id,
+    accountName: i.account_name,
+    email: i.email,
+    role: i.role,
+    permissions: effectivePermissions(i.role, i.permissions),
+    invitedAt: iso(i.invited_at),
   };
 }

@@ -2,25 +2,10 @@ import type { Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { ConnectorRow, ConnectorsRepository, ConnectorValues } from '../../db/repositories/connectors';
 import type { SecretBox } from '../../lib/secrets';
+import { toConnector } from '../mappers';
 import { CONNECTOR_SECRET_PATHS, connectorConfigSchemas, type CreateConnectorInput } from '../schemas/connectors';
 import { createAgentChildService } from './agent-children';
 import type { Caller } from './auth-service';
-import type { Config } from './secret-config';
-
-/** Row → API shape; `configJson` is the config to show (secrets masked, or revealed to the request that set them). */
-export function toConnector(c: ConnectorRow, configJson: Config) {
-  return {
-    id: c.id,
-    accountId: c.account_id,
-    agentId: c.agent_id,
-    type: c.type,
-    name: c.name,
-    configJson,
-    enabled: c.enabled,
-    createdAt: c.created_at.toISOString(),
-    updatedAt: c.updated_at.toISOString(),
-  };
-}
 
 export function createConnectorService(deps: { db: Db; agents: AgentsRepository; connectors: ConnectorsRepository; secrets: SecretBox }) {
   const children = createAgentChildService({

@@ -9,7 +9,8 @@ import { ValidationError } from '../errors';
 export type SecretPath = readonly string[];
 export type Config = Record<string, unknown>;
 
-const keyOf = (path: SecretPath) => path.join('\u0000');
+/** How a path is named in a `revealed` set. */
+export const pathKey = (path: SecretPath) => path.join('\u0000');
 
 function read(config: Config, path: SecretPath): unknown {
   let node: unknown = config;
@@ -38,7 +39,7 @@ export const openConfig = (stored: Config, paths: readonly SecretPath[], box: Se
 
 /** The response form: every secret masked except those in `revealed` (set by this request). */
 export function presentConfig(plain: Config, paths: readonly SecretPath[], revealed: ReadonlySet<string> = new Set()): Config {
-  return mapSecrets(plain, paths, (v, path) => (revealed.has(keyOf(path)) ? v : maskSecret(v)));
+  return mapSecrets(plain, paths, (v, path) => (revealed.has(pathKey(path)) ? v : maskSecret(v)));
 }
 
 /**
@@ -50,7 +51,7 @@ export function restoreMasked(next: Config, current: Config, paths: readonly Sec
   const revealed = new Set<string>();
   const config = mapSecrets(next, paths, (value, path) => {
     if (!isMasked(value)) {
-      if (read(current, path) !== value) revealed.add(keyOf(path)); // set or changed by this request
+      if (read(current, path) !== value) revealed.add(pathKey(path)); // set or changed by this request
       return value;
     }
     const existing = read(current, path);
@@ -64,7 +65,7 @@ export function restoreMasked(next: Config, current: Config, paths: readonly Sec
 
 /** Every present secret path, for a create: all of them are shown in full in its response. */
 export function allPaths(config: Config, paths: readonly SecretPath[]): Set<string> {
-  return new Set(paths.filter((p) => typeof read(config, p) === 'string').map(keyOf));
+  return new Set(paths.filter((p) => typeof read(config, p) === 'string').map(pathKey));
 }
 
 /** The same rules for a single secret held outside a config (e.g. a webhook's `secret`). */

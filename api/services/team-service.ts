@@ -1,76 +1,11 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
-import type { InvitationRow, MemberStatus, StoredPermissions, TeamMemberRow, TeamRepository } from '../../db/repositories/team';
+import type { MemberStatus, StoredPermissions, TeamRepository } from '../../db/repositories/team';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
-import {
-  PERMISSION_KEYS,
-  type CreateTeamMemberInput,
-  type CustomPermissions,
-  type Permissions,
-  type TeamRole,
-  type UpdateTeamMemberInput,
-} from '../schemas/team';
+import { toInvitation, toTeamMember } from '../mappers';
+import type { CreateTeamMemberInput, UpdateTeamMemberInput } from '../schemas/team';
 import type { Caller } from './auth-service';
-
-/** Default permissions of each role (DESIGN §4 Team). */
-export const ROLE_PERMISSIONS: Readonly<Record<TeamRole, Readonly<Permissions>>> = {
-  admin: { canExport: true, canDelete: true, canManageTeam: true },
-  editor: { canExport: true, canDelete: true, canManageTeam: false },
-  viewer: { canExport: false, canDelete: false, canManageTeam: false },
-};
-
-/** The role's defaults overridden by the member's custom booleans. */
-export function effectivePermissions(role: TeamRole, custom: CustomPermissions): Permissions {
-  const out = { ...ROLE_PERMISSIONS[role] };
-  for (const key of PERMISSION_KEYS) {
-    const value = custom[key];
-    if (typeof value === 'boolean') out[key] = value;
-  }
-  return out;
-}
-
-/** Custom overrides after a patch: a boolean sets the override, null removes it, absent keeps it. */
-export function mergeOverrides(current: CustomPermissions, patch: NonNullable<UpdateTeamMemberInput['permissions']>): CustomPermissions {
-  const out: CustomPermissions = { ...current };
-  for (const key of PERMISSION_KEYS) {
-    const value = patch[key];
-    if (value === null) delete out[key];
-    else if (value !== undefined) out[key] = value;
-  }
-  return out;
-}
-
-const iso = (d: Date) => d.toISOString();
-
-export function toTeamMember(m: TeamMemberRow) {
-  return {
-    id: m.id,
-    accountId: m.account_id,
-    email: m.email,
-    role: m.role,
-    permissions: effectivePermissions(m.role, m.permissions),
-    customPermissions: m.permissions,
-    status: m.status,
-    userId: m.user_id,
-    invitedAt: iso(m.invited_at),
-    acceptedAt: m.accepted_at ? iso(m.accepted_at) : null,
-    removedAt: m.removed_at ? iso(m.removed_at) : null,
-    createdAt: iso(m.created_at),
-    updatedAt: iso(m.updated_at),
-  };
-}
-
-export function toInvitation(i: InvitationRow) {
-  return {
-    id: i.id,
-    accountId: i.account_id,
-    accountName: i.account_name,
-    email: i.email,
-    role: i.role,
-    permissions: effectivePermissions(i.role, i.permissions),
-    invitedAt: iso(i.invited_at),
-  };
-}
+import { mergeOverrides } from './team-permissions';
 
 /**
  * Team members of the caller's own account (the account owner manages the team) and the caller's

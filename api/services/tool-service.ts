@@ -4,26 +4,11 @@ import type { ToolRow, ToolsRepository, ToolType, ToolValues } from '../../db/re
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import type { SecretBox } from '../../lib/secrets';
 import { ValidationError } from '../errors';
+import { toTool } from '../mappers';
 import { SECRET_HEADER, toolConfigSchemas, type CreateToolInput } from '../schemas/tools';
 import { createAgentChildService } from './agent-children';
 import type { Caller } from './auth-service';
 import type { Config, SecretPath } from './secret-config';
-
-/** Row → API shape; `configJson` is the config to show (secrets masked, or revealed to the request that set them). */
-export function toTool(t: ToolRow, configJson: Config) {
-  return {
-    id: t.id,
-    accountId: t.account_id,
-    agentId: t.agent_id,
-    type: t.type,
-    name: t.name,
-    description: t.description,
-    configJson,
-    enabled: t.enabled,
-    createdAt: t.created_at.toISOString(),
-    updatedAt: t.updated_at.toISOString(),
-  };
-}
 
 /** A custom tool's secrets are the values of headers named like authorization / *token* / *key* / *secret*. */
 export function toolSecretPaths(type: ToolType, config: Config): SecretPath[] {

@@ -6,10 +6,11 @@ import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, ty
 import { nextFireTime } from '../../lib/cron';
 import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
-import { configSchemaFor, type CreateTriggerInput, type TriggerConfig, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
+import { toTrigger, type Trigger } from '../mappers';
+import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
-import { openConfig, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
+import { openConfig, pathKey, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
 
 const CONFIG_FIELD = 'body.configJson';
 const SECRET_PATHS: Record<TriggerType, readonly SecretPath[]> = {
@@ -20,32 +21,11 @@ const SECRET_PATHS: Record<TriggerType, readonly SecretPath[]> = {
   agent_finished: [],
   agent_output: [],
 };
-const keyOf = (path: SecretPath) => path.join('\u0000');
 
 /** 24 lower-case hex characters: 96 bits, so a clash with an existing path is never expected. */
 const generateWebhookPath = () => randomBytes(12).toString('hex');
 /** 32 random bytes, base64url (43 characters). */
 const generateSecretToken = () => randomBytes(32).toString('base64url');
-
-/** The API shape of a trigger (agent or user); `configJson` is the presented config (secrets masked or revealed). */
-export function toTrigger(t: TriggerRow, derived: { configJson: Config; nextFireAt: Date | null; hookUrl: string | null }) {
-  return {
-    id: t.id,
-    accountId: t.account_id,
-    agentId: t.agent_id,
-    type: t.type,
-    name: t.name,
-    configJson: derived.configJson as TriggerConfig,
-    enabled: t.enabled,
-    fireCount: t.fire_count,
-    lastFired: t.last_fired_at ? t.last_fired_at.toISOString() : null,
-    nextFireAt: derived.nextFireAt ? derived.nextFireAt.toISOString() : null,
-    hookUrl: derived.hookUrl,
-    createdAt: t.created_at.toISOString(),
-    updatedAt: t.updated_at.toISOString(),
-  };
-}
-export type Trigger = ReturnType<typeof toTrigger>;
 
 /**
  * Agent triggers (scope 'agent', under /api/agents/:agentId/triggers and /api/triggers/:id) and
@@ -90,7 +70,7 @@ export function createTriggerService(deps: {
       config.webhookPath ??= generateWebhookPath();
       if (config.secretToken === undefined) {
         config.secretToken = generateSecretToken();
-        revealed.add(keyOf(['secretToken']));
+        revealed.add(pathKey(['secretToken']));
       }
     }
     return { plain: config, sealed: sealConfig(config, paths, secrets), revealed };

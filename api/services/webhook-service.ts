@@ -5,36 +5,13 @@ import { ALL_EVENTS } from '../../lib/events';
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import { maskSecret, type SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
+import { toWebhook, type Webhook } from '../mappers';
 import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
 import type { Caller } from './auth-service';
 import { restoreMaskedValue } from './secret-config';
 
 const DEFAULT_EVENTS: Record<WebhookDirection, string[]> = { outgoing: [ALL_EVENTS], incoming: ['webhook.received'] };
 const URL_REQUIRED = 'body.url: is required for outgoing webhooks';
-
-const iso = (d: Date) => d.toISOString();
-
-/**
- * Row → API shape. `secret` is what the response shows: the plaintext when this request set it, else its
- * mask, or null. An incoming webhook stores no url; it shows the URL senders post to.
- */
-export function toWebhook(w: WebhookRow, secret: string | null, publicBaseUrl: string) {
-  return {
-    id: w.id,
-    accountId: w.account_id,
-    name: w.name,
-    url: w.direction === 'incoming' ? `${publicBaseUrl}/api/hooks/webhooks/${w.id}` : w.url!,
-    secret,
-    events: w.events,
-    direction: w.direction,
-    enabled: w.enabled,
-    triggerCount: w.trigger_count,
-    lastTriggered: w.last_triggered_at ? iso(w.last_triggered_at) : null,
-    createdAt: iso(w.created_at),
-    updatedAt: iso(w.updated_at),
-  };
-}
-export type Webhook = ReturnType<typeof toWebhook>;
 
 /**
  * Removes duplicates; "*" covers every other type, so a list holding it is just ["*"]. An incoming webhook

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
-import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../api/services/team-service';
+import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../api/services/team-permissions';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 const uniqueEmail = (name: string) => `${name}-${randomBytes(4).toString('hex')}@example.com`;

@@ -1,0 +1,29 @@
+import { PERMISSION_KEYS, type CustomPermissions, type Permissions, type TeamRole, type UpdateTeamMemberInput } from '../schemas/team';
+
+/** Default permissions of each role (DESIGN §4 Team). */
+export const ROLE_PERMISSIONS: Readonly<Record<TeamRole, Readonly<Permissions>>> = {
+  admin: { canExport: true, canDelete: true, canManageTeam: true },
+  editor: { canExport: true, canDelete: true, canManageTeam: false },
+  viewer: { canExport: false, canDelete: false, canManageTeam: false },
+};
+
+/** The role's defaults overridden by the member's custom booleans. */
+export function effectivePermissions(role: TeamRole, custom: CustomPermissions): Permissions {
+  const out = { ...ROLE_PERMISSIONS[role] };
+  for (const key of PERMISSION_KEYS) {
+    const value = custom[key];
+    if (typeof value === 'boolean') out[key] = value;
+  }
+  return out;
+}
+
+/** Custom overrides after a patch: a boolean sets the override, null removes it, absent keeps it. */
+export function mergeOverrides(current: CustomPermissions, patch: NonNullable<UpdateTeamMemberInput['permissions']>): CustomPermissions {
+  const out: CustomPermissions = { ...current };
+  for (const key of PERMISSION_KEYS) {
+    const value = patch[key];
+    if (value === null) delete out[key];
+    else if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
