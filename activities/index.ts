@@ -1,16 +1,31 @@
 import type { Db } from '../db/pool';
+import { createDeliveryActivities } from './deliveries';
+import type { ActivityDeps } from './deps';
+import { createDispatchActivities } from './dispatch';
+import { createFireActivities } from './fires';
+import { createRunActivities } from './runs';
 
 /**
- * Activities are built from their dependencies (samples-typescript's dependency-injection pattern)
- * and registered by the worker. All I/O lives here, never in workflows/.
+ * Activities are built from their dependencies and registered by the worker. All I/O lives here,
+ * never in workflows/.
  */
-export function createActivities(deps: { db: Db }) {
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...healthActivities(deps.db),
+    ...createFireActivities(deps),
+    ...createDispatchActivities(deps),
+    ...createDeliveryActivities(deps),
+    ...createRunActivities(deps),
+  };
+}
+export type Activities = ReturnType<typeof createActivities>;
+
+function healthActivities(db: Db) {
   return {
     /** Round trip to Postgres from the worker: proves the worker, its task queue and the database are wired. */
     async checkDatabase(): Promise<{ ok: boolean; database: string }> {
-      const { rows } = await deps.db.query<{ database: string }>('SELECT current_database() AS database');
+      const { rows } = await db.query<{ database: string }>('SELECT current_database() AS database');
       return { ok: true, database: rows[0]!.database };
     },
   };
 }
-export type Activities = ReturnType<typeof createActivities>;

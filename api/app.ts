@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
-import type { Connection } from '@temporalio/client';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
+import { createHandOff } from '../lib/handoff';
+import type { TemporalClient } from '../lib/temporal-client';
 import { createSecretBox } from '../lib/secrets';
 import type { Db } from '../db/pool';
 import { createAccountsRepository } from '../db/repositories/accounts';
@@ -37,8 +38,8 @@ import './types';
 export interface AppDeps {
   config: Config;
   db: Db;
-  /** The process's one Temporal connection (lazy: the API starts even while Temporal is down). */
-  temporal: Connection;
+  /** The process's one Temporal client (lazy: the API starts even while Temporal is down). */
+  temporal: TemporalClient;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -75,11 +76,15 @@ export async function buildApp(deps: AppDeps) {
     refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
   });
   const account = createAccountService({ accounts });
-  const agents = createAgentService({ db, agents: agentsRepo, accounts, agentCreateCost: config.billing.agentCreateCost });
-  const health = createHealthService({ db, temporal: deps.temporal });
+  // Outbox rows this process commits are handed to Temporal right after the commit; the worker's
+  // reconciler hands off whatever this misses (Temporal down, process killed).
+  const handOff = createHandOff({ db, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg) });
+  app.addHook('onClose', () => handOff.idle());
+  const agents = createAgentService({ db, agents: agentsRepo, accounts, handOff, agentCreateCost: config.billing.agentCreateCost });
+  const health = createHealthService({ db, temporal: deps.temporal.connection });
   const publicBaseUrl = config.http.publicBaseUrl;
   const secrets = createSecretBox(config.secretsKey);
-  const resources: ResourceContext = { db, config, secrets, agents: agentsRepo, publicBaseUrl };
+  const resources: ResourceContext = { db, config, secrets, agents: agentsRepo, publicBaseUrl, handOff };
 
   await registerDocs(app, publicBaseUrl);
   const authRateLimit = await registerAuthRateLimit(app, {

@@ -1,4 +1,5 @@
 import type { Config } from '../lib/config';
+import type { HandOff } from '../lib/handoff';
 import type { SecretBox } from '../lib/secrets';
 import type { Db } from '../db/pool';
 import type { AgentsRepository } from '../db/repositories/agents';
@@ -10,4 +11,6 @@ export interface ResourceContext {
   secrets: SecretBox;
   agents: AgentsRepository;
   publicBaseUrl: string;
+  /** Call `kick()` after committing outbox rows (events, runs, fires, schedule syncs). */
+  handOff: HandOff;
 }

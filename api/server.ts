@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const db = createPool(config.databaseUrl);
   const temporal = createTemporalClient(config);
-  const app = await buildApp({ config, db, temporal: temporal.connection });
+  const app = await buildApp({ config, db, temporal });
 
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   });
   const db = createPool(config.databaseUrl); // the server's pool: max 10, as api/server.ts
   const temporal = createTemporalClient(config); // lazy; never connects during the bench
-  const app = await buildApp({ config, db, temporal: temporal.connection, logger: false });
+  const app = await buildApp({ config, db, temporal, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('unexpected listen address');

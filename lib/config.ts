@@ -17,6 +17,8 @@ const base64Key32 = z
   .string()
   .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes encoded as base64');
 
+const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+
 const port = z.coerce.number().int().min(0).max(65535);
 
 const envSchema = z.object({
@@ -36,6 +38,12 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: durationList.default('0s,5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
+  SCHEDULE_SWEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
+  TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
+  DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
+  POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -49,6 +57,10 @@ export interface Config {
   secretsKey: Buffer;
   billing: { initialBalance: number; agentCreateCost: number };
   webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean };
+  /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
+  engine: { reconcileIntervalMs: number; scheduleSweepMs: number };
+  /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
+  tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
   logLevel: string;
 }
 
@@ -86,6 +98,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retrySchedule: e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => s.trim()),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowPrivateTargets: e.ALLOW_PRIVATE_TARGETS,
+    },
+    engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS },
+    tools: {
+      timeoutMs: e.TOOL_TIMEOUT_MS,
+      coinGeckoBaseUrl: e.COINGECKO_BASE_URL,
+      dexScreenerBaseUrl: e.DEXSCREENER_BASE_URL,
+      polymarketBaseUrl: e.POLYMARKET_BASE_URL,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -10,3 +10,4 @@ export function createTemporalClient(config: Config) {
   const client = new Client({ connection, namespace: config.temporal.namespace });
   return { connection, client, close: () => connection.close() };
 }
+export type TemporalClient = ReturnType<typeof createTemporalClient>;

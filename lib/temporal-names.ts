@@ -1,13 +1,59 @@
-/** Task queue and workflow-id formats live here and nowhere else (DESIGN §1). */
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+
+/** Task queue, workflow-id formats and search attributes live here and nowhere else (DESIGN §1). */
 export const TASK_QUEUE = 'agent-platform';
 
 export const SEARCH_ATTRIBUTES = ['AccountId', 'AgentId', 'TriggerId'] as const;
 
+const keys = {
+  AccountId: defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD),
+  AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
+  TriggerId: defineSearchAttributeKey('TriggerId', SearchAttributeType.KEYWORD),
+};
+
+/** What an operator filters on in the Temporal UI; set on every workflow and schedule we start. */
+export interface WorkflowTags {
+  accountId: string;
+  agentId?: string | null;
+  triggerId?: string | null;
+}
+
+export function searchAttributePairs(tags: WorkflowTags): SearchAttributePair[] {
+  const pairs: SearchAttributePair[] = [{ key: keys.AccountId, value: tags.accountId }];
+  if (tags.agentId) pairs.push({ key: keys.AgentId, value: tags.agentId });
+  if (tags.triggerId) pairs.push({ key: keys.TriggerId, value: tags.triggerId });
+  return pairs;
+}
+
+/** Workflow types, as exported by workflows/index.ts. */
+export const WORKFLOW_TYPES = {
+  fire: 'fireTriggerWorkflow',
+  event: 'dispatchEventWorkflow',
+  delivery: 'deliverWebhookWorkflow',
+  run: 'runAgentWorkflow',
+} as const;
+
+export const SCHEDULE_ID_PREFIX = 'trigger:';
+export const FIRE_ID_PREFIX = 'fire:';
+
 export const workflowIds = {
-  triggerSchedule: (triggerId: string) => `trigger:${triggerId}`,
+  triggerSchedule: (triggerId: string) => `${SCHEDULE_ID_PREFIX}${triggerId}`,
   event: (eventId: string) => `event:${eventId}`,
-  delivery: (deliveryId: string) => `delivery:${deliveryId}`,
+  /** Generation 0 is the first hand-off; each manual retry is a new generation with its own workflow. */
+  delivery: (deliveryId: string, generation = 0) => (generation === 0 ? `delivery:${deliveryId}` : `delivery:${deliveryId}:retry-${generation}`),
   run: (runId: string) => `run:${runId}`,
-  fire: (triggerId: string, fireKey: string) => `fire:${triggerId}:${fireKey}`,
+  fire: (triggerId: string, fireKey: string) => `${FIRE_ID_PREFIX}${triggerId}:${fireKey}`,
+  /** A schedule's action id; Temporal appends `-<scheduled time>` to each workflow it starts. */
+  scheduledFire: (triggerId: string) => `${FIRE_ID_PREFIX}${triggerId}:schedule`,
   healthProbe: (probeId: string) => `health-probe:${probeId}`,
 };
+
+/** The fire key of a `fire:<triggerId>:<fireKey>` workflow id. */
+export function fireKeyOf(workflowId: string, triggerId: string): string {
+  const prefix = `${FIRE_ID_PREFIX}${triggerId}:`;
+  if (!workflowId.startsWith(prefix)) throw new Error(`workflow id ${workflowId} is not a fire of trigger ${triggerId}`);
+  return workflowId.slice(prefix.length);
+}
+
+/** Chained fires (from an event) stop at this depth, so a cycle of triggers can't run forever. */
+export const MAX_CHAIN_DEPTH = 10;

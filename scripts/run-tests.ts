@@ -27,7 +27,7 @@ function testFiles(args: string[]): string[] {
       if (statSync(full).isDirectory()) return walk(full);
       return name.endsWith('.test.ts') ? [full] : [];
     });
-  return ['test/unit', 'test/api', 'test/workflows', 'test/e2e'].filter((d) => {
+  return ['test/unit', 'test/api', 'test/workflows', 'test/engine', 'test/e2e'].filter((d) => {
     try {
       return statSync(d).isDirectory();
     } catch {

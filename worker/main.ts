@@ -1,11 +1,12 @@
 import { Runtime } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
 import { createPool } from '../db/pool';
-import { connectWithRetry, createWorker } from './worker';
+import { connectWithRetry, createEngine, type Engine } from './worker';
 
 /**
- * Production entry for the worker alone. Shutdown is ours, in order: stop polling and drain
- * running tasks, then close the Temporal connection, then the pool.
+ * Production entry for the worker: the Temporal worker, the outbox hand-off and the reconciler.
+ * Shutdown is ours, in order: stop polling and drain running tasks, stop the reconciler, then close
+ * the Temporal connection, then the pool.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -13,25 +14,25 @@ async function main(): Promise<void> {
   Runtime.install({ shutdownSignals: [] });
   const db = createPool(config.databaseUrl);
   const stop = new AbortController();
-  let worker: Awaited<ReturnType<typeof createWorker>> | undefined;
+  let engine: Engine | undefined;
 
   const shutdown = (signal: string) => {
     if (stop.signal.aborted) return;
     console.log(`[worker] ${signal}: shutting down`);
     stop.abort();
     setTimeout(() => process.exit(1), 30_000).unref();
-    if (worker && worker.getState() === 'RUNNING') worker.shutdown();
-    else if (!worker) process.exit(0);
+    if (engine) engine.shutdown();
+    else process.exit(0);
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   const connection = await connectWithRetry(config.temporal.address, (m) => console.log(`[worker] ${m}`), stop.signal);
   try {
-    worker = await createWorker({ connection, namespace: config.temporal.namespace, db });
+    engine = await createEngine({ connection, config, db });
     if (stop.signal.aborted) return;
-    console.log(`[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace})`);
-    await worker.run();
+    console.log(`[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace}); reconciler every ${config.engine.reconcileIntervalMs} ms`);
+    await engine.run();
   } finally {
     await connection.close();
     await db.end();

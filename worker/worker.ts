@@ -1,23 +1,64 @@
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
+import type { Config } from '../lib/config';
+import { createHandOff, type HandOff } from '../lib/handoff';
+import { createSecretBox } from '../lib/secrets';
 import { TASK_QUEUE } from '../lib/temporal-names';
+import { startReconciler } from './reconciler';
 
-/** Builds a worker on the `agent-platform` task queue; the caller owns the connection and the pool. */
-export async function createWorker(deps: {
+export interface EngineDeps {
   connection: NativeConnection;
-  namespace: string;
+  config: Config;
   db: Db;
   workflowBundle?: WorkerOptions['workflowBundle'];
-}): Promise<Worker> {
-  return Worker.create({
+  log?: (msg: string, err?: unknown) => void;
+}
+
+/**
+ * The worker side of the engine: the Temporal worker on `agent-platform` (workflows and activities),
+ * the process's one client, its outbox hand-off and the reconciler. The caller owns the connection
+ * and the pool; `run()` polls until `shutdown()`.
+ */
+export async function createEngine(deps: EngineDeps) {
+  const { config, db } = deps;
+  const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
+  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
+  const handOff: HandOff = createHandOff({ db, client, log });
+  const worker = await Worker.create({
     connection: deps.connection,
-    namespace: deps.namespace,
+    namespace: config.temporal.namespace,
     taskQueue: TASK_QUEUE,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ db: deps.db }),
+    activities: createActivities({ db, config, secrets: createSecretBox(config.secretsKey), handOff, client }),
   });
+  let reconciler: ReturnType<typeof startReconciler> | undefined;
+
+  return {
+    worker,
+    client,
+    handOff,
+    /** Reconciles and polls until shutdown; resolves once the worker has drained. */
+    async run(): Promise<void> {
+      reconciler = startReconciler({
+        db, client, handOff, log,
+        intervalMs: config.engine.reconcileIntervalMs,
+        sweepEveryMs: config.engine.scheduleSweepMs,
+      });
+      try {
+        await worker.run();
+      } finally {
+        await reconciler.stop();
+      }
+    },
+    shutdown(): void {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+    sweep: () => (reconciler ? reconciler.sweep() : Promise.resolve(0)),
+  };
 }
+export type Engine = Awaited<ReturnType<typeof createEngine>>;
 
 /** Connects to Temporal, retrying while it is unreachable (the worker may start before Temporal). */
 export async function connectWithRetry(address: string, log: (msg: string) => void, signal: AbortSignal): Promise<NativeConnection> {

@@ -1,2 +1,6 @@
 // Deterministic orchestration only: no I/O, clock or randomness here (lint enforces it).
 export { healthProbeWorkflow } from './health-probe';
+export { fireTriggerWorkflow } from './fire';
+export { dispatchEventWorkflow } from './dispatch';
+export { deliverWebhookWorkflow } from './delivery';
+export { runAgentWorkflow } from './run';

@@ -24,6 +24,7 @@ export function triggerRoutes(app: App, ctx: ResourceContext): void {
     agents: ctx.agents,
     secrets: ctx.secrets,
     publicBaseUrl: ctx.publicBaseUrl,
+    handOff: ctx.handOff,
   });
   const itemErrors = { 404: errorSchema, ...authErrors };
   const writeErrors = { 400: errorSchema, 409: errorSchema };

@@ -1,7 +1,10 @@
 import type { PageRequest } from '../../db/paging';
+import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AccountsRepository } from '../../db/repositories/accounts';
 import type { AgentRow, AgentsRepository, AgentValues } from '../../db/repositories/agents';
+import { emitEvent } from '../../db/repositories/events';
+import type { HandOff } from '../../lib/handoff';
 import { NotFoundError } from '../errors';
 import { toAgent } from '../mappers';
 import { DEFAULT_MEMORY_CONFIG, type CreateAgentInput, type UpdateAgentInput } from '../schemas/agents';
@@ -24,11 +27,27 @@ function valuesOf(row: AgentRow): AgentValues {
   };
 }
 
-export function createAgentService(deps: { db: Db; agents: AgentsRepository; accounts: AccountsRepository; agentCreateCost: number }) {
-  const { db, agents, accounts } = deps;
+/** The data of agent.created / agent.updated / agent.deleted. */
+const eventData = (row: AgentRow) => ({ agentId: row.id, name: row.name, status: row.status });
+
+export function createAgentService(deps: {
+  db: Db;
+  agents: AgentsRepository;
+  accounts: AccountsRepository;
+  handOff: HandOff;
+  agentCreateCost: number;
+}) {
+  const { db, agents, accounts, handOff } = deps;
+
+  /** Every agent change emits its event in the change's own transaction, then hands it off. */
+  async function committed<T>(fn: (tx: PoolClient) => Promise<T>): Promise<T> {
+    const result = await withTransaction(db, fn);
+    handOff.kick();
+    return result;
+  }
 
   async function mutate(caller: Caller, id: string, change: (current: AgentValues) => AgentValues) {
-    return withTransaction(db, async (tx) => {
+    return committed(async (tx) => {
       const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
       if (!row) throw new NotFoundError('Agent');
       const next = change(valuesOf(row));
@@ -36,14 +55,16 @@ export function createAgentService(deps: { db: Db; agents: AgentsRepository; acc
       if (row.status === 'template' && next.status !== 'template') {
         await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.from_template', resourceId: id });
       }
-      return toAgent((await agents.update(caller.accountId, id, next, tx))!);
+      const updated = (await agents.update(caller.accountId, id, next, tx))!;
+      await emitEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated), agentId: id });
+      return toAgent(updated);
     });
   }
 
   return {
     /** The agent and its charge are one transaction: both happen or neither. */
     async create(caller: Caller, input: CreateAgentInput) {
-      return withTransaction(db, async (tx) => {
+      return committed(async (tx) => {
         const row = await agents.insert(
           caller.accountId,
           {
@@ -64,6 +85,7 @@ export function createAgentService(deps: { db: Db; agents: AgentsRepository; acc
         if (row.status !== 'template') {
           await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id });
         }
+        await emitEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row), agentId: row.id });
         return toAgent(row);
       });
     },
@@ -96,8 +118,12 @@ export function createAgentService(deps: { db: Db; agents: AgentsRepository; acc
     },
 
     async delete(caller: Caller, id: string): Promise<void> {
-      const deleted = await withTransaction(db, (tx) => agents.delete(caller.accountId, id, tx));
-      if (!deleted) throw new NotFoundError('Agent');
+      // Deleting its triggers queues their schedules' removal (a database trigger on `triggers`).
+      await committed(async (tx) => {
+        const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
+        if (!row || !(await agents.delete(caller.accountId, id, tx))) throw new NotFoundError('Agent');
+        await emitEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row), agentId: id });
+      });
     },
   };
 }

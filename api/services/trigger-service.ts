@@ -4,6 +4,8 @@ import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, type TriggersRepository, type TriggerValues } from '../../db/repositories/triggers';
 import { nextFireTime } from '../../lib/cron';
+import type { HandOff } from '../../lib/handoff';
+import { isScheduled } from '../../lib/schedules';
 import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toTrigger, type Trigger } from '../mappers';
@@ -39,16 +41,21 @@ export function createTriggerService(deps: {
   agents: AgentsRepository;
   secrets: SecretBox;
   publicBaseUrl: string;
+  /** Kicked after every write: a database trigger queued the schedule's sync in the write's transaction. */
+  handOff: HandOff;
   now?: () => Date;
 }) {
-  const { db, triggers, agents, secrets } = deps;
+  const { db, triggers, agents, secrets, handOff } = deps;
   const now = deps.now ?? (() => new Date());
 
   function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
-    const scheduled = row.enabled && (row.type === 'schedule' || row.type === 'cron');
+    const scheduled = row.enabled && isScheduled(row.type);
+    // Temporal's answer when it is current; computed from the expression until the schedule is synced.
+    const at = now();
+    const known = row.next_fire_at && row.next_fire_at > at ? row.next_fire_at : null;
     return toTrigger(row, {
       configJson: presentConfig(plain, SECRET_PATHS[row.type], revealed),
-      nextFireAt: scheduled ? nextFireTime(String(plain.cronExpression), String(plain.timezone), now()) : null,
+      nextFireAt: scheduled ? (known ?? nextFireTime(String(plain.cronExpression), String(plain.timezone), at)) : null,
       hookUrl: row.webhook_path ? `${deps.publicBaseUrl}/api/hooks/triggers/${row.webhook_path}` : null,
     });
   }
@@ -95,11 +102,14 @@ export function createTriggerService(deps: {
     if (agentId !== null) await requireAgent(caller, agentId, missing);
     const { plain, sealed, revealed } = resolveConfig(input.type, input.configJson ?? {}, {});
     const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: sealed, enabled: input.enabled ?? true };
+    let row: TriggerRow;
     try {
-      return present(await triggers.insert(caller.accountId, scope, values), plain, revealed);
+      row = await triggers.insert(caller.accountId, scope, values);
     } catch (err) {
       return translateWriteError(err, missing);
     }
+    handOff.kick();
+    return present(row, plain, revealed);
   }
 
   async function list(caller: Caller, scope: TriggerScope, page: PageRequest, agentId?: string) {
@@ -140,7 +150,7 @@ export function createTriggerService(deps: {
     async update(caller: Caller, scope: TriggerScope, id: string, patch: UpdateTriggerInput): Promise<Trigger> {
       const missing = agentNotInAccount;
       try {
-        return await withTransaction(db, async (tx) => {
+        const updated = await withTransaction(db, async (tx) => {
           const row = await triggers.findByIdForUpdate(caller.accountId, scope, id, tx);
           if (!row) throw new NotFoundError('Trigger');
           const current = openConfig(row.config_json, SECRET_PATHS[row.type], secrets);
@@ -167,6 +177,8 @@ export function createTriggerService(deps: {
           const updated = await triggers.update(caller.accountId, scope, id, values, tx);
           return present(updated!, resolved.plain, resolved.revealed);
         });
+        handOff.kick();
+        return updated;
       } catch (err) {
         return translateWriteError(err, missing);
       }
@@ -174,6 +186,7 @@ export function createTriggerService(deps: {
 
     async delete(caller: Caller, scope: TriggerScope, id: string): Promise<void> {
       if (!(await triggers.delete(caller.accountId, scope, id))) throw new NotFoundError('Trigger');
+      handOff.kick();
     },
   };
 }

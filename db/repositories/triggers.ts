@@ -18,6 +18,8 @@ export interface TriggerRow {
   webhook_path: string | null;
   fire_count: number;
   last_fired_at: Date | null;
+  /** Temporal's next action time for the schedule, as of its last sync or fire (null: not known). */
+  next_fire_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -31,7 +33,7 @@ export interface TriggerValues {
 }
 
 const COLUMNS = `id, account_id, scope, agent_id, type, name, config_json, enabled, webhook_path, fire_count, last_fired_at,
-  created_at, updated_at`;
+  next_fire_at, created_at, updated_at`;
 
 /** The unique violation of another trigger already holding this webhookPath (any account). */
 export function isWebhookPathTaken(err: unknown): boolean {

@@ -39,7 +39,7 @@ describe('health', () => {
     // Port 1 on loopback: nothing listens there.
     const config = testConfig(database.url, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     const temporal = createTemporalClient(config);
-    const broken = await buildApp({ config, db: database.db, temporal: temporal.connection, logger: false });
+    const broken = await buildApp({ config, db: database.db, temporal, logger: false });
     try {
       const t = await broken.inject({ method: 'GET', url: '/api/health/temporal' });
       assert.equal(t.statusCode, 503);

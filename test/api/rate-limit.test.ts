@@ -14,7 +14,7 @@ describe('auth rate limit, shared through Postgres', () => {
     const config = testConfig(database.url, { AUTH_RATE_LIMIT_MAX: '10', AUTH_RATE_LIMIT_WINDOW_MS: '900000' });
     const temporal = createTemporalClient(config);
     // Two API instances over one database, as behind a load balancer.
-    apps = await Promise.all([0, 1].map(() => buildApp({ config, db: database.db, temporal: temporal.connection, logger: false })));
+    apps = await Promise.all([0, 1].map(() => buildApp({ config, db: database.db, temporal, logger: false })));
     cleanup = async () => {
       await Promise.all(apps.map((a) => a.close()));
       await temporal.close();
@@ -60,7 +60,7 @@ describe('auth rate limit, shared through Postgres', () => {
     const database = await createTestDatabase();
     const config = testConfig(database.url, { AUTH_RATE_LIMIT_MAX: '2', AUTH_RATE_LIMIT_WINDOW_MS: '1000' });
     const temporal = createTemporalClient(config);
-    const app = await buildApp({ config, db: database.db, temporal: temporal.connection, logger: false });
+    const app = await buildApp({ config, db: database.db, temporal, logger: false });
     try {
       const login = () => app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '198.51.100.1', payload: { email: 'a@example.com', password: 'whatever1' } });
       assert.equal((await login()).statusCode, 401);

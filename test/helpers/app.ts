@@ -14,7 +14,7 @@ export async function startTestApp(overrides: Record<string, string> = {}): Prom
   const database = await createTestDatabase();
   const config = testConfig(database.url, overrides);
   const temporal = createTemporalClient(config);
-  const app = await buildApp({ config, db: database.db, temporal: temporal.connection, logger: false });
+  const app = await buildApp({ config, db: database.db, temporal, logger: false });
   await app.ready();
   return {
     app,

@@ -1,0 +1,62 @@
+import type { WorkflowTags } from '../../lib/temporal-names';
+import type { Queryable } from '../pool';
+
+/** A workflow to start, recorded in the transaction of its cause (DESIGN §1, outbox). */
+export interface WorkflowStart {
+  workflowType: string;
+  workflowId: string;
+  args: unknown[];
+  tags: WorkflowTags;
+}
+
+export type OutboxItem =
+  | { id: number; kind: 'schedule'; payload: { triggerId: string }; attempts: number }
+  | { id: number; kind: 'workflow'; payload: WorkflowStart; attempts: number };
+
+/** Inside the caller's transaction: the workflow is started once this commits (now, or by the reconciler). */
+export async function enqueueWorkflow(q: Queryable, start: WorkflowStart): Promise<void> {
+  await q.query(`INSERT INTO outbox (kind, payload) VALUES ('workflow', $1)`, [JSON.stringify(start)]);
+}
+
+/** Schedule syncs are queued by a database trigger on `triggers` (migration 3); this is for the reconciler's sweep. */
+export async function enqueueScheduleSync(q: Queryable, triggerId: string): Promise<void> {
+  await q.query(`INSERT INTO outbox (kind, payload) VALUES ('schedule', $1)`, [JSON.stringify({ triggerId })]);
+}
+
+export function createOutboxRepository(db: Queryable) {
+  return {
+    /**
+     * Claims up to `limit` available rows for `leaseMs` (oldest first). A claimed row is invisible to
+     * other claimers until its lease ends, so a hand-off that dies mid-way is retried, never lost.
+     */
+    async claim(limit: number, leaseMs: number): Promise<OutboxItem[]> {
+      const { rows } = await db.query<OutboxItem>(
+        `UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond'
+         WHERE id IN (SELECT id FROM outbox WHERE available_at <= now() ORDER BY available_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, kind, payload, attempts`,
+        [limit, leaseMs],
+      );
+      return rows.sort((a, b) => a.id - b.id);
+    },
+
+    async complete(ids: number[]): Promise<void> {
+      if (ids.length) await db.query(`DELETE FROM outbox WHERE id = ANY($1::bigint[])`, [ids]);
+    },
+
+    /** Backs off (1 s doubling to 1 min) and keeps the error for the operator. */
+    async fail(id: number, error: string): Promise<void> {
+      await db.query(
+        `UPDATE outbox SET attempts = attempts + 1, last_error = left($2, 2000),
+           available_at = now() + least(60000, 1000 * power(2, least(attempts, 6))) * interval '1 millisecond'
+         WHERE id = $1`,
+        [id, error],
+      );
+    },
+
+    async pendingCount(): Promise<number> {
+      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox`);
+      return rows[0]!.n;
+    },
+  };
+}
+export type OutboxRepository = ReturnType<typeof createOutboxRepository>;

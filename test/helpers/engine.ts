@@ -1,0 +1,86 @@
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { buildApp } from '../../api/app';
+import type { Db } from '../../db/pool';
+import type { Config } from '../../lib/config';
+import { createTemporalClient } from '../../lib/temporal-client';
+import { createEngine, type Engine } from '../../worker/worker';
+import type { TestApp } from './app';
+import { testConfig } from './config';
+import { createTestDatabase } from './database';
+import { testNamespace } from './namespace';
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+let runtimeInstalled = false;
+
+/** The workflow code, bundled once per test file (process) and reused by every worker it starts. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+export function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+export interface EngineHarness {
+  app: TestApp;
+  db: Db;
+  config: Config;
+  engine: Engine;
+  /** Stops the worker (drained, as on SIGTERM); `startWorker()` starts a new one on the same database. */
+  stopWorker: () => Promise<void>;
+  startWorker: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+/**
+ * The whole engine in this process, as `npm start` runs it in two: the API (app.inject) and the worker
+ * (Temporal worker, outbox hand-off, reconciler) on a fresh database and this test file's own
+ * namespace of the test run's real Temporal dev server.
+ */
+export async function startEngine(testFile: string, overrides: Record<string, string> = {}): Promise<EngineHarness> {
+  quietRuntime();
+  const database = await createTestDatabase();
+  const config = testConfig(database.url, {
+    TEMPORAL_NAMESPACE: testNamespace(testFile),
+    RECONCILE_INTERVAL_MS: '500',
+    ...overrides,
+  });
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const temporal = createTemporalClient(config);
+  const app = await buildApp({ config, db: database.db, temporal, logger: false });
+  await app.ready();
+
+  const quiet = () => {};
+  let engine!: Engine;
+  let running: Promise<void> = Promise.resolve();
+  const startWorker = async () => {
+    engine = await createEngine({ connection, config, db: database.db, workflowBundle: await workflowBundle(), log: quiet });
+    running = engine.run();
+  };
+  const stopWorker = async () => {
+    engine.shutdown();
+    await running;
+  };
+  await startWorker();
+
+  return {
+    app,
+    db: database.db,
+    config,
+    get engine() {
+      return engine;
+    },
+    startWorker,
+    stopWorker,
+    close: async () => {
+      await stopWorker().catch(() => {});
+      await app.close();
+      await temporal.close();
+      await connection.close();
+      await database.drop();
+    },
+  };
+}
