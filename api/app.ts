@@ -22,7 +22,11 @@ import { accountRoutes } from './routes/account';
 import { agentRoutes } from './routes/agents';
 import { authRoutes } from './routes/auth';
 import { connectorRoutes } from './routes/connectors';
+import { deliveryRoutes } from './routes/deliveries';
+import { fireRoutes } from './routes/fires';
+import { hookRoutes } from './routes/hooks';
 import { healthRoutes } from './routes/health';
+import { runRoutes } from './routes/runs';
 import { teamRoutes } from './routes/team';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
@@ -94,6 +98,8 @@ export async function buildApp(deps: AppDeps) {
   });
 
   healthRoutes(app, health);
+  // Public hook endpoints: no credential; each checks its own secret (signature or X-Trigger-Token).
+  await app.register(async (hooks) => hookRoutes(hooks, resources));
   await app.register(async (api) => {
     requireAuthentication(api, auth);
     supportIdempotencyKeys(api, guards, secrets, createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest());
@@ -106,6 +112,9 @@ export async function buildApp(deps: AppDeps) {
     webhookRoutes(scoped, resources);
     triggerRoutes(scoped, resources);
     teamRoutes(scoped, resources);
+    fireRoutes(scoped, resources);
+    deliveryRoutes(scoped, resources);
+    runRoutes(scoped, resources);
   });
 
   return app;

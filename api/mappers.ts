@@ -166,3 +166,9 @@ export function toInvitation(i: InvitationRow) {
     invitedAt: iso(i.invited_at),
   };
 }
+
+// ---- fires (issue 4) ----
+
+// ---- deliveries (issue 4) ----
+
+// ---- runs (issue 4) ----

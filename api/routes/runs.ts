@@ -1,0 +1,5 @@
+import type { ResourceContext } from '../context';
+import type { App } from '../types';
+
+/** TODO(issue 4): filled in by its owner. */
+export function runRoutes(_app: App, _ctx: ResourceContext): void {}

@@ -1,0 +1,109 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from './network';
+
+/**
+ * The one way the engine calls out (webhook deliveries, custom tools, data tools): Node's own HTTP
+ * client, with the SSRF guard applied at connect time. The target is checked before the request
+ * (scheme, literal addresses, DNS) and the address the socket actually connects to is checked again
+ * in `lookup`, so a name that re-resolves to a private address between the two (DNS rebinding) is
+ * refused. Redirects are not followed (a redirect could lead anywhere); the whole exchange is bounded
+ * by `timeoutMs`, and the response body is read up to `maxResponseBytes`.
+ */
+export interface OutboundRequest {
+  url: string;
+  method: string;
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  maxResponseBytes?: number;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** Up to maxResponseBytes of the body, as UTF-8. */
+  body: string;
+}
+
+/** Why a request got no HTTP response: refused target, DNS, connection, timeout. The message is fit to store. */
+export class OutboundError extends Error {}
+
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 4);
+      const list = addresses as dns.LookupAddress[];
+      const blocked = allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
+      if (blocked) {
+        return callback(new TargetNotAllowedError(`${hostname} resolves to a private, loopback or link-local address (${blocked.address})`), '', 4);
+      }
+      if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      const first = list[0];
+      if (!first) return callback(new Error(`${hostname} does not resolve`), '', 4);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+export async function sendOutbound(req: OutboundRequest): Promise<OutboundResponse> {
+  try {
+    await assertPublicTarget(req.url, req.allowPrivate);
+  } catch (err) {
+    throw new OutboundError(`target not allowed: ${(err as Error).message}`);
+  }
+  const url = new URL(req.url);
+  const client = url.protocol === 'https:' ? https : http;
+  const limit = req.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+
+  return new Promise<OutboundResponse>((resolve, reject) => {
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      reject(err instanceof OutboundError ? err : new OutboundError(describe(err)));
+    };
+    const request = client.request(
+      url,
+      {
+        method: req.method,
+        headers: { 'user-agent': 'agent-platform/1', ...req.headers, ...(req.body !== undefined ? { 'content-length': Buffer.byteLength(req.body) } : {}) },
+        lookup: guardedLookup(req.allowPrivate),
+        agent: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          if (size >= limit) return;
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= limit) response.destroy();
+        });
+        const finish = () => {
+          clearTimeout(timer);
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).subarray(0, limit).toString('utf8') });
+        };
+        response.on('end', finish);
+        response.on('close', () => {
+          if (size >= limit) finish(); // destroyed at the size limit: keep what was read
+          else if (!response.complete) fail(new OutboundError('the response ended early (connection closed or timed out)'));
+        });
+        response.on('error', fail);
+      },
+    );
+    // The whole exchange, response body included.
+    const timer = setTimeout(() => request.destroy(new OutboundError(`timed out after ${req.timeoutMs} ms`)), req.timeoutMs);
+    request.on('error', fail);
+    request.end(req.body);
+  });
+}
+
+function describe(err: Error): string {
+  if (err instanceof TargetNotAllowedError) return `target not allowed: ${err.message}`;
+  const code = (err as { code?: string }).code;
+  return code ? `${code}: ${err.message}` : err.message;
+}
