@@ -10,7 +10,7 @@ import type { AttemptOutcome, DeliveryInput } from './types';
  */
 export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<AttemptOutcome> {
   const { attemptDelivery } = proxyActivities<Activities>({
-    startToCloseTimeout: input.timeoutMs + 15_000,
+    startToCloseTimeout: input.timeoutMs + 5_000,
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
   for (let i = 0; i < input.delaysMs.length; i++) {

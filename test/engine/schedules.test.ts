@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { scheduleOptions } from '../../lib/schedules';
+import { workflowIds } from '../../lib/temporal-names';
+import { registerUser, type TestUser } from '../helpers/app';
+import { startEngine, type EngineHarness } from '../helpers/engine';
+import { waitFor } from '../helpers/processes';
+
+/** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (DESIGN §1, §4 Triggers), on a real dev server. */
+describe('schedules of cron triggers', () => {
+  let h: EngineHarness;
+  let user: TestUser;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const schedule = (id: string) => h.engine.client.schedule.getHandle(workflowIds.triggerSchedule(id));
+  const describeSchedule = (id: string) => schedule(id).describe();
+
+  async function call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) {
+    const res = await h.app.inject({ method, url, headers: user.auth, ...(payload ? { payload } : {}) });
+    return { status: res.statusCode, body: res.body ? res.json() : undefined };
+  }
+  const createUserTrigger = async (configJson: object, extra: object = {}) => {
+    const res = await call('POST', '/api/user-triggers', { type: 'cron', name: 'every two seconds', configJson, ...extra });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body as { id: string; nextFireAt: string };
+  };
+  const fireCount = async (id: string) => (await call('GET', `/api/user-triggers/${id}`)).body.fireCount as number;
+
+  before(async () => {
+    h = await startEngine(__filename);
+    user = await registerUser(h.app);
+  });
+  after(() => h.close());
+
+  it('a 6-field (seconds-first) every-2-seconds cron trigger fires and counts', async () => {
+    const trigger = await createUserTrigger({ cronExpression: '*/2 * * * * *' });
+    const counted = await waitFor('two fires counted', async () => {
+      const body = (await call('GET', `/api/user-triggers/${trigger.id}`)).body;
+      return body.fireCount >= 2 && body;
+    }, 20_000);
+    assert.ok(counted.lastFired, 'lastFired is set');
+
+    // The schedule runs Temporal's 7-field form of the expression, not the user's text.
+    const description = await describeSchedule(trigger.id);
+    assert.deepEqual(description.spec.calendars?.[0]?.second, [{ start: 0, end: 59, step: 2 }]);
+    assert.equal(description.state.paused, false);
+    assert.equal(description.action.type, 'startWorkflow');
+
+    // One fire row per schedule time, each from its own workflow `fire:<id>:schedule-<time>`.
+    const { rows } = await h.db.query(
+      `SELECT fire_key, source, status, scheduled_at FROM fires WHERE trigger_id = $1 ORDER BY scheduled_at`,
+      [trigger.id],
+    );
+    assert.ok(rows.length >= 2);
+    for (const row of rows) {
+      assert.match(row.fire_key, /^schedule-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+      assert.equal(row.source, 'schedule');
+      assert.equal(row.status, 'fired');
+      assert.equal(row.scheduled_at.getUTCSeconds() % 2, 0, 'fires on even seconds');
+    }
+    assert.equal(counted.fireCount <= rows.length, true, 'never counted more than recorded');
+
+    // Every fire emitted trigger.fired (not linked to an agent).
+    const events = await h.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'trigger.fired' AND data ->> 'triggerId' = $1`, [trigger.id]);
+    assert.ok(events.rows[0].n >= 2);
+
+    // nextFireAt comes from the schedule: a future even second.
+    const next = new Date((await call('GET', `/api/user-triggers/${trigger.id}`)).body.nextFireAt);
+    assert.equal(next.getUTCSeconds() % 2, 0);
+
+    // Operators find the trigger's fires by search attribute.
+    const listed = await waitFor('fires visible by TriggerId', async () => {
+      const ids: string[] = [];
+      for await (const wf of h.engine.client.workflow.list({ query: `TriggerId = '${trigger.id}' AND WorkflowType = 'fireTriggerWorkflow'` })) ids.push(wf.workflowId);
+      return ids.length >= 2 && ids;
+    }, 20_000);
+    assert.ok(listed.every((id) => id.startsWith(`fire:${trigger.id}:schedule-`)));
+    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+  });
+
+  it('disabling pauses the schedule (no more fires); enabling resumes it', async () => {
+    const trigger = await createUserTrigger({ cronExpression: '*/2 * * * * *' });
+    await waitFor('a first fire', async () => (await fireCount(trigger.id)) >= 1, 20_000);
+    assert.equal((await call('PATCH', `/api/user-triggers/${trigger.id}`, { enabled: false })).status, 200);
+    await waitFor('schedule paused', async () => (await describeSchedule(trigger.id)).state.paused, 10_000);
+    assert.equal((await call('GET', `/api/user-triggers/${trigger.id}`)).body.nextFireAt, null);
+    await sleep(1_000); // a fire already started when the pause landed may still record
+    const paused = await fireCount(trigger.id);
+    await sleep(4_500); // two schedule periods and more
+    assert.equal(await fireCount(trigger.id), paused, 'no fire while disabled');
+
+    assert.equal((await call('PATCH', `/api/user-triggers/${trigger.id}`, { enabled: true })).status, 200);
+    await waitFor('schedule unpaused', async () => !(await describeSchedule(trigger.id)).state.paused, 10_000);
+    await waitFor('fires again', async () => (await fireCount(trigger.id)) > paused, 20_000);
+    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+  });
+
+  it('an update rewrites the schedule: expression, time zone, overlap policy and catch-up window', async () => {
+    const trigger = await createUserTrigger({ cronExpression: '0 9 * * 1-5', timezone: 'Europe/Paris' });
+    const before = await waitFor('schedule created', () => describeSchedule(trigger.id).catch(() => undefined), 10_000);
+    assert.equal(before.spec.timezone, 'Europe/Paris');
+    assert.equal(before.policies.overlap, ScheduleOverlapPolicy.SKIP);
+    assert.equal(before.policies.catchupWindow, 3_600_000);
+
+    const res = await call('PATCH', `/api/user-triggers/${trigger.id}`, {
+      configJson: { cronExpression: '@every 90s', timezone: 'America/New_York', overlapPolicy: 'buffer_all', catchupWindow: '10m' },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const after = await waitFor('schedule rewritten', async () => {
+      const d = await describeSchedule(trigger.id);
+      return d.spec.intervals?.length ? d : undefined;
+    }, 10_000);
+    assert.equal(after.spec.intervals![0]!.every, 90_000);
+    assert.equal(after.spec.timezone, 'America/New_York');
+    assert.equal(after.policies.overlap, ScheduleOverlapPolicy.BUFFER_ALL);
+    assert.equal(after.policies.catchupWindow, 600_000);
+    // Temporal's next action time is what the API shows once synced.
+    await waitFor('nextFireAt from the schedule', async () => {
+      const shown = (await call('GET', `/api/user-triggers/${trigger.id}`)).body.nextFireAt;
+      const next = (await describeSchedule(trigger.id)).info.nextActionTimes[0];
+      return next && shown === next.toISOString();
+    }, 10_000);
+    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+  });
+
+  it('delete removes the schedule; so do a type change and deleting the agent of an agent trigger', async () => {
+    const gone = (id: string) =>
+      waitFor(`schedule of ${id} removed`, async () => {
+        try {
+          await describeSchedule(id);
+          return false;
+        } catch (err) {
+          return err instanceof ScheduleNotFoundError;
+        }
+      }, 10_000);
+    const created = (id: string) => waitFor('schedule created', () => describeSchedule(id).catch(() => undefined), 10_000);
+
+    const deleted = await createUserTrigger({ cronExpression: '0 * * * *' });
+    await created(deleted.id);
+    assert.equal((await call('DELETE', `/api/user-triggers/${deleted.id}`)).status, 204);
+    await gone(deleted.id);
+
+    const retyped = await createUserTrigger({ cronExpression: '0 * * * *' });
+    await created(retyped.id);
+    assert.equal((await call('PATCH', `/api/user-triggers/${retyped.id}`, { type: 'webhook', configJson: {} })).status, 200);
+    await gone(retyped.id);
+
+    const agent = (await call('POST', '/api/agents', { name: 'scheduled agent' })).body;
+    const agentTrigger = (await call('POST', `/api/agents/${agent.id}/triggers`, { type: 'schedule', name: 's', configJson: { cronExpression: '@hourly' } })).body;
+    await created(agentTrigger.id);
+    assert.equal((await call('DELETE', `/api/agents/${agent.id}`)).status, 204);
+    await gone(agentTrigger.id);
+  });
+
+  it('the reconciler removes an orphan schedule and re-creates a missing one', async () => {
+    // An orphan: a schedule whose trigger does not exist (e.g. left by a crash before this design).
+    const orphanId = randomUUID();
+    const template = scheduleOptions({
+      id: orphanId, account_id: user.id, agent_id: null, type: 'cron', enabled: true,
+      config_json: { cronExpression: '0 0 1 1 *', timezone: 'UTC' },
+    });
+    await h.engine.client.schedule.create(template);
+    // A missing one: the trigger exists but its schedule was deleted behind our back.
+    const trigger = await createUserTrigger({ cronExpression: '0 0 1 1 *' });
+    await waitFor('schedule created', () => describeSchedule(trigger.id).catch(() => undefined), 10_000);
+    await schedule(trigger.id).delete();
+
+    await waitFor('the sweep converges', async () => {
+      await h.engine.sweep();
+      await h.engine.handOff.drain();
+      const orphan = await describeSchedule(orphanId).then(() => 'present', (err) => (err instanceof ScheduleNotFoundError ? 'gone' : 'error'));
+      const restored = await describeSchedule(trigger.id).then(() => true, () => false);
+      return orphan === 'gone' && restored;
+    }, 20_000);
+    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+  });
+});
