@@ -27,16 +27,28 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
-  const connection = await connectWithRetry(config.temporal.address, (m) => console.log(`[worker] ${m}`), stop.signal);
-  try {
-    engine = await createEngine({ connection, config, db });
-    if (stop.signal.aborted) return;
-    console.log(`[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace}); reconciler every ${config.engine.reconcileIntervalMs} ms`);
-    await engine.run();
-  } finally {
-    await connection.close();
-    await db.end();
+  // A worker that stops on an error (Temporal gone for long, a fatal poll error) is rebuilt on a new
+  // connection: the process only ends on a signal, so automation never silently stops.
+  while (!stop.signal.aborted) {
+    const connection = await connectWithRetry(config.temporal.address, (m) => console.log(`[worker] ${m}`), stop.signal);
+    try {
+      engine = await createEngine({ connection, config, db });
+      if (stop.signal.aborted) break;
+      console.log(
+        `[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace}); ` +
+          `reconciler every ${config.engine.reconcileIntervalMs} ms`,
+      );
+      await engine.run();
+    } catch (err) {
+      if (stop.signal.aborted) break;
+      console.error(`[worker] stopped on an error; restarting in 2 s: ${(err as Error).message ?? err}`);
+      await new Promise((r) => setTimeout(r, 2_000));
+    } finally {
+      engine = undefined;
+      await connection.close().catch(() => {});
+    }
   }
+  await db.end();
 }
 
 main().then(

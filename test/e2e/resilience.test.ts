@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { Webhook } from 'standardwebhooks';
+import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/temporal-dev-server';
+import { workflowIds } from '../../lib/temporal-names';
+import { createTestDatabase } from '../helpers/database';
+import { testNamespace } from '../helpers/namespace';
+import { freePort, startProcess, waitFor, type RunningProcess } from '../helpers/processes';
+import { startReceiver } from '../helpers/receiver';
+
+/**
+ * The real API and worker processes over HTTP, with the parts killed: the worker with SIGKILL in the
+ * middle of deliveries, and Temporal itself stopped while triggers are written (DESIGN §1).
+ */
+
+const SECRET = `whsec_${Buffer.from('resilience-test-secret-32-bytes!').toString('base64')}`;
+
+async function stackEnv(databaseUrl: string, temporalAddress: string, namespace: string) {
+  const port = await freePort();
+  return {
+    base: `http://127.0.0.1:${port}`,
+    env: {
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: namespace,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      JWT_SECRET: 'resilience-secret-resilience-secret-0123456',
+      SECRETS_KEY: Buffer.alloc(32, 5).toString('base64'),
+      ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s',
+      WEBHOOK_TIMEOUT_MS: '3000',
+      RECONCILE_INTERVAL_MS: '500',
+      LOG_LEVEL: 'warn',
+    },
+  };
+}
+
+async function api(base: string, token: string | null, method: string, url: string, body?: unknown) {
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function register(base: string, email: string): Promise<string> {
+  const res = await api(base, null, 'POST', '/api/auth/register', { email, password: 'resilience-password' });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.accessToken;
+}
+
+async function waitForApi(base: string, proc: RunningProcess) {
+  await waitFor('the API to answer', async () => (await fetch(`${base}/api/health`)).ok, 60_000).catch((err) => {
+    throw new Error(`${err}\n--- api output ---\n${proc.output()}`);
+  });
+}
+
+describe('resilience: processes killed, Temporal stopped', () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  });
+
+  it('the worker killed with SIGKILL mid-delivery and restarted: every delivery arrives and is counted once', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    const verifier = new Webhook(SECRET);
+    // Slow answers, so deliveries are in flight when the worker dies.
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 1_500 }));
+    cleanups.push(() => receiver.close());
+    const { base, env } = await stackEnv(database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const apiProcess = startProcess('api/server.ts', env);
+    cleanups.push(() => apiProcess.stop('SIGKILL'));
+    let worker = startProcess('worker/main.ts', env);
+    cleanups.push(() => worker.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+
+    const token = await register(base, 'kill-worker@example.com');
+    const webhook = await api(base, token, 'POST', '/api/webhooks', { name: 'receiver', url: receiver.url, events: ['agent.created'], secret: SECRET });
+    assert.equal(webhook.status, 201);
+    const agentIds: string[] = [];
+    for (let i = 0; i < 5; i++) agentIds.push((await api(base, token, 'POST', '/api/agents', { name: `agent ${i}` })).body.id);
+
+    await waitFor('a delivery in flight', async () => receiver.requests.length >= 1, 30_000);
+    assert.equal(await worker.stop('SIGKILL'), 'SIGKILL');
+    const inFlightAtKill = receiver.requests.length;
+    worker = startProcess('worker/main.ts', env);
+
+    const deliveries = await waitFor('every delivery succeeded', async () => {
+      const { rows } = await database.db.query(`SELECT status, event_id FROM deliveries WHERE webhook_id = $1`, [webhook.body.id]);
+      return rows.length === 5 && rows.every((r) => r.status === 'succeeded') && rows;
+    }, 90_000).catch((err) => {
+      throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+    });
+
+    // Every event arrived (at least once: a request cut by the kill is sent again with the same webhook-id)…
+    const received = new Map<string, { type: string; data: { agentId: string } }>();
+    for (const request of receiver.requests) {
+      const payload = verifier.verify(request.body, request.headers as Record<string, string>) as { type: string; data: { agentId: string } };
+      received.set(request.headers['webhook-id'] as string, payload);
+    }
+    assert.deepEqual(new Set(received.keys()), new Set(deliveries.map((d) => d.event_id)));
+    assert.deepEqual(new Set([...received.values()].map((p) => p.data.agentId)), new Set(agentIds));
+    assert.ok(inFlightAtKill >= 1);
+    // …and each event is counted once.
+    const shown = await api(base, token, 'GET', `/api/webhooks/${webhook.body.id}`);
+    assert.equal(shown.body.triggerCount, 5);
+    const events = await database.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'agent.created'`);
+    assert.equal(events.rows[0].n, 5);
+  });
+
+  it('Temporal stopped while triggers are created, then restarted: their schedules exist and fire', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    const dir = mkdtempSync(path.join(tmpdir(), 'temporal-restart-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const temporalPort = await freePort();
+    const uiPort = await freePort();
+    // The same port and SQLite file on restart: Temporal comes back with its state.
+    const startTemporal = () => startTemporalDevServer({ port: temporalPort, uiPort, dbFilename: path.join(dir, 'temporal.db'), onLine: () => {} });
+    let temporal: TemporalDevServer = await startTemporal();
+    cleanups.push(() => temporal.stop());
+    const { base, env } = await stackEnv(database.url, temporal.address, 'default');
+    const apiProcess = startProcess('api/server.ts', env);
+    cleanups.push(() => apiProcess.stop('SIGKILL'));
+    const worker = startProcess('worker/main.ts', env);
+    cleanups.push(() => worker.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+    const token = await register(base, 'temporal-down@example.com');
+
+    await temporal.stop();
+    // Writes are accepted while Temporal is down: they wait in the outbox.
+    const triggerIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const started = Date.now();
+      const res = await api(base, token, 'POST', '/api/user-triggers', { type: 'cron', name: `t${i}`, configJson: { cronExpression: '*/2 * * * * *' } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.ok(Date.now() - started < 5_000, 'the API answers without waiting for Temporal');
+      triggerIds.push(res.body.id);
+    }
+    const pending = await database.db.query(`SELECT count(*)::int AS n FROM outbox WHERE kind = 'schedule'`);
+    assert.ok(pending.rows[0].n >= 2, 'schedule syncs wait in the outbox');
+
+    temporal = await startTemporal();
+    const connection = await Connection.connect({ address: temporal.address });
+    cleanups.push(() => connection.close());
+    const client = new Client({ connection, namespace: 'default' });
+    for (const id of triggerIds) {
+      await waitFor(`schedule of ${id}`, () => client.schedule.getHandle(workflowIds.triggerSchedule(id)).describe().catch(() => undefined), 60_000).catch((err) => {
+        throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+      });
+      await waitFor(`trigger ${id} fires`, async () => (await api(base, token, 'GET', `/api/user-triggers/${id}`)).body.fireCount >= 1, 30_000);
+    }
+    await waitFor('the outbox drained', async () => (await database.db.query(`SELECT count(*)::int AS n FROM outbox`)).rows[0].n === 0, 30_000);
+  });
+});
