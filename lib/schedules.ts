@@ -11,6 +11,8 @@ interface ScheduledTriggerRow {
   agent_id: string | null;
   type: string;
   enabled: boolean;
+  /** updated_at as Postgres prints it (microseconds kept): the version of the row being synced. */
+  version?: string;
   config_json: { cronExpression: string; timezone: string; overlapPolicy?: string; catchupWindow?: string };
 }
 
@@ -64,7 +66,7 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
  */
 export async function syncTriggerSchedule(client: Client, db: Queryable, triggerId: string): Promise<'synced' | 'deleted'> {
   const { rows } = await db.query<ScheduledTriggerRow>(
-    `SELECT id, account_id, agent_id, type, enabled, config_json FROM triggers WHERE id = $1`,
+    `SELECT id, account_id, agent_id, type, enabled, config_json, updated_at::text AS version FROM triggers WHERE id = $1`,
     [triggerId],
   );
   const row = rows[0];
@@ -87,6 +89,7 @@ export async function syncTriggerSchedule(client: Client, db: Queryable, trigger
   }
   const description = await handle.describe();
   const next = row.enabled ? (description.info.nextActionTimes[0] ?? null) : null;
-  await db.query(`UPDATE triggers SET next_fire_at = $2 WHERE id = $1`, [triggerId, next]);
+  // Only for the version synced: a write since then has queued its own sync.
+  await db.query(`UPDATE triggers SET next_fire_at = $2 WHERE id = $1 AND updated_at = $3::timestamptz`, [triggerId, next, row.version]);
   return 'synced';
 }

@@ -1,5 +1,57 @@
+import { z } from 'zod';
+import { createFiresRepository } from '../../db/repositories/fires';
+import { createTriggersRepository } from '../../db/repositories/triggers';
 import type { ResourceContext } from '../context';
-import type { App } from '../types';
+import { pageRequest, sendPage } from '../pagination';
+import { authErrors, errorSchema, idParams, listQuery } from '../schemas/common';
+import { fireAccepted, fireBody, fireSchema } from '../schemas/fires';
+import { createFireService } from '../services/fire-service';
+import { callerOf, type App } from '../types';
 
-/** TODO(issue 4): filled in by its owner. */
-export function fireRoutes(_app: App, _ctx: ResourceContext): void {}
+/** Fire history and manual fires of agent triggers (`/api/triggers/:id/…`) and user triggers (`/api/user-triggers/:id/…`). */
+export function fireRoutes(app: App, ctx: ResourceContext): void {
+  const fires = createFireService({
+    db: ctx.db,
+    triggers: createTriggersRepository(ctx.db),
+    fires: createFiresRepository(ctx.db),
+    handOff: ctx.handOff,
+  });
+  const itemErrors = { 404: errorSchema, ...authErrors };
+
+  const items = [
+    { url: '/api/triggers/:id', scope: 'agent', tags: ['triggers'] },
+    { url: '/api/user-triggers/:id', scope: 'user', tags: ['user-triggers'] },
+  ] as const;
+  for (const { url, scope, tags } of items) {
+    app.get(
+      `${url}/fires`,
+      {
+        schema: {
+          tags,
+          description: 'The fires of the trigger, newest first, each with the status of the run it started.',
+          params: idParams,
+          querystring: listQuery,
+          response: { 200: z.array(fireSchema), 400: errorSchema, ...itemErrors },
+        },
+      },
+      async (request, reply) =>
+        sendPage(request, reply, await fires.list(callerOf(request), scope, request.params.id, pageRequest(request.query)), ctx.publicBaseUrl),
+    );
+
+    app.post(
+      `${url}/fire`,
+      {
+        schema: {
+          tags,
+          description:
+            'Fires the trigger now (202); the fire shows in its history once it has run, and starts a run of the linked agent ' +
+            'with input.payload = payload. 409 when the trigger is disabled.',
+          params: idParams,
+          body: fireBody,
+          response: { 202: fireAccepted, 400: errorSchema, 409: errorSchema, ...itemErrors },
+        },
+      },
+      async (request, reply) => reply.code(202).send(await fires.fire(callerOf(request), scope, request.params.id, request.body?.payload)),
+    );
+  }
+}

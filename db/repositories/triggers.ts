@@ -98,7 +98,9 @@ export function createTriggersRepository(db: Queryable) {
 
     async update(accountId: string, scope: TriggerScope, id: string, v: TriggerValues, q: Queryable = db): Promise<TriggerRow | null> {
       const { rows } = await q.query<TriggerRow>(
-        `UPDATE triggers SET agent_id = $4, type = $5, name = $6, config_json = $7, enabled = $8, updated_at = now()
+        // A changed schedule forgets Temporal's next time until its sync reports the new one.
+        `UPDATE triggers SET agent_id = $4, type = $5, name = $6, config_json = $7, enabled = $8, updated_at = now(),
+           next_fire_at = CASE WHEN (type, config_json, enabled) IS DISTINCT FROM ($5, $7::jsonb, $8) THEN NULL ELSE next_fire_at END
          WHERE id = $1 AND account_id = $2 AND scope = $3
          RETURNING ${COLUMNS}`,
         [id, accountId, scope, v.agentId, v.type, v.name, JSON.stringify(v.configJson), v.enabled],

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { timestamp } from './common';
+
+export const FIRE_SOURCES = ['schedule', 'manual', 'webhook', 'event'] as const;
+export const FIRE_STATUSES = ['fired', 'skipped', 'queued', 'running', 'succeeded', 'failed'] as const;
+
+export const fireSchema = z
+  .object({
+    id: z.uuid(),
+    firedAt: timestamp.describe('When the fire was recorded'),
+    source: z.enum(FIRE_SOURCES).describe('schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event'),
+    runId: z.uuid().nullable().describe('The agent run it started (linked triggers only)'),
+    status: z
+      .enum(FIRE_STATUSES)
+      .describe("'skipped': the trigger was disabled by the time the fire ran (not counted); the run's status when it started one; else 'fired'"),
+    scheduledAt: timestamp.nullable().describe('Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag)'),
+  })
+  .meta({ id: 'Fire' });
+
+export const fireBody = z
+  .strictObject({
+    payload: z.unknown().optional().describe('Any JSON value; handed to the linked agent\'s run as input.payload'),
+  })
+  // No body at all reaches validation as null.
+  .nullish()
+  .meta({ id: 'FireTrigger', description: 'Optional; no body or an empty object fires with payload null.' });
+export type FireBody = z.infer<typeof fireBody>;
+
+export const fireAccepted = z
+  .object({ fireId: z.uuid().describe('The id the fire is recorded with (GET …/fires) once it has run') })
+  .meta({ id: 'FireAccepted' });

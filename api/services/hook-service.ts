@@ -1,0 +1,99 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { withTransaction, type Db } from '../../db/pool';
+import { emitEvent } from '../../db/repositories/events';
+import { queueFire } from '../../db/repositories/fires';
+import type { HooksRepository } from '../../db/repositories/hooks';
+import type { HandOff } from '../../lib/handoff';
+import type { SecretBox } from '../../lib/secrets';
+import { NotFoundError, UnauthorizedError } from '../errors';
+import { openConfig } from './secret-config';
+
+const WHSEC_PREFIX = 'whsec_';
+const SECRET_TOKEN_PATH = ['secretToken'] as const;
+
+/** DESIGN §5: a "whsec_" secret is base64 after the prefix (the package's default); any other is its raw UTF-8 bytes. */
+function verifierFor(secret: string): Webhook {
+  return secret.startsWith(WHSEC_PREFIX) ? new Webhook(secret) : new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' });
+}
+
+const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+
+/** Constant time whatever the lengths: equal-length digests are compared, never the strings themselves. */
+function tokensMatch(given: string, expected: string): boolean {
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+export type SignatureHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string | undefined>;
+
+/**
+ * The public hook endpoints (DESIGN §4 Webhooks "incoming", Triggers `webhook`): each checks its own
+ * secret, records what must happen in one transaction (outbox), and answers at once; the events and
+ * the fire are carried out durably by the engine.
+ */
+export function createHookService(deps: { db: Db; hooks: HooksRepository; secrets: SecretBox; handOff: HandOff }) {
+  const { db, hooks, secrets, handOff } = deps;
+
+  return {
+    /**
+     * A request to an incoming webhook: checked against its secret (when it has one), counted and
+     * emitted as each of its event types with `data: { webhookId, payload }`. A signed `webhook-id`
+     * seen before answers the first request's ids and changes nothing (senders retry).
+     */
+    async receiveWebhook(id: string, request: { rawBody: string; payload: unknown; headers: SignatureHeaders }) {
+      const webhook = await hooks.findIncomingWebhook(id);
+      if (!webhook) throw new NotFoundError('Webhook');
+      let messageId: string | null = null;
+      if (webhook.secret_sealed !== null) {
+        const { headers } = request;
+        if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) {
+          throw new UnauthorizedError('Missing signature: send webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks)');
+        }
+        try {
+          verifierFor(secrets.open(webhook.secret_sealed)).verify(request.rawBody, headers as Record<string, string>, { jsonParse: false });
+        } catch (err) {
+          if (!(err instanceof WebhookVerificationError)) throw err;
+          throw new UnauthorizedError(`Invalid signature: ${err.message.toLowerCase()}`);
+        }
+        messageId = headers['webhook-id'];
+      }
+
+      const result = await withTransaction(db, async (tx) => {
+        if (messageId !== null && !(await hooks.claimReceipt(id, messageId, tx))) {
+          return { duplicate: true, eventIds: await hooks.receiptEvents(id, messageId, tx) };
+        }
+        // Re-checked under the row lock: disabled or turned outgoing since it was read → nothing happened.
+        const counted = await hooks.countIncoming(id, tx);
+        if (!counted) throw new NotFoundError('Webhook');
+        const eventIds: string[] = [];
+        for (const type of counted.events) {
+          eventIds.push(await emitEvent(tx, { accountId: counted.account_id, type, data: { webhookId: id, payload: request.payload } }));
+        }
+        if (messageId !== null) await hooks.setReceiptEvents(id, messageId, eventIds, tx);
+        return { duplicate: false, eventIds };
+      });
+      if (!result.duplicate) handOff.kick();
+      return { id: result.eventIds[0]!, eventIds: result.eventIds };
+    },
+
+    /** `POST /api/hooks/triggers/:webhookPath`: the enabled webhook trigger with that path, fired with the body as payload. */
+    async fireTriggerHook(webhookPath: string, token: string | undefined, payload: unknown): Promise<{ fireId: string }> {
+      const trigger = await hooks.findWebhookTrigger(webhookPath);
+      if (!trigger) throw new NotFoundError('Trigger');
+      const expected = openConfig(trigger.config_json, [SECRET_TOKEN_PATH], secrets).secretToken;
+      if (typeof expected !== 'string') throw new NotFoundError('Trigger'); // a webhook trigger always has one; never fire without
+      if (token === undefined) throw new UnauthorizedError('Missing X-Trigger-Token header');
+      if (!tokensMatch(token, expected)) throw new UnauthorizedError('Invalid X-Trigger-Token');
+      const fireId = await queueFire(db, {
+        accountId: trigger.account_id,
+        agentId: trigger.agent_id,
+        triggerId: trigger.id,
+        source: 'webhook',
+        payload: payload ?? null,
+      });
+      handOff.kick();
+      return { fireId };
+    },
+  };
+}
+export type HookService = ReturnType<typeof createHookService>;

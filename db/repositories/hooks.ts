@@ -1,0 +1,78 @@
+import type { Queryable } from '../pool';
+
+/** The public hook endpoints find their target by id or path alone: the caller has no account. */
+
+export interface IncomingWebhookRow {
+  id: string;
+  account_id: string;
+  secret_sealed: string | null;
+}
+
+export interface HookTriggerRow {
+  id: string;
+  account_id: string;
+  agent_id: string | null;
+  /** Secrets inside are sealed (api/services/secret-config.ts). */
+  config_json: Record<string, unknown>;
+}
+
+export function createHooksRepository(db: Queryable) {
+  return {
+    /** An enabled incoming webhook, in any account. */
+    async findIncomingWebhook(id: string, q: Queryable = db): Promise<IncomingWebhookRow | null> {
+      const { rows } = await q.query<IncomingWebhookRow>(
+        `SELECT id, account_id, secret_sealed FROM webhooks WHERE id = $1 AND direction = 'incoming' AND enabled`,
+        [id],
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
+     * Counts one accepted request, if the webhook is still an enabled incoming one (it may have changed
+     * since it was read); returns the event types to emit, or null.
+     */
+    async countIncoming(id: string, q: Queryable): Promise<{ account_id: string; events: string[] } | null> {
+      const { rows } = await q.query<{ account_id: string; events: string[] }>(
+        `UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now()
+         WHERE id = $1 AND direction = 'incoming' AND enabled
+         RETURNING account_id, events`,
+        [id],
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
+     * Claims a signed message id for the webhook. False when it was already received (a sender's retry);
+     * a concurrent claim of the same id waits here until the first one commits or rolls back.
+     */
+    async claimReceipt(webhookId: string, messageId: string, q: Queryable): Promise<boolean> {
+      const { rowCount } = await q.query(
+        `INSERT INTO hook_receipts (webhook_id, message_id, event_ids) VALUES ($1, $2, '{}') ON CONFLICT DO NOTHING`,
+        [webhookId, messageId],
+      );
+      return rowCount === 1;
+    },
+
+    async setReceiptEvents(webhookId: string, messageId: string, eventIds: string[], q: Queryable): Promise<void> {
+      await q.query(`UPDATE hook_receipts SET event_ids = $3 WHERE webhook_id = $1 AND message_id = $2`, [webhookId, messageId, eventIds]);
+    },
+
+    async receiptEvents(webhookId: string, messageId: string, q: Queryable = db): Promise<string[]> {
+      const { rows } = await q.query<{ event_ids: string[] }>(
+        `SELECT event_ids FROM hook_receipts WHERE webhook_id = $1 AND message_id = $2`,
+        [webhookId, messageId],
+      );
+      return rows[0]?.event_ids ?? [];
+    },
+
+    /** The enabled webhook trigger with this path (unique across accounts). */
+    async findWebhookTrigger(webhookPath: string, q: Queryable = db): Promise<HookTriggerRow | null> {
+      const { rows } = await q.query<HookTriggerRow>(
+        `SELECT id, account_id, agent_id, config_json FROM triggers WHERE webhook_path = $1 AND type = 'webhook' AND enabled`,
+        [webhookPath],
+      );
+      return rows[0] ?? null;
+    },
+  };
+}
+export type HooksRepository = ReturnType<typeof createHooksRepository>;

@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { readAllPages, registerUser, type TestUser } from '../helpers/app';
+import { startEngine, type EngineHarness } from '../helpers/engine';
+import { waitFor } from '../helpers/processes';
+
+const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'];
+
+/** Fire history and manual fires: `GET|POST /api/triggers/:id/fire(s)` and the same under user-triggers (DESIGN §4 Triggers). */
+describe('fires API', () => {
+  let h: EngineHarness;
+  let user: TestUser;
+  let agentId: string;
+
+  before(async () => {
+    h = await startEngine(__filename);
+    user = await registerUser(h.app);
+    agentId = (await call('POST', '/api/agents', { name: 'Fired', status: 'template' })).json().id;
+  });
+  after(() => h.close());
+
+  function call(method: string, url: string, payload?: unknown, headers: Record<string, string> = {}, who = user) {
+    return h.app.inject({ method: method as 'GET', url, headers: { ...who.auth, ...headers }, payload: payload as object });
+  }
+  const created = async (url: string, body: Record<string, unknown>) => {
+    const res = await call('POST', url, { name: 'T', type: 'webhook', ...body });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id as string;
+  };
+  const fire = async (url: string, body?: unknown, headers?: Record<string, string>) => {
+    const res = await call('POST', `${url}/fire`, body, headers);
+    assert.equal(res.statusCode, 202, res.body);
+    assert.deepEqual(Object.keys(res.json()), ['fireId']);
+    return res.json().fireId as string;
+  };
+  const fires = async (url: string) => {
+    const res = await call('GET', `${url}/fires`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+  const recorded = (fireId: string) =>
+    waitFor(`fire ${fireId}`, async () => (await h.db.query(`SELECT * FROM fires WHERE id = $1`, [fireId])).rows[0], 30_000);
+
+  it('fires a user trigger now: the fire is recorded, counted and listed', async () => {
+    const url = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
+    assert.deepEqual(await fires(url), []);
+    const fireId = await fire(url, { payload: { x: [1] } });
+    const row = await recorded(fireId);
+    assert.deepEqual(row.payload, { x: [1] });
+
+    const trigger = (await call('GET', url)).json();
+    assert.equal(trigger.fireCount, 1);
+    assert.ok(trigger.lastFired);
+    const list = await fires(url);
+    assert.deepEqual(list, [{ id: fireId, firedAt: row.created_at.toISOString(), source: 'manual', runId: null, status: 'fired', scheduledAt: null }]);
+    // Not linked to an agent: trigger.fired is emitted.
+    const { rows } = await h.db.query(`SELECT type FROM events WHERE data->>'fireId' = $1`, [fireId]);
+    assert.deepEqual(rows, [{ type: 'trigger.fired' }]);
+  });
+
+  it('fires an agent trigger: the fire starts a run and shows its status', async () => {
+    const url = `/api/triggers/${await created(`/api/agents/${agentId}/triggers`, {})}`;
+    // No body at all fires with payload null.
+    const fireId = await fire(url);
+    const row = await recorded(fireId);
+    assert.ok(row.run_id, 'a run was started');
+    const { rows: runs } = await h.db.query(`SELECT id, agent_id, fire_id, input FROM runs WHERE id = $1`, [row.run_id]);
+    assert.deepEqual(runs[0].input, { source: 'manual', triggerId: url.split('/').pop(), fireId, payload: null });
+    assert.equal(runs[0].agent_id, agentId);
+
+    const [listed] = await fires(url);
+    assert.equal(listed.id, fireId);
+    assert.equal(listed.source, 'manual');
+    assert.equal(listed.runId, row.run_id);
+    assert.ok(RUN_STATUSES.includes(listed.status), listed.status);
+    // The listed status is the run's (compared until both reads fall between two of the run's transitions).
+    await waitFor('the listed status to match the run', async () => {
+      const { rows: run } = await h.db.query(`SELECT status FROM runs WHERE id = $1`, [row.run_id]);
+      return (await fires(url))[0].status === run[0].status;
+    }, 10_000);
+  });
+
+  it('records a fire of a trigger disabled before it ran as skipped, uncounted', async () => {
+    const url = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
+    await h.stopWorker();
+    let fireId: string;
+    try {
+      fireId = await fire(url);
+      const res = await call('PATCH', url, { enabled: false });
+      assert.equal(res.statusCode, 200, res.body);
+    } finally {
+      await h.startWorker();
+    }
+    await recorded(fireId);
+    const [listed] = await fires(url);
+    assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fireId, status: 'skipped', runId: null });
+    assert.equal((await call('GET', url)).json().fireCount, 0);
+  });
+
+  it('refuses to fire a disabled trigger (409) and a bad body (400)', async () => {
+    const url = `/api/user-triggers/${await created('/api/user-triggers', { enabled: false })}`;
+    const res = await call('POST', `${url}/fire`, {});
+    assert.equal(res.statusCode, 409, res.body);
+    assert.deepEqual(Object.keys(res.json()), ['message']);
+
+    const enabled = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
+    for (const body of [{ payload: 1, extra: true }, [1]]) {
+      const bad = await call('POST', `${enabled}/fire`, body);
+      assert.equal(bad.statusCode, 400, bad.body);
+      assert.deepEqual(Object.keys(bad.json()), ['message']);
+    }
+    const { rows } = await h.db.query(`SELECT count(*)::int AS n FROM outbox WHERE payload->>'workflowId' LIKE $1`, [`fire:%${url.split('/').pop()}%`]);
+    assert.equal(rows[0].n, 0);
+  });
+
+  it('answers 404 for another account, the other trigger API, an unknown or malformed id', async () => {
+    const userTrigger = await created('/api/user-triggers', {});
+    const agentTrigger = await created(`/api/agents/${agentId}/triggers`, {});
+    const stranger = await registerUser(h.app);
+    const cases: [string, TestUser][] = [
+      [`/api/user-triggers/${userTrigger}`, stranger],
+      [`/api/triggers/${agentTrigger}`, stranger],
+      [`/api/triggers/${userTrigger}`, user],
+      [`/api/user-triggers/${agentTrigger}`, user],
+      [`/api/triggers/${randomUUID()}`, user],
+      ['/api/user-triggers/not-a-uuid', user],
+    ];
+    for (const [url, who] of cases) {
+      for (const [method, path] of [['GET', `${url}/fires`], ['POST', `${url}/fire`]] as const) {
+        const res = await call(method, path, method === 'POST' ? {} : undefined, {}, who);
+        assert.equal(res.statusCode, 404, `${method} ${path}: ${res.body}`);
+        assert.deepEqual(Object.keys(res.json()), ['message']);
+      }
+    }
+    const unauthenticated = await h.app.inject({ method: 'POST', url: `/api/user-triggers/${userTrigger}/fire`, payload: {} });
+    assert.equal(unauthenticated.statusCode, 401);
+    const { rows } = await h.db.query(`SELECT count(*)::int AS n FROM fires WHERE trigger_id = ANY($1)`, [[userTrigger, agentTrigger]]);
+    assert.equal(rows[0].n, 0);
+  });
+
+  it('pages the history newest first with Link rel=next; an Idempotency-Key fires once', async () => {
+    const url = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await fire(url, { payload: i }));
+    const again = await fire(url, { payload: 'once' }, { 'idempotency-key': 'fire-once' });
+    assert.equal(await fire(url, { payload: 'once' }, { 'idempotency-key': 'fire-once' }), again);
+    ids.push(again);
+    for (const id of ids) await recorded(id);
+
+    const all = await readAllPages(h.app, user, `${url}/fires?limit=2`);
+    assert.deepEqual(all.sizes, [2, 2, 2]);
+    assert.deepEqual(new Set(all.ids), new Set(ids));
+    const times = (all.items as unknown as { firedAt: string }[]).map((f) => f.firedAt);
+    assert.deepEqual(times, [...times].sort().reverse(), 'newest first');
+    assert.equal((await call('GET', url)).json().fireCount, 6);
+  });
+});
