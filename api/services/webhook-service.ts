@@ -1,5 +1,6 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
+import { cancelPendingDeliveries } from '../../db/repositories/deliveries';
 import type { WebhookDirection, WebhookRow, WebhooksRepository, WebhookValues } from '../../db/repositories/webhooks';
 import { ALL_EVENTS } from '../../lib/events';
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
@@ -130,6 +131,8 @@ export function createWebhookService(deps: {
         const plan = planUpdate(row, patch);
         if (plan.checkUrl !== null && plan.checkUrl !== draft.checkUrl) await checkTarget(plan.checkUrl);
         const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
+        // Disabling stops its pending deliveries (DESIGN §4); their workflows see them cancelled and stop.
+        if (row.enabled && !plan.values.enabled) await cancelPendingDeliveries(tx, id);
         return toWebhook(updated!, plan.shownSecret, publicBaseUrl);
       });
     },

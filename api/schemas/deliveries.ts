@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { maxJsonBytes, timestamp } from './common';
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+
+/** A delivery of one webhook; a malformed id answers 404 like any path id. */
+export const deliveryParams = z.object({ id: z.uuid(), deliveryId: z.uuid() });
+
+export const deliverySchema = z
+  .object({
+    id: z.uuid(),
+    eventId: z.uuid().describe('The event delivered; also the `webhook-id` header of every attempt, retries included'),
+    eventType: z.string(),
+    status: z
+      .enum(DELIVERY_STATUSES)
+      .describe('pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled'),
+    attempts: z.int().min(0).describe('Attempts made so far, manual retries included'),
+    lastStatusCode: z.int().nullable().describe('HTTP status of the last attempt; null when it got no response or none was made yet'),
+    lastError: z.string().nullable().describe('Why the last attempt failed (HTTP status, timeout, refused target, connection error)'),
+    nextAttemptAt: timestamp.nullable().describe('When the next attempt is due; null unless pending'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'Delivery' });
+
+export const deliveryAttemptSchema = z
+  .object({
+    attempt: z.int().min(1).describe('1-based position in its generation\'s schedule'),
+    generation: z.int().min(0).describe('0 for the scheduled attempts; each manual retry is the next generation'),
+    statusCode: z.int().nullable(),
+    error: z.string().nullable(),
+    durationMs: z.int().min(0),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'DeliveryAttempt' });
+
+export const deliveryDetailSchema = deliverySchema
+  .extend({ attemptsDetail: z.array(deliveryAttemptSchema).describe('Every attempt, oldest first') })
+  .meta({ id: 'DeliveryDetail' });
+
+export const testEventSchema = z
+  .object({ eventId: z.uuid().describe('The webhook.test event; its delivery shows in the delivery log shortly') })
+  .meta({ id: 'WebhookTestEvent' });
+
+export const testEventBody = z
+  .strictObject({
+    payload: maxJsonBytes(z.unknown(), 64 * 1024)
+      .optional()
+      .describe('Any JSON value (≤ 64 KiB serialized), delivered as data.payload, to try a receiver on a body of your choosing'),
+  })
+  // No body at all reaches validation as null.
+  .nullish()
+  .meta({ id: 'WebhookTest', description: 'Optional; no body or an empty object sends the default test event.' });
+export type TestEventBody = z.infer<typeof testEventBody>;

@@ -1,0 +1,97 @@
+import type { PageRequest } from '../../db/paging';
+import { withTransaction, type Db } from '../../db/pool';
+import type { DeliveriesRepository } from '../../db/repositories/deliveries';
+import { emitEvent } from '../../db/repositories/events';
+import { enqueueWorkflow } from '../../db/repositories/outbox';
+import type { WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks';
+import type { HandOff } from '../../lib/handoff';
+import { WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
+import type { DeliveryInput } from '../../workflows/types';
+import { ConflictError, NotFoundError } from '../errors';
+import { toDelivery, toDeliveryAttempt, type Delivery } from '../mappers';
+import type { Caller } from './auth-service';
+
+const TEST_MESSAGE = 'This is a test event: your endpoint received and can verify deliveries from this webhook.';
+
+/** Only an enabled outgoing webhook sends; the message says what to change. */
+function assertSends(webhook: WebhookRow): void {
+  if (webhook.direction !== 'outgoing') throw new ConflictError('Webhook is incoming; only outgoing webhooks deliver events');
+  if (!webhook.enabled) throw new ConflictError('Webhook is disabled; enable it to deliver events');
+}
+
+/** The delivery log of outgoing webhooks, manual retries and test events (DESIGN §4 Webhooks). */
+export function createDeliveryService(deps: {
+  db: Db;
+  webhooks: WebhooksRepository;
+  deliveries: DeliveriesRepository;
+  handOff: HandOff;
+  timeoutMs: number;
+}) {
+  const { db, webhooks, deliveries, handOff } = deps;
+
+  async function webhookOf(caller: Caller, id: string): Promise<WebhookRow> {
+    const row = await webhooks.findById(caller.accountId, id);
+    if (!row) throw new NotFoundError('Webhook');
+    return row;
+  }
+
+  return {
+    async list(caller: Caller, webhookId: string, page: PageRequest) {
+      await webhookOf(caller, webhookId);
+      const result = await deliveries.list(caller.accountId, webhookId, page);
+      return { ...result, items: result.items.map(toDelivery) };
+    },
+
+    async get(caller: Caller, webhookId: string, id: string) {
+      await webhookOf(caller, webhookId);
+      const row = await deliveries.find(caller.accountId, webhookId, id);
+      if (!row) throw new NotFoundError('Delivery');
+      return { ...toDelivery(row), attemptsDetail: (await deliveries.attempts(id)).map(toDeliveryAttempt) };
+    },
+
+    /**
+     * Replays a finished delivery once, now, with the same event (same `webhook-id`): a new generation
+     * and its own workflow, so the older generation's workflow can no longer attempt. The webhook row is
+     * locked so a concurrent disable either sees this delivery pending (and cancels it) or runs first (409).
+     */
+    async retry(caller: Caller, webhookId: string, id: string): Promise<Delivery> {
+      const delivery = await withTransaction(db, async (tx) => {
+        const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
+        if (!webhook) throw new NotFoundError('Webhook');
+        const row = await deliveries.find(caller.accountId, webhookId, id, tx, true);
+        if (!row) throw new NotFoundError('Delivery');
+        assertSends(webhook);
+        if (row.status === 'pending') throw new ConflictError('Delivery is still pending; retry it once it has succeeded, failed or been cancelled');
+        const { generation } = await deliveries.startGeneration(id, tx);
+        const args: DeliveryInput = { deliveryId: id, generation, delaysMs: [0], timeoutMs: deps.timeoutMs };
+        await enqueueWorkflow(tx, {
+          workflowType: WORKFLOW_TYPES.delivery,
+          workflowId: workflowIds.delivery(id, generation),
+          args: [args],
+          tags: { accountId: caller.accountId },
+        });
+        return (await deliveries.find(caller.accountId, webhookId, id, tx))!;
+      });
+      handOff.kick();
+      return toDelivery(delivery);
+    },
+
+    /** Emits a webhook.test event delivered to this webhook only (and to no trigger); `payload` is the caller's own. */
+    async sendTest(caller: Caller, webhookId: string, payload?: unknown): Promise<{ eventId: string }> {
+      const eventId = await withTransaction(db, async (tx) => {
+        const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
+        if (!webhook) throw new NotFoundError('Webhook');
+        assertSends(webhook);
+        return emitEvent(tx, {
+          accountId: caller.accountId,
+          type: 'webhook.test',
+          targetWebhookId: webhookId,
+          data: { webhookId, message: TEST_MESSAGE, ...(payload === undefined ? {} : { payload }) },
+        });
+      });
+      handOff.kick();
+      return { eventId };
+    },
+  };
+}
+export type DeliveryService = ReturnType<typeof createDeliveryService>;
