@@ -1,8 +1,8 @@
-import { Webhook } from 'standardwebhooks';
 import { withTransaction } from '../db/pool';
 import { createDeliveriesRepository, type AttemptResult } from '../db/repositories/deliveries';
 import { eventEnvelope } from '../db/repositories/events';
 import { OutboundError, sendOutbound } from '../lib/outbound-http';
+import { standardWebhookHeaders } from '../lib/standard-webhooks';
 import type { AttemptOutcome } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 
@@ -16,21 +16,7 @@ export interface AttemptInput {
   timeoutMs: number;
 }
 
-const WHSEC_PREFIX = 'whsec_';
 const MAX_ERROR_CHARS = 500;
-
-/**
- * Standard Webhooks headers (DESIGN §5) made by the `standardwebhooks` package itself, so receivers
- * using it verify them. A `whsec_` secret is base64 after the prefix; any other secret is its UTF-8 bytes.
- */
-export function standardWebhookHeaders(secret: string, messageId: string, body: string, now: Date): Record<string, string> {
-  const signer = secret.startsWith(WHSEC_PREFIX) ? new Webhook(secret) : new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' });
-  return {
-    'webhook-id': messageId,
-    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': signer.sign(messageId, now, body),
-  };
-}
 
 export function createDeliveryActivities(deps: ActivityDeps) {
   const { db, config, secrets } = deps;

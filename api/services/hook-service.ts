@@ -1,21 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { WebhookVerificationError } from 'standardwebhooks';
 import { withTransaction, type Db } from '../../db/pool';
 import { emitEvent } from '../../db/repositories/events';
 import { queueFire } from '../../db/repositories/fires';
 import type { HooksRepository } from '../../db/repositories/hooks';
 import type { HandOff } from '../../lib/handoff';
+import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, UnauthorizedError } from '../errors';
 import { openConfig } from './secret-config';
 
-const WHSEC_PREFIX = 'whsec_';
 const SECRET_TOKEN_PATH = ['secretToken'] as const;
 
-/** DESIGN §5: a "whsec_" secret is base64 after the prefix (the package's default); any other is its raw UTF-8 bytes. */
-function verifierFor(secret: string): Webhook {
-  return secret.startsWith(WHSEC_PREFIX) ? new Webhook(secret) : new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' });
-}
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
@@ -50,7 +46,7 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
           throw new UnauthorizedError('Missing signature: send webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks)');
         }
         try {
-          verifierFor(secrets.open(webhook.secret_sealed)).verify(request.rawBody, headers as Record<string, string>, { jsonParse: false });
+          webhookFor(secrets.open(webhook.secret_sealed)).verify(request.rawBody, headers as Record<string, string>, { jsonParse: false });
         } catch (err) {
           if (!(err instanceof WebhookVerificationError)) throw err;
           throw new UnauthorizedError(`Invalid signature: ${err.message.toLowerCase()}`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { standardWebhookHeaders } from '../../activities/deliveries';
+import { standardWebhookHeaders } from '../../lib/standard-webhooks';
 
 /** DESIGN §5: the headers of a signed delivery, checked with the `standardwebhooks` package and by hand. */
 describe('standardWebhookHeaders', () => {
