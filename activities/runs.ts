@@ -1,10 +1,90 @@
+import { Context } from '@temporalio/activity';
+import { withTransaction } from '../db/pool';
+import { createAgentsRepository } from '../db/repositories/agents';
+import { emitEvent } from '../db/repositories/events';
+import { findRun, finishRun, markRunRunning } from '../db/repositories/runs';
+import type { ToolRow } from '../db/repositories/tools';
+import { openConfig } from '../api/services/secret-config';
+import { toolSecretPaths } from '../api/services/tool-service';
 import type { RunInput } from '../workflows/types';
 import type { ActivityDeps } from './deps';
+import { createDefaultExecutor } from './executor/default-executor';
+import type { AgentExecutor } from './executor/types';
 
-export function createRunActivities(_deps: ActivityDeps) {
+/** The activity's cancellation signal, when running inside one (tests may call the function directly). */
+function activitySignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor = createDefaultExecutor(deps.config)) {
+  const { db, handOff } = deps;
+  const agents = createAgentsRepository(db);
+
+  /** The agent's enabled tools in created order, secrets opened for the executor. */
+  async function enabledTools(agentId: string): Promise<ToolRow[]> {
+    const { rows } = await db.query<ToolRow>(
+      `SELECT id, account_id, agent_id, type, name, description, config_json, enabled, created_at, updated_at
+       FROM tools WHERE agent_id = $1 AND enabled ORDER BY created_at, id`,
+      [agentId],
+    );
+    return rows.map((t) => ({ ...t, config_json: openConfig(t.config_json, toolSecretPaths(t.type, t.config_json), deps.secrets) }));
+  }
+
   return {
-    async executeRun(_input: RunInput): Promise<{ status: string }> {
-      throw new Error('not implemented');
+    /**
+     * Executes one run, idempotently under Temporal's retries: queued → running, execute the agent
+     * (its status does not matter here: the API refuses to start runs of templates, a fire may run any
+     * linked agent), then in one transaction running → succeeded/failed with the output and the
+     * agent.completed / agent.failed event. A retry after the finish commits finds the run finished and
+     * emits nothing again. Tools may be called again when an attempt dies mid-run (at-least-once).
+     * An executor that throws fails the run (recorded, not retried); database errors are retried.
+     */
+    async executeRun(input: RunInput): Promise<{ status: string }> {
+      const run = await markRunRunning(db, input.runId);
+      if (!run) {
+        const current = await findRun(db, input.runId);
+        return { status: current ? current.status : 'gone' }; // gone: its agent was deleted
+      }
+      const agent = await agents.findById(run.account_id, run.agent_id);
+      if (!agent) return { status: 'gone' };
+      const tools = await enabledTools(agent.id);
+
+      let output: unknown = null;
+      let error: string | null;
+      try {
+        ({ output, error } = await executor.execute({ agent, tools, input: run.input, signal: activitySignal() }));
+      } catch (err) {
+        error = `the executor failed: ${(err as Error).message}`;
+      }
+
+      const status = error === null ? 'succeeded' : 'failed';
+      const finished = await withTransaction(db, async (tx) => {
+        const row = await finishRun(tx, run.id, { status, output, error });
+        if (!row) return null;
+        const base = { agentId: row.agent_id, runId: row.id };
+        await emitEvent(tx, {
+          accountId: row.account_id,
+          type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
+          data:
+            status === 'succeeded'
+              ? { ...base, output: row.output, chainDepth: row.chain_depth }
+              : { ...base, error: row.error, chainDepth: row.chain_depth },
+          chainDepth: row.chain_depth,
+          agentId: row.agent_id,
+          triggerId: row.trigger_id,
+        });
+        return row;
+      });
+      if (!finished) {
+        const current = await findRun(db, run.id);
+        return { status: current ? current.status : 'gone' };
+      }
+      handOff.kick();
+      return { status };
     },
   };
 }

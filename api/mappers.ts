@@ -169,6 +169,67 @@ export function toInvitation(i: InvitationRow) {
 
 // ---- fires (issue 4) ----
 
+/** A fire in a trigger's history; `status` is 'skipped', the status of the run it started, or 'fired'. */
+export function toFire(f: import('../db/repositories/fires').FireListRow) {
+  return {
+    id: f.id,
+    firedAt: iso(f.created_at),
+    source: f.source,
+    runId: f.run_id,
+    status: f.state,
+    scheduledAt: f.scheduled_at ? iso(f.scheduled_at) : null,
+  };
+}
+export type Fire = ReturnType<typeof toFire>;
+
 // ---- deliveries (issue 4) ----
 
+/** A delivery as the log shows it; `attempts` counts every attempt, manual retries included. */
+export function toDelivery(d: import('../db/repositories/deliveries').DeliveryRow) {
+  return {
+    id: d.id,
+    eventId: d.event_id,
+    eventType: d.event_type,
+    status: d.status,
+    attempts: d.attempts,
+    lastStatusCode: d.last_status_code,
+    lastError: d.last_error,
+    nextAttemptAt: d.next_attempt_at ? iso(d.next_attempt_at) : null,
+    createdAt: iso(d.created_at),
+  };
+}
+export type Delivery = ReturnType<typeof toDelivery>;
+
+export function toDeliveryAttempt(a: import('../db/repositories/deliveries').DeliveryAttemptRow) {
+  return {
+    attempt: a.attempt,
+    generation: a.generation,
+    statusCode: a.status_code,
+    error: a.error,
+    durationMs: a.duration_ms,
+    createdAt: iso(a.created_at),
+  };
+}
+
 // ---- runs (issue 4) ----
+
+/** The API shape of an agent run. */
+export function toRun(r: import('../db/repositories/runs').RunRow) {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    agentId: r.agent_id,
+    triggerId: r.trigger_id,
+    fireId: r.fire_id,
+    status: r.status,
+    input: r.input,
+    output: r.output,
+    error: r.error,
+    chainDepth: r.chain_depth,
+    startedAt: r.started_at ? iso(r.started_at) : null,
+    finishedAt: r.finished_at ? iso(r.finished_at) : null,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
+}
+export type Run = ReturnType<typeof toRun>;

@@ -1,5 +1,53 @@
+import { z } from 'zod';
 import type { ResourceContext } from '../context';
-import type { App } from '../types';
+import { pageRequest, sendPage } from '../pagination';
+import { authErrors, errorSchema, idParams, listQuery } from '../schemas/common';
+import { createRunBody, runSchema } from '../schemas/runs';
+import { createRunService } from '../services/run-service';
+import { callerOf, type App } from '../types';
 
-/** TODO(issue 4): filled in by its owner. */
-export function runRoutes(_app: App, _ctx: ResourceContext): void {}
+/** Agent runs (DESIGN §4 Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
+export function runRoutes(app: App, ctx: ResourceContext): void {
+  const runs = createRunService({ db: ctx.db, agents: ctx.agents, handOff: ctx.handOff });
+  const tags = ['runs'];
+  const itemErrors = { 404: errorSchema, ...authErrors };
+
+  app.post(
+    '/api/agents/:id/runs',
+    {
+      schema: {
+        tags,
+        description:
+          'Starts a run of the agent: 202 with the queued run; poll GET /api/runs/:id for its status and output. The run executes ' +
+          "the agent's enabled tools in created order (custom tools call their endpoint with bodyTemplate filled from input: " +
+          '{{input}} is the whole input as JSON, {{input.a.b}} the value at that path as JSON; data tools call their public APIs). ' +
+          'It succeeds when it has no enabled tools or at least one tool succeeded, and fails when every tool failed; on finish it ' +
+          'emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, runId, error, chainDepth }. ' +
+          'Draft, active and paused agents run; a template answers 409.',
+        params: idParams,
+        body: createRunBody,
+        response: { 202: runSchema, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...itemErrors },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await runs.create(callerOf(request), request.params.id, request.body)),
+  );
+
+  app.get(
+    '/api/agents/:id/runs',
+    {
+      schema: {
+        tags,
+        description: 'The runs of the agent, newest first.',
+        params: idParams,
+        querystring: listQuery,
+        response: { 200: z.array(runSchema), 400: errorSchema, ...itemErrors },
+      },
+    },
+    async (request, reply) =>
+      sendPage(request, reply, await runs.list(callerOf(request), request.params.id, pageRequest(request.query)), ctx.publicBaseUrl),
+  );
+
+  app.get('/api/runs/:id', { schema: { tags, params: idParams, response: { 200: runSchema, ...itemErrors } } }, async (request) =>
+    runs.get(callerOf(request), request.params.id),
+  );
+}

@@ -1,4 +1,5 @@
 import { WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
+import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 import { enqueueWorkflow } from './outbox';
 
@@ -51,4 +52,54 @@ export async function queueRun(q: Queryable, r: NewRun): Promise<RunRow> {
     tags: { accountId: r.accountId, agentId: r.agentId, triggerId: r.triggerId },
   });
   return run;
+}
+
+export async function findRun(q: Queryable, id: string): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`, [id]);
+  return rows[0] ?? null;
+}
+
+/** Null for a run of another account (the API answers 404 either way). */
+export async function findAccountRun(q: Queryable, accountId: string, id: string): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 AND account_id = $2`, [id, accountId]);
+  return rows[0] ?? null;
+}
+
+/** An agent's runs, newest first. */
+export async function listAgentRuns(q: Queryable, accountId: string, agentId: string, page: PageRequest): Promise<Page<RunRow>> {
+  const k = keysetTail(page, 3);
+  const { rows } = await q.query<RunRow & { page_created_at: string }>(
+    `SELECT ${RUN_COLUMNS}, ${PAGE_KEY_COLUMNS} FROM runs WHERE agent_id = $1 AND account_id = $2 ${k.where} ${k.tail}`,
+    [agentId, accountId, ...k.params],
+  );
+  return toPage(rows, page.limit, ({ page_created_at: _key, ...run }) => run);
+}
+
+/**
+ * queued → running (a retried attempt finds it running and goes on). Null when the run is gone or
+ * already finished: the caller then reads it to tell which.
+ */
+export async function markRunRunning(q: Queryable, id: string): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(
+    `UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+     WHERE id = $1 AND status IN ('queued', 'running')
+     RETURNING ${RUN_COLUMNS}`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** running → succeeded/failed, once: a second attempt to finish the same run changes nothing and returns null. */
+export async function finishRun(
+  q: Queryable,
+  id: string,
+  r: { status: 'succeeded' | 'failed'; output: unknown; error: string | null },
+): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(
+    `UPDATE runs SET status = $2, output = $3, error = $4, finished_at = now(), updated_at = now()
+     WHERE id = $1 AND status = 'running'
+     RETURNING ${RUN_COLUMNS}`,
+    [id, r.status, JSON.stringify(r.output ?? null), r.error],
+  );
+  return rows[0] ?? null;
 }

@@ -1,0 +1,20 @@
+/**
+ * The value at a dotted path (`a.b.0.c`; a numeric segment indexes an array), or undefined when any
+ * segment is missing. The same path rules as eventFilter keys (lib/event-filter.ts), so a path that
+ * reads a tool's response reads the run output the same way.
+ */
+export function valueAtPath(root: unknown, path: string): unknown {
+  if (path === '') return root;
+  let node: unknown = root;
+  for (const segment of path.split('.')) {
+    if (Array.isArray(node)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(segment) || Number(segment) >= node.length) return undefined;
+      node = node[Number(segment)];
+    } else if (node !== null && typeof node === 'object' && Object.hasOwn(node, segment)) {
+      node = (node as Record<string, unknown>)[segment];
+    } else {
+      return undefined;
+    }
+  }
+  return node;
+}

@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createRunActivities } from '../../activities/runs';
+import { createSecretBox } from '../../lib/secrets';
+import { readAllPages, registerUser, type TestUser } from '../helpers/app';
+import { startEngine, type EngineHarness } from '../helpers/engine';
+import { fakeUsdPrice, startDataFixtures, startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
+import { waitFor } from '../helpers/processes';
+
+/** Runs through the whole engine: API → outbox → run workflow → executor → tools on loopback → event. */
+describe('agent runs', () => {
+  let h: EngineHarness;
+  let data: Awaited<ReturnType<typeof startDataFixtures>>;
+  let service: FixtureServer;
+  let user: TestUser;
+
+  before(async () => {
+    data = await startDataFixtures();
+    // A custom tool's endpoint: echoes what it got, fails on /fail.
+    service = await startFixtureServer((req) => {
+      if (req.url === '/fail') return { status: 500, body: 'upstream broke' };
+      return { body: { data: { echo: JSON.parse(req.body || 'null'), items: ['first', 'second'], label: 'fixture' } } };
+    });
+    h = await startEngine(__filename, data.env);
+    user = await registerUser(h.app);
+  });
+  after(async () => {
+    await h.close();
+    await data.close();
+    await service.close();
+  });
+
+  async function createAgent(u: TestUser, name: string, status?: string): Promise<string> {
+    const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: u.auth, payload: { name, ...(status ? { status } : {}) } });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id;
+  }
+
+  async function addTool(agentId: string, tool: Record<string, unknown>): Promise<void> {
+    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/tools`, headers: user.auth, payload: tool });
+    assert.equal(res.statusCode, 201, res.body);
+  }
+
+  async function startRun(agentId: string, payload?: Record<string, unknown>) {
+    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, ...(payload === undefined ? {} : { payload }) });
+    assert.equal(res.statusCode, 202, res.body);
+    return res.json();
+  }
+
+  async function finished(runId: string) {
+    return waitFor(`run ${runId} to finish`, async () => {
+      const res = await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: user.auth });
+      const run = res.json();
+      return (run.status === 'succeeded' || run.status === 'failed') && run;
+    }, 30_000);
+  }
+
+  async function eventsOf(runId: string) {
+    const { rows } = await h.db.query(`SELECT type, data, chain_depth FROM events WHERE data ->> 'runId' = $1 ORDER BY created_at`, [runId]);
+    return rows as { type: string; data: Record<string, unknown>; chain_depth: number }[];
+  }
+
+  it('calls a custom tool with the filled bodyTemplate and its secret header, maps the response, emits agent.completed', async () => {
+    const agentId = await createAgent(user, 'custom');
+    await addTool(agentId, {
+      type: 'custom',
+      name: 'lookup',
+      configJson: {
+        endpoint: `${service.url}/lookup`,
+        method: 'POST',
+        headers: { Authorization: 'Bearer sk-live-0123456789', 'X-Plain': 'plain' },
+        bodyTemplate: '{"query": {{input.query}}, "n": {{ input.nested.n }}, "all": {{input}}, "missing": {{input.nope}}, "keep": "{{other}}"}',
+        responseMapping: { echoed: 'data.echo.query', second: 'data.items.1', absent: 'data.nope' },
+      },
+    });
+    const input = { query: 'say "hi"', nested: { n: 7 } };
+    const queued = await startRun(agentId, { input });
+    assert.equal(queued.status, 'queued');
+    assert.deepEqual(queued.input, input);
+    assert.equal(queued.chainDepth, 0);
+    assert.equal(queued.triggerId, null);
+
+    const run = await finished(queued.id);
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    assert.equal(run.error, null);
+    assert.ok(run.startedAt && run.finishedAt);
+
+    const call = service.requests.find((r) => r.url === '/lookup');
+    assert.ok(call, 'the endpoint was called');
+    assert.equal(call.method, 'POST');
+    assert.equal(call.headers.authorization, 'Bearer sk-live-0123456789', 'the stored (sealed) secret header is sent in plaintext');
+    assert.equal(call.headers['x-plain'], 'plain');
+    assert.equal(call.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(call.body), { query: 'say "hi"', n: 7, all: input, missing: null, keep: '{{other}}' });
+
+    const tool = run.output.tools.lookup;
+    assert.equal(tool.type, 'custom');
+    assert.equal(tool.ok, true);
+    assert.deepEqual(tool.result, { echoed: 'say "hi"', second: 'second', absent: null });
+    assert.deepEqual(run.output.input, input);
+    assert.equal(run.output.summary, '1 of 1 tools succeeded');
+
+    const events = await eventsOf(run.id);
+    const completed = events.filter((e) => e.type === 'agent.completed');
+    assert.equal(completed.length, 1);
+    assert.equal(completed[0]!.chain_depth, 0);
+    assert.deepEqual(completed[0]!.data, { agentId, runId: run.id, output: run.output, chainDepth: 0 });
+  });
+
+  it('calls the data tools at their configured base URLs and records a failing tool as ok: false', async () => {
+    const agentId = await createAgent(user, 'data');
+    await addTool(agentId, { type: 'coin_prices', name: 'prices', configJson: { coinIds: ['bitcoin', 'ethereum'] } });
+    await addTool(agentId, { type: 'dex_pairs', name: 'pairs', configJson: { chainIds: ['solana', 'base'], pairAddresses: ['0xabc', '0xdef'] } });
+    await addTool(agentId, { type: 'prediction_markets', name: 'markets', configJson: { marketIds: ['12', '34'] } });
+    await addTool(agentId, { type: 'custom', name: 'broken', configJson: { endpoint: `${service.url}/fail`, method: 'GET' } });
+    await addTool(agentId, { type: 'custom', name: 'off', enabled: false, configJson: { endpoint: `${service.url}/off`, method: 'GET' } });
+
+    const run = await finished((await startRun(agentId, { input: { any: 1 } })).id);
+    assert.equal(run.status, 'succeeded', 'one failing tool does not fail the run');
+    const { tools } = run.output;
+    // Stored as jsonb, whose objects keep no key order.
+    assert.deepEqual(Object.keys(tools).sort(), ['broken', 'markets', 'pairs', 'prices'], 'enabled tools only');
+
+    assert.deepEqual(tools.prices, {
+      type: 'coin_prices', ok: true, durationMs: tools.prices.durationMs,
+      result: { bitcoin: { usd: fakeUsdPrice('bitcoin') }, ethereum: { usd: fakeUsdPrice('ethereum') } },
+    });
+    const coinCall = new URL(data.coinGecko.requests.at(-1)!.url, 'http://x');
+    assert.equal(coinCall.searchParams.get('ids'), 'bitcoin,ethereum');
+    assert.equal(coinCall.searchParams.get('vs_currencies'), 'usd');
+
+    assert.equal(tools.pairs.ok, true);
+    assert.deepEqual(Object.keys(tools.pairs.result).sort(), ['base', 'solana']);
+    assert.deepEqual(tools.pairs.result.base.pairs.map((p: { pairAddress: string }) => p.pairAddress), ['0xabc', '0xdef']);
+    assert.deepEqual(data.dexScreener.requests.map((r) => r.url).slice(-2), ['/latest/dex/pairs/solana/0xabc,0xdef', '/latest/dex/pairs/base/0xabc,0xdef']);
+
+    assert.equal(tools.markets.ok, true);
+    assert.deepEqual(tools.markets.result.map((m: { id: string }) => m.id), ['12', '34']);
+    assert.equal(data.polymarket.requests.at(-1)!.url, '/markets?id=12&id=34');
+
+    assert.equal(tools.broken.ok, false);
+    assert.match(tools.broken.error, /HTTP 500: upstream broke/);
+    assert.equal(service.requests.some((r) => r.url === '/off'), false, 'a disabled tool is not called');
+    assert.equal(run.output.summary, '3 of 4 tools succeeded');
+  });
+
+  it('fails the run when every tool fails: agent.failed with the error and chainDepth', async () => {
+    const agentId = await createAgent(user, 'failing');
+    await addTool(agentId, { type: 'custom', name: 'broken', configJson: { endpoint: `${service.url}/fail`, method: 'POST', bodyTemplate: 'plain {{input}}' } });
+    await addTool(agentId, { type: 'dex_pairs', name: 'nothing', configJson: { chainIds: ['solana'] } });
+
+    const run = await finished((await startRun(agentId, { input: 'x' })).id);
+    assert.equal(run.status, 'failed');
+    assert.match(run.error, /every tool failed/);
+    assert.match(run.error, /broken: HTTP 500/);
+    assert.equal(run.output.tools.broken.ok, false);
+    assert.equal(run.output.tools.nothing.ok, false);
+    const call = service.requests.filter((r) => r.url === '/fail').at(-1)!;
+    assert.equal(call.body, 'plain "x"');
+    assert.match(String(call.headers['content-type']), /^text\/plain/);
+
+    const events = await eventsOf(run.id);
+    assert.deepEqual(events.map((e) => e.type).filter((t) => t.startsWith('agent.')), ['agent.failed']);
+    assert.deepEqual(events[0]!.data, { agentId, runId: run.id, error: run.error, chainDepth: 0 });
+  });
+
+  it('succeeds with no tools; a retried activity does not finish or emit twice', async () => {
+    const agentId = await createAgent(user, 'empty');
+    const run = await finished((await startRun(agentId)).id); // no body at all
+    assert.equal(run.status, 'succeeded');
+    assert.equal(run.input, null);
+    assert.deepEqual(run.output, { input: null, tools: {}, summary: 'no enabled tools' });
+
+    // What Temporal's retry of a finished attempt would do.
+    const activities = createRunActivities({ db: h.db, config: h.config, secrets: createSecretBox(h.config.secretsKey), handOff: { kick() {} } as never, client: h.engine.client });
+    assert.deepEqual(await activities.executeRun({ runId: run.id }), { status: 'succeeded' });
+    assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
+    const again = (await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}`, headers: user.auth })).json();
+    assert.equal(again.finishedAt, run.finishedAt);
+    assert.deepEqual(await activities.executeRun({ runId: '00000000-0000-4000-8000-000000000000' }), { status: 'gone' });
+  });
+
+  it('validates input, refuses templates, hides other accounts, lists newest first in pages', async () => {
+    const agentId = await createAgent(user, 'api');
+    const big = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { input: 'x'.repeat(70_000) } });
+    assert.equal(big.statusCode, 400, big.body);
+    assert.match(big.json().message, /input/);
+    const extra = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { input: 1, other: 2 } });
+    assert.equal(extra.statusCode, 400, extra.body);
+
+    const template = await createAgent(user, 'tpl', 'template');
+    const refused = await h.app.inject({ method: 'POST', url: `/api/agents/${template}/runs`, headers: user.auth, payload: {} });
+    assert.equal(refused.statusCode, 409, refused.body);
+    assert.deepEqual(Object.keys(refused.json()), ['message']);
+
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await startRun(agentId, { input: { i } })).id);
+    const all = await readAllPages(h.app, user, `/api/agents/${agentId}/runs?limit=2`);
+    assert.deepEqual(all.ids, [...ids].reverse());
+    assert.deepEqual(all.sizes, [2, 1]);
+
+    const other = await registerUser(h.app);
+    for (const url of [`/api/runs/${ids[0]}`, `/api/agents/${agentId}/runs`, '/api/runs/not-a-uuid']) {
+      const res = await h.app.inject({ method: 'GET', url, headers: other.auth });
+      assert.equal(res.statusCode, 404, `${url}: ${res.body}`);
+      assert.deepEqual(Object.keys(res.json()), ['message']);
+    }
+    const post = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: other.auth, payload: {} });
+    assert.equal(post.statusCode, 404);
+    const anonymous = await h.app.inject({ method: 'GET', url: `/api/runs/${ids[0]}` });
+    assert.equal(anonymous.statusCode, 401);
+    await Promise.all(ids.map(finished));
+  });
+});
