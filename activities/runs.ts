@@ -34,6 +34,36 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
     return rows.map((t) => ({ ...t, config_json: openConfig(t.config_json, toolSecretPaths(t.type, t.config_json), deps.secrets) }));
   }
 
+  /**
+   * queued/running → succeeded/failed with the output, and agent.completed / agent.failed, in one
+   * transaction; a run already finished is left alone and emits nothing again.
+   */
+  async function finish(runId: string, status: 'succeeded' | 'failed', output: unknown, error: string | null): Promise<{ status: string }> {
+    const finished = await withTransaction(db, async (tx) => {
+      const row = await finishRun(tx, runId, { status, output, error });
+      if (!row) return null;
+      const base = { agentId: row.agent_id, runId: row.id };
+      await emitEvent(tx, {
+        accountId: row.account_id,
+        type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
+        data:
+          status === 'succeeded'
+            ? { ...base, output: row.output, chainDepth: row.chain_depth }
+            : { ...base, error: row.error, chainDepth: row.chain_depth },
+        chainDepth: row.chain_depth,
+        agentId: row.agent_id,
+        triggerId: row.trigger_id,
+      });
+      return row;
+    });
+    if (!finished) {
+      const current = await findRun(db, runId);
+      return { status: current ? current.status : 'gone' };
+    }
+    handOff.kick();
+    return { status };
+  }
+
   return {
     /**
      * Executes one run, idempotently under Temporal's retries: queued → running, execute the agent
@@ -62,29 +92,15 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
       }
 
       const status = error === null ? 'succeeded' : 'failed';
-      const finished = await withTransaction(db, async (tx) => {
-        const row = await finishRun(tx, run.id, { status, output, error });
-        if (!row) return null;
-        const base = { agentId: row.agent_id, runId: row.id };
-        await emitEvent(tx, {
-          accountId: row.account_id,
-          type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
-          data:
-            status === 'succeeded'
-              ? { ...base, output: row.output, chainDepth: row.chain_depth }
-              : { ...base, error: row.error, chainDepth: row.chain_depth },
-          chainDepth: row.chain_depth,
-          agentId: row.agent_id,
-          triggerId: row.trigger_id,
-        });
-        return row;
-      });
-      if (!finished) {
-        const current = await findRun(db, run.id);
-        return { status: current ? current.status : 'gone' };
-      }
-      handOff.kick();
-      return { status };
+      return finish(run.id, status, output, error);
+    },
+
+    /**
+     * The run workflow's last word when executeRun failed for good (every Temporal attempt): the run is
+     * failed and agent.failed emitted, instead of staying `running` forever.
+     */
+    async failRun(input: RunInput & { error: string }): Promise<{ status: string }> {
+      return finish(input.runId, 'failed', null, input.error);
     },
   };
 }

@@ -1,5 +1,6 @@
 import safeRegex from 'safe-regex2';
 import { z } from 'zod';
+import { valueAtPath } from './json-path';
 
 /**
  * The `eventFilter` of event, agent_finished and agent_output triggers (DESIGN §4 Triggers).
@@ -99,21 +100,6 @@ export const eventFilterShape = z.record(
   ]),
 );
 
-function valueAt(data: unknown, path: string): { found: true; value: unknown } | { found: false } {
-  let node: unknown = data;
-  for (const segment of path.split('.')) {
-    if (Array.isArray(node)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(segment) || Number(segment) >= node.length) return { found: false };
-      node = node[Number(segment)];
-    } else if (node !== null && typeof node === 'object' && Object.hasOwn(node, segment)) {
-      node = (node as Record<string, unknown>)[segment];
-    } else {
-      return { found: false };
-    }
-  }
-  return { found: true, value: node };
-}
-
 function holds(condition: FilterCondition, value: unknown): boolean {
   if (condition === null || typeof condition !== 'object') return value === condition;
   if (typeof value !== 'string') return false;
@@ -128,8 +114,8 @@ function holds(condition: FilterCondition, value: unknown): boolean {
  */
 export function matchesEventFilter(filter: EventFilter, data: unknown): boolean {
   for (const [path, condition] of Object.entries(filter)) {
-    const at = valueAt(data, path);
-    if (!at.found || !holds(condition, at.value)) return false;
+    const value = valueAtPath(data, path);
+    if (value === undefined || !holds(condition, value)) return false;
   }
   return true;
 }

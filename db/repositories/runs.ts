@@ -97,7 +97,7 @@ export async function finishRun(
 ): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(
     `UPDATE runs SET status = $2, output = $3, error = $4, finished_at = now(), updated_at = now()
-     WHERE id = $1 AND status = 'running'
+     WHERE id = $1 AND status IN ('queued', 'running')
      RETURNING ${RUN_COLUMNS}`,
     [id, r.status, JSON.stringify(r.output ?? null), r.error],
   );

@@ -180,6 +180,25 @@ describe('agent runs', () => {
     assert.deepEqual(await activities.executeRun({ runId: '00000000-0000-4000-8000-000000000000' }), { status: 'gone' });
   });
 
+  it('a run whose activity failed for good is failed by the workflow (failRun), once', async () => {
+    const agentId = await createAgent(user, 'stuck');
+    const activities = createRunActivities({ db: h.db, config: h.config, secrets: createSecretBox(h.config.secretsKey), handOff: { kick() {} } as never, client: h.engine.client });
+    // A run left `running` by attempts that all died.
+    const { rows } = await h.db.query(
+      `INSERT INTO runs (account_id, agent_id, status, chain_depth) SELECT account_id, id, 'running', 2 FROM agents WHERE id = $1 RETURNING id`,
+      [agentId],
+    );
+    const runId = rows[0].id as string;
+    assert.deepEqual(await activities.failRun({ runId, error: 'the run could not be executed: database down' }), { status: 'failed' });
+    assert.deepEqual(await activities.failRun({ runId, error: 'again' }), { status: 'failed' });
+    const run = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: user.auth })).json();
+    assert.equal(run.status, 'failed');
+    assert.equal(run.error, 'the run could not be executed: database down');
+    const failed = (await eventsOf(runId)).filter((e) => e.type === 'agent.failed');
+    assert.equal(failed.length, 1, 'agent.failed once');
+    assert.deepEqual(failed[0]!.data, { agentId, runId, error: run.error, chainDepth: 2 });
+  });
+
   it('validates input, refuses templates, hides other accounts, lists newest first in pages', async () => {
     const agentId = await createAgent(user, 'api');
     const big = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { input: 'x'.repeat(70_000) } });

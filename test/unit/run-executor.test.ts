@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fillTemplate, mapResponse } from '../../activities/executor/custom-tool';
 import { createDefaultExecutor } from '../../activities/executor/default-executor';
-import { valueAtPath } from '../../activities/executor/paths';
+import { valueAtPath } from '../../lib/json-path';
 import type { ToolRow } from '../../db/repositories/tools';
 import { testConfig } from '../helpers/config';
 

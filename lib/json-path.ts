@@ -1,7 +1,8 @@
 /**
  * The value at a dotted path (`a.b.0.c`; a numeric segment indexes an array), or undefined when any
- * segment is missing. The same path rules as eventFilter keys (lib/event-filter.ts), so a path that
- * reads a tool's response reads the run output the same way.
+ * segment is missing (JSON has no undefined, so that means "not found"). Own properties only. Shared
+ * by eventFilter keys (lib/event-filter.ts) and the custom tool's templates and responseMapping, so a
+ * path reads a tool's response the way a filter reads the run's output.
  */
 export function valueAtPath(root: unknown, path: string): unknown {
   if (path === '') return root;
