@@ -77,7 +77,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
               source: 'event',
               eventId: event.id,
               chainDepth: event.chain_depth + 1,
-              payload: event.data,
+              // No payload: recordFire reads the event's data (it grows along a chain; workflow args must stay small).
             };
             await enqueueWorkflow(tx, {
               workflowType: WORKFLOW_TYPES.fire,

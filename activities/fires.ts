@@ -1,5 +1,5 @@
 import { withTransaction } from '../db/pool';
-import { emitEvent } from '../db/repositories/events';
+import { emitEvent, findEvent } from '../db/repositories/events';
 import { queueRun } from '../db/repositories/runs';
 import { workflowIds } from '../lib/temporal-names';
 import type { FireInput, FireOutcome } from '../workflows/types';
@@ -26,9 +26,11 @@ export function createFireActivities(deps: ActivityDeps) {
   /** Temporal's next action time for the trigger's schedule, kept as its nextFireAt. Best effort. */
   async function refreshNextFire(triggerId: string): Promise<void> {
     try {
+      const { rows } = await db.query<{ version: string }>(`SELECT updated_at::text AS version FROM triggers WHERE id = $1`, [triggerId]);
       const description = await deps.client.schedule.getHandle(workflowIds.triggerSchedule(triggerId)).describe();
       const next = description.state.paused ? null : (description.info.nextActionTimes[0] ?? null);
-      await db.query(`UPDATE triggers SET next_fire_at = $2 WHERE id = $1`, [triggerId, next]);
+      // Not over a newer version of the trigger: its own sync reports that one.
+      await db.query(`UPDATE triggers SET next_fire_at = $2 WHERE id = $1 AND updated_at = $3::timestamptz`, [triggerId, next, rows[0]?.version]);
     } catch {
       // The API falls back to computing it from the expression.
     }
@@ -41,6 +43,12 @@ export function createFireActivities(deps: ActivityDeps) {
      */
     async recordFire(input: FireInput & { fireKey: string }): Promise<FireOutcome> {
       const outcome = await withTransaction(db, async (tx): Promise<FireOutcome> => {
+        // Lock order agent → trigger, as deleting an agent does (agent FOR UPDATE, then its triggers):
+        // the other order could deadlock a fire against that delete.
+        await tx.query(
+          `SELECT 1 FROM agents WHERE id = (SELECT agent_id FROM triggers WHERE id = $1) FOR KEY SHARE`,
+          [input.triggerId],
+        );
         const { rows } = await tx.query<FireTriggerRow>(
           `SELECT id, account_id, agent_id, enabled FROM triggers WHERE id = $1 FOR UPDATE`,
           [input.triggerId],
@@ -48,13 +56,17 @@ export function createFireActivities(deps: ActivityDeps) {
         const trigger = rows[0];
         if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null };
         const chainDepth = input.chainDepth ?? 0;
+        // An event fire carries only the event id (workflow arguments stay small along a chain); its
+        // payload is the event's data.
+        let payload = input.payload ?? null;
+        if (input.payload === undefined && input.eventId) payload = (await findEvent(tx, input.eventId))?.data ?? null;
         const inserted = await tx.query<{ id: string }>(
           `INSERT INTO fires (id, account_id, trigger_id, fire_key, source, status, payload, chain_depth, scheduled_at, event_id)
            VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10)
            ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
           [
             input.fireId ?? null, trigger.account_id, trigger.id, input.fireKey, input.source, trigger.enabled ? 'fired' : 'skipped',
-            JSON.stringify(input.payload ?? null), chainDepth, scheduledTimeOf(input.fireKey), input.eventId ?? null,
+            JSON.stringify(payload), chainDepth, scheduledTimeOf(input.fireKey), input.eventId ?? null,
           ],
         );
         if (inserted.rowCount === 0) {
@@ -76,7 +88,7 @@ export function createFireActivities(deps: ActivityDeps) {
             triggerId: trigger.id,
             fireId,
             chainDepth,
-            input: { source: input.source, triggerId: trigger.id, fireId, payload: input.payload ?? null },
+            input: { source: input.source, triggerId: trigger.id, fireId, payload },
           });
           runId = run.id;
           await tx.query(`UPDATE fires SET run_id = $2 WHERE id = $1`, [fireId, runId]);

@@ -14,9 +14,8 @@ import { valueAtPath } from './json-path';
  * A path that is missing never matches, not even `null`. A path segment that is a number indexes an
  * array (`items.0.id`).
  *
- * Paths always start at `data`: for agent_output triggers, whose events carry the run's result in
- * `data.output`, a filter on the output is `{ "output": "done" }` or, for structured output,
- * `{ "output.status": "ok" }`.
+ * Paths start at `data`, except for agent_output triggers, which match on `data.output` (DESIGN §4):
+ * their paths start inside the run's output, e.g. `{ "tools.lookup.result.status": "ok" }`.
  */
 
 export const MAX_FILTER_KEYS = 20;

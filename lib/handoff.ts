@@ -7,6 +7,7 @@ import { searchAttributePairs, TASK_QUEUE } from './temporal-names';
 const BATCH = 100;
 const LEASE_MS = 60_000;
 const RPC_DEADLINE_MS = 10_000;
+const SYNC_CONCURRENCY = 4;
 
 /**
  * Hands outbox rows to Temporal (DESIGN §1). Every process that commits outbox rows calls `kick()`
@@ -50,18 +51,23 @@ export function createHandOff(deps: { db: Db; client: Client; log?: (msg: string
       const items = await outbox.claim(BATCH, LEASE_MS);
       if (items.length === 0) return handed;
       const done: number[] = [];
-      // Each item is idempotent and a schedule sync converges to the row as it is now, so order doesn't matter.
-      await Promise.all(
-        items.map(async (item) => {
-          try {
-            await handOne(item);
-            done.push(item.id);
-          } catch (err) {
-            log(`hand-off of outbox row ${item.id} (${item.kind}) failed; will retry`, err);
-            await outbox.fail(item.id, (err as Error).message ?? String(err)).catch(() => {});
-          }
-        }),
-      );
+      // Each item is idempotent and a schedule sync converges to the row as it is now, so order doesn't
+      // matter. Workflow starts go all at once; schedule syncs hold a pooled connection (their lock) for
+      // their RPCs, so at most SYNC_CONCURRENCY of them run at a time.
+      const handle = async (item: OutboxItem) => {
+        try {
+          await handOne(item);
+          done.push(item.id);
+        } catch (err) {
+          log(`hand-off of outbox row ${item.id} (${item.kind}) failed; will retry`, err);
+          await outbox.fail(item.id, (err as Error).message ?? String(err)).catch(() => {});
+        }
+      };
+      const syncs = items.filter((i) => i.kind === 'schedule');
+      const syncLanes = Array.from({ length: SYNC_CONCURRENCY }, async () => {
+        for (let next = syncs.shift(); next; next = syncs.shift()) await handle(next);
+      });
+      await Promise.all([...items.filter((i) => i.kind === 'workflow').map(handle), ...syncLanes]);
       await outbox.complete(done);
       handed += done.length;
       if (done.length < items.length) return handed; // something is failing: leave the rest to the next round

@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import type { Queryable } from '../db/pool';
+import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { describeCronExpression } from './cron';
 import { parseDuration } from './durations';
 import { searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from './temporal-names';
@@ -63,8 +63,19 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
  * disabled) while the row is a cron/schedule trigger, deleted once it is gone or changed type.
  * Idempotent; the outbox calls it after every write that could change it, the reconciler's sweep too.
  * Records Temporal's next action time as the trigger's `next_fire_at`.
+ *
+ * Syncs of one trigger are serialised (a transaction-scoped advisory lock across processes): Temporal's
+ * schedule update is last-writer-wins, so two syncs that read different versions of the row must not
+ * interleave, or the older version could be written last.
  */
-export async function syncTriggerSchedule(client: Client, db: Queryable, triggerId: string): Promise<'synced' | 'deleted'> {
+export async function syncTriggerSchedule(client: Client, db: Db, triggerId: string): Promise<'synced' | 'deleted'> {
+  return withTransaction(db, async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('schedule-sync'), hashtext($1))`, [triggerId]);
+    return syncLocked(client, tx, triggerId);
+  });
+}
+
+async function syncLocked(client: Client, db: Queryable, triggerId: string): Promise<'synced' | 'deleted'> {
   const { rows } = await db.query<ScheduledTriggerRow>(
     `SELECT id, account_id, agent_id, type, enabled, config_json, updated_at::text AS version FROM triggers WHERE id = $1`,
     [triggerId],
