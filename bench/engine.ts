@@ -109,11 +109,11 @@ async function main() {
   const engine = await createEngine({ connection, config, db, log: () => {} });
   const running = engine.run();
   const receiver = await startReceiver();
-  const report: string[] = [];
 
   try {
-    if (SCENARIOS.has('deliveries')) report.push(...(await benchDeliveries(db, engine.client, engine.handOff, connection, receiver)));
-    if (SCENARIOS.has('cron')) report.push(...(await benchCron(db, engine.handOff)));
+    // Each section is printed as soon as it is measured.
+    if (SCENARIOS.has('deliveries')) console.log((await benchDeliveries(db, engine.client, engine.handOff, connection, receiver)).join('\n'));
+    if (SCENARIOS.has('cron')) console.log((await benchCron(db, engine.handOff)).join('\n'));
   } finally {
     engine.shutdown();
     await running.catch(() => {});
@@ -123,7 +123,6 @@ async function main() {
     await temporal.stop();
     await database.drop();
   }
-  console.log(`\n${report.join('\n')}`);
 }
 
 async function benchDeliveries(
@@ -233,9 +232,9 @@ async function benchCron(db: Db, handOff: Awaited<ReturnType<typeof createEngine
   await sleep(end - now + 20_000); // the last minute's fires, and time to record them
   const fires = await db.query<{ minute: Date; n: number; lags: number[] }>(
     `SELECT date_trunc('minute', scheduled_at) AS minute, count(*)::int AS n,
-            array_agg(extract(epoch FROM (created_at - scheduled_at)) * 1000) AS lags
+            array_agg(extract(epoch FROM (f.created_at - f.scheduled_at)) * 1000) AS lags
      FROM fires f JOIN triggers t ON t.id = f.trigger_id
-     WHERE t.account_id = $1 AND scheduled_at >= $2 AND scheduled_at < $3
+     WHERE t.account_id = $1 AND f.scheduled_at >= $2 AND f.scheduled_at < $3
      GROUP BY 1 ORDER BY 1`,
     [accountId, new Date(firstMinute), new Date(end)],
   );

@@ -4,7 +4,8 @@ import { fireKeyOf } from '../lib/temporal-names';
 import type { FireInput, FireOutcome } from './types';
 
 const { recordFire } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  // Generous: a thousand schedules firing in the same second queue up behind the database pool.
+  startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
