@@ -1,5 +1,6 @@
 import { withTransaction } from '../db/pool';
 import { findEvent, type EventRow } from '../db/repositories/events';
+import { enqueueFire } from '../db/repositories/fires';
 import { enqueueWorkflow } from '../db/repositories/outbox';
 import { parseDuration } from '../lib/durations';
 import { matchesEventFilter, type EventFilter } from '../lib/event-filter';
@@ -72,19 +73,9 @@ export function createDispatchActivities(deps: ActivityDeps) {
             [event.account_id, event.type],
           );
           for (const trigger of triggers.filter((t) => triggerMatches(t, event))) {
-            const args: FireInput = {
-              triggerId: trigger.id,
-              source: 'event',
-              eventId: event.id,
-              chainDepth: event.chain_depth + 1,
-              // No payload: recordFire reads the event's data (it grows along a chain; workflow args must stay small).
-            };
-            await enqueueWorkflow(tx, {
-              workflowType: WORKFLOW_TYPES.fire,
-              workflowId: workflowIds.fire(trigger.id, `event-${event.id}`),
-              args: [args],
-              tags: { accountId: event.account_id, agentId: trigger.agent_id, triggerId: trigger.id },
-            });
+            // No payload: recordFire reads the event's data (it grows along a chain; workflow args must stay small).
+            const args: FireInput = { triggerId: trigger.id, source: 'event', eventId: event.id, chainDepth: event.chain_depth + 1 };
+            await enqueueFire(tx, { accountId: event.account_id, agentId: trigger.agent_id }, args, `event-${event.id}`);
             fires++;
           }
         }

@@ -2,6 +2,9 @@ import type { AccountRow, TransactionRow } from '../db/repositories/accounts';
 import type { AgentRow } from '../db/repositories/agents';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
+import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
+import type { FireListRow } from '../db/repositories/fires';
+import type { RunRow } from '../db/repositories/runs';
 import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
 import type { ToolRow } from '../db/repositories/tools';
 import type { TriggerRow } from '../db/repositories/triggers';
@@ -167,10 +170,10 @@ export function toInvitation(i: InvitationRow) {
   };
 }
 
-// ---- fires (issue 4) ----
+// ---- fires ----
 
 /** A fire in a trigger's history; `status` is 'skipped', the status of the run it started, or 'fired'. */
-export function toFire(f: import('../db/repositories/fires').FireListRow) {
+export function toFire(f: FireListRow) {
   return {
     id: f.id,
     firedAt: iso(f.created_at),
@@ -182,10 +185,10 @@ export function toFire(f: import('../db/repositories/fires').FireListRow) {
 }
 export type Fire = ReturnType<typeof toFire>;
 
-// ---- deliveries (issue 4) ----
+// ---- deliveries ----
 
 /** A delivery as the log shows it; `attempts` counts every attempt, manual retries included. */
-export function toDelivery(d: import('../db/repositories/deliveries').DeliveryRow) {
+export function toDelivery(d: DeliveryRow) {
   return {
     id: d.id,
     eventId: d.event_id,
@@ -200,7 +203,7 @@ export function toDelivery(d: import('../db/repositories/deliveries').DeliveryRo
 }
 export type Delivery = ReturnType<typeof toDelivery>;
 
-export function toDeliveryAttempt(a: import('../db/repositories/deliveries').DeliveryAttemptRow) {
+export function toDeliveryAttempt(a: DeliveryAttemptRow) {
   return {
     attempt: a.attempt,
     generation: a.generation,
@@ -211,10 +214,10 @@ export function toDeliveryAttempt(a: import('../db/repositories/deliveries').Del
   };
 }
 
-// ---- runs (issue 4) ----
+// ---- runs ----
 
 /** The API shape of an agent run. */
-export function toRun(r: import('../db/repositories/runs').RunRow) {
+export function toRun(r: RunRow) {
   return {
     id: r.id,
     accountId: r.account_id,

@@ -9,8 +9,8 @@ import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, UnauthorizedError } from '../errors';
 import { openConfig } from './secret-config';
+import { TRIGGER_SECRET_PATHS } from './trigger-service';
 
-const SECRET_TOKEN_PATH = ['secretToken'] as const;
 
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
@@ -76,7 +76,7 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
     async fireTriggerHook(webhookPath: string, token: string | undefined, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await hooks.findWebhookTrigger(webhookPath);
       if (!trigger) throw new NotFoundError('Trigger');
-      const expected = openConfig(trigger.config_json, [SECRET_TOKEN_PATH], secrets).secretToken;
+      const expected = openConfig(trigger.config_json, TRIGGER_SECRET_PATHS.webhook, secrets).secretToken;
       if (typeof expected !== 'string') throw new NotFoundError('Trigger'); // a webhook trigger always has one; never fire without
       if (token === undefined) throw new UnauthorizedError('Missing X-Trigger-Token header');
       if (!tokensMatch(token, expected)) throw new UnauthorizedError('Invalid X-Trigger-Token');

@@ -15,7 +15,8 @@ import type { Caller } from './auth-service';
 import { openConfig, pathKey, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
 
 const CONFIG_FIELD = 'body.configJson';
-const SECRET_PATHS: Record<TriggerType, readonly SecretPath[]> = {
+/** Where each trigger type keeps secrets inside configJson (sealed at rest). */
+export const TRIGGER_SECRET_PATHS: Record<TriggerType, readonly SecretPath[]> = {
   schedule: [],
   cron: [],
   webhook: [['secretToken']],
@@ -54,14 +55,14 @@ export function createTriggerService(deps: {
     const at = now();
     const known = row.next_fire_at && row.next_fire_at > at ? row.next_fire_at : null;
     return toTrigger(row, {
-      configJson: presentConfig(plain, SECRET_PATHS[row.type], revealed),
+      configJson: presentConfig(plain, TRIGGER_SECRET_PATHS[row.type], revealed),
       nextFireAt: scheduled ? (known ?? nextFireTime(String(plain.cronExpression), String(plain.timezone), at)) : null,
       hookUrl: row.webhook_path ? `${deps.publicBaseUrl}/api/hooks/triggers/${row.webhook_path}` : null,
     });
   }
 
   /** A stored row as every read shows it: secrets masked. */
-  const presentStored = (row: TriggerRow) => present(row, openConfig(row.config_json, SECRET_PATHS[row.type], secrets));
+  const presentStored = (row: TriggerRow) => present(row, openConfig(row.config_json, TRIGGER_SECRET_PATHS[row.type], secrets));
 
   /**
    * The config to store for `type`, from a candidate (a create's configJson, or the merged/replacing
@@ -69,7 +70,7 @@ export function createTriggerService(deps: {
    * are put back, defaults filled in, and the webhook path and token generated when absent.
    */
   function resolveConfig(type: TriggerType, candidate: Config, current: Config) {
-    const paths = SECRET_PATHS[type];
+    const paths = TRIGGER_SECRET_PATHS[type];
     const restored = restoreMasked(candidate, current, paths, CONFIG_FIELD);
     const config: Config = parseWith(configSchemaFor(type), restored.config, CONFIG_FIELD);
     const revealed = new Set(restored.revealed);
@@ -153,7 +154,7 @@ export function createTriggerService(deps: {
         const updated = await withTransaction(db, async (tx) => {
           const row = await triggers.findByIdForUpdate(caller.accountId, scope, id, tx);
           if (!row) throw new NotFoundError('Trigger');
-          const current = openConfig(row.config_json, SECRET_PATHS[row.type], secrets);
+          const current = openConfig(row.config_json, TRIGGER_SECRET_PATHS[row.type], secrets);
           const type = patch.type ?? row.type;
           let resolved: ReturnType<typeof resolveConfig>;
           if (type !== row.type) {

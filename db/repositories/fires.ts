@@ -30,19 +30,26 @@ export interface NewFire {
 const KEY_PREFIX: Record<NewFire['source'], string> = { manual: 'manual', webhook: 'hook' };
 
 /**
- * Queues a fire inside the caller's transaction (or as one statement): its workflow
- * `fire:<triggerId>:<manual|hook>-<fireId>` is handed to Temporal once this commits, and recordFire
- * inserts the fire row with this id. The id is returned at once, before the fire has run.
+ * Queues the workflow `fire:<triggerId>:<fireKey>` inside the caller's transaction; it is handed to
+ * Temporal once this commits. Every fire that is not a schedule's goes through here.
+ */
+export async function enqueueFire(q: Queryable, tags: { accountId: string; agentId: string | null }, input: FireInput, fireKey: string): Promise<void> {
+  await enqueueWorkflow(q, {
+    workflowType: WORKFLOW_TYPES.fire,
+    workflowId: workflowIds.fire(input.triggerId, fireKey),
+    args: [input],
+    tags: { ...tags, triggerId: input.triggerId },
+  });
+}
+
+/**
+ * Queues a manual or hook fire (key `manual-<fireId>` / `hook-<fireId>`); recordFire inserts the fire
+ * row with this id. The id is returned at once, before the fire has run.
  */
 export async function queueFire(q: Queryable, f: NewFire): Promise<string> {
   const fireId = randomUUID();
   const input: FireInput = { triggerId: f.triggerId, source: f.source, fireId, payload: f.payload ?? null };
-  await enqueueWorkflow(q, {
-    workflowType: WORKFLOW_TYPES.fire,
-    workflowId: workflowIds.fire(f.triggerId, `${KEY_PREFIX[f.source]}-${fireId}`),
-    args: [input],
-    tags: { accountId: f.accountId, agentId: f.agentId, triggerId: f.triggerId },
-  });
+  await enqueueFire(q, { accountId: f.accountId, agentId: f.agentId }, input, `${KEY_PREFIX[f.source]}-${fireId}`);
   return fireId;
 }
 

@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createDeliveryActivities } from '../../activities/deliveries';
-import { createSecretBox } from '../../lib/secrets';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
@@ -268,9 +267,7 @@ describe('outgoing webhook deliveries', () => {
       [webhook.accountId, webhook.id],
     );
     const { id: deliveryId, event_id: eventId } = rows[0]!;
-    const { attemptDelivery } = createDeliveryActivities({
-      db: h.db, config: h.config, secrets: createSecretBox(h.config.secretsKey), handOff: h.engine.handOff, client: h.engine.client,
-    });
+    const { attemptDelivery } = createDeliveryActivities(h.activityDeps());
     const first = { deliveryId, generation: 0, attempt: 1, nextDelayMs: 60_000, timeoutMs: 2000 };
     assert.equal(await attemptDelivery(first), 'retry');
     assert.equal(await attemptDelivery(first), 'retry'); // sent again (receivers de-duplicate on webhook-id), stored once

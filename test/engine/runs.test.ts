@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createRunActivities } from '../../activities/runs';
-import { createSecretBox } from '../../lib/secrets';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { fakeUsdPrice, startDataFixtures, startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
@@ -172,7 +171,7 @@ describe('agent runs', () => {
     assert.deepEqual(run.output, { input: null, tools: {}, summary: 'no enabled tools' });
 
     // What Temporal's retry of a finished attempt would do.
-    const activities = createRunActivities({ db: h.db, config: h.config, secrets: createSecretBox(h.config.secretsKey), handOff: { kick() {} } as never, client: h.engine.client });
+    const activities = createRunActivities(h.activityDeps());
     assert.deepEqual(await activities.executeRun({ runId: run.id }), { status: 'succeeded' });
     assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
     const again = (await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}`, headers: user.auth })).json();
@@ -182,7 +181,7 @@ describe('agent runs', () => {
 
   it('a run whose activity failed for good is failed by the workflow (failRun), once', async () => {
     const agentId = await createAgent(user, 'stuck');
-    const activities = createRunActivities({ db: h.db, config: h.config, secrets: createSecretBox(h.config.secretsKey), handOff: { kick() {} } as never, client: h.engine.client });
+    const activities = createRunActivities(h.activityDeps());
     // A run left `running` by attempts that all died.
     const { rows } = await h.db.query(
       `INSERT INTO runs (account_id, agent_id, status, chain_depth) SELECT account_id, id, 'running', 2 FROM agents WHERE id = $1 RETURNING id`,

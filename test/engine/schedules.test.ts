@@ -153,6 +153,30 @@ describe('schedules of cron triggers', () => {
     await gone(agentTrigger.id);
   });
 
+  it('every workflow carries AccountId, AgentId and TriggerId search attributes', async () => {
+    const account = (await call('GET', '/api/account')).body as { id: string };
+    const agent = (await call('POST', '/api/agents', { name: 'tagged agent' })).body as { id: string };
+    const trigger = (await call('POST', `/api/agents/${agent.id}/triggers`, { type: 'webhook', name: 'manual', configJson: {} })).body as { id: string };
+    const fired = await call('POST', `/api/triggers/${trigger.id}/fire`, {});
+    assert.equal(fired.status, 202, JSON.stringify(fired.body));
+    const list = async (query: string) => {
+      const ids: string[] = [];
+      for await (const wf of h.engine.client.workflow.list({ query })) ids.push(wf.workflowId);
+      return ids;
+    };
+    // The fire, the run it queued, and the dispatch of agent.created, agent.triggered and agent.completed.
+    const byAgent = await waitFor('workflows visible by AgentId', async () => {
+      const ids = await list(`AgentId = '${agent.id}'`);
+      const kinds = new Set(ids.map((id) => id.split(':')[0]));
+      return ['fire', 'run', 'event'].every((k) => kinds.has(k)) && ids;
+    }, 20_000);
+    assert.ok(byAgent.includes(`fire:${trigger.id}:manual-${fired.body.fireId}`));
+    const byTrigger = await list(`TriggerId = '${trigger.id}'`);
+    assert.ok(byTrigger.includes(`fire:${trigger.id}:manual-${fired.body.fireId}`));
+    const byAccount = await list(`AccountId = '${account.id}'`);
+    for (const id of byAgent) assert.ok(byAccount.includes(id), `${id} is tagged with its account`);
+  });
+
   it('the reconciler removes an orphan schedule and re-creates a missing one', async () => {
     // An orphan: a schedule whose trigger does not exist (e.g. left by a crash before this design).
     const orphanId = randomUUID();

@@ -1,7 +1,9 @@
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { ActivityDeps } from '../../activities/deps';
 import { buildApp } from '../../api/app';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
+import { createSecretBox } from '../../lib/secrets';
 import { createTemporalClient } from '../../lib/temporal-client';
 import { createEngine, type Engine } from '../../worker/worker';
 import type { TestApp } from './app';
@@ -32,6 +34,8 @@ export interface EngineHarness {
   /** Stops the worker (drained, as on SIGTERM); `startWorker()` starts a new one on the same database. */
   stopWorker: () => Promise<void>;
   startWorker: () => Promise<void>;
+  /** What the running worker's activities are built from, for calling an activity directly (as a Temporal retry would). */
+  activityDeps: () => ActivityDeps;
   close: () => Promise<void>;
 }
 
@@ -75,6 +79,7 @@ export async function startEngine(testFile: string, overrides: Record<string, st
     },
     startWorker,
     stopWorker,
+    activityDeps: () => ({ db: database.db, config, secrets: createSecretBox(config.secretsKey), handOff: engine.handOff, client: engine.client }),
     close: async () => {
       await stopWorker().catch(() => {});
       await app.close();
