@@ -6,11 +6,6 @@ import { createHandOff } from '../lib/handoff';
 import type { TemporalClient } from '../lib/temporal-client';
 import { createSecretBox } from '../lib/secrets';
 import type { Db } from '../db/pool';
-import { createAccountsRepository } from '../db/repositories/accounts';
-import { createAgentsRepository } from '../db/repositories/agents';
-import { createCredentialsRepository } from '../db/repositories/credentials';
-import { createRequestGuardsRepository } from '../db/repositories/request-guards';
-import { createUsersRepository } from '../db/repositories/users';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
@@ -22,21 +17,18 @@ import { accountRoutes } from './routes/account';
 import { agentRoutes } from './routes/agents';
 import { authRoutes } from './routes/auth';
 import { connectorRoutes } from './routes/connectors';
+// Team out of alphabetical order on purpose: zod registers a schema as a component when its module
+// loads, so these imports fix the order of components in /api/openapi.json (team's follow connectors').
+import { teamRoutes } from './routes/team';
 import { deliveryRoutes } from './routes/deliveries';
 import { fireRoutes } from './routes/fires';
 import { hookRoutes } from './routes/hooks';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
-import { teamRoutes } from './routes/team';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
 import { webhookRoutes } from './routes/webhooks';
-import { createAccountService } from './services/account-service';
-import { createAgentService } from './services/agent-service';
-import { createAuthService } from './services/auth-service';
-import { createHealthService } from './services/health-service';
-import { createTokenService } from './services/tokens';
-import type { ResourceContext } from './context';
+import { createRepositories, createServices } from './services';
 import './types';
 
 export interface AppDeps {
@@ -67,54 +59,41 @@ export async function buildApp(deps: AppDeps) {
     return payload;
   });
 
-  const users = createUsersRepository(db);
-  const accounts = createAccountsRepository(db);
-  const credentials = createCredentialsRepository(db);
-  const guards = createRequestGuardsRepository(db);
-  const agentsRepo = createAgentsRepository(db);
-
-  const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
-  const auth = createAuthService({
-    db, users, accounts, credentials, tokens,
-    initialBalance: config.billing.initialBalance,
-    refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
-  });
-  const account = createAccountService({ accounts });
   // Outbox rows this process commits are handed to Temporal right after the commit; the worker's
   // reconciler hands off whatever this misses (Temporal down, process killed).
   const handOff = createHandOff({ db, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg) });
   app.addHook('onClose', () => handOff.idle());
-  const agents = createAgentService({ db, agents: agentsRepo, accounts, handOff, agentCreateCost: config.billing.agentCreateCost });
-  const health = createHealthService({ db, temporal: deps.temporal.connection });
-  const publicBaseUrl = config.http.publicBaseUrl;
   const secrets = createSecretBox(config.secretsKey);
-  const resources: ResourceContext = { db, config, secrets, agents: agentsRepo, publicBaseUrl, handOff };
+  // The one place repositories and services are built; each route module gets only the services it calls.
+  const repositories = createRepositories(db);
+  const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection });
+  const publicBaseUrl = config.http.publicBaseUrl;
 
   await registerDocs(app, publicBaseUrl);
   const authRateLimit = await registerAuthRateLimit(app, {
-    guards,
+    guards: repositories.guards,
     max: config.auth.rateLimitMax,
     windowMs: config.auth.rateLimitWindowMs,
   });
 
-  healthRoutes(app, health);
+  healthRoutes(app, services.health);
   // Public hook endpoints: no credential; each checks its own secret (signature or X-Trigger-Token).
-  await app.register(async (hooks) => hookRoutes(hooks, resources));
+  await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));
   await app.register(async (api) => {
-    requireAuthentication(api, auth);
-    supportIdempotencyKeys(api, guards, secrets, createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest());
+    requireAuthentication(api, services.auth);
+    supportIdempotencyKeys(api, repositories.guards, secrets, createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest());
     const scoped = api.withTypeProvider<ZodTypeProvider>();
-    authRoutes(scoped, { auth, rateLimit: authRateLimit, publicBaseUrl });
-    accountRoutes(scoped, { account, publicBaseUrl });
-    agentRoutes(scoped, { agents, publicBaseUrl });
-    connectorRoutes(scoped, resources);
-    toolRoutes(scoped, resources);
-    webhookRoutes(scoped, resources);
-    triggerRoutes(scoped, resources);
-    teamRoutes(scoped, resources);
-    fireRoutes(scoped, resources);
-    deliveryRoutes(scoped, resources);
-    runRoutes(scoped, resources);
+    authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl });
+    accountRoutes(scoped, { account: services.account, publicBaseUrl });
+    agentRoutes(scoped, { agents: services.agents, publicBaseUrl });
+    connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
+    toolRoutes(scoped, { tools: services.tools, publicBaseUrl });
+    webhookRoutes(scoped, { webhooks: services.webhooks, publicBaseUrl });
+    triggerRoutes(scoped, { triggers: services.triggers, publicBaseUrl });
+    teamRoutes(scoped, { team: services.team, publicBaseUrl });
+    fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
+    deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
+    runRoutes(scoped, { runs: services.runs, publicBaseUrl });
   });
 
   return app;

@@ -3,6 +3,9 @@ import type { Page, PageKey, PageRequest } from '../db/paging';
 import { ValidationError } from './errors';
 import type { ListQuery } from './schemas/common';
 
+/** Re-exported so route modules name a page without importing from db/. */
+export type { Page, PageRequest };
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function encodeCursor(key: PageKey): string {

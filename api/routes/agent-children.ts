@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { Page, PageRequest } from '../../db/paging';
-import { pageRequest, sendPage } from '../pagination';
+import { pageRequest, sendPage, type Page, type PageRequest } from '../pagination';
 import { agentIdParams, authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
 import type { Caller } from '../services/auth-service';
 import { callerOf, type App } from '../types';

@@ -1,16 +1,14 @@
-import { createConnectorsRepository } from '../../db/repositories/connectors';
-import type { ResourceContext } from '../context';
 import { connectorSchema, createConnectorBody, updateConnectorBody } from '../schemas/connectors';
-import { createConnectorService } from '../services/connector-service';
+import type { ConnectorService } from '../services/connector-service';
 import type { App } from '../types';
 import { agentChildRoutes } from './agent-children';
 
-export function connectorRoutes(app: App, ctx: ResourceContext): void {
+export function connectorRoutes(app: App, deps: { connectors: ConnectorService; publicBaseUrl: string }): void {
   agentChildRoutes(app, {
     collection: 'connectors',
     schemas: { item: connectorSchema, create: createConnectorBody, update: updateConnectorBody },
-    service: createConnectorService({ db: ctx.db, agents: ctx.agents, connectors: createConnectorsRepository(ctx.db), secrets: ctx.secrets }),
-    publicBaseUrl: ctx.publicBaseUrl,
+    service: deps.connectors,
+    publicBaseUrl: deps.publicBaseUrl,
     createDescription: 'Creates a connector. Its secrets are shown in full in this response only.',
   });
 }

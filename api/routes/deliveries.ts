@@ -1,22 +1,13 @@
 import { z } from 'zod';
-import { createDeliveriesRepository } from '../../db/repositories/deliveries';
-import { createWebhooksRepository } from '../../db/repositories/webhooks';
-import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
 import { authErrors, errorSchema, idParams, listQuery } from '../schemas/common';
 import { deliveryDetailSchema, deliveryParams, deliverySchema, testEventBody, testEventSchema } from '../schemas/deliveries';
-import { createDeliveryService } from '../services/delivery-service';
+import type { DeliveryService } from '../services/delivery-service';
 import { callerOf, type App } from '../types';
 
 /** Delivery log, manual retry and test event of outgoing webhooks (DESIGN §4 Webhooks). */
-export function deliveryRoutes(app: App, ctx: ResourceContext): void {
-  const deliveries = createDeliveryService({
-    db: ctx.db,
-    webhooks: createWebhooksRepository(ctx.db),
-    deliveries: createDeliveriesRepository(ctx.db),
-    handOff: ctx.handOff,
-    timeoutMs: ctx.config.webhooks.timeoutMs,
-  });
+export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; publicBaseUrl: string }): void {
+  const { deliveries } = deps;
   const tags = ['webhooks'];
   const itemErrors = { 404: errorSchema, ...authErrors };
 
@@ -34,7 +25,7 @@ export function deliveryRoutes(app: App, ctx: ResourceContext): void {
       },
     },
     async (request, reply) =>
-      sendPage(request, reply, await deliveries.list(callerOf(request), request.params.id, pageRequest(request.query)), ctx.publicBaseUrl),
+      sendPage(request, reply, await deliveries.list(callerOf(request), request.params.id, pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.get(

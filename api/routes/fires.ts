@@ -1,21 +1,13 @@
 import { z } from 'zod';
-import { createFiresRepository } from '../../db/repositories/fires';
-import { createTriggersRepository } from '../../db/repositories/triggers';
-import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
 import { authErrors, errorSchema, idParams, listQuery } from '../schemas/common';
 import { fireAccepted, fireBody, fireSchema } from '../schemas/fires';
-import { createFireService } from '../services/fire-service';
+import type { FireService } from '../services/fire-service';
 import { callerOf, type App } from '../types';
 
 /** Fire history and manual fires of agent triggers (`/api/triggers/:id/…`) and user triggers (`/api/user-triggers/:id/…`). */
-export function fireRoutes(app: App, ctx: ResourceContext): void {
-  const fires = createFireService({
-    db: ctx.db,
-    triggers: createTriggersRepository(ctx.db),
-    fires: createFiresRepository(ctx.db),
-    handOff: ctx.handOff,
-  });
+export function fireRoutes(app: App, deps: { fires: FireService; publicBaseUrl: string }): void {
+  const { fires } = deps;
   const itemErrors = { 404: errorSchema, ...authErrors };
 
   const items = [
@@ -35,7 +27,7 @@ export function fireRoutes(app: App, ctx: ResourceContext): void {
         },
       },
       async (request, reply) =>
-        sendPage(request, reply, await fires.list(callerOf(request), scope, request.params.id, pageRequest(request.query)), ctx.publicBaseUrl),
+        sendPage(request, reply, await fires.list(callerOf(request), scope, request.params.id, pageRequest(request.query)), deps.publicBaseUrl),
     );
 
     app.post(

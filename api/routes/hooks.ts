@@ -1,18 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { createHooksRepository } from '../../db/repositories/hooks';
-import type { ResourceContext } from '../context';
 import { errorSchema, idParams } from '../schemas/common';
 import { hookPayload, signatureHeaders, triggerHookParams, triggerTokenHeaders, webhookHookAccepted } from '../schemas/hooks';
 import { fireAccepted } from '../schemas/fires';
-import { createHookService } from '../services/hook-service';
+import type { HookService } from '../services/hook-service';
 
 /**
  * Public hook endpoints (no credential; each checks its own secret), in their own encapsulated plugin
  * so the raw-body JSON parser below applies to them only.
  */
-export async function hookRoutes(instance: FastifyInstance, ctx: ResourceContext): Promise<void> {
-  const hooks = createHookService({ db: ctx.db, hooks: createHooksRepository(ctx.db), secrets: ctx.secrets, handOff: ctx.handOff });
+export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookService }): Promise<void> {
+  const { hooks } = deps;
   const app = instance.withTypeProvider<ZodTypeProvider>();
 
   // A signature covers the bytes sent, not a re-serialization: keep the body text beside the parsed

@@ -1,14 +1,13 @@
 import { z } from 'zod';
-import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
 import { authErrors, errorSchema, idParams, listQuery } from '../schemas/common';
 import { createRunBody, runSchema } from '../schemas/runs';
-import { createRunService } from '../services/run-service';
+import type { RunService } from '../services/run-service';
 import { callerOf, type App } from '../types';
 
 /** Agent runs (DESIGN §4 Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
-export function runRoutes(app: App, ctx: ResourceContext): void {
-  const runs = createRunService({ db: ctx.db, agents: ctx.agents, handOff: ctx.handOff });
+export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: string }): void {
+  const { runs } = deps;
   const tags = ['runs'];
   const itemErrors = { 404: errorSchema, ...authErrors };
 
@@ -44,7 +43,7 @@ export function runRoutes(app: App, ctx: ResourceContext): void {
       },
     },
     async (request, reply) =>
-      sendPage(request, reply, await runs.list(callerOf(request), request.params.id, pageRequest(request.query)), ctx.publicBaseUrl),
+      sendPage(request, reply, await runs.list(callerOf(request), request.params.id, pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.get('/api/runs/:id', { schema: { tags, params: idParams, response: { 200: runSchema, ...itemErrors } } }, async (request) =>

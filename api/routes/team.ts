@@ -1,15 +1,13 @@
 import { z } from 'zod';
-import { createTeamRepository } from '../../db/repositories/team';
-import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
 import { authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
 import { createTeamMemberBody, invitationSchema, teamListQuery, teamMemberSchema, updateTeamMemberBody } from '../schemas/team';
-import { createTeamService } from '../services/team-service';
+import type { TeamService } from '../services/team-service';
 import { callerOf, type App } from '../types';
 
 /** The team of the caller's account (`/api/team`) and the caller's invitations to other accounts (`/api/invitations`). */
-export function teamRoutes(app: App, ctx: ResourceContext): void {
-  const team = createTeamService({ db: ctx.db, team: createTeamRepository(ctx.db) });
+export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: string }): void {
+  const { team } = deps;
   const tags = ['team'];
   const itemErrors = { 404: errorSchema, ...authErrors };
 
@@ -24,7 +22,7 @@ export function teamRoutes(app: App, ctx: ResourceContext): void {
       },
     },
     async (request, reply) =>
-      sendPage(request, reply, await team.list(callerOf(request), request.query.status, pageRequest(request.query)), ctx.publicBaseUrl),
+      sendPage(request, reply, await team.list(callerOf(request), request.query.status, pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.post(
@@ -85,7 +83,7 @@ export function teamRoutes(app: App, ctx: ResourceContext): void {
         response: { 200: z.array(invitationSchema), 400: errorSchema, ...authErrors },
       },
     },
-    async (request, reply) => sendPage(request, reply, await team.listInvitations(callerOf(request), pageRequest(request.query)), ctx.publicBaseUrl),
+    async (request, reply) => sendPage(request, reply, await team.listInvitations(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.post(

@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { createTriggersRepository } from '../../db/repositories/triggers';
-import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
 import { agentIdParams, authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
 import {
@@ -10,22 +8,15 @@ import {
   updateTriggerBody,
   updateUserTriggerBody,
 } from '../schemas/triggers';
-import { createTriggerService } from '../services/trigger-service';
+import type { TriggerService } from '../services/trigger-service';
 import { callerOf, type App } from '../types';
 
 /**
  * Agent triggers (`/api/agents/:agentId/triggers`, `/api/triggers/:id`) and standalone user triggers
  * (`/api/user-triggers`, `/api/user-triggers/:id`): one table, two APIs (DESIGN §4 Triggers).
  */
-export function triggerRoutes(app: App, ctx: ResourceContext): void {
-  const triggers = createTriggerService({
-    db: ctx.db,
-    triggers: createTriggersRepository(ctx.db),
-    agents: ctx.agents,
-    secrets: ctx.secrets,
-    publicBaseUrl: ctx.publicBaseUrl,
-    handOff: ctx.handOff,
-  });
+export function triggerRoutes(app: App, deps: { triggers: TriggerService; publicBaseUrl: string }): void {
+  const { triggers } = deps;
   const itemErrors = { 404: errorSchema, ...authErrors };
   const writeErrors = { 400: errorSchema, 409: errorSchema };
 
@@ -44,7 +35,7 @@ export function triggerRoutes(app: App, ctx: ResourceContext): void {
       },
     },
     async (request, reply) =>
-      sendPage(request, reply, await triggers.listForAgent(callerOf(request), request.params.agentId, pageRequest(request.query)), ctx.publicBaseUrl),
+      sendPage(request, reply, await triggers.listForAgent(callerOf(request), request.params.agentId, pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.post(
@@ -74,7 +65,7 @@ export function triggerRoutes(app: App, ctx: ResourceContext): void {
         response: { 200: z.array(triggerSchema), 400: errorSchema, ...authErrors },
       },
     },
-    async (request, reply) => sendPage(request, reply, await triggers.listUserTriggers(callerOf(request), pageRequest(request.query)), ctx.publicBaseUrl),
+    async (request, reply) => sendPage(request, reply, await triggers.listUserTriggers(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.post(

@@ -1,27 +1,19 @@
 import { z } from 'zod';
-import { createWebhooksRepository } from '../../db/repositories/webhooks';
-import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
 import { authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
 import { createWebhookBody, updateWebhookBody, webhookSchema } from '../schemas/webhooks';
-import { createWebhookService } from '../services/webhook-service';
+import type { WebhookService } from '../services/webhook-service';
 import { callerOf, type App } from '../types';
 
-export function webhookRoutes(app: App, ctx: ResourceContext): void {
-  const webhooks = createWebhookService({
-    db: ctx.db,
-    webhooks: createWebhooksRepository(ctx.db),
-    secrets: ctx.secrets,
-    publicBaseUrl: ctx.publicBaseUrl,
-    allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets,
-  });
+export function webhookRoutes(app: App, deps: { webhooks: WebhookService; publicBaseUrl: string }): void {
+  const { webhooks } = deps;
   const tags = ['webhooks'];
   const itemErrors = { 404: errorSchema, ...authErrors };
 
   app.get(
     '/api/webhooks',
     { schema: { tags, querystring: listQuery, response: { 200: z.array(webhookSchema), 400: errorSchema, ...authErrors } } },
-    async (request, reply) => sendPage(request, reply, await webhooks.list(callerOf(request), pageRequest(request.query)), ctx.publicBaseUrl),
+    async (request, reply) => sendPage(request, reply, await webhooks.list(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.post(

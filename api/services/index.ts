@@ -1,0 +1,102 @@
+import type { Connection } from '@temporalio/client';
+import type { Db } from '../../db/pool';
+import { createAccountsRepository } from '../../db/repositories/accounts';
+import { createAgentsRepository } from '../../db/repositories/agents';
+import { createConnectorsRepository } from '../../db/repositories/connectors';
+import { createCredentialsRepository } from '../../db/repositories/credentials';
+import { createDeliveriesRepository } from '../../db/repositories/deliveries';
+import { createFiresRepository } from '../../db/repositories/fires';
+import { createHooksRepository } from '../../db/repositories/hooks';
+import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
+import { createTeamRepository } from '../../db/repositories/team';
+import { createToolsRepository } from '../../db/repositories/tools';
+import { createTriggersRepository } from '../../db/repositories/triggers';
+import { createUsersRepository } from '../../db/repositories/users';
+import { createWebhooksRepository } from '../../db/repositories/webhooks';
+import type { Config } from '../../lib/config';
+import type { HandOff } from '../../lib/handoff';
+import type { SecretBox } from '../../lib/secrets';
+import { createAccountService } from './account-service';
+import { createAgentService } from './agent-service';
+import { createAuthService } from './auth-service';
+import { createConnectorService } from './connector-service';
+import { createDeliveryService } from './delivery-service';
+import { createFireService } from './fire-service';
+import { createHealthService } from './health-service';
+import { createHookService } from './hook-service';
+import { createRunService } from './run-service';
+import { createTeamService } from './team-service';
+import { createTokenService } from './tokens';
+import { createToolService } from './tool-service';
+import { createTriggerService } from './trigger-service';
+import { createWebhookService } from './webhook-service';
+
+/** Every repository the API uses, one of each over the process's pool. */
+export function createRepositories(db: Db) {
+  return {
+    accounts: createAccountsRepository(db),
+    agents: createAgentsRepository(db),
+    connectors: createConnectorsRepository(db),
+    credentials: createCredentialsRepository(db),
+    deliveries: createDeliveriesRepository(db),
+    fires: createFiresRepository(db),
+    guards: createRequestGuardsRepository(db),
+    hooks: createHooksRepository(db),
+    team: createTeamRepository(db),
+    tools: createToolsRepository(db),
+    triggers: createTriggersRepository(db),
+    users: createUsersRepository(db),
+    webhooks: createWebhooksRepository(db),
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;
+
+export interface ServiceDeps {
+  config: Config;
+  db: Db;
+  repositories: Repositories;
+  secrets: SecretBox;
+  /** Kicked by services after committing outbox rows (events, runs, fires, schedule syncs). */
+  handOff: HandOff;
+  /** The Temporal connection, for the health check only. */
+  temporal: Connection;
+}
+
+/** Every service of the API, each built once from its dependencies; buildApp hands each route module its own. */
+export function createServices(deps: ServiceDeps) {
+  const { config, db, repositories: repos, secrets, handOff } = deps;
+  const { publicBaseUrl } = config.http;
+  const { allowPrivateTargets } = config.webhooks;
+
+  const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
+  return {
+    auth: createAuthService({
+      db,
+      users: repos.users,
+      accounts: repos.accounts,
+      credentials: repos.credentials,
+      tokens,
+      initialBalance: config.billing.initialBalance,
+      refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
+    }),
+    account: createAccountService({ accounts: repos.accounts }),
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, agentCreateCost: config.billing.agentCreateCost }),
+    health: createHealthService({ db, temporal: deps.temporal }),
+    connectors: createConnectorService({ db, agents: repos.agents, connectors: repos.connectors, secrets }),
+    tools: createToolService({ db, agents: repos.agents, tools: repos.tools, secrets, allowPrivateTargets }),
+    webhooks: createWebhookService({ db, webhooks: repos.webhooks, secrets, publicBaseUrl, allowPrivateTargets }),
+    deliveries: createDeliveryService({
+      db,
+      webhooks: repos.webhooks,
+      deliveries: repos.deliveries,
+      handOff,
+      timeoutMs: config.webhooks.timeoutMs,
+    }),
+    triggers: createTriggerService({ db, triggers: repos.triggers, agents: repos.agents, secrets, publicBaseUrl, handOff }),
+    fires: createFireService({ db, triggers: repos.triggers, fires: repos.fires, handOff }),
+    team: createTeamService({ db, team: repos.team }),
+    runs: createRunService({ db, agents: repos.agents, handOff }),
+    hooks: createHookService({ db, hooks: repos.hooks, secrets, handOff }),
+  };
+}
