@@ -6,12 +6,14 @@ import { createHandOff } from '../lib/handoff';
 import type { TemporalClient } from '../lib/temporal-client';
 import { createSecretBox } from '../lib/secrets';
 import type { Db } from '../db/pool';
+import { fastifyTrustProxy } from './client-address';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
 import { registerDocs } from './plugins/docs';
 import { installErrorHandling } from './plugins/error-handler';
 import { supportIdempotencyKeys } from './plugins/idempotency';
+import { registerSecurityHeaders } from './plugins/security-headers';
 import { responseSerializerCompiler } from './plugins/serializer';
 import { accountRoutes } from './routes/account';
 import { agentRoutes } from './routes/agents';
@@ -44,10 +46,11 @@ export async function buildApp(deps: AppDeps) {
   const { config, db } = deps;
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
-    trustProxy: config.http.trustProxy,
+    trustProxy: fastifyTrustProxy(config.http.trustProxy),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
+  await registerSecurityHeaders(app);
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
   app.removeContentTypeParser(['text/plain']);
   app.setValidatorCompiler(validatorCompiler);

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
@@ -21,6 +22,54 @@ const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** proxy-addr's named ranges, which Fastify accepts in its list form. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+const trustsEveryProxy = (value: string) =>
+  `${value} would trust every X-Forwarded-For, whose left-most entries the client writes itself; set the number of ` +
+  'proxies in front of the API (e.g. 1) or their addresses or CIDRs (e.g. 10.0.0.0/8,192.168.1.7)';
+
+/** A dotted-quad IPv4 or an IPv6 address, optionally with a /prefix (ipaddr.isValid alone also takes `10.1`). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  if (rest.length > 0) return false;
+  const bits = ipaddr.IPv4.isValidFourPartDecimal(address) ? 32 : ipaddr.IPv6.isValid(address) ? 128 : 0;
+  if (bits === 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+}
+
+/** A CIDR that covers every address: the same as `true`. */
+function isEveryAddress(entry: string): boolean {
+  return /\/0+$/.test(entry);
+}
+
+/**
+ * Which peers may tell us the client's address (DESIGN §8): `false` (none: the socket's address), a hop
+ * count (that many proxies in front of the API), or the proxies' addresses/CIDRs. Never everyone: the
+ * left-most X-Forwarded-For entry is whatever the client sent.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .transform((value, ctx): TrustProxy => {
+    if (/^(false|0)$/i.test(value)) return false;
+    if (/^\d{1,2}$/.test(value)) return Number(value);
+    const entries = value.split(',').map((e) => e.trim());
+    if (/^(true|yes|on|\*)$/i.test(value) || entries.some(isEveryAddress)) {
+      ctx.addIssue({ code: 'custom', message: trustsEveryProxy(value) });
+      return z.NEVER;
+    }
+    const bad = entries.filter((e) => !PROXY_RANGE_NAMES.includes(e) && !isAddressOrCidr(e));
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be false, a hop count, or a comma-separated list of proxy addresses or CIDRs (not ${bad.map((e) => JSON.stringify(e)).join(', ')})`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port'),
@@ -34,7 +83,7 @@ const envSchema = z.object({
   AGENT_CREATE_COST: z.coerce.number().int().min(0).default(100),
   AUTH_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(10),
   AUTH_RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(900_000),
-  TRUST_PROXY: booleanFlag.default(false),
+  TRUST_PROXY: trustProxy.default(false),
   WEBHOOK_RETRY_SCHEDULE: durationList.default('0s,5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
@@ -49,10 +98,13 @@ const envSchema = z.object({
 
 export type Env = z.input<typeof envSchema>;
 
+/** `false`, a hop count, or trusted proxy addresses/CIDRs (see `trustProxy` above). */
+export type TrustProxy = false | number | string[];
+
 export interface Config {
   databaseUrl: string;
   temporal: { address: string; namespace: string };
-  http: { port: number; host: string; publicBaseUrl: string; trustProxy: boolean };
+  http: { port: number; host: string; publicBaseUrl: string; trustProxy: TrustProxy };
   auth: { jwtSecret: string; accessTokenTtlSeconds: number; refreshTokenTtlDays: number; rateLimitMax: number; rateLimitWindowMs: number };
   secretsKey: Buffer;
   billing: { initialBalance: number; agentCreateCost: number };

@@ -24,6 +24,26 @@ export async function registerDocs(app: FastifyInstance, publicBaseUrl: string):
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  await app.register(swaggerUi, {
+    routePrefix: '/api/docs',
+    // Replaces the API's allow-nothing policy on the docs routes. The page loads its scripts, styles and
+    // the spec from this server (swagger-ui 5 has no inline code: its swaggerCSP lists no hashes), shows
+    // data: images (its logo, icons) and sends "Try it out" requests to PUBLIC_BASE_URL. No
+    // upgrade-insecure-requests, unlike swagger-ui's own `staticCSP: true`: it breaks the page on
+    // http://localhost.
+    staticCSP: {
+      'default-src': ["'self'"],
+      'base-uri': ["'self'"],
+      'connect-src': ["'self'", new URL(publicBaseUrl).origin],
+      'font-src': ["'self'", 'data:'],
+      'form-action': ["'self'"],
+      'frame-ancestors': ["'none'"],
+      'img-src': ["'self'", 'data:'],
+      'object-src': ["'none'"],
+      'script-src': ["'self'"],
+      'script-src-attr': ["'none'"],
+      'style-src': ["'self'"],
+    },
+  });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

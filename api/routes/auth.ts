@@ -1,14 +1,14 @@
-import type { RateLimitOptions } from '@fastify/rate-limit';
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
+import type { AuthRateLimits } from '../plugins/auth-rate-limit';
 import { apiKeySchema, createApiKeyBody, createdApiKeySchema, loginBody, refreshBody, registerBody, sessionSchema, tokenPairSchema, userSchema } from '../schemas/auth';
 import { authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
 import type { AuthService } from '../services/auth-service';
 import { callerOf, type App } from '../types';
 
-export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: RateLimitOptions; publicBaseUrl: string }): void {
+export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthRateLimits; publicBaseUrl: string }): void {
   const { auth } = deps;
-  const open = { public: true, rateLimit: deps.rateLimit };
+  const open = { public: true, rateLimit: deps.rateLimit.perClient };
   const tags = ['auth'];
   const limited = { 400: errorSchema, 429: errorSchema };
 
@@ -20,7 +20,7 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: RateL
 
   app.post(
     '/api/auth/login',
-    { config: open, schema: { tags, security: [], body: loginBody, response: { 200: sessionSchema, 401: errorSchema, ...limited } } },
+    { config: open, ...deps.rateLimit.loginPerEmail, schema: { tags, security: [], body: loginBody, response: { 200: sessionSchema, 401: errorSchema, ...limited } } },
     async (request) => auth.login(request.body),
   );
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { timestamp } from './common';
-
-const email = z.email().max(320);
+import { emailAddress, timestamp } from './common';
 
 export const registerBody = z
-  .strictObject({ email, password: z.string().min(8).max(1024), name: z.string().trim().max(200).optional() })
+  .strictObject({ email: emailAddress, password: z.string().min(8).max(1024), name: z.string().trim().max(200).optional() })
   .meta({ id: 'RegisterRequest' });
+// Login takes any string: an address that cannot be registered simply fails like a wrong password, and
+// accounts registered before the length limits can still sign in.
 export const loginBody = z.strictObject({ email: z.string().max(320), password: z.string().max(1024) }).meta({ id: 'LoginRequest' });
 export const refreshBody = z.strictObject({ refreshToken: z.string().min(1).max(500) }).meta({ id: 'RefreshRequest' });
 

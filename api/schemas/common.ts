@@ -5,6 +5,16 @@ export const errorSchema = z.object({ message: z.string() }).meta({ id: 'Error' 
 /** Error responses every authenticated route can give. */
 export const authErrors = { 401: errorSchema } as const;
 
+/**
+ * An email address as SMTP can carry it (RFC 5321: at most 64 characters before the @ and 254 in all);
+ * the pattern alone would accept any length. Register and team invites share it.
+ */
+export const emailAddress = z
+  .email()
+  .max(254, { error: 'must be at most 254 characters' })
+  .refine((v) => v.lastIndexOf('@') <= 64, { error: 'must have at most 64 characters before the @' })
+  .describe('At most 64 characters before the @, 254 in all');
+
 export const timestamp = z.string().meta({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' });
 
 /** A path id. A malformed one answers 404 (the error handler maps failed params validation to 404). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listQuery, timestamp } from './common';
+import { emailAddress, listQuery, timestamp } from './common';
 
 export const TEAM_ROLES = ['admin', 'editor', 'viewer'] as const;
 export type TeamRole = (typeof TEAM_ROLES)[number];
@@ -20,13 +20,12 @@ const customPermissions = z
   .meta({ id: 'TeamCustomPermissions' });
 export type CustomPermissions = z.infer<typeof customPermissions>;
 
-const email = z.email().max(320);
 // A missing enum would otherwise read "Invalid option"; say what is wrong.
 const role = z.enum(TEAM_ROLES, { error: (issue) => (issue.input === undefined ? 'is required' : undefined) });
 
 export const createTeamMemberBody = z
   .strictObject({
-    email,
+    email: emailAddress,
     role,
     permissions: customPermissions.optional().describe('Custom booleans overriding the role defaults'),
   })

@@ -75,11 +75,14 @@ export function createAuthService(deps: {
 
     /**
      * Rotates a refresh token. Presenting a token that was already rotated means it leaked:
-     * the whole family is revoked (committed) and the caller gets 401.
+     * the whole family is revoked (committed) and the caller gets 401. Rotation and revocation hold the
+     * family's lock, so neither can miss the other's tokens.
      */
     async refresh(refreshToken: string) {
+      const tokenHash = sha256(refreshToken);
       const outcome = await withTransaction(db, async (tx) => {
-        const row = await credentials.findRefreshTokenForUpdate(sha256(refreshToken), tx);
+        if (!(await credentials.lockFamilyOfToken(tokenHash, tx))) return { kind: 'invalid' as const };
+        const row = await credentials.findRefreshToken(tokenHash, tx);
         if (!row || row.revoked_at || row.expires_at.getTime() <= Date.now()) return { kind: 'invalid' as const };
         if (row.rotated_at) {
           await credentials.revokeFamily(row.family_id, tx);
@@ -97,7 +100,10 @@ export function createAuthService(deps: {
     },
 
     async logout(refreshToken: string): Promise<void> {
-      await credentials.revokeFamilyOfToken(sha256(refreshToken));
+      await withTransaction(db, async (tx) => {
+        const familyId = await credentials.lockFamilyOfToken(sha256(refreshToken), tx);
+        if (familyId) await credentials.revokeFamily(familyId, tx);
+      });
     },
 
     async me(caller: Caller) {

@@ -6,10 +6,30 @@ export interface AccessClaims {
   acc: string; // account id
 }
 
+/**
+ * Who issues access tokens and whom they are for. Verification requires both, so a token signed with
+ * the same secret for another purpose or service (a shared JWT_SECRET, a future token type) is refused.
+ */
+export const ACCESS_TOKEN_ISSUER = 'agent-platform';
+export const ACCESS_TOKEN_AUDIENCE = 'agent-platform-api';
+
 /** Access tokens are short-lived HS256 JWTs; refresh tokens and API keys are opaque random strings. */
 export function createTokenService(opts: { jwtSecret: string; accessTokenTtlSeconds: number }) {
-  const sign = createSigner({ key: opts.jwtSecret, algorithm: 'HS256', expiresIn: opts.accessTokenTtlSeconds * 1000 });
-  const verify = createVerifier({ key: opts.jwtSecret, algorithms: ['HS256'], cache: 1000 });
+  const sign = createSigner({
+    key: opts.jwtSecret,
+    algorithm: 'HS256',
+    expiresIn: opts.accessTokenTtlSeconds * 1000,
+    iss: ACCESS_TOKEN_ISSUER,
+    aud: ACCESS_TOKEN_AUDIENCE,
+  });
+  const verify = createVerifier({
+    key: opts.jwtSecret,
+    algorithms: ['HS256'],
+    allowedIss: ACCESS_TOKEN_ISSUER,
+    allowedAud: ACCESS_TOKEN_AUDIENCE,
+    requiredClaims: ['iss', 'aud', 'exp'],
+    cache: 1000,
+  });
   return {
     accessTokenTtlSeconds: opts.accessTokenTtlSeconds,
     signAccessToken(claims: AccessClaims): string {

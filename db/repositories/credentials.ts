@@ -32,11 +32,24 @@ export function createCredentialsRepository(db: Queryable) {
       );
     },
 
-    /** Locks the row so two concurrent refreshes of one token cannot both rotate it. */
-    async findRefreshTokenForUpdate(tokenHash: string, q: Queryable): Promise<RefreshTokenRow | null> {
+    /**
+     * Takes the lock of the token's family until the transaction ends and returns the family id (null
+     * for an unknown token). Every rotation and revocation of a family holds it, so a revocation sees the
+     * token a concurrent rotation inserts: a row lock cannot cover a row that does not exist yet.
+     */
+    async lockFamilyOfToken(tokenHash: string, q: Queryable): Promise<string | null> {
+      const { rows } = await q.query<{ family_id: string }>(
+        `SELECT family_id, pg_advisory_xact_lock(hashtext('refresh-family'), hashtext(family_id::text))
+         FROM refresh_tokens WHERE token_hash = $1`,
+        [tokenHash],
+      );
+      return rows[0]?.family_id ?? null;
+    },
+
+    /** Read it after lockFamilyOfToken: a statement that starts after the lock sees what its holder committed. */
+    async findRefreshToken(tokenHash: string, q: Queryable): Promise<RefreshTokenRow | null> {
       const { rows } = await q.query<RefreshTokenRow>(
-        `SELECT id, user_id, family_id, expires_at, rotated_at, revoked_at
-         FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE`,
+        `SELECT id, user_id, family_id, expires_at, rotated_at, revoked_at FROM refresh_tokens WHERE token_hash = $1`,
         [tokenHash],
       );
       return rows[0] ?? null;
@@ -46,16 +59,9 @@ export function createCredentialsRepository(db: Queryable) {
       await q.query(`UPDATE refresh_tokens SET rotated_at = now() WHERE id = $1`, [id]);
     },
 
-    async revokeFamily(familyId: string, q: Queryable = db): Promise<void> {
+    /** Call with the family's lock held (lockFamilyOfToken). */
+    async revokeFamily(familyId: string, q: Queryable): Promise<void> {
       await q.query(`UPDATE refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL`, [familyId]);
-    },
-
-    async revokeFamilyOfToken(tokenHash: string, q: Queryable = db): Promise<void> {
-      await q.query(
-        `UPDATE refresh_tokens SET revoked_at = now()
-         WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1) AND revoked_at IS NULL`,
-        [tokenHash],
-      );
     },
 
     async insertApiKey(

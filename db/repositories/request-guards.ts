@@ -73,6 +73,11 @@ export function createRequestGuardsRepository(db: Queryable) {
       const row = rows[0]!;
       return { hits: row.hits, ttlMs: row.ttl_ms };
     },
+
+    /** Gives back one hit of the current window (a no-op once the window has passed). */
+    async refundRateLimit(key: string, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE auth_rate_limits SET hits = hits - 1 WHERE key = $1 AND hits > 0 AND reset_at > now()`, [key]);
+    },
   };
 }
 export type RequestGuardsRepository = ReturnType<typeof createRequestGuardsRepository>;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTokenService } from '../../api/services/tokens';
+import { createSigner } from 'fast-jwt';
+import { ACCESS_TOKEN_AUDIENCE, ACCESS_TOKEN_ISSUER, createTokenService } from '../../api/services/tokens';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
 
 let ip = 0;
@@ -42,6 +43,19 @@ describe('authentication (DESIGN §3)', () => {
     assert.equal(short.statusCode, 400);
     assert.match(short.json().message, /password/);
     assert.equal((await post('/api/auth/register', { email: 'not-an-email', password: 'longenough' })).statusCode, 400);
+  });
+
+  it('refuses an email whose local part is over 64 characters or that is over 254 in all, naming the field', async () => {
+    const domain = (length: number) => `${'d'.repeat(60)}.${'e'.repeat(60)}.${'f'.repeat(length - 126)}.com`;
+    const local64 = 'a'.repeat(64);
+    for (const email of [`${'a'.repeat(65)}@example.com`, `${local64}@${domain(190)}`, `${'a'.repeat(300)}@example.com`]) {
+      const res = await post('/api/auth/register', { email, password: 'longenough' });
+      assert.equal(res.statusCode, 400, `${email.length}: ${res.body}`);
+      assert.match(res.json().message, /^body\.email: /);
+    }
+    const longest = `${local64}@${domain(189)}`;
+    assert.equal(longest.length, 254);
+    assert.equal((await post('/api/auth/register', { email: longest, password: 'longenough' })).statusCode, 201);
   });
 
   it('stores passwords hashed, never in plaintext', async () => {
@@ -103,6 +117,27 @@ describe('authentication (DESIGN §3)', () => {
     const expired = createTokenService({ jwtSecret: 'test-secret-test-secret-test-secret-0123', accessTokenTtlSeconds: -10 })
       .signAccessToken({ sub: user.id, acc: user.id });
     assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${expired}` } })).statusCode, 401);
+  });
+
+  it('signs access tokens with its issuer and audience and refuses tokens without them', async () => {
+    const user = await registerUser(app);
+    const me = (token: string) => app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
+    const [, payload] = user.accessToken.split('.');
+    const issued = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    const sign = (claims: { iss?: string; aud?: string }) =>
+      createSigner({ key: 'test-secret-test-secret-test-secret-0123', algorithm: 'HS256', expiresIn: 60_000 })({
+        sub: issued.sub, acc: issued.acc, typ: 'access', ...claims,
+      });
+    assert.equal(issued.iss, ACCESS_TOKEN_ISSUER);
+    assert.equal(issued.aud, ACCESS_TOKEN_AUDIENCE);
+
+    assert.equal((await me(sign({ iss: ACCESS_TOKEN_ISSUER, aud: ACCESS_TOKEN_AUDIENCE }))).statusCode, 200, 'the right secret, issuer and audience');
+    for (const claims of [{}, { iss: ACCESS_TOKEN_ISSUER }, { aud: ACCESS_TOKEN_AUDIENCE }, { iss: ACCESS_TOKEN_ISSUER, aud: 'another-service' },
+      { iss: 'another-issuer', aud: ACCESS_TOKEN_AUDIENCE }]) {
+      const res = await me(sign(claims));
+      assert.equal(res.statusCode, 401, JSON.stringify(claims));
+      assert.deepEqual(Object.keys(res.json()), ['message']);
+    }
   });
 
   it('issues API keys that work as bearer credentials, are stored hashed, listed without the key, and die on delete', async () => {

@@ -48,9 +48,13 @@ describe('auth rate limit, shared through Postgres', () => {
       assert.equal(res.headers['api-version'], '1');
     }
 
-    // Another client IP has its own budget; non-auth endpoints are not limited.
-    const other = await apps[0]!.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '203.0.113.8', payload: { email: 'x@example.com', password: 'whatever1' } });
+    // Another client IP has its own budget (x@example.com has spent its failed logins: see login-limit.test.ts);
+    // non-auth endpoints are not limited.
+    const other = await apps[0]!.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '203.0.113.8', payload: { email: 'z@example.com', password: 'whatever1' } });
     assert.equal(other.statusCode, 401);
+    const sameEmail = await apps[0]!.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '203.0.113.8', payload: { email: 'x@example.com', password: 'whatever1' } });
+    assert.equal(sameEmail.statusCode, 429);
+    assert.match(sameEmail.json().message, /failed logins for this email/);
     for (let i = 0; i < 15; i++) {
       assert.equal((await apps[0]!.inject({ method: 'GET', url: '/api/health', remoteAddress: ip })).statusCode, 200);
     }

@@ -127,6 +127,8 @@ describe('team and invitations (DESIGN §4 Team)', () => {
       [{ role: 'viewer' }, /^body\.email: is required/],
       [{ email: 'not-an-email', role: 'viewer' }, /^body\.email: /],
       [{ email: `${'x'.repeat(310)}@example.com`, role: 'viewer' }, /^body\.email: /],
+      [{ email: `${'x'.repeat(65)}@example.com`, role: 'viewer' }, /^body\.email: .*64 characters/],
+      [{ email: `${'x'.repeat(64)}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(60)}.com`, role: 'viewer' }, /^body\.email: .*254 characters/],
       [{ email: uniqueEmail('v') }, /^body\.role: is required/],
       [{ email: uniqueEmail('v'), role: 'owner' }, /^body\.role: /],
       [{ email: uniqueEmail('v'), role: 'viewer', permissions: { canFly: true } }, /^body\.permissions: .*canFly/],
@@ -141,7 +143,7 @@ describe('team and invitations (DESIGN §4 Team)', () => {
       assert.deepEqual(Object.keys(res.json()), ['message']);
       assert.match(res.json().message, message);
     }
-    const member = await invite(owner, { email: uniqueEmail('v'), role: 'viewer' });
+    const member = await invite(owner, { email: `${'v'.repeat(64)}@example.com`, role: 'viewer' }); // the longest local part allowed
     const updates: [unknown, RegExp][] = [
       [{ role: 'owner' }, /^body\.role: /],
       [{ permissions: { canFly: true } }, /^body\.permissions: .*canFly/],

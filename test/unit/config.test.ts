@@ -41,9 +41,35 @@ describe('config', () => {
   });
 
   it('parses overrides', () => {
-    const c = loadConfig({ ...valid, TRUST_PROXY: 'true', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/' });
-    assert.equal(c.http.trustProxy, true);
+    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/' });
+    assert.equal(c.http.trustProxy, 2);
     assert.equal(c.billing.initialBalance, 5);
     assert.equal(c.http.publicBaseUrl, 'https://api.example.com');
+  });
+
+  it('takes TRUST_PROXY as false, a hop count, or trusted proxy addresses and CIDRs', () => {
+    const trustProxy = (value: string) => loadConfig({ ...valid, TRUST_PROXY: value }).http.trustProxy;
+    assert.equal(trustProxy('false'), false);
+    assert.equal(trustProxy('0'), false);
+    assert.equal(trustProxy('1'), 1);
+    assert.deepEqual(trustProxy('10.0.0.0/8'), ['10.0.0.0/8']);
+    assert.deepEqual(trustProxy(' 10.0.0.7 , 192.168.0.0/16,2001:db8::/32, ::1 ,loopback'), ['10.0.0.7', '192.168.0.0/16', '2001:db8::/32', '::1', 'loopback']);
+    for (const bad of ['10.0.0.0/33', '10.0.0', 'proxy.internal', '10.0.0.1,', '-1', '1.5', '2001:db8::/129']) {
+      assert.throws(() => trustProxy(bad), /TRUST_PROXY/, bad);
+    }
+  });
+
+  it('refuses to trust every X-Forwarded-For and says what to write instead', () => {
+    for (const everything of ['true', 'TRUE', 'yes', '0.0.0.0/0', '::/0', '10.0.0.1,0.0.0.0/0']) {
+      assert.throws(
+        () => loadConfig({ ...valid, TRUST_PROXY: everything }),
+        (err: Error) => {
+          assert.ok(err instanceof ConfigError, everything);
+          assert.match(err.message, /TRUST_PROXY: .*every X-Forwarded-For/, everything);
+          assert.match(err.message, /number of proxies .*\(e\.g\. 1\).* addresses or CIDRs/, everything);
+          return true;
+        },
+      );
+    }
   });
 });

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Db } from '../../db/pool';
+import { sha256 } from '../../api/services/tokens';
+import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+
+let ip = 0;
+const fromNewIp = () => `10.4.${Math.floor(++ip / 250)}.${ip % 250}`;
+
+/**
+ * A revocation (reuse of a rotated token, or logout) racing a rotation of the same family must not miss
+ * the token the rotation inserts (DESIGN §3: reuse revokes the whole family).
+ */
+describe('refresh-token families under concurrent rotation, reuse and logout', () => {
+  let app: TestApp;
+  let db: Db;
+  let close: () => Promise<void>;
+
+  before(async () => {
+    ({ app, db, close } = await startTestApp());
+  });
+  after(() => close());
+
+  const refresh = (refreshToken: string) => app.inject({ method: 'POST', url: '/api/auth/refresh', remoteAddress: fromNewIp(), payload: { refreshToken } });
+  const logout = (refreshToken: string) => app.inject({ method: 'POST', url: '/api/auth/logout', remoteAddress: fromNewIp(), payload: { refreshToken } });
+
+  async function liveTokensOfFamily(token: string): Promise<number> {
+    const { rows } = await db.query<{ live: number }>(
+      `SELECT count(*)::int AS live FROM refresh_tokens
+       WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1) AND revoked_at IS NULL`,
+      [sha256(token)],
+    );
+    return rows[0]!.live;
+  }
+
+  for (const revoker of ['reuse of a rotated token', 'logout'] as const) {
+    it(`leaves no working token in a family revoked by ${revoker} during rotations`, async () => {
+      for (let round = 0; round < 15; round++) {
+        const user = await registerUser(app);
+        const first = await refresh(user.refreshToken);
+        assert.equal(first.statusCode, 200);
+        const current: string = first.json().refreshToken; // user.refreshToken is now rotated
+
+        const rotations = Array.from({ length: 4 }, () => refresh(current));
+        const revocations = revoker === 'logout'
+          ? [logout(current), logout(current)]
+          : [refresh(user.refreshToken), refresh(user.refreshToken)];
+        const results = await Promise.all([...rotations, ...revocations]);
+
+        const issued = results.filter((r) => r.statusCode === 200).map((r) => r.json().refreshToken as string);
+        assert.ok(issued.length <= 1, `one rotation of a token at most (round ${round})`);
+        assert.equal(await liveTokensOfFamily(user.refreshToken), 0, `round ${round}: a token of the revoked family is still live`);
+        for (const token of [user.refreshToken, current, ...issued]) {
+          assert.equal((await refresh(token)).statusCode, 401, `round ${round}`);
+        }
+      }
+    });
+  }
+});
