@@ -17,6 +17,16 @@ export default tseslint.config(
     },
   },
   {
+    // The engine and the shared library never reach into the HTTP layer: what both sides need lives in lib/.
+    files: ['activities/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/api', '**/api/**'], message: 'activities/, worker/ and lib/ must not import api/: move what is shared to lib/.' }] },
+      ],
+    },
+  },
+  {
     // Workflows are replayed: they must be deterministic. No Node built-ins, no I/O, no clock, no randomness;
     // activities are imported by type only (samples-typescript).
     files: ['workflows/**/*.ts'],

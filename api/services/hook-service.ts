@@ -5,11 +5,11 @@ import { emitEvent } from '../../db/repositories/events';
 import { queueFire } from '../../db/repositories/fires';
 import type { HooksRepository } from '../../db/repositories/hooks';
 import type { HandOff } from '../../lib/handoff';
+import { openConfig } from '../../lib/secret-config';
+import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, UnauthorizedError } from '../errors';
-import { openConfig } from './secret-config';
-import { TRIGGER_SECRET_PATHS } from './trigger-service';
 
 
 

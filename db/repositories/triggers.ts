@@ -11,7 +11,7 @@ export interface TriggerRow {
   agent_id: string | null;
   type: TriggerKind;
   name: string;
-  /** Secrets inside are sealed (api/services/secret-config.ts). */
+  /** Secrets inside are sealed (lib/secret-config.ts). */
   config_json: Record<string, unknown>;
   enabled: boolean;
   /** Generated from config_json.webhookPath for webhook triggers; unique across all accounts. */
