@@ -1,11 +1,9 @@
 import { withTransaction } from '../db/pool';
 import { findEvent, type EventRow } from '../db/repositories/events';
-import { enqueueFire } from '../db/repositories/fires';
-import { enqueueWorkflow } from '../db/repositories/outbox';
 import { parseDuration } from '../lib/durations';
+import { startDelivery, startEventFire } from '../lib/engine-starts';
 import { matchesEventFilter, type EventFilter } from '../lib/event-filter';
-import { MAX_CHAIN_DEPTH, WORKFLOW_TYPES, workflowIds } from '../lib/temporal-names';
-import type { DeliveryInput, FireInput } from '../workflows/types';
+import { MAX_CHAIN_DEPTH } from '../lib/temporal-names';
 import type { ActivityDeps } from './deps';
 
 interface EventTriggerRow {
@@ -26,7 +24,7 @@ const agentOf = (e: EventRow) => (typeof e.data.agentId === 'string' ? e.data.ag
 
 export function createDispatchActivities(deps: ActivityDeps) {
   const { db, config, handOff } = deps;
-  const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
+  const retrySchedule = { delaysMs: config.webhooks.retrySchedule.map(parseDuration), timeoutMs: config.webhooks.timeoutMs };
 
   return {
     /**
@@ -47,7 +45,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
              AND (CASE WHEN $5::uuid IS NOT NULL THEN w.id = $5::uuid ELSE w.events && ARRAY[$3, '*'] END)
            ON CONFLICT (event_id, webhook_id) DO NOTHING
            RETURNING id, webhook_id`,
-          [event.id, event.account_id, event.type, delaysMs[0] ?? 0, event.target_webhook_id],
+          [event.id, event.account_id, event.type, retrySchedule.delaysMs[0] ?? 0, event.target_webhook_id],
         );
         if (deliveries.length) {
           await tx.query(`UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now() WHERE id = ANY($1::uuid[])`, [
@@ -55,13 +53,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
           ]);
         }
         for (const d of deliveries) {
-          const args: DeliveryInput = { deliveryId: d.id, generation: 0, delaysMs, timeoutMs: config.webhooks.timeoutMs };
-          await enqueueWorkflow(tx, {
-            workflowType: WORKFLOW_TYPES.delivery,
-            workflowId: workflowIds.delivery(d.id),
-            args: [args],
-            tags: { accountId: event.account_id, agentId: agentOf(event) },
-          });
+          await startDelivery(tx, { id: d.id, accountId: event.account_id, agentId: agentOf(event) }, 0, retrySchedule);
         }
 
         let fires = 0;
@@ -73,9 +65,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
             [event.account_id, event.type],
           );
           for (const trigger of triggers.filter((t) => triggerMatches(t, event))) {
-            // No payload: recordFire reads the event's data (it grows along a chain; workflow args must stay small).
-            const args: FireInput = { triggerId: trigger.id, source: 'event', eventId: event.id, chainDepth: event.chain_depth + 1 };
-            await enqueueFire(tx, { accountId: event.account_id, agentId: trigger.agent_id }, args, `event-${event.id}`);
+            await startEventFire(tx, event, trigger);
             fires++;
           }
         }

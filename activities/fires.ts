@@ -1,6 +1,7 @@
 import { withTransaction } from '../db/pool';
-import { emitEvent, findEvent } from '../db/repositories/events';
-import { queueRun } from '../db/repositories/runs';
+import { findEvent, insertEvent } from '../db/repositories/events';
+import { insertRun } from '../db/repositories/runs';
+import { startEventDispatch, startRun } from '../lib/engine-starts';
 import { workflowIds } from '../lib/temporal-names';
 import type { FireInput, FireOutcome } from '../workflows/types';
 import type { ActivityDeps } from './deps';
@@ -82,7 +83,7 @@ export function createFireActivities(deps: ActivityDeps) {
         await tx.query(`UPDATE triggers SET fire_count = fire_count + 1, last_fired_at = now() WHERE id = $1`, [trigger.id]);
         let runId: string | null = null;
         if (trigger.agent_id) {
-          const run = await queueRun(tx, {
+          const run = await insertRun(tx, {
             accountId: trigger.account_id,
             agentId: trigger.agent_id,
             triggerId: trigger.id,
@@ -90,19 +91,19 @@ export function createFireActivities(deps: ActivityDeps) {
             chainDepth,
             input: { source: input.source, triggerId: trigger.id, fireId, payload },
           });
+          await startRun(tx, run);
           runId = run.id;
           await tx.query(`UPDATE fires SET run_id = $2 WHERE id = $1`, [fireId, runId]);
         }
         const data: Record<string, unknown> = { triggerId: trigger.id, fireId, source: input.source };
         if (trigger.agent_id) Object.assign(data, { agentId: trigger.agent_id, runId });
-        await emitEvent(tx, {
+        const event = await insertEvent(tx, {
           accountId: trigger.account_id,
           type: trigger.agent_id ? 'agent.triggered' : 'trigger.fired',
           data,
           chainDepth,
-          agentId: trigger.agent_id,
-          triggerId: trigger.id,
         });
+        await startEventDispatch(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
         return { fireId, status: 'fired', runId };
       });
       if (outcome.status === 'fired') handOff.kick();

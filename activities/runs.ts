@@ -1,9 +1,10 @@
 import { Context } from '@temporalio/activity';
 import { withTransaction } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
-import { emitEvent } from '../db/repositories/events';
+import { insertEvent } from '../db/repositories/events';
 import { findRun, finishRun, markRunRunning } from '../db/repositories/runs';
 import type { ToolRow } from '../db/repositories/tools';
+import { startEventDispatch } from '../lib/engine-starts';
 import { openConfig } from '../lib/secret-config';
 import { toolSecretPaths } from '../lib/secret-paths';
 import type { RunInput } from '../workflows/types';
@@ -43,7 +44,7 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
       const row = await finishRun(tx, runId, { status, output, error });
       if (!row) return null;
       const base = { agentId: row.agent_id, runId: row.id };
-      await emitEvent(tx, {
+      const event = await insertEvent(tx, {
         accountId: row.account_id,
         type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
         data:
@@ -51,9 +52,8 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
             ? { ...base, output: row.output, chainDepth: row.chain_depth }
             : { ...base, error: row.error, chainDepth: row.chain_depth },
         chainDepth: row.chain_depth,
-        agentId: row.agent_id,
-        triggerId: row.trigger_id,
       });
+      await startEventDispatch(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
       return row;
     });
     if (!finished) {

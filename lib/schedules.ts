@@ -2,7 +2,8 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, t
 import { withTransaction, type Db, type Queryable } from '../db/pool';
 import { describeCronExpression } from './cron';
 import { parseDuration } from './durations';
-import { searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from './temporal-names';
+import { scheduledFireAction } from './engine-starts';
+import { searchAttributePairs, workflowIds } from './temporal-names';
 
 /** The columns of a trigger its schedule is built from. */
 interface ScheduledTriggerRow {
@@ -41,14 +42,7 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
       cron.kind === 'every'
         ? { intervals: [{ every: cron.intervalMs }], timezone: config.timezone }
         : { cronExpressions: [cron.temporalCronString], timezone: config.timezone },
-    action: {
-      type: 'startWorkflow',
-      workflowType: WORKFLOW_TYPES.fire,
-      workflowId: workflowIds.scheduledFire(row.id),
-      taskQueue: TASK_QUEUE,
-      args: [{ triggerId: row.id, source: 'schedule' }],
-      typedSearchAttributes: searchAttributePairs(tags),
-    },
+    action: scheduledFireAction(row),
     policies: {
       overlap: OVERLAP[config.overlapPolicy ?? 'skip'] ?? ScheduleOverlapPolicy.SKIP,
       catchupWindow: parseDuration(config.catchupWindow ?? '1h'),

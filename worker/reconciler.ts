@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/pool';
-import { enqueueScheduleSync } from '../db/repositories/outbox';
+import { startScheduleSync } from '../lib/engine-starts';
 import type { HandOff } from '../lib/handoff';
 import { SCHEDULE_ID_PREFIX } from '../lib/temporal-names';
 
@@ -41,7 +41,7 @@ export function startReconciler(deps: {
       listed.delete(row.id);
     }
     for (const orphan of listed.keys()) stale.add(orphan);
-    for (const id of stale) await enqueueScheduleSync(db, id);
+    for (const id of stale) await startScheduleSync(db, id);
     return stale.size;
   }
 
