@@ -39,6 +39,16 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts] }] },
   },
   {
+    // SQL lives in db/repositories; the engine calls repositories like the API does.
+    files: ['activities/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.property.name='query']", message: 'SQL belongs in db/repositories/: call a repository.' },
+      ],
+    },
+  },
+  {
     files: ['lib/engine-starts.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine] }] },
   },

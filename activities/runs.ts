@@ -3,7 +3,7 @@ import { withTransaction } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
 import { insertEvent } from '../db/repositories/events';
 import { findRun, finishRun, markRunRunning } from '../db/repositories/runs';
-import type { ToolRow } from '../db/repositories/tools';
+import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
 import { startEventDispatch } from '../lib/engine-starts';
 import { openConfig } from '../lib/secret-config';
 import { toolSecretPaths } from '../lib/secret-paths';
@@ -24,14 +24,11 @@ function activitySignal(): AbortSignal | undefined {
 export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor = createDefaultExecutor(deps.config)) {
   const { db, handOff } = deps;
   const agents = createAgentsRepository(db);
+  const toolsRepository = createToolsRepository(db);
 
   /** The agent's enabled tools in created order, secrets opened for the executor. */
   async function enabledTools(agentId: string): Promise<ToolRow[]> {
-    const { rows } = await db.query<ToolRow>(
-      `SELECT id, account_id, agent_id, type, name, description, config_json, enabled, created_at, updated_at
-       FROM tools WHERE agent_id = $1 AND enabled ORDER BY created_at, id`,
-      [agentId],
-    );
+    const rows = await toolsRepository.listEnabledForAgent(agentId);
     return rows.map((t) => ({ ...t, config_json: openConfig(t.config_json, toolSecretPaths(t.type, t.config_json), deps.secrets) }));
   }
 
