@@ -7,7 +7,7 @@ import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
-import { restoreMasked } from './secret-config';
+import { restoreMasked } from './masked-secrets';
 
 /**
  * What connectors and tools share: a child of an agent with a `type` and a configJson whose shape

@@ -14,7 +14,7 @@ import { toTrigger, type Trigger } from '../mappers';
 import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
-import { restoreMasked } from './secret-config';
+import { restoreMasked } from './masked-secrets';
 
 const CONFIG_FIELD = 'body.configJson';
 
