@@ -5,6 +5,18 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+// Work for Temporal is queued only through the verbs of lib/engine-starts.ts, which build each workflow start.
+const outboxInserts = {
+  group: ['**/db/repositories/outbox'],
+  importNames: ['insertWorkflowStart', 'insertScheduleSync'],
+  message: 'Queue work through a verb of lib/engine-starts.ts (startRun, startFire, startEventDispatch, …).',
+};
+// The engine and the shared library never reach into the HTTP layer: what both sides need lives in lib/.
+const apiFromEngine = {
+  group: ['**/api', '**/api/**'],
+  message: 'activities/, worker/ and lib/ must not import api/: move what is shared to lib/.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**', '.scratch/**'] },
   js.configs.recommended,
@@ -15,6 +27,30 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-require-imports': 'off',
     },
+  },
+  {
+    files: ['**/*.ts'],
+    ignores: ['lib/engine-starts.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [outboxInserts] }] },
+  },
+  {
+    files: ['activities/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
+    ignores: ['lib/engine-starts.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts] }] },
+  },
+  {
+    // SQL lives in db/repositories; the engine calls repositories like the API does.
+    files: ['activities/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.property.name='query']", message: 'SQL belongs in db/repositories/: call a repository.' },
+      ],
+    },
+  },
+  {
+    files: ['lib/engine-starts.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine] }] },
   },
   {
     // Workflows are replayed: they must be deterministic. No Node built-ins, no I/O, no clock, no randomness;

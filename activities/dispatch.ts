@@ -1,19 +1,13 @@
 import { withTransaction } from '../db/pool';
+import { createDeliveriesRepository } from '../db/repositories/deliveries';
 import { findEvent, type EventRow } from '../db/repositories/events';
-import { enqueueFire } from '../db/repositories/fires';
-import { enqueueWorkflow } from '../db/repositories/outbox';
+import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
+import { createWebhooksRepository } from '../db/repositories/webhooks';
 import { parseDuration } from '../lib/durations';
-import { matchesEventFilter, type EventFilter } from '../lib/event-filter';
-import { MAX_CHAIN_DEPTH, WORKFLOW_TYPES, workflowIds } from '../lib/temporal-names';
-import type { DeliveryInput, FireInput } from '../workflows/types';
+import { startDelivery, startEventFire } from '../lib/engine-starts';
+import { matchesEventFilter } from '../lib/event-filter';
+import { MAX_CHAIN_DEPTH } from '../lib/temporal-names';
 import type { ActivityDeps } from './deps';
-
-interface EventTriggerRow {
-  id: string;
-  agent_id: string | null;
-  type: 'event' | 'agent_finished' | 'agent_output';
-  config_json: { eventType: string; eventFilter?: EventFilter };
-}
 
 /** agent_output triggers match their filter against the run's output; the others against the event's data. */
 export function triggerMatches(trigger: Pick<EventTriggerRow, 'type' | 'config_json'>, event: Pick<EventRow, 'type' | 'data'>): boolean {
@@ -26,60 +20,38 @@ const agentOf = (e: EventRow) => (typeof e.data.agentId === 'string' ? e.data.ag
 
 export function createDispatchActivities(deps: ActivityDeps) {
   const { db, config, handOff } = deps;
-  const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
+  const deliveries = createDeliveriesRepository(db);
+  const webhooks = createWebhooksRepository(db);
+  const triggers = createTriggersRepository(db);
+  const retrySchedule = { delaysMs: config.webhooks.retrySchedule.map(parseDuration), timeoutMs: config.webhooks.timeoutMs };
 
   return {
     /**
      * Fans one event out, once: a delivery row per subscribed enabled outgoing webhook (unique per
      * event and webhook; its triggerCount counted only with a new row) and a fire per matching enabled
-     * trigger, each handed to its own workflow through the outbox in the same transaction. Fires from an
-     * event already at MAX_CHAIN_DEPTH are not made: a cycle of triggers stops there.
+     * trigger, each started as its own workflow in the same transaction. Fires from an event already
+     * at MAX_CHAIN_DEPTH are not made: a cycle of triggers stops there.
      */
     async fanOutEvent(input: { eventId: string }): Promise<{ deliveries: number; fires: number }> {
       const result = await withTransaction(db, async (tx) => {
         const event = await findEvent(tx, input.eventId);
         if (!event) return { deliveries: 0, fires: 0 };
 
-        const { rows: deliveries } = await tx.query<{ id: string; webhook_id: string }>(
-          `INSERT INTO deliveries (account_id, webhook_id, event_id, next_attempt_at)
-           SELECT w.account_id, w.id, $1, now() + $4 * interval '1 millisecond' FROM webhooks w
-           WHERE w.account_id = $2 AND w.direction = 'outgoing' AND w.enabled
-             AND (CASE WHEN $5::uuid IS NOT NULL THEN w.id = $5::uuid ELSE w.events && ARRAY[$3, '*'] END)
-           ON CONFLICT (event_id, webhook_id) DO NOTHING
-           RETURNING id, webhook_id`,
-          [event.id, event.account_id, event.type, delaysMs[0] ?? 0, event.target_webhook_id],
-        );
-        if (deliveries.length) {
-          await tx.query(`UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now() WHERE id = ANY($1::uuid[])`, [
-            deliveries.map((d) => d.webhook_id),
-          ]);
-        }
-        for (const d of deliveries) {
-          const args: DeliveryInput = { deliveryId: d.id, generation: 0, delaysMs, timeoutMs: config.webhooks.timeoutMs };
-          await enqueueWorkflow(tx, {
-            workflowType: WORKFLOW_TYPES.delivery,
-            workflowId: workflowIds.delivery(d.id),
-            args: [args],
-            tags: { accountId: event.account_id, agentId: agentOf(event) },
-          });
+        const created = await deliveries.createForEvent(event, retrySchedule.delaysMs[0] ?? 0, tx);
+        await webhooks.countTriggered(created.map((d) => d.webhook_id), tx);
+        for (const d of created) {
+          await startDelivery(tx, { id: d.id, accountId: event.account_id, agentId: agentOf(event) }, 0, retrySchedule);
         }
 
         let fires = 0;
         if (event.target_webhook_id === null && event.chain_depth < MAX_CHAIN_DEPTH) {
-          const { rows: triggers } = await tx.query<EventTriggerRow>(
-            `SELECT id, agent_id, type, config_json FROM triggers
-             WHERE account_id = $1 AND enabled AND type IN ('event', 'agent_finished', 'agent_output')
-               AND config_json ->> 'eventType' = $2`,
-            [event.account_id, event.type],
-          );
-          for (const trigger of triggers.filter((t) => triggerMatches(t, event))) {
-            // No payload: recordFire reads the event's data (it grows along a chain; workflow args must stay small).
-            const args: FireInput = { triggerId: trigger.id, source: 'event', eventId: event.id, chainDepth: event.chain_depth + 1 };
-            await enqueueFire(tx, { accountId: event.account_id, agentId: trigger.agent_id }, args, `event-${event.id}`);
+          const listening = await triggers.listEventTriggers(event.account_id, event.type, tx);
+          for (const trigger of listening.filter((t) => triggerMatches(t, event))) {
+            await startEventFire(tx, event, trigger);
             fires++;
           }
         }
-        return { deliveries: deliveries.length, fires };
+        return { deliveries: created.length, fires };
       });
       if (result.deliveries || result.fires) handOff.kick();
       return result;

@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool';
+import { currentDatabase } from '../db/repositories/health';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDeps } from './deps';
 import { createDispatchActivities } from './dispatch';
@@ -24,8 +25,7 @@ function healthActivities(db: Db) {
   return {
     /** Round trip to Postgres from the worker: proves the worker, its task queue and the database are wired. */
     async checkDatabase(): Promise<{ ok: boolean; database: string }> {
-      const { rows } = await db.query<{ database: string }>('SELECT current_database() AS database');
-      return { ok: true, database: rows[0]!.database };
+      return { ok: true, database: await currentDatabase(db) };
     },
   };
 }

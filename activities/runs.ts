@@ -1,11 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { withTransaction } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
-import { emitEvent } from '../db/repositories/events';
+import { insertEvent } from '../db/repositories/events';
 import { findRun, finishRun, markRunRunning } from '../db/repositories/runs';
-import type { ToolRow } from '../db/repositories/tools';
-import { openConfig } from '../api/services/secret-config';
-import { toolSecretPaths } from '../api/services/tool-service';
+import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
+import { startEventDispatch } from '../lib/engine-starts';
+import { openConfig } from '../lib/secret-config';
+import { toolSecretPaths } from '../lib/secret-paths';
 import type { RunInput } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { createDefaultExecutor } from './executor/default-executor';
@@ -23,14 +24,11 @@ function activitySignal(): AbortSignal | undefined {
 export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor = createDefaultExecutor(deps.config)) {
   const { db, handOff } = deps;
   const agents = createAgentsRepository(db);
+  const toolsRepository = createToolsRepository(db);
 
   /** The agent's enabled tools in created order, secrets opened for the executor. */
   async function enabledTools(agentId: string): Promise<ToolRow[]> {
-    const { rows } = await db.query<ToolRow>(
-      `SELECT id, account_id, agent_id, type, name, description, config_json, enabled, created_at, updated_at
-       FROM tools WHERE agent_id = $1 AND enabled ORDER BY created_at, id`,
-      [agentId],
-    );
+    const rows = await toolsRepository.listEnabledForAgent(agentId);
     return rows.map((t) => ({ ...t, config_json: openConfig(t.config_json, toolSecretPaths(t.type, t.config_json), deps.secrets) }));
   }
 
@@ -43,7 +41,7 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
       const row = await finishRun(tx, runId, { status, output, error });
       if (!row) return null;
       const base = { agentId: row.agent_id, runId: row.id };
-      await emitEvent(tx, {
+      const event = await insertEvent(tx, {
         accountId: row.account_id,
         type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
         data:
@@ -51,9 +49,8 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
             ? { ...base, output: row.output, chainDepth: row.chain_depth }
             : { ...base, error: row.error, chainDepth: row.chain_depth },
         chainDepth: row.chain_depth,
-        agentId: row.agent_id,
-        triggerId: row.trigger_id,
       });
+      await startEventDispatch(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
       return row;
     });
     if (!finished) {

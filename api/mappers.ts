@@ -10,8 +10,8 @@ import type { ToolRow } from '../db/repositories/tools';
 import type { TriggerRow } from '../db/repositories/triggers';
 import type { UserRow } from '../db/repositories/users';
 import type { WebhookRow } from '../db/repositories/webhooks';
+import type { Config } from '../lib/secret-config';
 import type { TriggerConfig } from './schemas/triggers';
-import type { Config } from './services/secret-config';
 import { effectivePermissions } from './services/team-permissions';
 
 /** Row → API shape. Pure functions; the only place snake_case turns into the public camelCase. */

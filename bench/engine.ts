@@ -24,8 +24,9 @@ import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { createPool, withTransaction, type Db } from '../db/pool';
-import { emitEvent } from '../db/repositories/events';
+import { insertEvent } from '../db/repositories/events';
 import { loadConfig } from '../lib/config';
+import { startEventDispatch } from '../lib/engine-starts';
 import { createSecretBox } from '../lib/secrets';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { findFreePort } from '../scripts/processes';
@@ -135,7 +136,11 @@ async function benchDeliveries(
   // Our events are typed `bench.event` to one webhook subscribed to it; the event catalog is an API concern.
   const accountId = await setupAccount(db, receiver.url);
   const emit = async () => {
-    const id = await withTransaction(db, (tx) => emitEvent(tx, { accountId, type: 'bench.event', data: { n: 1 } }));
+    const id = await withTransaction(db, async (tx) => {
+      const event = await insertEvent(tx, { accountId, type: 'bench.event', data: { n: 1 } });
+      await startEventDispatch(tx, event);
+      return event.id;
+    });
     handOff.kick();
     return id;
   };

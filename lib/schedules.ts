@@ -1,20 +1,10 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { withTransaction, type Db, type Queryable } from '../db/pool';
+import { withTransaction, type Db } from '../db/pool';
+import { createTriggersRepository, type ScheduledTriggerRow, type TriggersRepository } from '../db/repositories/triggers';
 import { describeCronExpression } from './cron';
 import { parseDuration } from './durations';
-import { searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from './temporal-names';
-
-/** The columns of a trigger its schedule is built from. */
-interface ScheduledTriggerRow {
-  id: string;
-  account_id: string;
-  agent_id: string | null;
-  type: string;
-  enabled: boolean;
-  /** updated_at as Postgres prints it (microseconds kept): the version of the row being synced. */
-  version?: string;
-  config_json: { cronExpression: string; timezone: string; overlapPolicy?: string; catchupWindow?: string };
-}
+import { scheduledFireAction } from './engine-starts';
+import { searchAttributePairs, workflowIds } from './temporal-names';
 
 const OVERLAP: Record<string, ScheduleOverlapPolicy> = {
   skip: ScheduleOverlapPolicy.SKIP,
@@ -31,7 +21,7 @@ export const isScheduled = (type: string) => type === 'schedule' || type === 'cr
  * given the compiled 7-field cron string (or an interval for `@every`), never the user's text: their
  * 6-field forms differ (ours is seconds-first, Temporal's is year-last).
  */
-export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
+export function scheduleOptions(row: Omit<ScheduledTriggerRow, 'version'>): ScheduleOptions {
   const config = row.config_json;
   const cron = describeCronExpression(config.cronExpression);
   const tags = { accountId: row.account_id, agentId: row.agent_id, triggerId: row.id };
@@ -41,14 +31,7 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
       cron.kind === 'every'
         ? { intervals: [{ every: cron.intervalMs }], timezone: config.timezone }
         : { cronExpressions: [cron.temporalCronString], timezone: config.timezone },
-    action: {
-      type: 'startWorkflow',
-      workflowType: WORKFLOW_TYPES.fire,
-      workflowId: workflowIds.scheduledFire(row.id),
-      taskQueue: TASK_QUEUE,
-      args: [{ triggerId: row.id, source: 'schedule' }],
-      typedSearchAttributes: searchAttributePairs(tags),
-    },
+    action: scheduledFireAction(row),
     policies: {
       overlap: OVERLAP[config.overlapPolicy ?? 'skip'] ?? ScheduleOverlapPolicy.SKIP,
       catchupWindow: parseDuration(config.catchupWindow ?? '1h'),
@@ -70,17 +53,14 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
  */
 export async function syncTriggerSchedule(client: Client, db: Db, triggerId: string): Promise<'synced' | 'deleted'> {
   return withTransaction(db, async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('schedule-sync'), hashtext($1))`, [triggerId]);
-    return syncLocked(client, tx, triggerId);
+    const triggers = createTriggersRepository(tx);
+    await triggers.lockScheduleSync(triggerId, tx);
+    return syncLocked(client, triggers, triggerId);
   });
 }
 
-async function syncLocked(client: Client, db: Queryable, triggerId: string): Promise<'synced' | 'deleted'> {
-  const { rows } = await db.query<ScheduledTriggerRow>(
-    `SELECT id, account_id, agent_id, type, enabled, config_json, updated_at::text AS version FROM triggers WHERE id = $1`,
-    [triggerId],
-  );
-  const row = rows[0];
+async function syncLocked(client: Client, triggers: TriggersRepository, triggerId: string): Promise<'synced' | 'deleted'> {
+  const row = await triggers.findForSchedule(triggerId);
   const handle = client.schedule.getHandle(workflowIds.triggerSchedule(triggerId));
   if (!row || !isScheduled(row.type)) {
     try {
@@ -100,7 +80,23 @@ async function syncLocked(client: Client, db: Queryable, triggerId: string): Pro
   }
   const description = await handle.describe();
   const next = row.enabled ? (description.info.nextActionTimes[0] ?? null) : null;
-  // Only for the version synced: a write since then has queued its own sync.
-  await db.query(`UPDATE triggers SET next_fire_at = $2 WHERE id = $1 AND updated_at = $3::timestamptz`, [triggerId, next, row.version]);
+  await triggers.setNextFireAt(triggerId, next, row.version);
   return 'synced';
+}
+
+/**
+ * After a schedule's fire: Temporal's next action time for the trigger's schedule, kept as its
+ * nextFireAt (not over a newer version of the trigger: its own sync reports that one). Best effort:
+ * the API computes it from the expression when it is not known.
+ */
+export async function refreshNextFireAt(client: Client, db: Db, triggerId: string): Promise<void> {
+  const triggers = createTriggersRepository(db);
+  try {
+    const version = await triggers.findVersion(triggerId);
+    const description = await client.schedule.getHandle(workflowIds.triggerSchedule(triggerId)).describe();
+    const next = description.state.paused ? null : (description.info.nextActionTimes[0] ?? null);
+    await triggers.setNextFireAt(triggerId, next, version);
+  } catch {
+    // Left as it was; the API falls back to the expression.
+  }
 }

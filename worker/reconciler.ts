@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/pool';
-import { enqueueScheduleSync } from '../db/repositories/outbox';
+import { createTriggersRepository } from '../db/repositories/triggers';
+import { startScheduleSync } from '../lib/engine-starts';
 import type { HandOff } from '../lib/handoff';
 import { SCHEDULE_ID_PREFIX } from '../lib/temporal-names';
 
@@ -22,6 +23,7 @@ export function startReconciler(deps: {
   log: (msg: string, err?: unknown) => void;
 }) {
   const { db, client, handOff, log } = deps;
+  const triggers = createTriggersRepository(db);
   let stopped = false;
   let lastSweep = 0;
   let wake: (() => void) | null = null;
@@ -33,15 +35,14 @@ export function startReconciler(deps: {
         listed.set(schedule.scheduleId.slice(SCHEDULE_ID_PREFIX.length), schedule.state.paused);
       }
     }
-    const { rows } = await db.query<{ id: string; enabled: boolean }>(`SELECT id, enabled FROM triggers WHERE type IN ('schedule', 'cron')`);
     const stale = new Set<string>();
-    for (const row of rows) {
+    for (const row of await triggers.listScheduled()) {
       const paused = listed.get(row.id);
       if (paused === undefined || paused === row.enabled) stale.add(row.id);
       listed.delete(row.id);
     }
     for (const orphan of listed.keys()) stale.add(orphan);
-    for (const id of stale) await enqueueScheduleSync(db, id);
+    for (const id of stale) await startScheduleSync(db, id);
     return stale.size;
   }
 

@@ -10,10 +10,12 @@ const { recordFire } = proxyActivities<Activities>({
 });
 
 /**
- * One fire of a trigger, id `fire:<triggerId>:<fireKey>`: started by the trigger's Schedule
- * (`schedule-<time>`), `POST …/fire` (`manual-<id>`), its hook (`hook-<id>`) or a matching event
- * (`event-<eventId>`). The activity records it once (unique fire key), counts it, emits
- * agent.triggered / trigger.fired and queues the linked agent's run.
+ * What happens when a trigger fires. One workflow per fire, id `fire:<triggerId>:<fireKey>`, started
+ * (lib/engine-starts.ts) by the trigger's Schedule (`schedule-<time>`, scheduledFireAction),
+ * `POST …/fire` or the trigger's hook (`manual-<id>` / `hook-<id>`, startFire), or the dispatch of an
+ * event it matches (`event-<eventId>`, startEventFire). Its one activity, recordFire
+ * (activities/fires.ts), records the fire once (unique fire key), counts it, starts the linked agent's
+ * run and emits agent.triggered / trigger.fired.
  */
 export async function fireTriggerWorkflow(input: FireInput): Promise<FireOutcome> {
   const fireKey = fireKeyOf(workflowInfo().workflowId, input.triggerId);

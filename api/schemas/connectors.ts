@@ -19,13 +19,6 @@ const telegramConfig = z.strictObject({ botToken: secret('Telegram bot token') }
 /** The configJson schema of each type; also validates the merged config of an update. */
 export const connectorConfigSchemas = { discord: discordConfig, slack: slackConfig, telegram: telegramConfig } satisfies Record<ConnectorType, z.ZodType>;
 
-/** Where each type keeps its secrets inside configJson. */
-export const CONNECTOR_SECRET_PATHS: Record<ConnectorType, readonly (readonly string[])[]> = {
-  discord: [['botToken']],
-  slack: [['botToken'], ['signingSecret']],
-  telegram: [['botToken']],
-};
-
 const name = z.string().trim().min(1).max(200);
 const enabled = z.boolean().describe('Default true');
 

@@ -8,8 +8,6 @@ export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** RFC 9110 token: what an HTTP header name may be made of. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Custom tool headers whose values are secrets (DESIGN §2). */
-export const SECRET_HEADER = /authorization|token|key|secret/i;
 
 const ids = (what: string, min: number, max: number) => z.array(z.string().min(1).max(200)).min(min).max(max).describe(what);
 

@@ -2,11 +2,12 @@ import type { z } from 'zod';
 import type { Page, PageRequest } from '../../db/paging';
 import { withTransaction, type Db, type Queryable } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import { openConfig, presentConfig, sealConfig, type Config, type SecretPath } from '../../lib/secret-config';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
-import { openConfig, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
+import { restoreMasked } from './masked-secrets';
 
 /**
  * What connectors and tools share: a child of an agent with a `type` and a configJson whose shape

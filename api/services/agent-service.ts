@@ -3,7 +3,8 @@ import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AccountsRepository } from '../../db/repositories/accounts';
 import type { AgentRow, AgentsRepository, AgentValues } from '../../db/repositories/agents';
-import { emitEvent } from '../../db/repositories/events';
+import { insertEvent } from '../../db/repositories/events';
+import { startEventDispatch } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { NotFoundError } from '../errors';
 import { toAgent } from '../mappers';
@@ -56,7 +57,8 @@ export function createAgentService(deps: {
         await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.from_template', resourceId: id });
       }
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
-      await emitEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated), agentId: id });
+      const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
+      await startEventDispatch(tx, event, { agentId: id });
       return toAgent(updated);
     });
   }
@@ -85,7 +87,8 @@ export function createAgentService(deps: {
         if (row.status !== 'template') {
           await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id });
         }
-        await emitEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row), agentId: row.id });
+        const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
+        await startEventDispatch(tx, event, { agentId: row.id });
         return toAgent(row);
       });
     },
@@ -122,7 +125,8 @@ export function createAgentService(deps: {
       await committed(async (tx) => {
         const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
         if (!row || !(await agents.delete(caller.accountId, id, tx))) throw new NotFoundError('Agent');
-        await emitEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row), agentId: id });
+        const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) });
+        await startEventDispatch(tx, event, { agentId: id });
       });
     },
   };

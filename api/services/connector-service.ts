@@ -3,7 +3,8 @@ import type { AgentsRepository } from '../../db/repositories/agents';
 import type { ConnectorRow, ConnectorsRepository, ConnectorValues } from '../../db/repositories/connectors';
 import type { SecretBox } from '../../lib/secrets';
 import { toConnector } from '../mappers';
-import { CONNECTOR_SECRET_PATHS, connectorConfigSchemas, type CreateConnectorInput } from '../schemas/connectors';
+import { CONNECTOR_SECRET_PATHS } from '../../lib/secret-paths';
+import { connectorConfigSchemas, type CreateConnectorInput } from '../schemas/connectors';
 import { createAgentChildService } from './agent-children';
 import type { Caller } from './auth-service';
 

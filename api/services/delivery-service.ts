@@ -1,12 +1,10 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { DeliveriesRepository } from '../../db/repositories/deliveries';
-import { emitEvent } from '../../db/repositories/events';
-import { enqueueWorkflow } from '../../db/repositories/outbox';
+import { insertEvent } from '../../db/repositories/events';
 import type { WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks';
+import { startDelivery, startEventDispatch } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
-import { WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
-import type { DeliveryInput } from '../../workflows/types';
 import { ConflictError, NotFoundError } from '../errors';
 import { toDelivery, toDeliveryAttempt, type Delivery } from '../mappers';
 import type { Caller } from './auth-service';
@@ -63,13 +61,7 @@ export function createDeliveryService(deps: {
         assertSends(webhook);
         if (row.status === 'pending') throw new ConflictError('Delivery is still pending; retry it once it has succeeded, failed or been cancelled');
         const { generation } = await deliveries.startGeneration(id, tx);
-        const args: DeliveryInput = { deliveryId: id, generation, delaysMs: [0], timeoutMs: deps.timeoutMs };
-        await enqueueWorkflow(tx, {
-          workflowType: WORKFLOW_TYPES.delivery,
-          workflowId: workflowIds.delivery(id, generation),
-          args: [args],
-          tags: { accountId: caller.accountId },
-        });
+        await startDelivery(tx, { id, accountId: caller.accountId }, generation, { delaysMs: [0], timeoutMs: deps.timeoutMs });
         return (await deliveries.find(caller.accountId, webhookId, id, tx))!;
       });
       handOff.kick();
@@ -82,12 +74,14 @@ export function createDeliveryService(deps: {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
-        return emitEvent(tx, {
+        const event = await insertEvent(tx, {
           accountId: caller.accountId,
           type: 'webhook.test',
           targetWebhookId: webhookId,
           data: { webhookId, message: TEST_MESSAGE, ...(payload === undefined ? {} : { payload }) },
         });
+        await startEventDispatch(tx, event);
+        return event.id;
       });
       handOff.kick();
       return { eventId };

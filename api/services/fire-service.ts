@@ -1,7 +1,8 @@
 import type { PageRequest } from '../../db/paging';
 import type { Db } from '../../db/pool';
-import { queueFire, type FiresRepository } from '../../db/repositories/fires';
+import type { FiresRepository } from '../../db/repositories/fires';
 import type { TriggerScope, TriggersRepository } from '../../db/repositories/triggers';
+import { startFire } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
 import { toFire } from '../mappers';
@@ -34,13 +35,7 @@ export function createFireService(deps: { db: Db; triggers: TriggersRepository; 
     async fire(caller: Caller, scope: TriggerScope, id: string, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await requireTrigger(caller, scope, id);
       if (!trigger.enabled) throw new ConflictError('Trigger is disabled; enable it to fire it');
-      const fireId = await queueFire(db, {
-        accountId: trigger.account_id,
-        agentId: trigger.agent_id,
-        triggerId: trigger.id,
-        source: 'manual',
-        payload: payload ?? null,
-      });
+      const fireId = await startFire(db, trigger, { source: 'manual', payload: payload ?? null });
       handOff.kick();
       return { fireId };
     },

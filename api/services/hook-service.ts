@@ -1,15 +1,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { WebhookVerificationError } from 'standardwebhooks';
 import { withTransaction, type Db } from '../../db/pool';
-import { emitEvent } from '../../db/repositories/events';
-import { queueFire } from '../../db/repositories/fires';
+import { insertEvent } from '../../db/repositories/events';
 import type { HooksRepository } from '../../db/repositories/hooks';
+import { startEventDispatch, startFire } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
+import { openConfig } from '../../lib/secret-config';
+import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, UnauthorizedError } from '../errors';
-import { openConfig } from './secret-config';
-import { TRIGGER_SECRET_PATHS } from './trigger-service';
 
 
 
@@ -63,7 +63,9 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
         if (!counted) throw new NotFoundError('Webhook');
         const eventIds: string[] = [];
         for (const type of counted.events) {
-          eventIds.push(await emitEvent(tx, { accountId: counted.account_id, type, data: { webhookId: id, payload: request.payload } }));
+          const event = await insertEvent(tx, { accountId: counted.account_id, type, data: { webhookId: id, payload: request.payload } });
+          await startEventDispatch(tx, event);
+          eventIds.push(event.id);
         }
         if (messageId !== null) await hooks.setReceiptEvents(id, messageId, eventIds, tx);
         return { duplicate: false, eventIds };
@@ -80,13 +82,7 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
       if (typeof expected !== 'string') throw new NotFoundError('Trigger'); // a webhook trigger always has one; never fire without
       if (token === undefined) throw new UnauthorizedError('Missing X-Trigger-Token header');
       if (!tokensMatch(token, expected)) throw new UnauthorizedError('Invalid X-Trigger-Token');
-      const fireId = await queueFire(db, {
-        accountId: trigger.account_id,
-        agentId: trigger.agent_id,
-        triggerId: trigger.id,
-        source: 'webhook',
-        payload: payload ?? null,
-      });
+      const fireId = await startFire(db, trigger, { source: 'webhook', payload: payload ?? null });
       handOff.kick();
       return { fireId };
     },

@@ -1,7 +1,8 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
-import { findAccountRun, listAgentRuns, queueRun } from '../../db/repositories/runs';
+import { findAccountRun, insertRun, listAgentRuns } from '../../db/repositories/runs';
+import { startRun } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
 import { toRun, type Run } from '../mappers';
@@ -27,7 +28,9 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
         const agent = await agents.findByIdForUpdate(caller.accountId, agentId, tx);
         if (!agent) throw new NotFoundError('Agent');
         if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
-        return queueRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null });
+        const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null });
+        await startRun(tx, run);
+        return run;
       });
       handOff.kick();
       return toRun(run);

@@ -2,19 +2,14 @@ import type { Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { ToolRow, ToolsRepository, ToolType, ToolValues } from '../../db/repositories/tools';
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
+import type { Config } from '../../lib/secret-config';
+import { toolSecretPaths } from '../../lib/secret-paths';
 import type { SecretBox } from '../../lib/secrets';
 import { ValidationError } from '../errors';
 import { toTool } from '../mappers';
-import { SECRET_HEADER, toolConfigSchemas, type CreateToolInput } from '../schemas/tools';
+import { toolConfigSchemas, type CreateToolInput } from '../schemas/tools';
 import { createAgentChildService } from './agent-children';
 import type { Caller } from './auth-service';
-import type { Config, SecretPath } from './secret-config';
-
-/** A custom tool's secrets are the values of headers named like authorization / *token* / *key* / *secret*. */
-export function toolSecretPaths(type: ToolType, config: Config): SecretPath[] {
-  if (type !== 'custom' || !config.headers || typeof config.headers !== 'object') return [];
-  return Object.keys(config.headers).filter((name) => SECRET_HEADER.test(name)).map((name) => ['headers', name]);
-}
 
 /**
  * The SSRF guard on a custom tool's endpoint, when it is written: a rename of a tool whose endpoint

@@ -6,24 +6,17 @@ import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, ty
 import { nextFireTime } from '../../lib/cron';
 import type { HandOff } from '../../lib/handoff';
 import { isScheduled } from '../../lib/schedules';
+import { openConfig, pathKey, presentConfig, sealConfig, type Config } from '../../lib/secret-config';
+import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toTrigger, type Trigger } from '../mappers';
 import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
-import { openConfig, pathKey, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
+import { restoreMasked } from './masked-secrets';
 
 const CONFIG_FIELD = 'body.configJson';
-/** Where each trigger type keeps secrets inside configJson (sealed at rest). */
-export const TRIGGER_SECRET_PATHS: Record<TriggerType, readonly SecretPath[]> = {
-  schedule: [],
-  cron: [],
-  webhook: [['secretToken']],
-  event: [],
-  agent_finished: [],
-  agent_output: [],
-};
 
 /** 24 lower-case hex characters: 96 bits, so a clash with an existing path is never expected. */
 const generateWebhookPath = () => randomBytes(12).toString('hex');

@@ -9,7 +9,7 @@ import { NotFoundError, ValidationError } from '../errors';
 import { toWebhook, type Webhook } from '../mappers';
 import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
 import type { Caller } from './auth-service';
-import { restoreMaskedValue } from './secret-config';
+import { restoreMaskedValue } from './masked-secrets';
 
 const DEFAULT_EVENTS: Record<WebhookDirection, string[]> = { outgoing: [ALL_EVENTS], incoming: ['webhook.received'] };
 const URL_REQUIRED = 'body.url: is required for outgoing webhooks';

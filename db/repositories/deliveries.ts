@@ -55,6 +55,28 @@ export async function cancelPendingDeliveries(q: Queryable, webhookId: string): 
 
 export function createDeliveriesRepository(db: Queryable) {
   return {
+    /**
+     * A pending delivery of the event to each enabled outgoing webhook subscribed to its type (or `*`),
+     * or to its target webhook only (webhook.test), first attempt due after `firstDelayMs`. Unique per
+     * (event, webhook): a repeated fan-out creates none again. Returns only the deliveries created now.
+     */
+    async createForEvent(
+      event: Pick<EventRow, 'id' | 'account_id' | 'type' | 'target_webhook_id'>,
+      firstDelayMs: number,
+      q: Queryable = db,
+    ): Promise<{ id: string; webhook_id: string }[]> {
+      const { rows } = await q.query<{ id: string; webhook_id: string }>(
+        `INSERT INTO deliveries (account_id, webhook_id, event_id, next_attempt_at)
+         SELECT w.account_id, w.id, $1, now() + $4 * interval '1 millisecond' FROM webhooks w
+         WHERE w.account_id = $2 AND w.direction = 'outgoing' AND w.enabled
+           AND (CASE WHEN $5::uuid IS NOT NULL THEN w.id = $5::uuid ELSE w.events && ARRAY[$3, '*'] END)
+         ON CONFLICT (event_id, webhook_id) DO NOTHING
+         RETURNING id, webhook_id`,
+        [event.id, event.account_id, event.type, firstDelayMs, event.target_webhook_id],
+      );
+      return rows;
+    },
+
     async list(accountId: string, webhookId: string, page: PageRequest, q: Queryable = db): Promise<Page<DeliveryRow>> {
       const k = keysetTail(page, 3, 'd');
       const { rows } = await q.query<DeliveryRow & { page_created_at: string }>(

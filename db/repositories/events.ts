@@ -1,6 +1,4 @@
-import { WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import type { Queryable } from '../pool';
-import { enqueueWorkflow } from './outbox';
 
 export interface EventRow {
   id: string;
@@ -19,35 +17,21 @@ export interface NewEvent {
   chainDepth?: number;
   /** webhook.test: delivered to this webhook only, and to no trigger. */
   targetWebhookId?: string;
-  /** Search attributes of the dispatch workflow. */
-  agentId?: string | null;
-  triggerId?: string | null;
 }
 
-/**
- * Emits an event inside the caller's transaction: the event row and the hand-off of its dispatch
- * workflow `event:<id>` commit (or roll back) together with the change that caused it.
- */
-export async function emitEvent(q: Queryable, e: NewEvent): Promise<string> {
-  const { rows } = await q.query<{ id: string }>(
-    `INSERT INTO events (account_id, type, data, chain_depth, target_webhook_id) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+const COLUMNS = `id, account_id, type, data, chain_depth, target_webhook_id, created_at`;
+
+/** Only the row: an event is dispatched when its writer also calls startEventDispatch (lib/engine-starts.ts). */
+export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow> {
+  const { rows } = await q.query<EventRow>(
+    `INSERT INTO events (account_id, type, data, chain_depth, target_webhook_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
     [e.accountId, e.type, JSON.stringify(e.data), e.chainDepth ?? 0, e.targetWebhookId ?? null],
   );
-  const id = rows[0]!.id;
-  await enqueueWorkflow(q, {
-    workflowType: WORKFLOW_TYPES.event,
-    workflowId: workflowIds.event(id),
-    args: [{ eventId: id }],
-    tags: { accountId: e.accountId, agentId: e.agentId, triggerId: e.triggerId },
-  });
-  return id;
+  return rows[0]!;
 }
 
 export async function findEvent(q: Queryable, id: string): Promise<EventRow | null> {
-  const { rows } = await q.query<EventRow>(
-    `SELECT id, account_id, type, data, chain_depth, target_webhook_id, created_at FROM events WHERE id = $1`,
-    [id],
-  );
+  const { rows } = await q.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE id = $1`, [id]);
   return rows[0] ?? null;
 }
 

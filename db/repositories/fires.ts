@@ -1,9 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
-import type { FireInput, FireSource } from '../../workflows/types';
+import type { FireSource } from '../../workflows/types';
 import { keysetTail, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
-import { enqueueWorkflow } from './outbox';
 import type { RunStatus } from './runs';
 
 /** What the fire history shows: 'skipped' (trigger disabled when it ran), the run's status, or 'fired' (no run). */
@@ -18,43 +15,46 @@ export interface FireListRow {
   created_at: Date;
 }
 
-/** A fire the API starts itself; schedule and event fires are started by Temporal and the dispatch activity. */
+/** A fire as recordFire writes it. */
 export interface NewFire {
+  /** Given by the API for manual and hook fires (it answered with it); generated otherwise. */
+  id: string | null;
   accountId: string;
-  agentId: string | null;
   triggerId: string;
-  source: Extract<FireSource, 'manual' | 'webhook'>;
+  fireKey: string;
+  source: FireSource;
+  status: 'fired' | 'skipped';
   payload: unknown;
-}
-
-const KEY_PREFIX: Record<NewFire['source'], string> = { manual: 'manual', webhook: 'hook' };
-
-/**
- * Queues the workflow `fire:<triggerId>:<fireKey>` inside the caller's transaction; it is handed to
- * Temporal once this commits. Every fire that is not a schedule's goes through here.
- */
-export async function enqueueFire(q: Queryable, tags: { accountId: string; agentId: string | null }, input: FireInput, fireKey: string): Promise<void> {
-  await enqueueWorkflow(q, {
-    workflowType: WORKFLOW_TYPES.fire,
-    workflowId: workflowIds.fire(input.triggerId, fireKey),
-    args: [input],
-    tags: { ...tags, triggerId: input.triggerId },
-  });
-}
-
-/**
- * Queues a manual or hook fire (key `manual-<fireId>` / `hook-<fireId>`); recordFire inserts the fire
- * row with this id. The id is returned at once, before the fire has run.
- */
-export async function queueFire(q: Queryable, f: NewFire): Promise<string> {
-  const fireId = randomUUID();
-  const input: FireInput = { triggerId: f.triggerId, source: f.source, fireId, payload: f.payload ?? null };
-  await enqueueFire(q, { accountId: f.accountId, agentId: f.agentId }, input, `${KEY_PREFIX[f.source]}-${fireId}`);
-  return fireId;
+  chainDepth: number;
+  scheduledAt: Date | null;
+  eventId: string | null;
 }
 
 export function createFiresRepository(db: Queryable) {
   return {
+    /** Inserts the fire unless its (trigger, fire key) is already recorded; its id, or null for a repeat. */
+    async insertOnce(f: NewFire, q: Queryable = db): Promise<string | null> {
+      const { rows } = await q.query<{ id: string }>(
+        `INSERT INTO fires (id, account_id, trigger_id, fire_key, source, status, payload, chain_depth, scheduled_at, event_id)
+         VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
+        [f.id, f.accountId, f.triggerId, f.fireKey, f.source, f.status, JSON.stringify(f.payload), f.chainDepth, f.scheduledAt, f.eventId],
+      );
+      return rows[0]?.id ?? null;
+    },
+
+    async findByKey(triggerId: string, fireKey: string, q: Queryable = db): Promise<{ id: string; run_id: string | null } | null> {
+      const { rows } = await q.query<{ id: string; run_id: string | null }>(
+        `SELECT id, run_id FROM fires WHERE trigger_id = $1 AND fire_key = $2`,
+        [triggerId, fireKey],
+      );
+      return rows[0] ?? null;
+    },
+
+    async setRun(fireId: string, runId: string, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE fires SET run_id = $2 WHERE id = $1`, [fireId, runId]);
+    },
+
     /** A trigger's fires, newest first, each with the status of the run it started. */
     async listForTrigger(accountId: string, triggerId: string, page: PageRequest, q: Queryable = db): Promise<Page<FireListRow>> {
       const k = keysetTail(page, 3, 'f');

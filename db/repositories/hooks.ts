@@ -12,7 +12,7 @@ export interface HookTriggerRow {
   id: string;
   account_id: string;
   agent_id: string | null;
-  /** Secrets inside are sealed (api/services/secret-config.ts). */
+  /** Secrets inside are sealed (lib/secret-config.ts). */
   config_json: Record<string, unknown>;
 }
 

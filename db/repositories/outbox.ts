@@ -13,13 +13,16 @@ export type OutboxItem =
   | { id: number; kind: 'schedule'; payload: { triggerId: string }; attempts: number }
   | { id: number; kind: 'workflow'; payload: WorkflowStart; attempts: number };
 
+// The two inserts below are called by lib/engine-starts.ts only (lint enforces it): its verbs are how
+// work is queued, each building its own workflow start.
+
 /** Inside the caller's transaction: the workflow is started once this commits (now, or by the reconciler). */
-export async function enqueueWorkflow(q: Queryable, start: WorkflowStart): Promise<void> {
+export async function insertWorkflowStart(q: Queryable, start: WorkflowStart): Promise<void> {
   await q.query(`INSERT INTO outbox (kind, payload) VALUES ('workflow', $1)`, [JSON.stringify(start)]);
 }
 
-/** Schedule syncs are queued by a database trigger on `triggers` (migration 3); this is for the reconciler's sweep. */
-export async function enqueueScheduleSync(q: Queryable, triggerId: string): Promise<void> {
+/** The same row the database trigger on `triggers` writes (migration 3). */
+export async function insertScheduleSync(q: Queryable, triggerId: string): Promise<void> {
   await q.query(`INSERT INTO outbox (kind, payload) VALUES ('schedule', $1)`, [JSON.stringify({ triggerId })]);
 }
 

@@ -1,7 +1,5 @@
-import { WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
-import { enqueueWorkflow } from './outbox';
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 
@@ -34,24 +32,14 @@ export interface NewRun {
   fireId?: string | null;
 }
 
-/**
- * Queues a run inside the caller's transaction: the run row (status queued) and the hand-off of its
- * workflow `run:<id>` commit together.
- */
-export async function queueRun(q: Queryable, r: NewRun): Promise<RunRow> {
+/** Only the row (status queued): the run executes when its writer also calls startRun (lib/engine-starts.ts). */
+export async function insertRun(q: Queryable, r: NewRun): Promise<RunRow> {
   const { rows } = await q.query<RunRow>(
     `INSERT INTO runs (account_id, agent_id, trigger_id, fire_id, input, chain_depth) VALUES ($1, $2, $3, $4, $5, $6)
      RETURNING ${RUN_COLUMNS}`,
     [r.accountId, r.agentId, r.triggerId ?? null, r.fireId ?? null, JSON.stringify(r.input ?? null), r.chainDepth ?? 0],
   );
-  const run = rows[0]!;
-  await enqueueWorkflow(q, {
-    workflowType: WORKFLOW_TYPES.run,
-    workflowId: workflowIds.run(run.id),
-    args: [{ runId: run.id }],
-    tags: { accountId: r.accountId, agentId: r.agentId, triggerId: r.triggerId },
-  });
-  return run;
+  return rows[0]!;
 }
 
 export async function findRun(q: Queryable, id: string): Promise<RunRow | null> {

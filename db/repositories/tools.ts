@@ -67,6 +67,12 @@ export function createToolsRepository(db: Queryable) {
       return toPage(rows, page.limit, (r) => r);
     },
 
+    /** What a run calls: the agent's enabled tools in created order. */
+    async listEnabledForAgent(agentId: string, q: Queryable = db): Promise<ToolRow[]> {
+      const { rows } = await q.query<ToolRow>(`SELECT ${COLUMNS} FROM tools WHERE agent_id = $1 AND enabled ORDER BY created_at, id`, [agentId]);
+      return rows;
+    },
+
     async update(accountId: string, id: string, v: ToolValues, q: Queryable = db): Promise<ToolRow | null> {
       const { rows } = await q.query<ToolRow>(
         `UPDATE tools SET type = $3, name = $4, description = $5, config_json = $6, enabled = $7, updated_at = now()

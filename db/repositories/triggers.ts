@@ -1,3 +1,4 @@
+import type { EventFilter } from '../../lib/event-filter';
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 
@@ -11,7 +12,7 @@ export interface TriggerRow {
   agent_id: string | null;
   type: TriggerKind;
   name: string;
-  /** Secrets inside are sealed (api/services/secret-config.ts). */
+  /** Secrets inside are sealed (lib/secret-config.ts). */
   config_json: Record<string, unknown>;
   enabled: boolean;
   /** Generated from config_json.webhookPath for webhook triggers; unique across all accounts. */
@@ -30,6 +31,34 @@ export interface TriggerValues {
   name: string;
   configJson: Record<string, unknown>;
   enabled: boolean;
+}
+
+/** What recording a fire needs of its trigger. */
+export interface FiringTriggerRow {
+  id: string;
+  account_id: string;
+  agent_id: string | null;
+  enabled: boolean;
+}
+
+/** A trigger fired by matching events; agent_output matches its filter against the run's output. */
+export interface EventTriggerRow {
+  id: string;
+  agent_id: string | null;
+  type: 'event' | 'agent_finished' | 'agent_output';
+  config_json: { eventType: string; eventFilter?: EventFilter };
+}
+
+/** The columns of a cron/schedule trigger its Temporal Schedule is built from. */
+export interface ScheduledTriggerRow {
+  id: string;
+  account_id: string;
+  agent_id: string | null;
+  type: TriggerKind;
+  enabled: boolean;
+  config_json: { cronExpression: string; timezone: string; overlapPolicy?: string; catchupWindow?: string };
+  /** updated_at as Postgres prints it (microseconds kept): the version of the row being synced. */
+  version: string;
 }
 
 const COLUMNS = `id, account_id, scope, agent_id, type, name, config_json, enabled, webhook_path, fire_count, last_fired_at,
@@ -111,6 +140,71 @@ export function createTriggersRepository(db: Queryable) {
     async delete(accountId: string, scope: TriggerScope, id: string, q: Queryable = db): Promise<boolean> {
       const { rowCount } = await q.query(`DELETE FROM triggers WHERE id = $1 AND account_id = $2 AND scope = $3`, [id, accountId, scope]);
       return rowCount === 1;
+    },
+
+    // The engine's queries below find a trigger by id alone: the id comes from a workflow or the outbox.
+
+    /**
+     * Locks the trigger to record a fire, its agent first (FOR KEY SHARE): deleting an agent locks the
+     * agent, then its triggers, so taking them in the other order could deadlock a fire against that delete.
+     */
+    async lockForFire(id: string, q: Queryable): Promise<FiringTriggerRow | null> {
+      await q.query(`SELECT 1 FROM agents WHERE id = (SELECT agent_id FROM triggers WHERE id = $1) FOR KEY SHARE`, [id]);
+      const { rows } = await q.query<FiringTriggerRow>(`SELECT id, account_id, agent_id, enabled FROM triggers WHERE id = $1 FOR UPDATE`, [id]);
+      return rows[0] ?? null;
+    },
+
+    /** fireCount and lastFired of a fire that went ahead. */
+    async countFire(id: string, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE triggers SET fire_count = fire_count + 1, last_fired_at = now() WHERE id = $1`, [id]);
+    },
+
+    /** The account's enabled triggers that fire on events of `eventType` (their filters are matched by the caller). */
+    async listEventTriggers(accountId: string, eventType: string, q: Queryable = db): Promise<EventTriggerRow[]> {
+      const { rows } = await q.query<EventTriggerRow>(
+        `SELECT id, agent_id, type, config_json FROM triggers
+         WHERE account_id = $1 AND enabled AND type IN ('event', 'agent_finished', 'agent_output')
+           AND config_json ->> 'eventType' = $2`,
+        [accountId, eventType],
+      );
+      return rows;
+    },
+
+    /** Every cron/schedule trigger of every account: what Temporal's schedules must mirror. */
+    async listScheduled(q: Queryable = db): Promise<{ id: string; enabled: boolean }[]> {
+      const { rows } = await q.query<{ id: string; enabled: boolean }>(`SELECT id, enabled FROM triggers WHERE type IN ('schedule', 'cron')`);
+      return rows;
+    },
+
+    /** The row a schedule sync converges to, of any type (a trigger that changed type loses its schedule). */
+    async findForSchedule(id: string, q: Queryable = db): Promise<ScheduledTriggerRow | null> {
+      const { rows } = await q.query<ScheduledTriggerRow>(
+        `SELECT id, account_id, agent_id, type, enabled, config_json, updated_at::text AS version FROM triggers WHERE id = $1`,
+        [id],
+      );
+      return rows[0] ?? null;
+    },
+
+    /** The row's version (see ScheduledTriggerRow); null when it is gone. */
+    async findVersion(id: string, q: Queryable = db): Promise<string | null> {
+      const { rows } = await q.query<{ version: string }>(`SELECT updated_at::text AS version FROM triggers WHERE id = $1`, [id]);
+      return rows[0]?.version ?? null;
+    },
+
+    /**
+     * Serialises the schedule syncs of one trigger, across processes, until the transaction ends:
+     * Temporal's schedule update is last-writer-wins, so two syncs must not interleave.
+     */
+    async lockScheduleSync(id: string, q: Queryable): Promise<void> {
+      await q.query(`SELECT pg_advisory_xact_lock(hashtext('schedule-sync'), hashtext($1))`, [id]);
+    },
+
+    /**
+     * Temporal's next action time for the trigger's schedule, written only over the version it was
+     * computed from: a write since then has queued its own sync, which reports the newer one.
+     */
+    async setNextFireAt(id: string, next: Date | null, version: string | null, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE triggers SET next_fire_at = $2 WHERE id = $1 AND updated_at = $3::timestamptz`, [id, next, version]);
     },
   };
 }

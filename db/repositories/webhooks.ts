@@ -81,6 +81,11 @@ export function createWebhooksRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
+    /** triggerCount and lastTriggered of the webhooks that got a delivery of one event. */
+    async countTriggered(ids: string[], q: Queryable = db): Promise<void> {
+      if (ids.length) await q.query(`UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
+    },
+
     async delete(accountId: string, id: string, q: Queryable = db): Promise<boolean> {
       const { rowCount } = await q.query(`DELETE FROM webhooks WHERE id = $1 AND account_id = $2`, [id, accountId]);
       return rowCount === 1;

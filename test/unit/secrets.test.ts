@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allPaths, openConfig, presentConfig, restoreMasked, restoreMaskedValue, sealConfig } from '../../api/services/secret-config';
+import { restoreMasked, restoreMaskedValue } from '../../api/services/masked-secrets';
+import { allPaths, openConfig, presentConfig, sealConfig } from '../../lib/secret-config';
 import { createSecretBox, isMasked, maskSecret } from '../../lib/secrets';
 
 const box = createSecretBox(Buffer.alloc(32, 1));

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CONNECTOR_SECRET_PATHS, connectorConfigSchemas } from '../../api/schemas/connectors';
+import { connectorConfigSchemas } from '../../api/schemas/connectors';
 import { toolConfigSchemas } from '../../api/schemas/tools';
-import { toolSecretPaths } from '../../api/services/tool-service';
+import { CONNECTOR_SECRET_PATHS, toolSecretPaths } from '../../lib/secret-paths';
 
 describe('custom tool secret headers', () => {
   it('treats headers named like authorization, token, key or secret (any case) as secrets', () => {

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type { ScheduleOptionsAction } from '@temporalio/client';
+import type { Queryable } from '../db/pool';
+import type { EventRow } from '../db/repositories/events';
+import { insertScheduleSync, insertWorkflowStart } from '../db/repositories/outbox';
+import type { RunRow } from '../db/repositories/runs';
+import type { DeliveryInput, FireInput } from '../workflows/types';
+import { searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
+
+/**
+ * Every piece of work handed to Temporal is asked for here, and nowhere else (DESIGN §1). Each verb
+ * writes one outbox row inside the caller's transaction, so the work is queued if and only if the
+ * change that caused it commits; after the commit the caller kicks `handOff` (lib/handoff.ts), and the
+ * worker's reconciler hands off whatever is left. Each verb builds its workflow's type, id
+ * (lib/temporal-names.ts), arguments and search attributes, so a repeated hand-off is a no-op.
+ *
+ * | verb                  | workflow                 | id                                   | asked for by |
+ * |-----------------------|--------------------------|--------------------------------------|--------------|
+ * | `startEventDispatch`  | `dispatchEventWorkflow`  | `event:<eventId>`                    | every event written (agent changes, fires, run results, hooks, webhook tests) |
+ * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's dispatch, a manual retry |
+ * | `startFire`           | `fireTriggerWorkflow`    | `fire:<triggerId>:manual-/hook-<fireId>` | `POST …/fire`, a trigger's hook |
+ * | `startEventFire`      | `fireTriggerWorkflow`    | `fire:<triggerId>:event-<eventId>`   | an event's dispatch, per matching trigger |
+ * | `scheduledFireAction` | `fireTriggerWorkflow`    | `fire:<triggerId>:schedule-<time>`   | the trigger's Temporal Schedule (no outbox row: the schedule is synced) |
+ * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent |
+ * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
+ *
+ * Schedule syncs are also queued by the database itself: the trigger `triggers_schedule_sync` on the
+ * `triggers` table (migration 3) writes the same outbox row on every insert, delete and relevant
+ * update of a cron/schedule trigger, so no code path or cascade (deleting an agent deletes its
+ * triggers) can change a trigger without its schedule following. Only the reconciler asks explicitly.
+ */
+
+/** A trigger as the fires it starts need it. */
+export interface FiringTrigger {
+  id: string;
+  account_id: string;
+  agent_id: string | null;
+}
+
+/** The event's dispatch, `event:<eventId>`: its deliveries and the fires of the triggers it matches. */
+export async function startEventDispatch(
+  q: Queryable,
+  event: Pick<EventRow, 'id' | 'account_id'>,
+  /** What the event is about, for the search attributes (the event row does not keep them). */
+  about: { agentId?: string | null; triggerId?: string | null } = {},
+): Promise<void> {
+  await insertWorkflowStart(q, {
+    workflowType: WORKFLOW_TYPES.event,
+    workflowId: workflowIds.event(event.id),
+    args: [{ eventId: event.id }],
+    tags: { accountId: event.account_id, agentId: about.agentId, triggerId: about.triggerId },
+  });
+}
+
+/**
+ * One generation of a delivery's attempts, `delivery:<id>` (generation 0) or `delivery:<id>:retry-<n>`:
+ * an attempt after each delay of `schedule.delaysMs`, each limited to `schedule.timeoutMs`.
+ */
+export async function startDelivery(
+  q: Queryable,
+  delivery: { id: string; accountId: string; agentId?: string | null },
+  generation: number,
+  schedule: Pick<DeliveryInput, 'delaysMs' | 'timeoutMs'>,
+): Promise<void> {
+  const input: DeliveryInput = { deliveryId: delivery.id, generation, delaysMs: schedule.delaysMs, timeoutMs: schedule.timeoutMs };
+  await insertWorkflowStart(q, {
+    workflowType: WORKFLOW_TYPES.delivery,
+    workflowId: workflowIds.delivery(delivery.id, generation),
+    args: [input],
+    tags: { accountId: delivery.accountId, agentId: delivery.agentId },
+  });
+}
+
+const FIRE_KEY_PREFIX = { manual: 'manual', webhook: 'hook' } as const;
+
+/**
+ * A manual or hook fire, `fire:<triggerId>:manual-<fireId>` / `…:hook-<fireId>`. Returns the fire's id
+ * at once, before the fire has run: recordFire inserts the fire row with this id.
+ */
+export async function startFire(
+  q: Queryable,
+  trigger: FiringTrigger,
+  fire: { source: keyof typeof FIRE_KEY_PREFIX; payload: unknown },
+): Promise<string> {
+  const fireId = randomUUID();
+  const input: FireInput = { triggerId: trigger.id, source: fire.source, fireId, payload: fire.payload ?? null };
+  await insertFireStart(q, { accountId: trigger.account_id, agentId: trigger.agent_id }, input, `${FIRE_KEY_PREFIX[fire.source]}-${fireId}`);
+  return fireId;
+}
+
+/**
+ * The fire of a trigger matching an event, `fire:<triggerId>:event-<eventId>`, one level deeper in the
+ * chain. It carries the event's id, not its data: recordFire reads the data (it grows along a chain,
+ * and workflow arguments must stay small).
+ */
+export async function startEventFire(
+  q: Queryable,
+  event: Pick<EventRow, 'id' | 'account_id' | 'chain_depth'>,
+  trigger: Pick<FiringTrigger, 'id' | 'agent_id'>,
+): Promise<void> {
+  const input: FireInput = { triggerId: trigger.id, source: 'event', eventId: event.id, chainDepth: event.chain_depth + 1 };
+  await insertFireStart(q, { accountId: event.account_id, agentId: trigger.agent_id }, input, `event-${event.id}`);
+}
+
+async function insertFireStart(q: Queryable, tags: Omit<WorkflowTags, 'triggerId'>, input: FireInput, fireKey: string): Promise<void> {
+  await insertWorkflowStart(q, {
+    workflowType: WORKFLOW_TYPES.fire,
+    workflowId: workflowIds.fire(input.triggerId, fireKey),
+    args: [input],
+    tags: { ...tags, triggerId: input.triggerId },
+  });
+}
+
+/**
+ * What a trigger's Temporal Schedule starts on each tick: `fire:<triggerId>:schedule-<time>` (Temporal
+ * appends the scheduled time to the id). Not queued: lib/schedules.ts puts it in the schedule it syncs.
+ */
+export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsAction {
+  const input: FireInput = { triggerId: trigger.id, source: 'schedule' };
+  return {
+    type: 'startWorkflow',
+    workflowType: WORKFLOW_TYPES.fire,
+    workflowId: workflowIds.scheduledFire(trigger.id),
+    taskQueue: TASK_QUEUE,
+    args: [input],
+    typedSearchAttributes: searchAttributePairs({ accountId: trigger.account_id, agentId: trigger.agent_id, triggerId: trigger.id }),
+  };
+}
+
+/** An agent run, `run:<runId>`: executes the agent on the run's input and records its result. */
+export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>): Promise<void> {
+  await insertWorkflowStart(q, {
+    workflowType: WORKFLOW_TYPES.run,
+    workflowId: workflowIds.run(run.id),
+    args: [{ runId: run.id }],
+    tags: { accountId: run.account_id, agentId: run.agent_id, triggerId: run.trigger_id },
+  });
+}
+
+/**
+ * Converges the Schedule `trigger:<triggerId>` to the trigger's row (created, updated, paused or
+ * deleted). Writes to `triggers` queue this through the database trigger (see above); the reconciler
+ * asks for it when Temporal's schedules differ from Postgres.
+ */
+export async function startScheduleSync(q: Queryable, triggerId: string): Promise<void> {
+  await insertScheduleSync(q, triggerId);
+}

@@ -1,0 +1,34 @@
+import type { ConnectorType } from '../db/repositories/connectors';
+import type { ToolType } from '../db/repositories/tools';
+import type { TriggerKind } from '../db/repositories/triggers';
+import type { Config, SecretPath } from './secret-config';
+
+/**
+ * Where each resource keeps its secrets inside configJson (DESIGN §2): sealed at rest, masked in
+ * responses. The API reads these to seal and present; the worker to open a run's tool secrets and
+ * the hook to check a trigger's token.
+ */
+
+export const CONNECTOR_SECRET_PATHS: Record<ConnectorType, readonly SecretPath[]> = {
+  discord: [['botToken']],
+  slack: [['botToken'], ['signingSecret']],
+  telegram: [['botToken']],
+};
+
+export const TRIGGER_SECRET_PATHS: Record<TriggerKind, readonly SecretPath[]> = {
+  schedule: [],
+  cron: [],
+  webhook: [['secretToken']],
+  event: [],
+  agent_finished: [],
+  agent_output: [],
+};
+
+/** Custom tool headers whose values are secrets. */
+export const SECRET_HEADER = /authorization|token|key|secret/i;
+
+/** A custom tool's secrets are the values of headers named like authorization / *token* / *key* / *secret*. */
+export function toolSecretPaths(type: ToolType, config: Config): SecretPath[] {
+  if (type !== 'custom' || !config.headers || typeof config.headers !== 'object') return [];
+  return Object.keys(config.headers).filter((name) => SECRET_HEADER.test(name)).map((name) => ['headers', name]);
+}
