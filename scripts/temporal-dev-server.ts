@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../lib/temporal-names';
 import { locate, TEMPORAL_CLI } from './temporal-binaries';
@@ -13,8 +13,9 @@ import { locate, TEMPORAL_CLI } from './temporal-binaries';
  * or fetches. What createLocal does not do, and is done here: the namespace's retention (the dev server has
  * no flag for it); and a Temporal runtime without the SDK's own SIGINT/SIGTERM handlers, so that the dev
  * stack's ordered shutdown stays in charge. What it does differently from running the CLI ourselves: it
- * stops the server with SIGKILL (SQLite keeps what was committed), waits at most 5 s for it to serve, and
- * writes the server's output straight to this process's stdout/stderr.
+ * stops the server with SIGKILL (SQLite keeps what was committed), waits at most 5 s for it to serve (so a
+ * start that takes longer is tried again), and writes the server's output straight to this process's
+ * stdout/stderr.
  */
 
 export interface TemporalDevServerOptions {
@@ -47,6 +48,8 @@ export interface TemporalDevServer {
   stop(): Promise<void>;
 }
 
+const START_ATTEMPTS = 3;
+
 function installQuietRuntime(): void {
   try {
     Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
@@ -63,26 +66,34 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
   const namespace = options.namespace ?? 'default';
   if (options.dbFilename) fs.mkdirSync(path.dirname(path.resolve(options.dbFilename)), { recursive: true });
   installQuietRuntime();
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: cli },
-      ip,
-      port: options.port,
-      ui: options.uiPort !== undefined,
-      uiPort: options.uiPort,
-      namespace,
-      dbFilename: options.dbFilename && path.resolve(options.dbFilename),
-      searchAttributes: SEARCH_ATTRIBUTES.map((name) => defineSearchAttributeKey(name, SearchAttributeType.KEYWORD)),
-      extraArgs: [
-        '--dynamic-config-value',
-        'worker.schedulerNamespaceStartWorkflowRPS=1000',
-        ...(options.extraNamespaces ?? []).flatMap((name) => ['--namespace', name]),
-      ],
-      log: { format: 'pretty', level: options.onLine ? 'never' : (options.logLevel ?? 'warn') },
-    },
-  }).catch((err: unknown) => {
-    throw new Error(`The Temporal dev server (${cli}) did not start: ${(err as Error).message}`, { cause: err });
-  });
+  const config: LocalTestWorkflowEnvironmentOptions['server'] = {
+    executable: { type: 'existing-path', path: cli },
+    ip,
+    port: options.port,
+    ui: options.uiPort !== undefined,
+    uiPort: options.uiPort,
+    namespace,
+    dbFilename: options.dbFilename && path.resolve(options.dbFilename),
+    searchAttributes: SEARCH_ATTRIBUTES.map((name) => defineSearchAttributeKey(name, SearchAttributeType.KEYWORD)),
+    extraArgs: [
+      '--dynamic-config-value',
+      'worker.schedulerNamespaceStartWorkflowRPS=1000',
+      ...(options.extraNamespaces ?? []).flatMap((name) => ['--namespace', name]),
+    ],
+    log: { format: 'pretty', level: options.onLine ? 'never' : (options.logLevel ?? 'warn') },
+  };
+  let env: TestWorkflowEnvironment | undefined;
+  for (let attempt = 1; !env; attempt++) {
+    env = await TestWorkflowEnvironment.createLocal({ server: config }).catch((err: Error) => {
+      // createLocal gives the server 5 s to answer, which a busy machine can exceed; the next start is
+      // usually quicker (the binary and the SQLite file are in the page cache by then).
+      if (attempt < START_ATTEMPTS && /did not start within/.test(err.message)) {
+        log(`the Temporal dev server did not answer within 5 s; starting it again (attempt ${attempt + 1} of ${START_ATTEMPTS})`);
+        return undefined;
+      }
+      throw new Error(`The Temporal dev server (${cli}) did not start: ${err.message}`, { cause: err });
+    });
+  }
   try {
     if (options.retentionHours !== undefined) {
       await env.connection.workflowService.updateNamespace({
