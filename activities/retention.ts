@@ -10,17 +10,39 @@ import type { ActivityDeps } from './deps';
  */
 export const RETENTION_BATCH = { rows: 1000, runs: 100, attempts: 5000 };
 
-/** Each step's one batch (see lib/retention.ts for the order and db/repositories/retention.ts for the rules). */
-export function retentionBatches(repo: RetentionRepository, days: number, batch = RETENTION_BATCH): Record<RetentionStep, () => Promise<number>> {
+const HOUR_MS = 3_600_000;
+
+/** The times before which rows go, all derived from one reading of the database's clock. */
+export interface RetentionCutoffs {
+  now: Date;
+  /** `RETENTION_DAYS` before `now`: events, fires, runs, deliveries, hook receipts. */
+  history: Date;
+  idempotency: Date;
+}
+
+export function retentionCutoffs(now: Date, days: number): RetentionCutoffs {
   return {
-    deliveries: () => repo.deleteFinishedDeliveries(days, batch.rows, batch.attempts),
-    fires: () => repo.deleteFires(days, batch.rows),
-    runs: () => repo.deleteFinishedRuns(days, batch.runs),
-    events: () => repo.deleteUndeliveredEvents(days, batch.rows),
-    hook_receipts: () => repo.deleteHookReceipts(days, batch.rows),
-    idempotency_keys: () => repo.deleteIdempotencyKeys(IDEMPOTENCY_KEEP_HOURS, batch.rows),
-    rate_limits: () => repo.deleteEndedRateLimits(batch.rows),
-    refresh_tokens: () => repo.deleteDeadRefreshTokens(batch.rows),
+    now,
+    history: new Date(now.getTime() - days * 24 * HOUR_MS),
+    idempotency: new Date(now.getTime() - IDEMPOTENCY_KEEP_HOURS * HOUR_MS),
+  };
+}
+
+/** Each step's one batch (see lib/retention.ts for the order and db/repositories/retention.ts for the rules). */
+export function retentionBatches(
+  repo: RetentionRepository,
+  cutoffs: RetentionCutoffs,
+  batch = RETENTION_BATCH,
+): Record<RetentionStep, () => Promise<number>> {
+  return {
+    deliveries: () => repo.deleteFinishedDeliveries(cutoffs.history, batch.rows, batch.attempts),
+    fires: () => repo.deleteFires(cutoffs.history, batch.rows),
+    runs: () => repo.deleteFinishedRuns(cutoffs.history, batch.runs),
+    events: () => repo.deleteUndeliveredEvents(cutoffs.history, batch.rows),
+    hook_receipts: () => repo.deleteHookReceipts(cutoffs.history, batch.rows),
+    idempotency_keys: () => repo.deleteIdempotencyKeys(cutoffs.idempotency, batch.rows),
+    rate_limits: () => repo.deleteEndedRateLimits(cutoffs.now, batch.rows),
+    refresh_tokens: () => repo.deleteDeadRefreshTokens(cutoffs.now, batch.rows),
   };
 }
 
@@ -33,7 +55,7 @@ export interface RetentionOutcome {
 /**
  * Runs batches until one deletes nothing or `budgetMs` has passed; `afterBatch` sees the running total
  * (heartbeat, cancellation). A batch can delete fewer than its size while more remain (rows locked by a
- * request, the attempts bound), so only an empty batch means done.
+ * request, the attempts bound), so only an empty batch means done; the cutoffs are fixed, so one comes.
  */
 export async function deleteInBatches(
   batch: () => Promise<number>,
@@ -51,18 +73,19 @@ export async function deleteInBatches(
 }
 
 export function createRetentionActivities(deps: ActivityDeps) {
-  const batches = retentionBatches(createRetentionRepository(deps.db), deps.config.retention.days);
+  const repo = createRetentionRepository(deps.db);
 
   return {
     /**
-     * One step of retentionWorkflow: deletes that step's expired rows in batches for up to `budgetMs`,
-     * heartbeating after each batch (a retry resumes the count from the last heartbeat) and stopping
-     * between batches when cancelled (worker shutdown).
+     * One step of retentionWorkflow: deletes that step's rows past their cutoffs (from the database's
+     * clock when the call starts) in batches for up to `budgetMs`, heartbeating after each batch (a retry
+     * resumes the count from the last heartbeat) and stopping between batches when cancelled (worker shutdown).
      */
     async deleteExpiredRows(input: { step: RetentionStep; budgetMs: number }): Promise<RetentionOutcome> {
       const ctx = Context.current();
       const resumed = (ctx.info.heartbeatDetails as { deleted?: number } | undefined)?.deleted ?? 0;
-      return deleteInBatches(batches[input.step], {
+      const cutoffs = retentionCutoffs(await repo.now(), deps.config.retention.days);
+      return deleteInBatches(retentionBatches(repo, cutoffs)[input.step], {
         budgetMs: input.budgetMs,
         deleted: resumed,
         afterBatch: (deleted) => {
