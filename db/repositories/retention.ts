@@ -80,13 +80,15 @@ export function createRetentionRepository(db: Queryable) {
      * Events created before `before` that no delivery refers to any more (finished deliveries were deleted
      * before: see lib/retention.ts), so the cascade into deliveries is empty and an event with a pending
      * delivery stays. Fires that refer to one lose their `eventId` (ON DELETE SET NULL, indexed).
+     * `OFFSET 0` keeps the NOT EXISTS a per-row probe of deliveries' (event_id, webhook_id) index while
+     * events are walked oldest first: as an anti-join the planner would hash both tables on every batch.
      */
     deleteUndeliveredEvents(before: Date, limit: number): Promise<number> {
       return deleted(
         `DELETE FROM events WHERE id IN (
            SELECT e.id FROM events e
            WHERE e.created_at < $1
-             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
+             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id OFFSET 0)
            ORDER BY e.created_at LIMIT $2
            FOR UPDATE OF e SKIP LOCKED)`,
         [before, limit],
