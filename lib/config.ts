@@ -90,11 +90,11 @@ const envSchema = z.object({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
   SCHEDULE_SWEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
-  RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
   POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -112,11 +112,11 @@ export interface Config {
   webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean };
   /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number };
-  /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
-  retention: { days: number };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
   logLevel: string;
+  /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
+  retention: { days: number };
 }
 
 export class ConfigError extends Error {
@@ -155,7 +155,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivateTargets: e.ALLOW_PRIVATE_TARGETS,
     },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS },
-    retention: { days: e.RETENTION_DAYS },
     tools: {
       timeoutMs: e.TOOL_TIMEOUT_MS,
       coinGeckoBaseUrl: e.COINGECKO_BASE_URL,
@@ -163,5 +162,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       polymarketBaseUrl: e.POLYMARKET_BASE_URL,
     },
     logLevel: e.LOG_LEVEL,
+    retention: { days: e.RETENTION_DAYS },
   };
 }
