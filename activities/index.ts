@@ -4,6 +4,7 @@ import { createDeliveryActivities } from './deliveries';
 import type { ActivityDeps } from './deps';
 import { createDispatchActivities } from './dispatch';
 import { createFireActivities } from './fires';
+import { createRetentionActivities } from './retention';
 import { createRunActivities } from './runs';
 
 /**
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDispatchActivities(deps),
     ...createDeliveryActivities(deps),
     ...createRunActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

@@ -94,6 +94,7 @@ const envSchema = z.object({
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
   POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -114,6 +115,8 @@ export interface Config {
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
   logLevel: string;
+  /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
+  retention: { days: number };
 }
 
 export class ConfigError extends Error {
@@ -159,5 +162,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       polymarketBaseUrl: e.POLYMARKET_BASE_URL,
     },
     logLevel: e.LOG_LEVEL,
+    retention: { days: e.RETENTION_DAYS },
   };
 }

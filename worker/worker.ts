@@ -7,6 +7,7 @@ import { createHandOff, type HandOff } from '../lib/handoff';
 import { createSecretBox } from '../lib/secrets';
 import { TASK_QUEUE } from '../lib/temporal-names';
 import { startReconciler } from './reconciler';
+import { ensureRetentionSchedule } from './retention-schedule';
 
 export interface EngineDeps {
   connection: NativeConnection;
@@ -18,7 +19,8 @@ export interface EngineDeps {
 
 /**
  * The worker side of the engine: the Temporal worker on `agent-platform` (workflows and activities),
- * the process's one client, its outbox hand-off and the reconciler. The caller owns the connection
+ * the process's one client, its outbox hand-off and the reconciler; creating it also ensures the
+ * Schedule `system:retention` (worker/retention-schedule.ts). The caller owns the connection
  * and the pool; `run()` polls until `shutdown()`.
  */
 export async function createEngine(deps: EngineDeps) {
@@ -26,6 +28,7 @@ export async function createEngine(deps: EngineDeps) {
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
   const handOff: HandOff = createHandOff({ db, client, log });
+  await ensureRetentionSchedule(client);
   const worker = await Worker.create({
     connection: deps.connection,
     namespace: config.temporal.namespace,

@@ -26,6 +26,12 @@ describe('config', () => {
     assert.equal(c.webhooks.allowPrivateTargets, false);
   });
 
+  it('keeps 30 days of history unless RETENTION_DAYS says otherwise (at least 1)', () => {
+    assert.equal(loadConfig(valid).retention.days, 30);
+    assert.equal(loadConfig({ ...valid, RETENTION_DAYS: '7' }).retention.days, 7);
+    for (const bad of ['0', '1.5', 'month']) assert.throws(() => loadConfig({ ...valid, RETENTION_DAYS: bad }), /RETENTION_DAYS/);
+  });
+
   it('names every bad or missing variable', () => {
     assert.throws(
       () => loadConfig({ ...valid, PORT: 'eighty', SECRETS_KEY: 'short', JWT_SECRET: undefined, TRUST_PROXY: 'maybe' }),
