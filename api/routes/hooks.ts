@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { createHooksRepository } from '../../db/repositories/hooks';
+import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import type { ResourceContext } from '../context';
 import { errorSchema, idParams } from '../schemas/common';
 import { hookPayload, signatureHeaders, triggerHookParams, triggerTokenHeaders, webhookHookAccepted } from '../schemas/hooks';
@@ -12,7 +13,14 @@ import { createHookService } from '../services/hook-service';
  * so the raw-body JSON parser below applies to them only.
  */
 export async function hookRoutes(instance: FastifyInstance, ctx: ResourceContext): Promise<void> {
-  const hooks = createHookService({ db: ctx.db, hooks: createHooksRepository(ctx.db), secrets: ctx.secrets, handOff: ctx.handOff });
+  const hooks = createHookService({
+    db: ctx.db,
+    hooks: createHooksRepository(ctx.db),
+    secrets: ctx.secrets,
+    handOff: ctx.handOff,
+    guards: createRequestGuardsRepository(ctx.db),
+    rateLimitPerSecond: ctx.config.hooks.rateLimitPerSecond,
+  });
   const app = instance.withTypeProvider<ZodTypeProvider>();
 
   // A signature covers the bytes sent, not a re-serialization: keep the body text beside the parsed
@@ -40,11 +48,11 @@ export async function hookRoutes(instance: FastifyInstance, ctx: ResourceContext
           '(Standard Webhooks: webhook-id, webhook-timestamp within 5 minutes, webhook-signature over the raw body); 401 otherwise. ' +
           'The call is counted and emitted as each of the webhook\'s event types with data { webhookId, payload }. A signed ' +
           'webhook-id received before answers 202 with the same ids and is not counted or emitted again. 404 when the webhook ' +
-          'is unknown, outgoing or disabled.',
+          'is unknown, outgoing or disabled. 429 (with Retry-After) beyond HOOK_RATE_LIMIT requests per second to this webhook.',
         params: idParams,
         headers: signatureHeaders,
         body: hookPayload,
-        response: { 202: webhookHookAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema },
+        response: { 202: webhookHookAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema, 429: errorSchema },
       },
     },
     async (request, reply) => {
@@ -69,11 +77,11 @@ export async function hookRoutes(instance: FastifyInstance, ctx: ResourceContext
         description:
           'Fires a webhook trigger (no credential): X-Trigger-Token must equal its configJson.secretToken (401 otherwise). ' +
           'The JSON body, if any, is the fire\'s payload (the linked agent run\'s input.payload). 404 when no enabled webhook ' +
-          'trigger has this path.',
+          'trigger has this path. 429 (with Retry-After) beyond HOOK_RATE_LIMIT requests per second to this trigger.',
         params: triggerHookParams,
         headers: triggerTokenHeaders,
         body: hookPayload,
-        response: { 202: fireAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema },
+        response: { 202: fireAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema, 429: errorSchema },
       },
     },
     async (request, reply) => {

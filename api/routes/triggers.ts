@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createTriggersRepository } from '../../db/repositories/triggers';
 import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
@@ -17,6 +18,8 @@ import { callerOf, type App } from '../types';
  * Agent triggers (`/api/agents/:agentId/triggers`, `/api/triggers/:id`) and standalone user triggers
  * (`/api/user-triggers`, `/api/user-triggers/:id`): one table, two APIs (DESIGN §4 Triggers).
  */
+const QUOTA_403 = '403 when the account already has its quota of triggers, agent and user triggers together (QUOTA_TRIGGERS, default 500).';
+
 export function triggerRoutes(app: App, ctx: ResourceContext): void {
   const triggers = createTriggerService({
     db: ctx.db,
@@ -25,6 +28,8 @@ export function triggerRoutes(app: App, ctx: ResourceContext): void {
     secrets: ctx.secrets,
     publicBaseUrl: ctx.publicBaseUrl,
     handOff: ctx.handOff,
+    quotas: createQuotasRepository(ctx.db),
+    quota: ctx.config.quotas.triggersPerAccount,
   });
   const itemErrors = { 404: errorSchema, ...authErrors };
   const writeErrors = { 400: errorSchema, 409: errorSchema };
@@ -52,10 +57,10 @@ export function triggerRoutes(app: App, ctx: ResourceContext): void {
     {
       schema: {
         tags,
-        description: 'Creates a trigger of the agent. 409 when configJson.webhookPath is already in use.',
+        description: `Creates a trigger of the agent. 409 when configJson.webhookPath is already in use. ${QUOTA_403}`,
         params: agentIdParams,
         body: createTriggerBody,
-        response: { 201: triggerSchema, ...writeErrors, 422: errorSchema, ...itemErrors },
+        response: { 201: triggerSchema, ...writeErrors, 403: errorSchema, 422: errorSchema, ...itemErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await triggers.createForAgent(callerOf(request), request.params.agentId, request.body)),
@@ -82,9 +87,9 @@ export function triggerRoutes(app: App, ctx: ResourceContext): void {
     {
       schema: {
         tags: userTags,
-        description: 'Creates a standalone trigger, optionally linked to an agent of your account (agentId; 400 otherwise).',
+        description: `Creates a standalone trigger, optionally linked to an agent of your account (agentId; 400 otherwise). ${QUOTA_403}`,
         body: createUserTriggerBody,
-        response: { 201: triggerSchema, ...writeErrors, 422: errorSchema, ...authErrors },
+        response: { 201: triggerSchema, ...writeErrors, 403: errorSchema, 422: errorSchema, ...authErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await triggers.createUserTrigger(callerOf(request), request.body)),

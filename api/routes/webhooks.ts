@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { ResourceContext } from '../context';
 import { pageRequest, sendPage } from '../pagination';
@@ -14,6 +15,8 @@ export function webhookRoutes(app: App, ctx: ResourceContext): void {
     secrets: ctx.secrets,
     publicBaseUrl: ctx.publicBaseUrl,
     allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets,
+    quotas: createQuotasRepository(ctx.db),
+    quota: ctx.config.quotas.webhooksPerAccount,
   });
   const tags = ['webhooks'];
   const itemErrors = { 404: errorSchema, ...authErrors };
@@ -31,9 +34,10 @@ export function webhookRoutes(app: App, ctx: ResourceContext): void {
         tags,
         description:
           'Creates a webhook. Outgoing (default): url is the target and is refused when it points at a private, loopback or ' +
-          'link-local address (unless ALLOW_PRIVATE_TARGETS). Incoming: any url sent is ignored; the response shows the URL to post to.',
+          'link-local address (unless ALLOW_PRIVATE_TARGETS). Incoming: any url sent is ignored; the response shows the URL to post to. ' +
+          '403 when the account already has its quota of webhooks (QUOTA_WEBHOOKS, default 100).',
         body: createWebhookBody,
-        response: { 201: webhookSchema, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...authErrors },
+        response: { 201: webhookSchema, 400: errorSchema, 403: errorSchema, 409: errorSchema, 422: errorSchema, ...authErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await webhooks.create(callerOf(request), request.body)),

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { ToolRow, ToolsRepository, ToolType, ToolValues } from '../../db/repositories/tools';
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import type { SecretBox } from '../../lib/secrets';
@@ -32,13 +33,24 @@ async function checkEndpoint(type: ToolType, config: Config, current: { type: To
   }
 }
 
-export function createToolService(deps: { db: Db; agents: AgentsRepository; tools: ToolsRepository; secrets: SecretBox; allowPrivateTargets: boolean }) {
+export function createToolService(deps: {
+  db: Db;
+  agents: AgentsRepository;
+  tools: ToolsRepository;
+  secrets: SecretBox;
+  allowPrivateTargets: boolean;
+  quotas: QuotasRepository;
+  /** QUOTA_TOOLS_PER_AGENT */
+  quota: number;
+}) {
   const children = createAgentChildService({
     db: deps.db,
     agents: deps.agents,
     repository: deps.tools,
     secrets: deps.secrets,
     resource: 'Tool',
+    quotas: deps.quotas,
+    quota: { limit: deps.quota, plural: 'tools', count: deps.quotas.countTools },
     rules: {
       schemas: toolConfigSchemas,
       secretPaths: toolSecretPaths,

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db } from '../../db/pool';
+import { withTransaction, type Db, type Queryable } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import type { QuotasRepository } from '../../db/repositories/quotas';
 import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, type TriggersRepository, type TriggerValues } from '../../db/repositories/triggers';
 import { nextFireTime } from '../../lib/cron';
 import type { HandOff } from '../../lib/handoff';
 import { isScheduled } from '../../lib/schedules';
 import type { SecretBox } from '../../lib/secrets';
-import { ConflictError, NotFoundError, ValidationError } from '../errors';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
 import { toTrigger, type Trigger } from '../mappers';
 import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
 import { mergePatch, parseWith } from '../validation';
@@ -44,9 +45,12 @@ export function createTriggerService(deps: {
   publicBaseUrl: string;
   /** Kicked after every write: a database trigger queued the schedule's sync in the write's transaction. */
   handOff: HandOff;
+  quotas: QuotasRepository;
+  /** QUOTA_TRIGGERS */
+  quota: number;
   now?: () => Date;
 }) {
-  const { db, triggers, agents, secrets, handOff } = deps;
+  const { db, triggers, agents, secrets, handOff, quotas } = deps;
   const now = deps.now ?? (() => new Date());
 
   function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
@@ -91,6 +95,15 @@ export function createTriggerService(deps: {
     throw err;
   }
 
+  /**
+   * DESIGN §8: at most `quota` triggers per account, agent and user triggers together; exact under
+   * concurrent creates, since the account row is locked before counting.
+   */
+  async function withinQuota(tx: Queryable, accountId: string): Promise<void> {
+    if (!(await quotas.lockAccount(accountId, tx))) throw new NotFoundError('Account');
+    if ((await quotas.countTriggers(accountId, tx)) >= deps.quota) throw new ForbiddenError(`at most ${deps.quota} triggers per account`);
+  }
+
   const agentNotFound = () => new NotFoundError('Agent');
   const agentNotInAccount = () => new ValidationError('body.agentId: no agent with this id in your account');
 
@@ -100,17 +113,21 @@ export function createTriggerService(deps: {
 
   async function create(caller: Caller, scope: TriggerScope, agentId: string | null, input: CreateTriggerInput): Promise<Trigger> {
     const missing = scope === 'agent' ? agentNotFound : agentNotInAccount;
-    if (agentId !== null) await requireAgent(caller, agentId, missing);
-    const { plain, sealed, revealed } = resolveConfig(input.type, input.configJson ?? {}, {});
-    const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: sealed, enabled: input.enabled ?? true };
-    let row: TriggerRow;
+    let created: { row: TriggerRow; resolved: ReturnType<typeof resolveConfig> };
     try {
-      row = await triggers.insert(caller.accountId, scope, values);
+      created = await withTransaction(db, async (tx) => {
+        // The agent before the account, in the order an agent update takes them (no lock cycle).
+        if (agentId !== null && !(await quotas.keepAgent(caller.accountId, agentId, tx))) throw missing();
+        const resolved = resolveConfig(input.type, input.configJson ?? {}, {});
+        await withinQuota(tx, caller.accountId);
+        const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: resolved.sealed, enabled: input.enabled ?? true };
+        return { row: await triggers.insert(caller.accountId, scope, values, tx), resolved };
+      });
     } catch (err) {
       return translateWriteError(err, missing);
     }
     handOff.kick();
-    return present(row, plain, revealed);
+    return present(created.row, created.resolved.plain, created.resolved.revealed);
   }
 
   async function list(caller: Caller, scope: TriggerScope, page: PageRequest, agentId?: string) {

@@ -6,7 +6,7 @@ export interface IdempotencyRow {
   response_body: string | null;
 }
 
-/** Idempotency records and auth rate-limit counters: the request-level guards kept in Postgres. */
+/** Idempotency records and rate-limit counters (auth endpoints, public hooks): the request-level guards kept in Postgres. */
 export function createRequestGuardsRepository(db: Queryable) {
   return {
     /**
