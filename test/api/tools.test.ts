@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox } from '../../lib/secrets';
@@ -324,6 +325,9 @@ describe('tools (DESIGN §4)', () => {
         assert.equal(res.statusCode, 400, endpoint);
         assert.match(res.json().message, /^body\.configJson\.endpoint: must not point at a (private|loopback)/, endpoint);
       }
+      const host = new URL(`http://${hostname()}/`).hostname; // resolves to a private address, like db.internal → 10.x
+      const internal = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'ssrf', configJson: { endpoint: `http://${host}/` } }, strict);
+      assert.deepEqual(internal.json(), { message: `body.configJson.endpoint: must not point at a private, loopback or link-local address (${host})` });
       assert.deepEqual((await call(user, 'GET', `/api/agents/${agentId}/tools`, undefined, strict)).json(), []);
 
       const ok = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'public', configJson: { endpoint: 'https://93.184.215.14/' } }, strict);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox } from '../../lib/secrets';
@@ -384,6 +385,12 @@ describe('webhooks (DESIGN §4)', () => {
         assert.equal(res.statusCode, 400, url);
         assert.match(res.json().message, /^body\.url: must not point at/, url);
       }
+      // A name that resolves to a private address (the machine's own, through /etc/hosts, like db.internal → 10.x):
+      // the message names it as written and keeps what it resolved to to itself.
+      const host = new URL(`http://${hostname()}/`).hostname;
+      const internal = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url: `http://${host}:8080/hook` });
+      assert.equal(internal.statusCode, 400);
+      assert.deepEqual(internal.json(), { message: `body.url: must not point at a private, loopback or link-local address (${host})` });
       for (const url of ['ftp://example.com/x', 'javascript:alert(1)']) {
         const res = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url });
         assert.equal(res.statusCode, 400, url);
