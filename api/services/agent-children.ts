@@ -23,6 +23,11 @@ export interface TypedConfigRules<T extends string> {
   secretPaths(type: T, config: Config): SecretPath[];
   /** Checks that need I/O (e.g. the SSRF guard); `current` is the stored config on an update. Throws ValidationError. */
   check?(type: T, config: Config, current: { type: T; config: Config } | null): Promise<void>;
+  /**
+   * Why the stored secrets may not stay with the updated config (e.g. "the endpoint's origin changed"),
+   * or null when they may. When not, every secret of the config must be sent again in full.
+   */
+  secretsStayBlocked?(type: T, next: Config, current: { type: T; config: Config }): string | null;
 }
 
 interface ChildRow<T extends string> {
@@ -81,7 +86,10 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   async function resolve(type: T, candidate: Config, current: { type: T; config: Config } | null) {
     const parsed = parseWith(rules.schemas[type], candidate, CONFIG_FIELD);
     const paths = rules.secretPaths(type, parsed);
-    const { config, revealed } = restoreMasked(parsed, current?.config ?? {}, paths, CONFIG_FIELD);
+    const blocked = current && rules.secretsStayBlocked?.(type, parsed, current);
+    const { config, revealed } = blocked
+      ? restoreMasked(parsed, {}, paths, CONFIG_FIELD, `${blocked}, and a stored secret never follows a new target: send it again in full (or null to remove it)`)
+      : restoreMasked(parsed, current?.config ?? {}, paths, CONFIG_FIELD);
     await rules.check?.(type, config, current);
     return { sealed: sealConfig(config, paths, secrets), shown: presentConfig(config, paths, revealed) };
   }
@@ -128,7 +136,10 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
           if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
           candidate = patch.configJson;
         } else {
-          candidate = patch.configJson ? mergePatch(current.config, patch.configJson) : current.config;
+          // Merged onto the config as a read shows it: a secret the patch leaves out stays masked, so it is
+          // restored (or refused) exactly like a mask sent back.
+          const shown = presentConfig(current.config, rules.secretPaths(row.type, row.config_json));
+          candidate = patch.configJson ? mergePatch(shown, patch.configJson) : shown;
         }
         // A new type starts from nothing: a mask can't stand for the old type's secret (a Discord token is no Telegram token).
         const { sealed, shown } = await resolve(type, candidate, type === row.type ? current : null);

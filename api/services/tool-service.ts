@@ -33,6 +33,14 @@ async function checkEndpoint(type: ToolType, config: Config, current: { type: To
   }
 }
 
+const originOf = (url: unknown) => new URL(String(url)).origin;
+
+/** DESIGN §8: a custom tool's secret headers were given for its endpoint's origin (scheme, host, port) only. */
+function secretsStayBlocked(type: ToolType, next: Config, current: { type: ToolType; config: Config }): string | null {
+  if (type !== 'custom' || current.type !== 'custom') return null;
+  return originOf(next.endpoint) === originOf(current.config.endpoint) ? null : "the endpoint's origin changed";
+}
+
 export function createToolService(deps: {
   db: Db;
   agents: AgentsRepository;
@@ -55,6 +63,7 @@ export function createToolService(deps: {
       schemas: toolConfigSchemas,
       secretPaths: toolSecretPaths,
       check: (type, config, current) => checkEndpoint(type, config, current, deps.allowPrivateTargets),
+      secretsStayBlocked,
     },
     valuesOf: (row: ToolRow): ToolValues => ({
       type: row.type, name: row.name, description: row.description, configJson: row.config_json, enabled: row.enabled,
