@@ -45,8 +45,8 @@ export function createHookService(deps: {
    * signature or token cost the flooder's budget too.
    */
   async function withinRateLimit(key: string): Promise<void> {
-    const { hits, ttlMs } = await guards.hitRateLimit(key, 1000);
-    if (hits > deps.rateLimitPerSecond) {
+    const { allowed, ttlMs } = await guards.hitRateLimitUpTo(key, 1000, deps.rateLimitPerSecond);
+    if (!allowed) {
       const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
       throw new TooManyRequestsError(`Too many requests to this hook (at most ${deps.rateLimitPerSecond} per second); retry in ${seconds} s`, seconds);
     }

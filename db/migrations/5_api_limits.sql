@@ -9,3 +9,8 @@ CREATE INDEX IF NOT EXISTS triggers_account ON triggers (account_id);
 -- reserved types, so that what the API shows is what they emit (webhook.received, if nothing else is left).
 UPDATE webhooks SET events = ARRAY['webhook.received'], updated_at = now()
 WHERE direction = 'incoming' AND NOT (events <@ ARRAY['webhook.received']);
+
+-- The fixed-window counters (auth endpoints, public hooks) need no durability: after a crash they start
+-- from zero, which costs at most one extra window. Unlogged, a hit is no WAL write and waits for no WAL
+-- flush, so a hook's counter row is held microseconds instead of a disk sync (HOOK_RATE_LIMIT is per second).
+ALTER TABLE auth_rate_limits SET UNLOGGED;

@@ -51,6 +51,11 @@ describe('public hooks: limits', () => {
       }
     }
     assert.deepEqual(codes, [202, 202, 202, 429, 429]);
+    // A full window is not written again: a flood past the limit costs reads, not row-locked writes.
+    const counter = await db.query(`SELECT hits FROM auth_rate_limits WHERE key = $1`, [`hook:webhook:${webhook.id}`]);
+    assert.deepEqual(counter.rows, [{ hits: LIMIT }]);
+    // Counters need no durability (a crash costs one extra window): no WAL, no disk sync per hit.
+    assert.equal((await db.query(`SELECT relpersistence FROM pg_class WHERE relname = 'auth_rate_limits'`)).rows[0].relpersistence, 'u');
     assert.equal((await api('GET', `/api/webhooks/${webhook.id}`)).triggerCount, LIMIT, 'refused requests are not counted');
 
     // Another webhook has its own budget; this one takes requests again in the next window.
