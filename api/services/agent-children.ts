@@ -4,9 +4,10 @@ import { withTransaction, type Db, type Queryable } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { SecretBox } from '../../lib/secrets';
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../errors';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
+import { withinAgentQuota, type Quota } from './quotas';
 import { openConfig, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
 
 /**
@@ -57,8 +58,8 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   /** 'Connector' → "Connector not found". */
   resource: string;
   quotas: QuotasRepository;
-  /** DESIGN §8: at most `limit` children of this kind per agent ("at most 50 tools per agent"). */
-  quota: { limit: number; plural: string; count(agentId: string, q: Queryable): Promise<number> };
+  /** DESIGN §8: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
+  quota: Quota & { count(agentId: string, q: Queryable): Promise<number> };
   rules: TypedConfigRules<T>;
   valuesOf(row: Row): Values;
   /** Row → API shape, given the config to show (secrets already masked or revealed). */
@@ -99,10 +100,8 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
       await requireAgent(caller, agentId); // before the checks that may wait on DNS
       const { sealed, shown } = await resolve(values.type, values.configJson, null);
       const row = await withTransaction(db, async (tx) => {
-        // The agent row is the quota's lock: concurrent creates under one agent count one after another.
-        if (!(await deps.quotas.lockAgent(caller.accountId, agentId, tx))) throw new NotFoundError('Agent'); // deleted meanwhile
-        const { limit, plural } = deps.quota;
-        if ((await deps.quota.count(agentId, tx)) >= limit) throw new ForbiddenError(`at most ${limit} ${plural} per agent`);
+        // 404 too when the agent was deleted meanwhile.
+        await withinAgentQuota(deps.quotas, tx, caller.accountId, agentId, deps.quota, deps.quota.count);
         return repository.insert(caller.accountId, agentId, { ...values, configJson: sealed }, tx);
       });
       if (!row) throw new NotFoundError('Agent');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db, type Queryable } from '../../db/pool';
+import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, type TriggersRepository, type TriggerValues } from '../../db/repositories/triggers';
@@ -8,11 +8,12 @@ import { nextFireTime } from '../../lib/cron';
 import type { HandOff } from '../../lib/handoff';
 import { isScheduled } from '../../lib/schedules';
 import type { SecretBox } from '../../lib/secrets';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
+import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toTrigger, type Trigger } from '../mappers';
 import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
+import { withinAccountQuota } from './quotas';
 import { openConfig, pathKey, presentConfig, restoreMasked, sealConfig, type Config, type SecretPath } from './secret-config';
 
 const CONFIG_FIELD = 'body.configJson';
@@ -95,15 +96,6 @@ export function createTriggerService(deps: {
     throw err;
   }
 
-  /**
-   * DESIGN §8: at most `quota` triggers per account, agent and user triggers together; exact under
-   * concurrent creates, since the account row is locked before counting.
-   */
-  async function withinQuota(tx: Queryable, accountId: string): Promise<void> {
-    if (!(await quotas.lockAccount(accountId, tx))) throw new NotFoundError('Account');
-    if ((await quotas.countTriggers(accountId, tx)) >= deps.quota) throw new ForbiddenError(`at most ${deps.quota} triggers per account`);
-  }
-
   const agentNotFound = () => new NotFoundError('Agent');
   const agentNotInAccount = () => new ValidationError('body.agentId: no agent with this id in your account');
 
@@ -119,7 +111,7 @@ export function createTriggerService(deps: {
         // The agent before the account, in the order an agent update takes them (no lock cycle).
         if (agentId !== null && !(await quotas.keepAgent(caller.accountId, agentId, tx))) throw missing();
         const resolved = resolveConfig(input.type, input.configJson ?? {}, {});
-        await withinQuota(tx, caller.accountId);
+        await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'triggers' }, quotas.countTriggers);
         const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: resolved.sealed, enabled: input.enabled ?? true };
         return { row: await triggers.insert(caller.accountId, scope, values, tx), resolved };
       });

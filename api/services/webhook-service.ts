@@ -1,15 +1,16 @@
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db, type Queryable } from '../../db/pool';
+import { withTransaction, type Db } from '../../db/pool';
 import { cancelPendingDeliveries } from '../../db/repositories/deliveries';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { WebhookDirection, WebhookRow, WebhooksRepository, WebhookValues } from '../../db/repositories/webhooks';
 import { ALL_EVENTS, INCOMING_WEBHOOK_EVENT_TYPES, isReservedForPlatform } from '../../lib/events';
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import { maskSecret, type SecretBox } from '../../lib/secrets';
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../errors';
 import { toWebhook, type Webhook } from '../mappers';
 import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
 import type { Caller } from './auth-service';
+import { withinAccountQuota } from './quotas';
 import { restoreMaskedValue } from './secret-config';
 
 const DEFAULT_EVENTS: Record<WebhookDirection, string[]> = { outgoing: [ALL_EVENTS], incoming: ['webhook.received'] };
@@ -65,12 +66,6 @@ export function createWebhookService(deps: {
     }
   }
 
-  /** DESIGN §8: at most `quota` webhooks per account, exact under concurrent creates (the account row is locked first). */
-  async function withinQuota(tx: Queryable, accountId: string): Promise<void> {
-    if (!(await quotas.lockAccount(accountId, tx))) throw new NotFoundError('Account');
-    if ((await quotas.countWebhooks(accountId, tx)) >= deps.quota) throw new ForbiddenError(`at most ${deps.quota} webhooks per account`);
-  }
-
   const openSecret = (row: WebhookRow) => (row.secret_sealed === null ? null : secrets.open(row.secret_sealed));
 
   /** GET and list: the secret masked. */
@@ -119,7 +114,7 @@ export function createWebhookService(deps: {
       const secret = input.secret == null ? null : restoreMaskedValue(input.secret, null, 'body.secret').value;
       if (url !== null) await checkTarget(url);
       const row = await withTransaction(db, async (tx) => {
-        await withinQuota(tx, caller.accountId);
+        await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'webhooks' }, quotas.countWebhooks);
         return webhooks.insert(
           caller.accountId,
           { name: input.name, direction, url, secretSealed: secret === null ? null : secrets.seal(secret), events, enabled: input.enabled ?? true },
