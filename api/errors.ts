@@ -27,6 +27,13 @@ export class PaymentRequiredError extends AppError {
   }
 }
 
+/** Allowed in general but not now: a quota is full (DESIGN §8). */
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(resource: string) {
     super(404, `${resource} not found`);
@@ -42,5 +49,15 @@ export class ConflictError extends AppError {
 export class UnprocessableError extends AppError {
   constructor(message: string) {
     super(422, message);
+  }
+}
+
+/** A rate limit is exhausted; the error handler sends `Retry-After`. */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, message);
   }
 }

@@ -24,6 +24,8 @@ describe('config', () => {
     assert.deepEqual(c.webhooks.retrySchedule, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h']);
     assert.equal(c.webhooks.timeoutMs, 15_000);
     assert.equal(c.webhooks.allowPrivateTargets, false);
+    assert.deepEqual(c.quotas, { triggersPerAccount: 500, webhooksPerAccount: 100, toolsPerAgent: 50, connectorsPerAgent: 20 });
+    assert.equal(c.hooks.rateLimitPerSecond, 50);
   });
 
   it('keeps 30 days of history unless RETENTION_DAYS says otherwise (at least 1)', () => {
@@ -44,6 +46,7 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
     assert.throws(() => loadConfig({ ...valid, WEBHOOK_RETRY_SCHEDULE: '5s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
     assert.throws(() => loadConfig({ ...valid, TEMPORAL_ADDRESS: 'localhost' }), /TEMPORAL_ADDRESS/);
+    assert.throws(() => loadConfig({ ...valid, QUOTA_WEBHOOKS: '-1', HOOK_RATE_LIMIT: '0' }), /QUOTA_WEBHOOKS[\s\S]*HOOK_RATE_LIMIT/);
   });
 
   it('parses overrides', () => {
