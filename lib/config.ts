@@ -90,6 +90,8 @@ const envSchema = z.object({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
   SCHEDULE_SWEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
+  RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
   POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
@@ -113,6 +115,8 @@ export interface Config {
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
+  /** Agent runs: how many of one account's runs may be running at once, and how long one may run. */
+  runs: { concurrencyPerAccount: number; timeoutMs: number };
   logLevel: string;
 }
 
@@ -158,6 +162,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dexScreenerBaseUrl: e.DEXSCREENER_BASE_URL,
       polymarketBaseUrl: e.POLYMARKET_BASE_URL,
     },
+    runs: { concurrencyPerAccount: e.RUN_CONCURRENCY_PER_ACCOUNT, timeoutMs: e.RUN_TIMEOUT_MS },
     logLevel: e.LOG_LEVEL,
   };
 }
