@@ -2,15 +2,20 @@ import {
   ActivityFailure,
   CancellationScope,
   condition,
+  continueAsNew,
   defineSignal,
   isCancellation,
   proxyActivities,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from './types';
 
 export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
+
+/** A run waiting for days asks for a slot thousands of times: its history starts afresh now and then. */
+const ASKS_PER_HISTORY = 500;
 
 /** Database work of the run (begin, finish, fail): quick, retried with backoff for a few minutes, then given up. */
 const { beginRun, finishRun, failRun } = proxyActivities<Activities>({
@@ -68,10 +73,11 @@ async function waitForSlot(input: RunInput): Promise<BeginRunOutcome> {
   setHandler(runSlotFreed, () => {
     woken = true;
   });
-  for (;;) {
+  for (let asks = 1; ; asks++) {
     woken = false; // a signal that arrives while beginRun runs is kept for the wait below
     const begun = await beginRun(input);
     if (begun.status !== 'queued') return begun;
+    if (asks >= ASKS_PER_HISTORY || workflowInfo().continueAsNewSuggested) await continueAsNew<typeof runAgentWorkflow>(input);
     await condition(() => woken, begun.recheckMs);
   }
 }

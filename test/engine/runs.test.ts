@@ -18,6 +18,8 @@ describe('agent runs', () => {
     // A custom tool's endpoint: echoes what it got, fails on /fail.
     service = await startFixtureServer((req) => {
       if (req.url === '/fail') return { status: 500, body: 'upstream broke' };
+      const big = /^\/big\?kib=(\d+)$/.exec(req.url);
+      if (big) return { body: { blob: 'x'.repeat(Number(big[1]) * 1024) } };
       // Hangs the first time (the worker is stopped meanwhile), answers at once after that.
       if (req.url === '/gate') return { body: { gate: 'open' }, delayMs: service.requests.filter((r) => r.url === '/gate').length === 1 ? 60_000 : 0 };
       return { body: { data: { echo: JSON.parse(req.body || 'null'), items: ['first', 'second'], label: 'fixture' } } };
@@ -222,6 +224,10 @@ describe('agent runs', () => {
     assert.equal(before[1].finished_at, null);
     await h.stopWorker(); // its in-flight step is cancelled: the request is torn down and the step retried later
     assert.equal(service.requests.find((r) => r.url === '/gate')!.aborted, true, 'the hanging request was aborted');
+    // A retry of the first step's activity (its completion lost with the worker) answers what it recorded.
+    const activities = createRunActivities(h.activityDeps());
+    assert.deepEqual(await activities.runToolStep({ runId: queued.id, index: 0, type: 'tool' }), { status: 'done', ok: true });
+    assert.equal(service.requests.filter((r) => r.url === '/first').length, 1);
     await h.startWorker();
 
     const run = await finished(queued.id);
@@ -231,6 +237,44 @@ describe('agent runs', () => {
     assert.deepEqual(run.output.tools.first.result, { data: { echo: { n: 1 }, items: ['first', 'second'], label: 'fixture' } });
     assert.deepEqual(run.output.tools.second.result, { gate: 'open' });
     assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
+  });
+
+  it('stores at most 256 KiB: a step over it keeps a marker, the run output gives up its largest results until it fits', async () => {
+    const owner = await registerUser(h.app);
+    const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: owner.auth, payload: { name: 'big' } });
+    const agentId = res.json().id;
+    for (const [name, kib] of [['a', 40], ['b', 150], ['c', 60], ['huge', 300]] as const) {
+      const tool = await h.app.inject({
+        method: 'POST',
+        url: `/api/agents/${agentId}/tools`,
+        headers: owner.auth,
+        payload: { type: 'custom', name, configJson: { endpoint: `${service.url}/big?kib=${kib}`, method: 'GET' } },
+      });
+      assert.equal(tool.statusCode, 201, tool.body);
+    }
+    const queued = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: owner.auth, payload: { input: 'x'.repeat(60_000) } });
+    const runId = queued.json().id;
+    const run = await waitFor('the big run to finish', async () => {
+      const r = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: owner.auth })).json();
+      return r.status !== 'queued' && r.status !== 'running' && r;
+    }, 30_000);
+    assert.equal(run.status, 'succeeded');
+    const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+    assert.ok(bytes(run.output) <= 256 * 1024, `output is ${bytes(run.output)} bytes`);
+    const { tools } = run.output;
+    // huge: the endpoint's 300 KiB are read up to 256 KiB (no longer JSON: kept as text), over the step bound.
+    assert.equal(tools.huge.ok, true);
+    assert.equal(tools.huge.result.truncated, true);
+    assert.ok(tools.huge.result.bytes > 256 * 1024);
+    assert.deepEqual(tools.b.result, { truncated: true, bytes: bytes({ blob: 'x'.repeat(150 * 1024) }) }, 'the largest result gave way');
+    assert.equal(tools.c.result.blob.length, 60 * 1024, 'the others fit once it did');
+    assert.equal(tools.a.result.blob.length, 40 * 1024);
+    assert.equal(run.output.input.length, 60_000);
+    const steps = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}/steps`, headers: owner.auth })).json();
+    assert.equal(steps.find((st: { name: string }) => st.name === 'b').output.blob.length, 150 * 1024, 'each step keeps its own result');
+    assert.equal(steps.find((st: { name: string }) => st.name === 'huge').output.truncated, true);
+    const completed = (await eventsOf(runId)).find((e) => e.type === 'agent.completed')!;
+    assert.deepEqual(completed.data.output, run.output);
   });
 
   it('a run whose activity failed for good is failed by the workflow (failRun), once', async () => {
