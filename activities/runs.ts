@@ -28,7 +28,7 @@ import { callTool } from './executor/tool-call';
 import type { AgentExecutor } from './executor/types';
 
 /** How often a queued run asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
-export const QUEUE_RECHECK_MS = 60_000;
+const QUEUE_RECHECK_MS = 60_000;
 /**
  * A queued run keeps its place in its account's line while its workflow checks in (every
  * QUEUE_RECHECK_MS at most) or, before its first check-in, for this long after it was created. A run
@@ -36,7 +36,7 @@ export const QUEUE_RECHECK_MS = 60_000;
  * checks in again, when it is first in line once more: it can be late, but it can't block the line.
  * A running run holds its slot until it ends, or at most RUN_TIMEOUT_MS + this long after it started.
  */
-export const QUEUE_PLACE_MS = 5 * QUEUE_RECHECK_MS;
+const QUEUE_PLACE_MS = 5 * QUEUE_RECHECK_MS;
 /** A step activity heartbeats this often while its call runs (Temporal sends at most one per 0.8 × heartbeat timeout). */
 const HEARTBEAT_EVERY_MS = 1_000;
 
