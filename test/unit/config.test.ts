@@ -24,6 +24,7 @@ describe('config', () => {
     assert.deepEqual(c.webhooks.retrySchedule, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h']);
     assert.equal(c.webhooks.timeoutMs, 15_000);
     assert.equal(c.webhooks.allowPrivateTargets, false);
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000 });
   });
 
   it('names every bad or missing variable', () => {
@@ -38,10 +39,13 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
     assert.throws(() => loadConfig({ ...valid, WEBHOOK_RETRY_SCHEDULE: '5s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
     assert.throws(() => loadConfig({ ...valid, TEMPORAL_ADDRESS: 'localhost' }), /TEMPORAL_ADDRESS/);
+    assert.throws(() => loadConfig({ ...valid, RUN_CONCURRENCY_PER_ACCOUNT: '0' }), /RUN_CONCURRENCY_PER_ACCOUNT/);
+    assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
   });
 
   it('parses overrides', () => {
-    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/' });
+    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/', RUN_CONCURRENCY_PER_ACCOUNT: '3', RUN_TIMEOUT_MS: '60000' });
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 3, timeoutMs: 60_000 });
     assert.equal(c.http.trustProxy, 2);
     assert.equal(c.billing.initialBalance, 5);
     assert.equal(c.http.publicBaseUrl, 'https://api.example.com');
