@@ -26,6 +26,7 @@ describe('config', () => {
     assert.equal(c.webhooks.allowPrivateTargets, false);
     assert.deepEqual(c.quotas, { triggersPerAccount: 500, webhooksPerAccount: 100, toolsPerAgent: 50, connectorsPerAgent: 20 });
     assert.equal(c.hooks.rateLimitPerSecond, 50);
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000 });
   });
 
   it('keeps 30 days of history unless RETENTION_DAYS says otherwise (at least 1)', () => {
@@ -47,10 +48,13 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, WEBHOOK_RETRY_SCHEDULE: '5s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
     assert.throws(() => loadConfig({ ...valid, TEMPORAL_ADDRESS: 'localhost' }), /TEMPORAL_ADDRESS/);
     assert.throws(() => loadConfig({ ...valid, QUOTA_WEBHOOKS: '-1', HOOK_RATE_LIMIT: '0' }), /QUOTA_WEBHOOKS[\s\S]*HOOK_RATE_LIMIT/);
+    assert.throws(() => loadConfig({ ...valid, RUN_CONCURRENCY_PER_ACCOUNT: '0' }), /RUN_CONCURRENCY_PER_ACCOUNT/);
+    assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
   });
 
   it('parses overrides', () => {
-    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/' });
+    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/', RUN_CONCURRENCY_PER_ACCOUNT: '3', RUN_TIMEOUT_MS: '60000' });
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 3, timeoutMs: 60_000 });
     assert.equal(c.http.trustProxy, 2);
     assert.equal(c.billing.initialBalance, 5);
     assert.equal(c.http.publicBaseUrl, 'https://api.example.com');
