@@ -48,6 +48,10 @@ export async function buildApp(deps: AppDeps) {
     logger: deps.logger ?? { level: config.logLevel },
     trustProxy: fastifyTrustProxy(config.http.trustProxy),
     bodyLimit: 1024 * 1024,
+    // Plain JSON.parse: a "__proto__" key stays an own key, and the body guard refuses it naming where it
+    // is (the parser's own refusal would be a bare "Malformed JSON").
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
   await registerSecurityHeaders(app);

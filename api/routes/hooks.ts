@@ -14,9 +14,10 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
   const app = instance.withTypeProvider<ZodTypeProvider>();
 
   // A signature covers the bytes sent, not a re-serialization: keep the body text beside the parsed
-  // value. Parsing (and its errors) stays the app's default, so malformed JSON is the usual 400.
+  // value. It parses as the app does (prototype keys kept for the body guard to name; app.ts), so
+  // malformed JSON is the usual 400.
   const rawBodies = new WeakMap<FastifyRequest, string>();
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     rawBodies.set(request, body as string);
