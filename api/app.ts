@@ -11,7 +11,7 @@ import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
 import { registerDocs } from './plugins/docs';
-import { installErrorHandling } from './plugins/error-handler';
+import { frameworkErrors, installErrorHandling } from './plugins/error-handler';
 import { supportIdempotencyKeys } from './plugins/idempotency';
 import { registerSecurityHeaders } from './plugins/security-headers';
 import { responseSerializerCompiler } from './plugins/serializer';
@@ -53,6 +53,7 @@ export async function buildApp(deps: AppDeps) {
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors,
   }).withTypeProvider<ZodTypeProvider>();
   await registerSecurityHeaders(app);
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
