@@ -3,7 +3,7 @@ import type { AgentRow } from '../db/repositories/agents';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
-import type { FireListRow } from '../db/repositories/fires';
+import type { FireDetailRow, FireListRow } from '../db/repositories/fires';
 import type { RunRow } from '../db/repositories/runs';
 import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
 import type { ToolRow } from '../db/repositories/tools';
@@ -184,6 +184,10 @@ export function toFire(f: FireListRow) {
   };
 }
 export type Fire = ReturnType<typeof toFire>;
+
+export function toFireDetail(f: FireDetailRow) {
+  return { ...toFire(f), payload: f.payload ?? null };
+}
 
 // ---- deliveries ----
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { authErrors, errorSchema, idParams, listQuery } from '../schemas/common';
-import { fireAccepted, fireBody, fireSchema } from '../schemas/fires';
+import { fireAccepted, fireBody, fireDetailSchema, fireParams, fireSchema } from '../schemas/fires';
 import type { FireService } from '../services/fire-service';
 import { callerOf, type App } from '../types';
 
@@ -28,6 +28,19 @@ export function fireRoutes(app: App, deps: { fires: FireService; publicBaseUrl: 
       },
       async (request, reply) =>
         sendPage(request, reply, await fires.list(callerOf(request), scope, request.params.id, pageRequest(request.query)), deps.publicBaseUrl),
+    );
+
+    app.get(
+      `${url}/fires/:fireId`,
+      {
+        schema: {
+          tags,
+          description: 'One fire of the trigger with the payload it fired with. 404 when the trigger or the fire is unknown, or another account\'s.',
+          params: fireParams,
+          response: { 200: fireDetailSchema, ...itemErrors },
+        },
+      },
+      async (request) => fires.get(callerOf(request), scope, request.params.id, request.params.fireId),
     );
 
     app.post(
