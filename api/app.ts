@@ -77,7 +77,7 @@ export async function buildApp(deps: AppDeps) {
   const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection });
   const publicBaseUrl = config.http.publicBaseUrl;
 
-  await registerDocs(app, publicBaseUrl);
+  await registerDocs(app);
   const authRateLimit = await registerAuthRateLimit(app, {
     guards: repositories.guards,
     max: config.auth.rateLimitMax,
