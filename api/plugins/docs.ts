@@ -21,6 +21,8 @@ const MEANINGS: Record<string, string> = {
   429: 'Too many requests: retry after Retry-After seconds.',
 };
 const IDEMPOTENCY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress.';
+/** A success response's description, unless its schema has one. */
+const SUCCESS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted: the work is queued and happens shortly', 204: 'Done; no content' };
 
 const idempotencyKeyHeaders = z.object({
   'idempotency-key': z
@@ -59,6 +61,9 @@ function sharedErrors(schema: FastifySchema, route: RouteOptions): Record<string
 function documentedSchema(schema: FastifySchema, route: RouteOptions): FastifySchema {
   const shared = sharedErrors(schema, route);
   const response: Record<string, unknown> = { ...(schema.response as Record<string, unknown> | undefined) };
+  for (const [status, declared] of Object.entries(response)) {
+    if (SUCCESS[status] && declared instanceof z.ZodType && !declared.description) response[status] = declared.describe(SUCCESS[status]);
+  }
   for (const status of new Set([...Object.keys(response), ...Object.keys(shared)])) {
     const declared = response[status];
     if (Number(status) < 400 || (declared !== undefined && !isErrorResponse(declared))) continue;
