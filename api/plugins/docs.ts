@@ -41,16 +41,26 @@ const idempotencyKeyHeaders = z.object({
  * Idempotency-Key on authenticated POSTs (409 in progress, 422 another request).
  */
 function sharedErrors(schema: FastifySchema, route: RouteOptions): Record<string, string> {
-  const methods = [route.method].flat();
-  const carriesBody = methods.some((method) => method !== 'GET' && method !== 'HEAD');
-  const authenticated = !route.config?.public;
+  const { carriesBody, authenticated, idempotent } = traitsOf(route);
   const shared: Record<string, string> = {};
   if (carriesBody || schema.querystring || schema.headers) shared[400] = MEANINGS[400]!;
   if (authenticated) shared[401] = MEANINGS[401]!;
   if (schema.params) shared[404] = MEANINGS[404]!;
-  if (authenticated && methods.includes('POST')) Object.assign(shared, { 409: IDEMPOTENCY_IN_PROGRESS, 422: MEANINGS[422] });
+  if (idempotent) Object.assign(shared, { 409: IDEMPOTENCY_IN_PROGRESS, 422: MEANINGS[422] });
   if (carriesBody) Object.assign(shared, { 413: MEANINGS[413], 415: MEANINGS[415] });
   return shared;
+}
+
+/** What the app's shared machinery sees of a route (see sharedErrors). */
+function traitsOf(route: RouteOptions) {
+  const methods = [route.method].flat();
+  const authenticated = !route.config?.public;
+  return {
+    // Fastify parses a body sent with any method but GET and HEAD, DELETE included.
+    carriesBody: methods.some((method) => method !== 'GET' && method !== 'HEAD'),
+    authenticated,
+    idempotent: authenticated && methods.includes('POST'),
+  };
 }
 
 /**
@@ -73,13 +83,13 @@ function documentedSchema(schema: FastifySchema, route: RouteOptions): FastifySc
     const text = causes.filter(Boolean).join(' ') || MEANINGS[status];
     response[status] = text ? errorSchema.describe(text) : errorSchema;
   }
-  const authenticatedPost = !route.config?.public && [route.method].flat().includes('POST');
+  const { authenticated, idempotent } = traitsOf(route);
   return {
     ...schema,
     body: documentationOf(schema.body),
     response,
-    ...(authenticatedPost && !schema.headers ? { headers: idempotencyKeyHeaders } : {}),
-    ...(route.config?.public ? { security: [] } : {}),
+    ...(idempotent && !schema.headers ? { headers: idempotencyKeyHeaders } : {}),
+    ...(authenticated ? {} : { security: [] }),
   };
 }
 

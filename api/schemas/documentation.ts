@@ -87,5 +87,5 @@ export function typedUpdateDocumentation<T extends string>(options: {
         .describe('A JSON merge patch (RFC 7386) onto the current config, of the current type'),
     })
     .meta({ title: 'same type', examples: [options.sameTypeExample] });
-  return z.union([z.discriminatedUnion('type', typed as never), sameType]);
+  return z.union([z.discriminatedUnion('type', typed as [(typeof typed)[number], ...typeof typed]), sameType]);
 }

@@ -211,7 +211,7 @@ function documentedTriggerBodies(extra: z.ZodRawShape) {
       .meta({ title: type, examples: [example] });
   });
   return {
-    create: z.discriminatedUnion('type', create as never),
+    create: z.discriminatedUnion('type', create as [(typeof create)[number], ...typeof create]),
     update: typedUpdateDocumentation({
       types: TRIGGER_TYPES,
       configOf: (type) => TRIGGER_TYPE_DOCS[type].config,
@@ -225,12 +225,17 @@ function documentedTriggerBodies(extra: z.ZodRawShape) {
 const agentTriggerDocs = documentedTriggerBodies({});
 const userTriggerDocs = documentedTriggerBodies({ agentId: agentIdField.optional() });
 
-export const createTriggerBody = documentedAs(createBody, agentTriggerDocs.create.meta({ id: 'CreateTrigger' }));
+const CREATE_DESCRIPTION = 'A trigger of one type, with that type\'s config (configJson: at most 16 KiB serialized)';
+
+export const createTriggerBody = documentedAs(createBody, agentTriggerDocs.create.meta({ id: 'CreateTrigger', description: CREATE_DESCRIPTION }));
 export const updateTriggerBody = documentedAs(
   updateBody,
   agentTriggerDocs.update.meta({ id: 'UpdateTrigger', description: 'Any subset of the writable fields; with type, configJson follows it' }),
 );
-export const createUserTriggerBody = documentedAs(createUserBody, userTriggerDocs.create.meta({ id: 'CreateUserTrigger' }));
+export const createUserTriggerBody = documentedAs(
+  createUserBody,
+  userTriggerDocs.create.meta({ id: 'CreateUserTrigger', description: CREATE_DESCRIPTION }),
+);
 export const updateUserTriggerBody = documentedAs(
   updateUserBody,
   userTriggerDocs.update.meta({ id: 'UpdateUserTrigger', description: 'Any subset of the writable fields; with type, configJson follows it' }),
