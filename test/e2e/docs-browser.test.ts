@@ -38,11 +38,15 @@ describe('interactive docs in headless Chromium', { skip: unavailable ?? false }
     await close?.();
   });
 
-  /** Opens an operation, presses "Try it out" then "Execute", and answers the live response's status and body. */
-  async function tryItOut(page: Page, method: string, apiPath: string): Promise<{ operation: Locator; status: string; body: string }> {
+  /**
+   * Opens an operation, presses "Try it out" (picking one of the body's named examples, if given) then
+   * "Execute", and answers the live response's status and body.
+   */
+  async function tryItOut(page: Page, method: string, apiPath: string, example?: string): Promise<{ operation: Locator; status: string; body: string }> {
     const operation = page.locator(`.opblock-${method}`, { has: page.locator(`.opblock-summary-path[data-path="${apiPath}"]`) });
     await operation.locator('.opblock-summary').click();
     await operation.getByRole('button', { name: 'Try it out' }).click();
+    if (example) await operation.locator('.opblock-section-request-body .examples-select-element').selectOption(example);
     await operation.getByRole('button', { name: 'Execute' }).click();
     const response = operation.locator('.live-responses-table tbody tr.response').first();
     await response.waitFor();
@@ -54,7 +58,7 @@ describe('interactive docs in headless Chromium', { skip: unavailable ?? false }
   }
 
   for (const host of ['127.0.0.1', 'localhost']) {
-    it(`"Try it out" works from http://${host}:<port>/api/docs, anonymously and with an Authorize'd token`, async () => {
+    it(`"Try it out" works from http://${host}:<port>/api/docs, anonymously and with an Authorize'd token, examples included`, async () => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       page.setDefaultTimeout(20_000);
       const blocked: string[] = [];
@@ -76,6 +80,11 @@ describe('interactive docs in headless Chromium', { skip: unavailable ?? false }
         const me = await tryItOut(page, 'get', '/api/auth/me');
         assert.equal(me.status, '200', me.body);
         assert.match(me.body, new RegExp(`"email": "${user.email}"`));
+
+        // A typed config from the document's examples: the "cron" one creates a cron trigger as it is.
+        const cron = await tryItOut(page, 'post', '/api/user-triggers', 'cron');
+        assert.equal(cron.status, '201', cron.body);
+        assert.match(cron.body, /"type": "cron"[\s\S]*"cronExpression": "0 9 \* \* 1-5"/);
 
         // The operation as the user sees it: the request with its Authorization header, the 200 and its body.
         await me.operation.screenshot({ path: path.join(SCREENSHOTS, `docs-try-it-out-${host}.png`) });
