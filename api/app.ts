@@ -11,7 +11,7 @@ import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
 import { registerDocs } from './plugins/docs';
-import { installErrorHandling } from './plugins/error-handler';
+import { frameworkErrors, installErrorHandling } from './plugins/error-handler';
 import { supportIdempotencyKeys } from './plugins/idempotency';
 import { registerSecurityHeaders } from './plugins/security-headers';
 import { responseSerializerCompiler } from './plugins/serializer';
@@ -48,7 +48,12 @@ export async function buildApp(deps: AppDeps) {
     logger: deps.logger ?? { level: config.logLevel },
     trustProxy: fastifyTrustProxy(config.http.trustProxy),
     bodyLimit: 1024 * 1024,
+    // Plain JSON.parse: a "__proto__" key stays an own key, and the body guard refuses it naming where it
+    // is (the parser's own refusal would be a bare "Malformed JSON").
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors,
   }).withTypeProvider<ZodTypeProvider>();
   await registerSecurityHeaders(app);
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
@@ -72,7 +77,7 @@ export async function buildApp(deps: AppDeps) {
   const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection });
   const publicBaseUrl = config.http.publicBaseUrl;
 
-  await registerDocs(app, publicBaseUrl);
+  await registerDocs(app);
   const authRateLimit = await registerAuthRateLimit(app, {
     guards: repositories.guards,
     max: config.auth.rateLimitMax,

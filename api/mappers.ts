@@ -3,7 +3,7 @@ import type { AgentRow } from '../db/repositories/agents';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
-import type { FireListRow } from '../db/repositories/fires';
+import type { FireDetailRow, FireListRow } from '../db/repositories/fires';
 import type { RunStepRow } from '../db/repositories/run-steps';
 import type { RunRow } from '../db/repositories/runs';
 import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
@@ -185,6 +185,10 @@ export function toFire(f: FireListRow) {
   };
 }
 export type Fire = ReturnType<typeof toFire>;
+
+export function toFireDetail(f: FireDetailRow) {
+  return { ...toFire(f), payload: f.payload ?? null };
+}
 
 // ---- deliveries ----
 

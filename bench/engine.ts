@@ -30,7 +30,7 @@ import { startEventDispatch } from '../lib/engine-starts';
 import { createSecretBox } from '../lib/secrets';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { findFreePort } from '../scripts/processes';
-import { createEngine } from '../worker/worker';
+import { bundleWorkflows, createEngine } from '../worker/worker';
 import { createBenchDatabase } from './database';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
@@ -107,7 +107,7 @@ async function main() {
     RECONCILE_INTERVAL_MS: '1000',
   });
   const connection = await NativeConnection.connect({ address: temporal.address });
-  const engine = await createEngine({ connection, config, db, log: () => {} });
+  const engine = await createEngine({ connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {} });
   const running = engine.run();
   const receiver = await startReceiver();
 

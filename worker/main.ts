@@ -1,7 +1,13 @@
-import { Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
 import { createPool } from '../db/pool';
-import { connectWithRetry, createEngine, type Engine } from './worker';
+import { bundleWorkflows, connectWithRetry, createEngine, type Engine } from './worker';
+
+/**
+ * The SDK's level for a LOG_LEVEL. Its INFO lines (every state change of the worker, "no Nexus
+ * services") are chatter at each start and stop, so it logs them only at LOG_LEVEL debug or trace.
+ */
+const SDK_LOG_LEVELS: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
 
 /**
  * Production entry for the worker: the Temporal worker, the outbox hand-off and the reconciler.
@@ -11,7 +17,7 @@ import { connectWithRetry, createEngine, type Engine } from './worker';
 async function main(): Promise<void> {
   const config = loadConfig();
   // We handle signals ourselves so the order of shutdown is explicit.
-  Runtime.install({ shutdownSignals: [] });
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'WARN') });
   const db = createPool(config.databaseUrl);
   const stop = new AbortController();
   let engine: Engine | undefined;
@@ -27,12 +33,16 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
+  const started = Date.now();
+  const workflowBundle = await bundleWorkflows();
+  console.log(`[worker] workflows bundled (${(workflowBundle.code.length / 2 ** 20).toFixed(1)} MiB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
   // A worker that stops on an error (Temporal gone for long, a fatal poll error) is rebuilt on a new
   // connection: the process only ends on a signal, so automation never silently stops.
   while (!stop.signal.aborted) {
     const connection = await connectWithRetry(config.temporal.address, (m) => console.log(`[worker] ${m}`), stop.signal);
     try {
-      engine = await createEngine({ connection, config, db });
+      engine = await createEngine({ connection, config, db, workflowBundle });
       if (stop.signal.aborted) break;
       console.log(
         `[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace}); ` +

@@ -1,5 +1,5 @@
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
@@ -9,11 +9,20 @@ import { TASK_QUEUE } from '../lib/temporal-names';
 import { startReconciler } from './reconciler';
 import { ensureRetentionSchedule } from './retention-schedule';
 
+/**
+ * The workflow code bundled by webpack, as Worker.create would do from workflowsPath, but without its
+ * report of every module (a screenful at each start): its logger only passes warnings and errors.
+ */
+export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') });
+}
+
 export interface EngineDeps {
   connection: NativeConnection;
   config: Config;
   db: Db;
-  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** From bundleWorkflows(), made once per process: a worker rebuilt after an error reuses it. */
+  workflowBundle: WorkflowBundleWithSourceMap;
   log?: (msg: string, err?: unknown) => void;
 }
 
@@ -33,7 +42,7 @@ export async function createEngine(deps: EngineDeps) {
     connection: deps.connection,
     namespace: config.temporal.namespace,
     taskQueue: TASK_QUEUE,
-    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    workflowBundle: deps.workflowBundle,
     activities: createActivities({ db, config, secrets: createSecretBox(config.secretsKey), handOff, client }),
   });
   let reconciler: ReturnType<typeof startReconciler> | undefined;

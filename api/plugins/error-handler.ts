@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, TooManyRequestsError } from '../errors';
 import { isMissing } from '../validation';
@@ -44,7 +44,29 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(500).send({ message: 'Internal server error' });
   });
 
+  // A path that exists under other methods answers 405 with what it allows (RFC 9110 §15.5.6); one
+  // that matches no route at all, 404.
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+    const path = request.url.split('?')[0]!;
+    const allowed = app.supportedMethods.filter((method) => app.findRoute({ method, url: path }) !== null).sort();
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('Allow', allowed.join(', '))
+        .send({ message: `Method ${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}` });
+    }
+    return reply.code(404).send({ message: `Route ${request.method} ${path} not found` });
   });
+}
+
+/**
+ * Errors Fastify's router raises before any route or hook runs, which it would answer in a shape of its
+ * own: a path segment longer than the router's 100 characters is an id that names nothing (404, like a
+ * malformed id), and a path that is not valid percent-encoding is a 400.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.code(404).send({ message: 'Not found' });
+  if (err.code === 'FST_ERR_BAD_URL') return reply.code(400).send({ message: 'The URL path is not valid percent-encoding' });
+  request.log.error({ err }, 'router error');
+  return reply.code(500).send({ message: 'Internal server error' });
 }

@@ -1,19 +1,38 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { accountSchema, transactionSchema } from '../schemas/account';
-import { authErrors, errorSchema, listQuery } from '../schemas/common';
+import { listQuery } from '../schemas/common';
 import type { AccountService } from '../services/account-service';
 import { callerOf, type App } from '../types';
 
 export function accountRoutes(app: App, deps: { account: AccountService; publicBaseUrl: string }): void {
   const tags = ['account'];
-  app.get('/api/account', { schema: { tags, response: { 200: accountSchema, ...authErrors } } }, async (request) =>
-    deps.account.get(callerOf(request)),
+  app.get(
+    '/api/account',
+    {
+      schema: {
+        tags,
+        summary: 'Your account',
+        description: 'The account you own, with its balance in units (it moves only through the ledger: see transactions).',
+        response: { 200: accountSchema },
+      },
+    },
+    async (request) => deps.account.get(callerOf(request)),
   );
 
   app.get(
     '/api/account/transactions',
-    { schema: { tags, querystring: listQuery, response: { 200: z.array(transactionSchema), 400: errorSchema, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: 'The ledger',
+        description:
+          'Every movement of the balance, newest first: the initial grant, and each charge (creating a non-template agent, ' +
+          'moving an agent out of template) with the resource it paid for and the balance after it.',
+        querystring: listQuery,
+        response: { 200: z.array(transactionSchema) },
+      },
+    },
     async (request, reply) =>
       sendPage(request, reply, await deps.account.listTransactions(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage, type Page, type PageRequest } from '../pagination';
-import { agentIdParams, authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
+import { agentIdParams, errorResponse, idParams, listQuery, noContent } from '../schemas/common';
 import type { Caller } from '../services/auth-service';
 import { callerOf, type App } from '../types';
 
@@ -29,14 +29,18 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
   options: {
     /** URL segment and OpenAPI tag, e.g. 'connectors'. */
     collection: string;
+    /** The resource in summaries, e.g. 'connector'. */
+    noun: string;
     schemas: { item: z.ZodType<Item>; create: z.ZodType<CreateInput>; update: z.ZodType<UpdateInput> };
     service: AgentChildRouteService<NoInfer<Item>, NoInfer<CreateInput>, NoInfer<UpdateInput>>;
     publicBaseUrl: string;
     /** The create route's description (what is specific to the resource). */
     createDescription: string;
+    /** What the create's 403 says: the quota. */
+    quota: string;
   },
 ): void {
-  const { collection, service } = options;
+  const { collection, noun, service } = options;
   // The zod type provider cannot resolve request and reply types through generic schemas (fastify's
   // `UndefinedToUnknown<T>` stays deferred), so the routes below see the schemas widened to z.ZodType:
   // replies are not checked here (the signature did that) and the two bodies are cast back to their
@@ -45,17 +49,18 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
   const listUrl = `/api/agents/:agentId/${collection}`;
   const itemUrl = `/api/${collection}/:id`;
   const tags = [collection];
-  const itemErrors = { 404: errorSchema, ...authErrors };
+  const agentMissing = errorResponse('No agent with this id in your account.');
 
   app.get(
     listUrl,
     {
       schema: {
         tags,
+        summary: `List an agent's ${collection}`,
         description: `The agent's ${collection}, newest first. Secrets are masked.`,
         params: agentIdParams,
         querystring: listQuery,
-        response: { 200: z.array(schemas.item), 400: errorSchema, ...itemErrors },
+        response: { 200: z.array(schemas.item), 404: agentMissing },
       },
     },
     async (request, reply) =>
@@ -67,10 +72,11 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
     {
       schema: {
         tags,
+        summary: `Create a ${noun}`,
         description: options.createDescription,
         params: agentIdParams,
         body: schemas.create,
-        response: { 201: schemas.item, 400: errorSchema, 403: errorSchema, 409: errorSchema, 422: errorSchema, ...itemErrors },
+        response: { 201: schemas.item, 403: errorResponse(`${options.quota}. Nothing is written.`), 404: agentMissing },
       },
     },
     async (request, reply) => reply.code(201).send(await service.create(callerOf(request), request.params.agentId, request.body as CreateInput)),
@@ -78,7 +84,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
 
   app.get(
     itemUrl,
-    { schema: { tags, description: 'Secrets are masked.', params: idParams, response: { 200: schemas.item, ...itemErrors } } },
+    { schema: { tags, summary: `Get a ${noun}`, description: `One ${noun}; secrets are masked.`, params: idParams, response: { 200: schemas.item } } },
     async (request) => service.get(callerOf(request), request.params.id),
   );
 
@@ -88,19 +94,25 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
       url: itemUrl,
       schema: {
         tags,
+        summary: `Update a ${noun}`,
         description:
-          'Partial update: any subset of the writable fields. configJson is merged (RFC 7386) unless type changes. ' +
-          'A secret sent masked stays unchanged; a secret set here is shown in full in this response only.',
+          'Partial update (PUT and PATCH alike): any subset of the writable fields. configJson is a JSON merge patch (RFC 7386) ' +
+          'onto the current config, unless type changes: then it is required and replaces the config. The result is validated ' +
+          'as a whole, per type. A secret sent masked stays unchanged; a secret set here is shown in full in this response only.',
         params: idParams,
         body: schemas.update,
-        response: { 200: schemas.item, 400: errorSchema, ...itemErrors },
+        response: { 200: schemas.item },
       },
       handler: async (request) => service.update(callerOf(request), request.params.id, request.body as UpdateInput),
     });
   }
 
-  app.delete(itemUrl, { schema: { tags, params: idParams, response: { 204: noContent, ...itemErrors } } }, async (request, reply) => {
-    await service.delete(callerOf(request), request.params.id);
-    return reply.code(204).send();
-  });
+  app.delete(
+    itemUrl,
+    { schema: { tags, summary: `Delete a ${noun}`, description: `Deletes the ${noun} (204).`, params: idParams, response: { 204: noContent } } },
+    async (request, reply) => {
+      await service.delete(callerOf(request), request.params.id);
+      return reply.code(204).send();
+    },
+  );
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import type { AuthRateLimits } from '../plugins/auth-rate-limit';
 import { apiKeySchema, createApiKeyBody, createdApiKeySchema, loginBody, refreshBody, registerBody, sessionSchema, tokenPairSchema, userSchema } from '../schemas/auth';
-import { authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
+import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
 import type { AuthService } from '../services/auth-service';
 import { callerOf, type App } from '../types';
 
@@ -10,53 +10,133 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
   const { auth } = deps;
   const open = { public: true, rateLimit: deps.rateLimit.perClient };
   const tags = ['auth'];
-  const limited = { 400: errorSchema, 429: errorSchema };
+  const LIMIT = 'AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout';
+  const limited = errorResponse(`More than ${LIMIT}; see Retry-After.`);
 
   app.post(
     '/api/auth/register',
-    { config: open, schema: { tags, security: [], body: registerBody, response: { 201: sessionSchema, 409: errorSchema, ...limited } } },
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Register',
+        description:
+          'Creates a user and their account (granted INITIAL_BALANCE units) and signs them in: an access token (JWT, 15 min) and a ' +
+          `refresh token. Passwords have at least 8 characters; emails are unique whatever their case. No credential; ${LIMIT}.`,
+        body: registerBody,
+        response: { 201: sessionSchema, 409: errorResponse('An account with this email (in any case) already exists.'), 429: limited },
+      },
+    },
     async (request, reply) => reply.code(201).send(await auth.register(request.body)),
   );
 
   app.post(
     '/api/auth/login',
-    { config: open, ...deps.rateLimit.loginPerEmail, schema: { tags, security: [], body: loginBody, response: { 200: sessionSchema, 401: errorSchema, ...limited } } },
+    {
+      config: open,
+      ...deps.rateLimit.loginPerEmail,
+      schema: {
+        tags,
+        summary: 'Sign in',
+        description:
+          'Exchanges an email and password for an access token and a refresh token. A wrong email and a wrong password answer ' +
+          `the same 401. No credential; ${LIMIT}, and AUTH_RATE_LIMIT_MAX failed attempts per email per window whatever the address.`,
+        body: loginBody,
+        response: {
+          200: sessionSchema,
+          401: errorResponse('Invalid email or password.'),
+          429: errorResponse(`More than ${LIMIT}, or too many failed attempts for this email; see Retry-After.`),
+        },
+      },
+    },
     async (request) => auth.login(request.body),
   );
 
   app.post(
     '/api/auth/refresh',
-    { config: open, schema: { tags, security: [], body: refreshBody, response: { 200: tokenPairSchema, 401: errorSchema, ...limited } } },
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Refresh the tokens',
+        description:
+          'Exchanges a refresh token for a new access token and a new refresh token; the old one is spent. Presenting a spent ' +
+          `refresh token again revokes its whole family (every token of that sign-in): it may have leaked. No credential; ${LIMIT}.`,
+        body: refreshBody,
+        response: {
+          200: tokenPairSchema,
+          401: errorResponse('The refresh token is unknown, expired or revoked, or was already used (its family is then revoked).'),
+          429: limited,
+        },
+      },
+    },
     async (request) => auth.refresh(request.body.refreshToken),
   );
 
   app.post(
     '/api/auth/logout',
-    { config: open, schema: { tags, security: [], body: refreshBody, response: { 204: noContent, ...limited } } },
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Sign out',
+        description: `Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; ${LIMIT}.`,
+        body: refreshBody,
+        response: { 204: noContent, 429: limited },
+      },
+    },
     async (request, reply) => {
       await auth.logout(request.body.refreshToken);
       return reply.code(204).send();
     },
   );
 
-  app.get('/api/auth/me', { schema: { tags, response: { 200: userSchema, ...authErrors } } }, async (request) => auth.me(callerOf(request)));
+  app.get(
+    '/api/auth/me',
+    { schema: { tags, summary: 'Who am I', description: 'The calling user, with the balance of their account.', response: { 200: userSchema } } },
+    async (request) => auth.me(callerOf(request)),
+  );
 
   app.post(
     '/api/auth/api-keys',
-    { schema: { tags, body: createApiKeyBody, response: { 201: createdApiKeySchema, 400: errorSchema, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: 'Create an API key',
+        description: 'A long-lived credential (apk_…) for scripts, used like an access token. The key is shown in this response only; the API stores its SHA-256.',
+        body: createApiKeyBody,
+        response: { 201: createdApiKeySchema },
+      },
+    },
     async (request, reply) => reply.code(201).send(await auth.createApiKey(callerOf(request), request.body.name)),
   );
 
   app.get(
     '/api/auth/api-keys',
-    { schema: { tags, querystring: listQuery, response: { 200: z.array(apiKeySchema), 400: errorSchema, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: 'List API keys',
+        description: 'Your API keys, newest first, with their prefix and last use; never the key itself.',
+        querystring: listQuery,
+        response: { 200: z.array(apiKeySchema) },
+      },
+    },
     async (request, reply) =>
       sendPage(request, reply, await auth.listApiKeys(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.delete(
     '/api/auth/api-keys/:id',
-    { schema: { tags, params: idParams, response: { 204: noContent, 404: errorSchema, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: 'Revoke an API key',
+        description: 'The key stops working at once (204).',
+        params: idParams,
+        response: { 204: noContent },
+      },
+    },
     async (request, reply) => {
       await auth.deleteApiKey(callerOf(request), request.params.id);
       return reply.code(204).send();

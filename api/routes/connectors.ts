@@ -6,11 +6,13 @@ import { agentChildRoutes } from './agent-children';
 export function connectorRoutes(app: App, deps: { connectors: ConnectorService; publicBaseUrl: string }): void {
   agentChildRoutes(app, {
     collection: 'connectors',
+    noun: 'connector',
     schemas: { item: connectorSchema, create: createConnectorBody, update: updateConnectorBody },
     service: deps.connectors,
     publicBaseUrl: deps.publicBaseUrl,
     createDescription:
-      'Creates a connector. Its secrets are shown in full in this response only. ' +
-      '403 when the agent already has its quota of connectors (QUOTA_CONNECTORS_PER_AGENT, default 20).',
+      'Creates a connector of the agent (discord, slack or telegram; configJson per type). Its secrets are stored encrypted ' +
+      'and shown in full in this response only.',
+    quota: 'The agent already has its quota of connectors (QUOTA_CONNECTORS_PER_AGENT, default 20)',
   });
 }

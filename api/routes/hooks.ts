@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { errorSchema, idParams } from '../schemas/common';
+import { errorResponse, idParams } from '../schemas/common';
 import { hookPayload, signatureHeaders, triggerHookParams, triggerTokenHeaders, webhookHookAccepted } from '../schemas/hooks';
 import { fireAccepted } from '../schemas/fires';
 import type { HookService } from '../services/hook-service';
@@ -14,9 +14,10 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
   const app = instance.withTypeProvider<ZodTypeProvider>();
 
   // A signature covers the bytes sent, not a re-serialization: keep the body text beside the parsed
-  // value. Parsing (and its errors) stays the app's default, so malformed JSON is the usual 400.
+  // value. It parses as the app does (prototype keys kept for the body guard to name; app.ts), so
+  // malformed JSON is the usual 400.
   const rawBodies = new WeakMap<FastifyRequest, string>();
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     rawBodies.set(request, body as string);
@@ -25,6 +26,7 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
 
   const tags = ['hooks'];
   const publicRoute = { config: { public: true } } as const;
+  const limited = errorResponse('More than HOOK_RATE_LIMIT requests this second to this hook; see Retry-After.');
 
   app.post(
     '/api/hooks/webhooks/:id',
@@ -32,7 +34,7 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
       ...publicRoute,
       schema: {
         tags,
-        security: [],
+        summary: 'Call an incoming webhook',
         description:
           'Receives a call to an incoming webhook (no credential). When the webhook has a secret the request must be signed ' +
           '(Standard Webhooks: webhook-id, webhook-timestamp within 5 minutes, webhook-signature over the raw body); 401 otherwise. ' +
@@ -42,7 +44,12 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
         params: idParams,
         headers: signatureHeaders,
         body: hookPayload,
-        response: { 202: webhookHookAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema, 429: errorSchema },
+        response: {
+          202: webhookHookAccepted,
+          401: errorResponse('The webhook has a secret and the signature is missing or wrong, or its timestamp is more than 5 minutes off.'),
+          404: errorResponse('No enabled incoming webhook with this id.'),
+          429: limited,
+        },
       },
     },
     async (request, reply) => {
@@ -63,7 +70,7 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
       ...publicRoute,
       schema: {
         tags,
-        security: [],
+        summary: 'Fire a webhook trigger',
         description:
           'Fires a webhook trigger (no credential): X-Trigger-Token must equal its configJson.secretToken (401 otherwise). ' +
           'The JSON body, if any, is the fire\'s payload (the linked agent run\'s input.payload). 404 when no enabled webhook ' +
@@ -71,7 +78,12 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
         params: triggerHookParams,
         headers: triggerTokenHeaders,
         body: hookPayload,
-        response: { 202: fireAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema, 429: errorSchema },
+        response: {
+          202: fireAccepted,
+          401: errorResponse('X-Trigger-Token is missing or wrong.'),
+          404: errorResponse('No enabled webhook trigger has this path.'),
+          429: limited,
+        },
       },
     },
     async (request, reply) => {

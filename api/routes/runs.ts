@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { indexPageRequest, pageRequest, sendPage } from '../pagination';
-import { authErrors, errorSchema, idParams, listQuery } from '../schemas/common';
+import { errorResponse, idParams, listQuery } from '../schemas/common';
 import { createRunBody, runSchema, runStepSchema } from '../schemas/runs';
 import type { RunService } from '../services/run-service';
 import { callerOf, type App } from '../types';
@@ -9,13 +9,13 @@ import { callerOf, type App } from '../types';
 export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: string }): void {
   const { runs } = deps;
   const tags = ['runs'];
-  const itemErrors = { 404: errorSchema, ...authErrors };
 
   app.post(
     '/api/agents/:id/runs',
     {
       schema: {
         tags,
+        summary: 'Run an agent',
         description:
           'Starts a run of the agent: 202 with the queued run; poll GET /api/runs/:id for its status and output, and ' +
           'GET /api/runs/:id/steps for each tool call. It waits as queued while RUN_CONCURRENCY_PER_ACCOUNT runs of the account are ' +
@@ -27,7 +27,7 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
           'Draft and active agents run; a template or a paused agent answers 409.',
         params: idParams,
         body: createRunBody,
-        response: { 202: runSchema, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...itemErrors },
+        response: { 202: runSchema, 409: errorResponse('The agent is a template or paused: it does not run.') },
       },
     },
     async (request, reply) => reply.code(202).send(await runs.create(callerOf(request), request.params.id, request.body)),
@@ -38,18 +38,29 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
     {
       schema: {
         tags,
-        description: 'The runs of the agent, newest first.',
+        summary: 'List an agent\'s runs',
+        description: 'The runs of the agent, newest first, with their status, input and output.',
         params: idParams,
         querystring: listQuery,
-        response: { 200: z.array(runSchema), 400: errorSchema, ...itemErrors },
+        response: { 200: z.array(runSchema) },
       },
     },
     async (request, reply) =>
       sendPage(request, reply, await runs.list(callerOf(request), request.params.id, pageRequest(request.query)), deps.publicBaseUrl),
   );
 
-  app.get('/api/runs/:id', { schema: { tags, params: idParams, response: { 200: runSchema, ...itemErrors } } }, async (request) =>
-    runs.get(callerOf(request), request.params.id),
+  app.get(
+    '/api/runs/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a run',
+        description: 'One run: queued, running, succeeded or failed, with its output or error once finished. Poll it after starting a run.',
+        params: idParams,
+        response: { 200: runSchema },
+      },
+    },
+    async (request) => runs.get(callerOf(request), request.params.id),
   );
 
   app.get(
@@ -57,13 +68,14 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
     {
       schema: {
         tags,
+        summary: "List a run's steps",
         description:
           "The run's steps in the order they are made (index 0 first, not newest first), paged with limit and cursor like every " +
           'list: one step per tool call, planned when the run starts running. A step that finished is never made again, even ' +
           'when the run resumes after a crash.',
         params: idParams,
         querystring: listQuery,
-        response: { 200: z.array(runStepSchema), 400: errorSchema, ...itemErrors },
+        response: { 200: z.array(runStepSchema) },
       },
     },
     async (request, reply) =>

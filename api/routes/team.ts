@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
+import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
 import { createTeamMemberBody, invitationSchema, teamListQuery, teamMemberSchema, updateTeamMemberBody } from '../schemas/team';
 import type { TeamService } from '../services/team-service';
 import { callerOf, type App } from '../types';
@@ -9,16 +9,16 @@ import { callerOf, type App } from '../types';
 export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: string }): void {
   const { team } = deps;
   const tags = ['team'];
-  const itemErrors = { 404: errorSchema, ...authErrors };
 
   app.get(
     '/api/team',
     {
       schema: {
         tags,
+        summary: 'List team members',
         description: 'Members of the caller\'s account, newest first. By default invited and active ones; `status=removed` lists the history.',
         querystring: teamListQuery,
-        response: { 200: z.array(teamMemberSchema), 400: errorSchema, ...authErrors },
+        response: { 200: z.array(teamMemberSchema) },
       },
     },
     async (request, reply) =>
@@ -30,16 +30,29 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
     {
       schema: {
         tags,
-        description: 'Invites a member by email. 409 when a member or open invitation with that email (case-insensitive) exists.',
+        summary: 'Invite a member',
+        description:
+          'Invites a member by email with a role (admin, editor, viewer) and optional permission overrides; the invitee accepts ' +
+          'it with POST /api/invitations/{id}/accept. Your own email is refused (400).',
         body: createTeamMemberBody,
-        response: { 201: teamMemberSchema, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...authErrors },
+        response: { 201: teamMemberSchema, 409: errorResponse('A member or open invitation with this email (in any case) exists.') },
       },
     },
     async (request, reply) => reply.code(201).send(await team.invite(callerOf(request), request.body)),
   );
 
-  app.get('/api/team/:id', { schema: { tags, params: idParams, response: { 200: teamMemberSchema, ...itemErrors } } }, async (request) =>
-    team.get(callerOf(request), request.params.id),
+  app.get(
+    '/api/team/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a team member',
+        description: 'One invited or active member (a removed one answers 404).',
+        params: idParams,
+        response: { 200: teamMemberSchema },
+      },
+    },
+    async (request) => team.get(callerOf(request), request.params.id),
   );
 
   for (const method of ['PUT', 'PATCH'] as const) {
@@ -48,10 +61,11 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
       url: '/api/team/:id',
       schema: {
         tags,
-        description: 'Partial update of role and/or permissions. Permissions merge onto the stored overrides; null removes one.',
+        summary: 'Update a team member',
+        description: 'Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes one.',
         params: idParams,
         body: updateTeamMemberBody,
-        response: { 200: teamMemberSchema, 400: errorSchema, ...itemErrors },
+        response: { 200: teamMemberSchema },
       },
       handler: async (request) => team.update(callerOf(request), request.params.id, request.body),
     });
@@ -62,9 +76,10 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
     {
       schema: {
         tags,
+        summary: 'Remove a team member',
         description: 'Removes the member (or withdraws the invitation); the row stays as history (`GET /api/team?status=removed`).',
         params: idParams,
-        response: { 204: noContent, ...itemErrors },
+        response: { 204: noContent },
       },
     },
     async (request, reply) => {
@@ -78,9 +93,10 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
     {
       schema: {
         tags,
+        summary: 'List your invitations',
         description: 'Open invitations addressed to the caller\'s email, from any account.',
         querystring: listQuery,
-        response: { 200: z.array(invitationSchema), 400: errorSchema, ...authErrors },
+        response: { 200: z.array(invitationSchema) },
       },
     },
     async (request, reply) => sendPage(request, reply, await team.listInvitations(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
@@ -91,9 +107,10 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
     {
       schema: {
         tags,
-        description: 'Accepts an invitation addressed to the caller: the membership becomes active. 404 to anyone else; 409 to the addressee when it is no longer open.',
+        summary: 'Accept an invitation',
+        description: 'Accepts an invitation addressed to the caller: the membership becomes active, with the caller as its user. 404 to anyone else.',
         params: idParams,
-        response: { 200: teamMemberSchema, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...itemErrors },
+        response: { 200: teamMemberSchema, 409: errorResponse('The invitation is no longer open (accepted or withdrawn).') },
       },
     },
     async (request) => team.acceptInvitation(callerOf(request), request.params.id),

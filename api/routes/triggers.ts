@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { agentIdParams, authErrors, errorSchema, idParams, listQuery, noContent } from '../schemas/common';
+import { agentIdParams, errorResponse, idParams, listQuery, noContent } from '../schemas/common';
 import {
   createTriggerBody,
   createUserTriggerBody,
@@ -11,7 +11,16 @@ import {
 import type { TriggerService } from '../services/trigger-service';
 import { callerOf, type App } from '../types';
 
-const QUOTA_403 = '403 when the account already has its quota of triggers, agent and user triggers together (QUOTA_TRIGGERS, default 500).';
+const quotaFull = errorResponse('The account already has its quota of triggers, agent and user triggers together (QUOTA_TRIGGERS, default 500). Nothing is written.');
+const pathTaken = errorResponse('configJson.webhookPath is already in use (by any account).');
+const CONFIG =
+  'configJson depends on type (see the examples): schedule/cron { cronExpression, timezone, overlapPolicy, catchupWindow }, ' +
+  'webhook { webhookPath?, secretToken? } (generated when absent, the token shown in this response only), event ' +
+  '{ eventType, eventFilter }, agent_finished/agent_output { eventType = agent.completed, eventFilter }.';
+const UPDATE =
+  'Partial update (PUT and PATCH alike): any subset of the writable fields. configJson is a JSON merge patch (RFC 7386) onto ' +
+  'the current config (null removes a field; webhookPath or secretToken null generates a new one), unless type changes: then ' +
+  'it is required and replaces the config. The result is validated as a whole, per type.';
 
 /**
  * Agent triggers (`/api/agents/:agentId/triggers`, `/api/triggers/:id`) and standalone user triggers
@@ -19,21 +28,21 @@ const QUOTA_403 = '403 when the account already has its quota of triggers, agent
  */
 export function triggerRoutes(app: App, deps: { triggers: TriggerService; publicBaseUrl: string }): void {
   const { triggers } = deps;
-  const itemErrors = { 404: errorSchema, ...authErrors };
-  const writeErrors = { 400: errorSchema, 409: errorSchema };
 
   // ---- agent triggers ----
   const tags = ['triggers'];
+  const agentMissing = errorResponse('No agent with this id in your account.');
 
   app.get(
     '/api/agents/:agentId/triggers',
     {
       schema: {
         tags,
-        description: 'The triggers of an agent, newest first.',
+        summary: 'List an agent\'s triggers',
+        description: 'The triggers of an agent, newest first, with their fire count and next scheduled fire. Secrets are masked.',
         params: agentIdParams,
         querystring: listQuery,
-        response: { 200: z.array(triggerSchema), 400: errorSchema, ...itemErrors },
+        response: { 200: z.array(triggerSchema), 404: agentMissing },
       },
     },
     async (request, reply) =>
@@ -45,10 +54,11 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
     {
       schema: {
         tags,
-        description: `Creates a trigger of the agent. 409 when configJson.webhookPath is already in use. ${QUOTA_403}`,
+        summary: 'Create an agent trigger',
+        description: `Creates a trigger of the agent; each fire starts a run of it. ${CONFIG}`,
         params: agentIdParams,
         body: createTriggerBody,
-        response: { 201: triggerSchema, ...writeErrors, 403: errorSchema, 422: errorSchema, ...itemErrors },
+        response: { 201: triggerSchema, 403: quotaFull, 404: agentMissing, 409: pathTaken },
       },
     },
     async (request, reply) => reply.code(201).send(await triggers.createForAgent(callerOf(request), request.params.agentId, request.body)),
@@ -62,9 +72,10 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
     {
       schema: {
         tags: userTags,
-        description: 'The standalone triggers of your account, newest first.',
+        summary: 'List user triggers',
+        description: 'The standalone triggers of your account, newest first. Secrets are masked.',
         querystring: listQuery,
-        response: { 200: z.array(triggerSchema), 400: errorSchema, ...authErrors },
+        response: { 200: z.array(triggerSchema) },
       },
     },
     async (request, reply) => sendPage(request, reply, await triggers.listUserTriggers(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
@@ -75,9 +86,12 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
     {
       schema: {
         tags: userTags,
-        description: `Creates a standalone trigger, optionally linked to an agent of your account (agentId; 400 otherwise). ${QUOTA_403}`,
+        summary: 'Create a user trigger',
+        description:
+          'Creates a standalone trigger, optionally linked to an agent of your account (agentId), whose run each fire then starts; ' +
+          `unlinked, each fire emits trigger.fired. ${CONFIG}`,
         body: createUserTriggerBody,
-        response: { 201: triggerSchema, ...writeErrors, 403: errorSchema, 422: errorSchema, ...authErrors },
+        response: { 201: triggerSchema, 400: errorResponse('agentId is not an agent of your account.'), 403: quotaFull, 409: pathTaken },
       },
     },
     async (request, reply) => reply.code(201).send(await triggers.createUserTrigger(callerOf(request), request.body)),
@@ -85,12 +99,17 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
 
   // ---- items of both kinds: each route only ever sees rows of its own scope ----
   const items = [
-    { url: '/api/triggers/:id', scope: 'agent', tags, body: updateTriggerBody },
-    { url: '/api/user-triggers/:id', scope: 'user', tags: userTags, body: updateUserTriggerBody },
+    { url: '/api/triggers/:id', scope: 'agent', kind: 'an agent trigger', tags, body: updateTriggerBody, extra: {} },
+    {
+      url: '/api/user-triggers/:id', scope: 'user', kind: 'a user trigger', tags: userTags, body: updateUserTriggerBody,
+      extra: { 400: errorResponse('agentId is not an agent of your account.') },
+    },
   ] as const;
-  for (const { url, scope, tags, body } of items) {
-    app.get(url, { schema: { tags, params: idParams, response: { 200: triggerSchema, ...itemErrors } } }, async (request) =>
-      triggers.get(callerOf(request), scope, request.params.id),
+  for (const { url, scope, kind, tags, body, extra } of items) {
+    app.get(
+      url,
+      { schema: { tags, summary: `Get ${kind}`, description: 'One trigger; secrets are masked.', params: idParams, response: { 200: triggerSchema } } },
+      async (request) => triggers.get(callerOf(request), scope, request.params.id),
     );
 
     for (const method of ['PUT', 'PATCH'] as const) {
@@ -99,20 +118,31 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
         url,
         schema: {
           tags,
-          description:
-            'Partial update: any subset of the writable fields. configJson is a JSON merge patch onto the current config, ' +
-            'unless type changes (then it is required and replaces it). 409 when configJson.webhookPath is already in use.',
+          summary: `Update ${kind}`,
+          description: UPDATE,
           params: idParams,
           body,
-          response: { 200: triggerSchema, ...writeErrors, ...itemErrors },
+          response: { 200: triggerSchema, ...extra, 409: pathTaken },
         },
         handler: async (request) => triggers.update(callerOf(request), scope, request.params.id, request.body),
       });
     }
 
-    app.delete(url, { schema: { tags, params: idParams, response: { 204: noContent, ...itemErrors } } }, async (request, reply) => {
-      await triggers.delete(callerOf(request), scope, request.params.id);
-      return reply.code(204).send();
-    });
+    app.delete(
+      url,
+      {
+        schema: {
+          tags,
+          summary: `Delete ${kind}`,
+          description: 'Deletes the trigger with its fire history; its schedule is removed from Temporal (204).',
+          params: idParams,
+          response: { 204: noContent },
+        },
+      },
+      async (request, reply) => {
+        await triggers.delete(callerOf(request), scope, request.params.id);
+        return reply.code(204).send();
+      },
+    );
   }
 }

@@ -10,7 +10,7 @@ export const loginBody = z.strictObject({ email: z.string().max(320), password: 
 export const refreshBody = z.strictObject({ refreshToken: z.string().min(1).max(500) }).meta({ id: 'RefreshRequest' });
 
 export const userSchema = z
-  .object({ id: z.uuid(), email: z.string(), name: z.string(), balance: z.int(), createdAt: timestamp })
+  .object({ id: z.uuid(), email: z.string(), name: z.string(), balance: z.int().min(0).describe('Units in your account; never below zero'), createdAt: timestamp })
   .meta({ id: 'User' });
 
 export const tokenPairSchema = z

@@ -2,8 +2,21 @@ import { z } from 'zod';
 
 export const errorSchema = z.object({ message: z.string() }).meta({ id: 'Error' });
 
-/** Error responses every authenticated route can give. */
-export const authErrors = { 401: errorSchema } as const;
+const errorResponses = new WeakSet<z.ZodType>([errorSchema]);
+
+/**
+ * An error response of a route, described by when the route gives it ("configJson.webhookPath is
+ * already in use"). The statuses every route shares (400 for bad input, 401, 404 for ids, 413, 415,
+ * Idempotency-Key's 409 and 422) are added and described by the docs plugin (plugins/docs.ts).
+ */
+export function errorResponse(when?: string): z.ZodType {
+  const response = when ? errorSchema.describe(when) : errorSchema;
+  errorResponses.add(response);
+  return response;
+}
+
+/** Whether a response schema is an error's `{ message }` (errorSchema or an errorResponse). */
+export const isErrorResponse = (schema: unknown): boolean => errorResponses.has(schema as z.ZodType);
 
 /**
  * An email address as SMTP can carry it (RFC 5321: at most 64 characters before the @ and 254 in all);

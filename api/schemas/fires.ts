@@ -17,6 +17,19 @@ export const fireSchema = z
   })
   .meta({ id: 'Fire' });
 
+export const fireParams = z.object({ id: z.uuid(), fireId: z.uuid() });
+
+export const fireDetailSchema = fireSchema
+  .extend({
+    payload: z
+      .unknown()
+      .describe(
+        "What it fired with: manual: the body's payload; webhook: the JSON body its hook received; event: the event's data; " +
+          'schedule: null. A linked agent run gets it as input.payload.',
+      ),
+  })
+  .meta({ id: 'FireDetail' });
+
 export const fireBody = z
   .strictObject({
     payload: z.unknown().optional().describe('Any JSON value; handed to the linked agent\'s run as input.payload'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonObject, maxJsonBytes, timestamp } from './common';
+import { documentedAs, typedUpdateDocumentation } from './documentation';
 
 export const TOOL_TYPES = ['dex_pairs', 'prediction_markets', 'coin_prices', 'custom'] as const;
 export type ToolType = (typeof TOOL_TYPES)[number];
@@ -64,14 +65,37 @@ const name = z.string().trim().min(1).max(200);
 const description = z.string().max(2000);
 const enabled = z.boolean().describe('Default true');
 
+/** A body that creates a tool of each type (the create's examples in the OpenAPI document). */
+const CREATE_EXAMPLES: Record<ToolType, Record<string, unknown>> = {
+  dex_pairs: {
+    type: 'dex_pairs', name: 'SOL/USDC', configJson: { chainIds: ['solana'], pairAddresses: ['58oQChx4yWmvKdwLLZzBi4ChoCc2fqCUWBkwMihLYQo2'] },
+  },
+  prediction_markets: { type: 'prediction_markets', name: 'Election odds', configJson: { marketIds: ['253591'] } },
+  coin_prices: { type: 'coin_prices', name: 'prices', description: 'Spot prices in USD', configJson: { coinIds: ['bitcoin', 'ethereum'] } },
+  custom: {
+    type: 'custom',
+    name: 'CRM lookup',
+    description: 'Finds the customer of the input\'s email',
+    configJson: {
+      endpoint: 'https://crm.example.com/api/customers/search',
+      method: 'POST',
+      headers: { Authorization: 'Bearer replace-with-your-crm-token', 'Content-Type': 'application/json' },
+      bodyTemplate: '{"email": {{input.email}}}',
+      responseMapping: { customerId: 'data.id', plan: 'data.plan' },
+    },
+  },
+};
+
 const createOf = <T extends ToolType>(type: T) =>
-  z.strictObject({
-    type: z.literal(type),
-    name,
-    description: description.optional().describe('Default ""'),
-    configJson: toolConfigSchemas[type],
-    enabled: enabled.optional(),
-  });
+  z
+    .strictObject({
+      type: z.literal(type),
+      name,
+      description: description.optional().describe('Default ""'),
+      configJson: toolConfigSchemas[type],
+      enabled: enabled.optional(),
+    })
+    .meta({ title: type, examples: [CREATE_EXAMPLES[type]] });
 
 /** A union on `type`, so each type's config is documented and an error names the config field that is wrong. */
 export const createToolBody = z
@@ -81,18 +105,32 @@ export const createToolBody = z
   .meta({ id: 'CreateTool' });
 export type CreateToolInput = z.infer<typeof createToolBody>;
 
-export const updateToolBody = z
-  .strictObject({
-    type: z.enum(TOOL_TYPES).describe('Changing the type needs configJson, which then replaces the config'),
-    name,
-    description,
-    configJson: maxJsonBytes(jsonObject, 131_072).describe(
-      'A JSON merge patch (RFC 7386) onto the current config (null removes a key), unless type changes: then the whole new config',
-    ),
-    enabled,
-  })
-  .partial()
-  .meta({ id: 'UpdateTool' });
+// configJson is validated by the service once merged onto the stored config, whose type the route cannot know.
+export const updateToolBody = documentedAs(
+  z
+    .strictObject({
+      type: z.enum(TOOL_TYPES).describe('Changing the type needs configJson, which then replaces the config'),
+      name,
+      description,
+      configJson: maxJsonBytes(jsonObject, 131_072).describe(
+        'A JSON merge patch (RFC 7386) onto the current config (null removes a key), unless type changes: then the whole new config',
+      ),
+      enabled,
+    })
+    .partial(),
+  typedUpdateDocumentation({
+    types: TOOL_TYPES,
+    configOf: (type) => toolConfigSchemas[type],
+    fields: { name: name.optional(), description: description.optional(), enabled: enabled.optional() },
+    examples: {
+      dex_pairs: { configJson: { pairAddresses: ['58oQChx4yWmvKdwLLZzBi4ChoCc2fqCUWBkwMihLYQo2', 'Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE'] } },
+      prediction_markets: { configJson: { marketIds: ['253591', '253597'] } },
+      coin_prices: { name: 'sol price', configJson: { coinIds: ['solana'] } },
+      custom: { configJson: { headers: { 'X-Request-Source': 'agent-platform' }, responseMapping: null } },
+    },
+    sameTypeExample: { enabled: false },
+  }).meta({ id: 'UpdateTool', description: 'Any subset of the writable fields; with type, configJson follows it' }),
+);
 export type UpdateToolInput = z.infer<typeof updateToolBody>;
 
 

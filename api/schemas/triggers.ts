@@ -4,6 +4,7 @@ import { DAY_MS, tryParseDuration } from '../../lib/durations';
 import { eventFilterSchema, eventFilterShape } from '../../lib/event-filter';
 import { EVENT_TYPES } from '../../lib/events';
 import { jsonObject, maxJsonBytes, timestamp } from './common';
+import { documentedAs, typedUpdateDocumentation } from './documentation';
 
 export const TRIGGER_TYPES = ['schedule', 'cron', 'webhook', 'event', 'agent_finished', 'agent_output'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -25,7 +26,11 @@ const cronExpression = z
   .superRefine((value, ctx) => {
     const problem = cronExpressionProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
+  })
+  .describe(
+    '5 fields (6 with seconds first), @yearly … @hourly, or @every <duration> (1s–365d). Refused: a year field, L W # ? H, ' +
+      'and restricting both day-of-month and day-of-week',
+  );
 
 const timezone = z
   .string()
@@ -47,13 +52,17 @@ const catchupWindow = z
     else if (parsed.ms < MIN_CATCHUP_MS) ctx.addIssue({ code: 'custom', message: 'must be at least 10s' });
     else if (parsed.ms > MAX_CATCHUP_MS) ctx.addIssue({ code: 'custom', message: 'must be at most 365d' });
   })
-  .default('1h');
+  .default('1h')
+  .describe('How late a fire missed while Temporal was down may still run (10s–365d; 90s, 10m, 1h30m, 2d)');
 
 /** schedule and cron triggers. */
 export const scheduleConfigInput = z.strictObject({
   cronExpression,
   timezone,
-  overlapPolicy: z.enum(OVERLAP_POLICIES).default('skip'),
+  overlapPolicy: z
+    .enum(OVERLAP_POLICIES)
+    .default('skip')
+    .describe("Temporal's policy for a fire due while the previous fire workflow still runs (a fire only records itself and queues the run)"),
   catchupWindow,
 });
 
@@ -62,11 +71,18 @@ export const webhookConfigInput = z.strictObject({
   webhookPath: z
     .string()
     .regex(WEBHOOK_PATH, 'must be 3–100 characters of lower-case letters, digits, _ and -, starting with a letter or digit')
-    .optional(),
-  secretToken: z.string().min(16).max(256).regex(SECRET_TOKEN, 'must be printable ASCII without spaces').optional(),
+    .optional()
+    .describe('The hook is POST /api/hooks/triggers/{webhookPath}; unique across all accounts (409 when taken); 24 hex characters generated when absent'),
+  secretToken: z
+    .string()
+    .min(16)
+    .max(256)
+    .regex(SECRET_TOKEN, 'must be printable ASCII without spaces')
+    .optional()
+    .describe('What callers send in X-Trigger-Token; 32 random bytes (base64url) generated when absent. A secret: shown in full only in the response that set it'),
 });
 
-const eventType = z.enum(EVENT_TYPES);
+const eventType = z.enum(EVENT_TYPES).describe('The event type that fires the trigger');
 
 /** event triggers: eventType is required. */
 export const eventConfigInput = z.strictObject({ eventType, eventFilter: eventFilterSchema.default({}) });
@@ -110,25 +126,120 @@ const writable = {
 
 const agentIdField = z.uuid().nullable().describe('Links the trigger to an agent of your account; null for none');
 
-export const createTriggerBody = z
-  .strictObject({ ...writable, configJson: writable.configJson.optional(), enabled: writable.enabled.optional() })
-  .meta({ id: 'CreateTrigger' });
+// What validates: configJson is checked per type by the service (configSchemaFor), so that an update's
+// merge patch can be checked once merged, and errors name body.configJson.<field>.
+const createBody = z.strictObject({ ...writable, configJson: writable.configJson.optional(), enabled: writable.enabled.optional() });
+const updateBody = z.strictObject(writable).partial();
+const createUserBody = createBody.extend({ agentId: agentIdField.optional() });
+const updateUserBody = updateBody.extend({ agentId: agentIdField.optional() });
 
-export const updateTriggerBody = z.strictObject(writable).partial().meta({ id: 'UpdateTrigger' });
+// What the OpenAPI document shows (documentation.ts): the same bodies as a union on type, each type with
+// its config schema and a working example.
 
-export const createUserTriggerBody = z
-  .strictObject({
-    ...writable,
-    configJson: writable.configJson.optional(),
-    enabled: writable.enabled.optional(),
-    agentId: agentIdField.optional(),
-  })
-  .meta({ id: 'CreateUserTrigger' });
+/** An eventFilter as JSON Schema can say it (eventFilterSchema checks paths, sizes and patterns in code). */
+const documentedEventFilter = eventFilterShape.describe(
+  'Up to 20 keys: dotted paths into the event\'s data (agent_output: into the run\'s output); each value is a JSON scalar that must ' +
+    'be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches.',
+);
 
-export const updateUserTriggerBody = z
-  .strictObject({ ...writable, agentId: agentIdField })
-  .partial()
-  .meta({ id: 'UpdateUserTrigger' });
+const documentedConfigs = {
+  // timezone without its transform (the canonical spelling): zod's JSON Schema leaves out the examples of
+  // anything holding a transform, since they might be its output.
+  schedule: scheduleConfigInput
+    .extend({ timezone: z.string().default('UTC').describe('IANA time zone the expression is read in; stored in the spelling Temporal looks up (utc → UTC)') })
+    .meta({ id: 'ScheduleTriggerConfig', description: 'schedule and cron triggers' }),
+  webhook: webhookConfigInput.meta({ id: 'WebhookTriggerConfig', description: 'webhook triggers' }),
+  event: eventConfigInput.extend({ eventFilter: documentedEventFilter.default({}) }).meta({ id: 'EventTriggerConfig', description: 'event triggers' }),
+  agentEvent: agentEventConfigInput
+    .extend({ eventFilter: documentedEventFilter.default({}) })
+    .meta({ id: 'AgentEventTriggerConfig', description: 'agent_finished and agent_output triggers' }),
+};
+
+/** Per type: its documented config, whether a create needs one, and an example body that creates one. */
+const TRIGGER_TYPE_DOCS = {
+  schedule: {
+    config: documentedConfigs.schedule,
+    required: true,
+    example: { type: 'schedule', name: 'Hourly digest', configJson: { cronExpression: '@every 1h' } },
+  },
+  cron: {
+    config: documentedConfigs.schedule,
+    required: true,
+    example: {
+      type: 'cron', name: 'Weekday standup', configJson: { cronExpression: '0 9 * * 1-5', timezone: 'Europe/Paris', overlapPolicy: 'skip', catchupWindow: '10m' },
+    },
+  },
+  webhook: {
+    config: documentedConfigs.webhook,
+    required: false,
+    // No webhookPath: it is unique across accounts, so an example that names one works once.
+    example: { type: 'webhook', name: 'From the CRM', configJson: {} },
+  },
+  event: {
+    config: documentedConfigs.event,
+    required: true,
+    example: { type: 'event', name: 'New pull request', configJson: { eventType: 'webhook.received', eventFilter: { 'payload.action': 'opened' } } },
+  },
+  agent_finished: {
+    config: documentedConfigs.agentEvent,
+    required: false,
+    example: { type: 'agent_finished', name: 'After any failed run', configJson: { eventType: 'agent.failed' } },
+  },
+  agent_output: {
+    config: documentedConfigs.agentEvent,
+    required: false,
+    example: { type: 'agent_output', name: 'Price alert', configJson: { eventFilter: { 'tools.prices.result.bitcoin.usd': { $regex: '^1[0-9]{5}' } } } },
+  },
+} satisfies Record<TriggerType, { config: z.ZodObject; required: boolean; example: { type: TriggerType } & Record<string, unknown> }>;
+
+/** An update's example per type: one field or two, merged onto the current config. */
+const UPDATE_EXAMPLES: Record<TriggerType, Record<string, unknown>> = {
+  schedule: { configJson: { cronExpression: '@every 30m' } },
+  cron: { configJson: { timezone: 'America/New_York' } },
+  webhook: { configJson: { secretToken: null } },
+  event: { configJson: { eventFilter: { 'payload.action': 'closed' } } },
+  agent_finished: { name: 'After any successful run', configJson: { eventType: 'agent.completed' } },
+  agent_output: { enabled: false },
+};
+
+function documentedTriggerBodies(extra: z.ZodRawShape) {
+  const { name, enabled } = writable;
+  const create = TRIGGER_TYPES.map((type) => {
+    const { config, required, example } = TRIGGER_TYPE_DOCS[type];
+    return z
+      .strictObject({ type: z.literal(type), name, configJson: required ? config : config.optional(), enabled: enabled.optional(), ...extra })
+      .meta({ title: type, examples: [example] });
+  });
+  return {
+    create: z.discriminatedUnion('type', create as [(typeof create)[number], ...typeof create]),
+    update: typedUpdateDocumentation({
+      types: TRIGGER_TYPES,
+      configOf: (type) => TRIGGER_TYPE_DOCS[type].config,
+      fields: { name: name.optional(), enabled: enabled.optional(), ...extra },
+      examples: UPDATE_EXAMPLES,
+      sameTypeExample: { name: 'Renamed', enabled: true },
+    }),
+  };
+}
+
+const agentTriggerDocs = documentedTriggerBodies({});
+const userTriggerDocs = documentedTriggerBodies({ agentId: agentIdField.optional() });
+
+const CREATE_DESCRIPTION = 'A trigger of one type, with that type\'s config (configJson: at most 16 KiB serialized)';
+
+export const createTriggerBody = documentedAs(createBody, agentTriggerDocs.create.meta({ id: 'CreateTrigger', description: CREATE_DESCRIPTION }));
+export const updateTriggerBody = documentedAs(
+  updateBody,
+  agentTriggerDocs.update.meta({ id: 'UpdateTrigger', description: 'Any subset of the writable fields; with type, configJson follows it' }),
+);
+export const createUserTriggerBody = documentedAs(
+  createUserBody,
+  userTriggerDocs.create.meta({ id: 'CreateUserTrigger', description: CREATE_DESCRIPTION }),
+);
+export const updateUserTriggerBody = documentedAs(
+  updateUserBody,
+  userTriggerDocs.update.meta({ id: 'UpdateUserTrigger', description: 'Any subset of the writable fields; with type, configJson follows it' }),
+);
 
 /** What the service takes; the agent-trigger bodies are the same without agentId. */
 export type CreateTriggerInput = z.infer<typeof createUserTriggerBody>;

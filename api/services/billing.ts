@@ -4,7 +4,8 @@ import { PaymentRequiredError } from '../errors';
 
 /**
  * Charges the account inside the caller's transaction, so the charge and the thing paid for commit
- * or roll back together. Throws 402 when the balance is short.
+ * or roll back together. Throws 402 when the balance is short, saying the price and the balance (read in
+ * the same transaction, after the refused charge), so the caller knows how far short it is.
  */
 export async function charge(
   accounts: AccountsRepository,
@@ -13,5 +14,7 @@ export async function charge(
 ): Promise<void> {
   if (input.amount <= 0) return;
   const entry = await accounts.applyLedgerEntry({ ...input, amount: -input.amount }, tx);
-  if (!entry) throw new PaymentRequiredError(`Insufficient balance: this costs ${input.amount} units`);
+  if (entry) return;
+  const balance = (await accounts.findById(input.accountId, tx))?.balance ?? 0;
+  throw new PaymentRequiredError(`Insufficient balance: this costs ${input.amount} units and the balance is ${balance}`);
 }

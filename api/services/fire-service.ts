@@ -5,7 +5,7 @@ import type { TriggerScope, TriggersRepository } from '../../db/repositories/tri
 import { startFire } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
-import { toFire } from '../mappers';
+import { toFire, toFireDetail } from '../mappers';
 import type { Caller } from './auth-service';
 
 /**
@@ -26,6 +26,14 @@ export function createFireService(deps: { db: Db; triggers: TriggersRepository; 
       await requireTrigger(caller, scope, id);
       const result = await fires.listForTrigger(caller.accountId, id, page);
       return { ...result, items: result.items.map(toFire) };
+    },
+
+    /** One fire of the trigger, with the payload it fired with (a hook's body, an event's data, …). */
+    async get(caller: Caller, scope: TriggerScope, id: string, fireId: string) {
+      await requireTrigger(caller, scope, id);
+      const row = await fires.findForTrigger(caller.accountId, id, fireId);
+      if (!row) throw new NotFoundError('Fire');
+      return toFireDetail(row);
     },
 
     /**

@@ -15,6 +15,11 @@ export interface FireListRow {
   created_at: Date;
 }
 
+/** One fire as `GET …/fires/:fireId` shows it: the list's row and the payload it fired with. */
+export interface FireDetailRow extends FireListRow {
+  payload: unknown;
+}
+
 /** A fire as recordFire writes it. */
 export interface NewFire {
   /** Given by the API for manual and hook fires (it answered with it); generated otherwise. */
@@ -66,6 +71,18 @@ export function createFiresRepository(db: Queryable) {
         [triggerId, accountId, ...k.params],
       );
       return toPage(rows, page.limit, (r) => r);
+    },
+
+    /** One fire of the trigger with its payload, or null (unknown, or another trigger's or account's). */
+    async findForTrigger(accountId: string, triggerId: string, fireId: string, q: Queryable = db): Promise<FireDetailRow | null> {
+      const { rows } = await q.query<FireDetailRow>(
+        `SELECT f.id, f.source, f.run_id, f.scheduled_at, f.created_at, f.payload,
+           CASE WHEN f.status = 'skipped' THEN 'skipped' WHEN r.id IS NOT NULL THEN r.status ELSE 'fired' END AS state
+         FROM fires f LEFT JOIN runs r ON r.id = f.run_id
+         WHERE f.id = $1 AND f.trigger_id = $2 AND f.account_id = $3`,
+        [fireId, triggerId, accountId],
+      );
+      return rows[0] ?? null;
     },
   };
 }

@@ -56,7 +56,7 @@ describe('agents (DESIGN §4)', () => {
     for (let i = 0; i < 10; i++) assert.equal((await call(user, 'POST', '/api/agents', { name: `a${i}` })).statusCode, 201);
     const res = await call(user, 'POST', '/api/agents', { name: 'one too many' });
     assert.equal(res.statusCode, 402);
-    assert.deepEqual(Object.keys(res.json()), ['message']);
+    assert.deepEqual(res.json(), { message: 'Insufficient balance: this costs 100 units and the balance is 0' });
     assert.equal(await balanceOf(user), 0);
     assert.equal((await call(user, 'GET', '/api/agents?limit=200')).json().length, 10);
     // A template is still free at zero balance.
@@ -79,6 +79,7 @@ describe('agents (DESIGN §4)', () => {
     assert.equal(await balanceOf(user), 0);
     const refused = await call(user, 'PATCH', `/api/agents/${tpl.id}`, { status: 'draft', name: 'renamed' });
     assert.equal(refused.statusCode, 402);
+    assert.equal(refused.json().message, 'Insufficient balance: this costs 100 units and the balance is 0');
     const after = (await call(user, 'GET', `/api/agents/${tpl.id}`)).json();
     assert.equal(after.status, 'template');
     assert.equal(after.name, 'T', 'nothing half-written');
@@ -179,5 +180,24 @@ describe('agents (DESIGN §4)', () => {
     const { ids, pages } = await readAllPages(app, user, '/api/agents?limit=3');
     assert.equal(pages, 3);
     assert.deepEqual(ids, [...created].reverse());
+  });
+});
+
+describe('a 402 says the price and the balance', () => {
+  let app: TestApp;
+  let close: () => Promise<void>;
+
+  before(async () => {
+    ({ app, close } = await startTestApp({ AGENT_CREATE_COST: '300' }));
+  });
+  after(() => close());
+
+  it('names both when the balance is short but not empty', async () => {
+    const user = await registerUser(app);
+    const create = () => app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'costly' } });
+    for (let i = 0; i < 3; i++) assert.equal((await create()).statusCode, 201);
+    const refused = await create();
+    assert.equal(refused.statusCode, 402);
+    assert.deepEqual(refused.json(), { message: 'Insufficient balance: this costs 300 units and the balance is 100' });
   });
 });

@@ -84,6 +84,22 @@ describe('bad input on every write and list route', () => {
     assert.equal(checked, routes.length * bodies.length);
   });
 
+  it('refuses a "__proto__" key (valid JSON) with a 400 that says so, at any depth, on every write route and the hooks', async () => {
+    const cases = [
+      ['{"name":"x","__proto__":{"admin":true}}', 'body: "__proto__" is not allowed as a key'],
+      ['{"name":"x","configJson":{"eventFilter":{"__proto__":1}}}', 'body.configJson.eventFilter: "__proto__" is not allowed as a key'],
+      ['{"configJson":{"constructor":{"prototype":{"admin":true}}}}', 'body.configJson.constructor: "prototype" is not allowed as a key inside "constructor"'],
+    ] as const;
+    const hooks = ['/api/hooks/webhooks/0b5e8f2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b', '/api/hooks/triggers/some-path'].map((url) => ({ method: 'POST' as const, url }));
+    for (const { method, url } of [...routes, ...hooks]) {
+      for (const [body, message] of cases) {
+        const res = await call(method, url, body);
+        assert.equal(res.statusCode, 400, `${method} ${url} ${body}: ${res.body}`);
+        assert.deepEqual(res.json(), { message }, `${method} ${url} ${body}`);
+      }
+    }
+  });
+
   it('answers 400, never 500, for a crafted cursor on every list route', async () => {
     const paths: Record<string, { get?: { parameters?: { in: string; name: string }[] } }> =
       (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths;

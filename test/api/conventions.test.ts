@@ -27,6 +27,36 @@ describe('API conventions (DESIGN §2)', () => {
     assert.match(assertOnlyMessage(res.body), /not found/);
   });
 
+  it('answers 405 { message } with Allow for an unknown method on a known path, with or without a credential', async () => {
+    const cases = [
+      ['DELETE', '/api/agents', 'GET, HEAD, POST'],
+      ['POST', `/api/agents/${crypto.randomUUID()}`, 'DELETE, GET, HEAD, PATCH, PUT'],
+      ['PUT', '/api/health?x=1', 'GET, HEAD'],
+      ['GET', '/api/auth/login/', 'POST'],
+      ['OPTIONS', '/api/hooks/triggers/some-path', 'POST'],
+    ] as const;
+    for (const [method, url, allow] of cases) {
+      for (const headers of [{}, user.auth]) {
+        const res = await app.inject({ method, url, headers });
+        assert.equal(res.statusCode, 405, `${method} ${url}: ${res.body}`);
+        assert.equal(res.headers.allow, allow, `${method} ${url}`);
+        assert.match(assertOnlyMessage(res.body), new RegExp(`^Method ${method} is not allowed on /api/`));
+        assert.equal(res.headers['api-version'], '1');
+      }
+    }
+    // Unknown paths stay 404, whatever the method.
+    for (const method of ['GET', 'DELETE'] as const) assert.equal((await app.inject({ method, url: '/api/agents/x/y/z' })).statusCode, 404);
+  });
+
+  it('answers { message } for what the router refuses before any route: a too-long path segment (404), bad percent-encoding (400)', async () => {
+    const long = await app.inject({ method: 'GET', url: `/api/agents/${'x'.repeat(150)}`, headers: user.auth });
+    assert.equal(long.statusCode, 404);
+    assertOnlyMessage(long.body);
+    const bad = await app.inject({ method: 'GET', url: '/api/agents/%zz', headers: user.auth });
+    assert.equal(bad.statusCode, 400);
+    assertOnlyMessage(bad.body);
+  });
+
   it('answers 400 { message } for malformed JSON', async () => {
     const res = await app.inject({
       method: 'POST', url: '/api/agents', headers: { ...user.auth, 'content-type': 'application/json' }, payload: '{"name": ',

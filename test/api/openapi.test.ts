@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { registerUser, startTestApp, type TestApp } from '../helpers/app';
 
 interface Operation {
+  summary?: string;
+  description?: string;
   parameters?: { in: string; name: string }[];
-  requestBody?: { content: Record<string, { schema?: unknown }> };
-  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  requestBody?: { content: Record<string, { schema?: unknown; examples?: Record<string, { value: Record<string, unknown> }> }> };
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
   security?: unknown[];
 }
 
@@ -14,10 +16,13 @@ describe('OpenAPI document covers every route', () => {
   let app: TestApp;
   let close: () => Promise<void>;
   let paths: Record<string, Record<string, Operation>>;
+  let components: Record<string, Record<string, unknown>>;
 
   before(async () => {
     ({ app, close } = await startTestApp());
-    paths = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths;
+    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    ({ paths } = doc);
+    components = doc.components.schemas;
   });
   after(() => close());
 
@@ -39,8 +44,10 @@ describe('OpenAPI document covers every route', () => {
       '/api/invitations/{id}/accept': ['post'],
       // The engine (issue 4).
       '/api/triggers/{id}/fires': ['get'],
+      '/api/triggers/{id}/fires/{fireId}': ['get'],
       '/api/triggers/{id}/fire': ['post'],
       '/api/user-triggers/{id}/fires': ['get'],
+      '/api/user-triggers/{id}/fires/{fireId}': ['get'],
       '/api/user-triggers/{id}/fire': ['post'],
       '/api/webhooks/{id}/deliveries': ['get'],
       '/api/webhooks/{id}/deliveries/{deliveryId}/retry': ['post'],
@@ -93,5 +100,122 @@ describe('OpenAPI document covers every route', () => {
     for (const field of ['index', 'type', 'name', 'input', 'output', 'error', 'usage', 'startedAt', 'finishedAt']) {
       assert.ok(step.properties[field], `RunStep.${field} undocumented`);
     }
+  });
+
+  it('gives each operation a summary, a description and every status it can answer, each described', () => {
+    const publicPaths = /^\/api\/(health(\/db|\/temporal)?|auth\/(register|login|refresh|logout)|hooks\/.*)$/;
+    const rateLimited = /^\/api\/(auth\/(register|login|refresh|logout)|hooks\/.*)$/;
+    const problems: string[] = [];
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        const isPublic = Array.isArray(op.security) && op.security.length === 0;
+        const query = op.parameters?.some((p) => p.in === 'query' || p.in === 'header');
+        const carriesBody = ['post', 'put', 'patch', 'delete'].includes(method);
+        const expected = new Set<string>();
+        if (carriesBody) ['400', '413', '415'].forEach((s) => expected.add(s));
+        if (query) expected.add('400');
+        if (!isPublic) expected.add('401');
+        if (/\{\w+\}/.test(path)) expected.add('404');
+        if (method === 'post' && !isPublic) ['409', '422'].forEach((s) => expected.add(s));
+        if (rateLimited.test(path)) expected.add('429');
+
+        if (!op.summary?.trim()) problems.push(`${name}: no summary`);
+        if (!op.description?.trim()) problems.push(`${name}: no description`);
+        if (isPublic !== publicPaths.test(path)) problems.push(`${name}: ${isPublic ? 'public' : 'requires a credential'}, unexpectedly`);
+        for (const status of expected) if (!op.responses[status]) problems.push(`${name}: ${status} undocumented`);
+        if (method === 'post' && !isPublic && !op.parameters?.some((p) => p.in === 'header' && p.name === 'idempotency-key')) {
+          problems.push(`${name}: Idempotency-Key undocumented`);
+        }
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (!response.description || response.description === 'Default Response') problems.push(`${name}: ${status} has no description`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it('calls the server the document was loaded from (a relative servers entry)', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    assert.deepEqual(doc.servers.map((s: { url: string }) => s.url), ['/']);
+    const page = await app.inject({ method: 'GET', url: '/api/docs/static/index.html' });
+    assert.match(page.headers['content-security-policy'] as string, /connect-src 'self'(;|$)/);
+  });
+
+  /** The request body's variants (oneOf / anyOf, through $refs) with their `type` and example. */
+  function variantsOf(op: Operation) {
+    const schemas = components;
+    const resolve = (s: Record<string, unknown>): Record<string, unknown> =>
+      typeof s.$ref === 'string' ? schemas[s.$ref.replace('#/components/schemas/', '')]! : s;
+    const walk = (s: Record<string, unknown>): Record<string, unknown>[] => {
+      const r = resolve(s);
+      const options = (r.oneOf ?? r.anyOf) as Record<string, unknown>[] | undefined;
+      return options ? options.flatMap(walk) : [r];
+    };
+    return walk(op.requestBody!.content['application/json']!.schema as Record<string, unknown>).map((v) => ({
+      type: ((v.properties as Record<string, { const?: string }>).type?.const) ?? null,
+      config: (v.properties as Record<string, Record<string, unknown>>).configJson,
+      examples: v.examples as Record<string, unknown>[] | undefined,
+    }));
+  }
+
+  it('documents configJson per type, on create and on update, as a union on type with an example each', () => {
+    const TYPES = {
+      triggers: ['schedule', 'cron', 'webhook', 'event', 'agent_finished', 'agent_output'],
+      tools: ['dex_pairs', 'prediction_markets', 'coin_prices', 'custom'],
+      connectors: ['discord', 'slack', 'telegram'],
+    };
+    const bodies = [
+      ['post', '/api/agents/{agentId}/triggers', TYPES.triggers, false], ['post', '/api/user-triggers', TYPES.triggers, false],
+      ['patch', '/api/triggers/{id}', TYPES.triggers, true], ['put', '/api/user-triggers/{id}', TYPES.triggers, true],
+      ['post', '/api/agents/{agentId}/tools', TYPES.tools, false], ['patch', '/api/tools/{id}', TYPES.tools, true],
+      ['post', '/api/agents/{agentId}/connectors', TYPES.connectors, false], ['put', '/api/connectors/{id}', TYPES.connectors, true],
+    ] as const;
+    for (const [method, path, types, isUpdate] of bodies) {
+      const variants = variantsOf(paths[path]![method]!);
+      const where = `${method.toUpperCase()} ${path}`;
+      assert.deepEqual(variants.map((v) => v.type), isUpdate ? [...types, null] : [...types], where);
+      for (const variant of variants) {
+        assert.equal(variant.examples?.length, 1, `${where} ${variant.type}: one example`);
+        const config = variant.config?.$ref ? components[String(variant.config.$ref).split('/').pop()!] : variant.config;
+        // A real schema per type: its fields, never a free-form object.
+        if (variant.type) assert.ok(config?.properties && config.additionalProperties === false, `${where} ${variant.type}: configJson is free-form`);
+      }
+      const named = paths[path]![method]!.requestBody!.content['application/json']!.examples!;
+      assert.deepEqual(Object.keys(named), variants.map((v) => v.type ?? 'same type'), `${where}: Swagger UI's examples`);
+    }
+  });
+
+  it('has examples that the API accepts: each creates its type, each update applies to one of that type', async () => {
+    const user = await registerUser(app);
+    const call = async (method: 'POST' | 'PATCH' | 'PUT', url: string, payload: Record<string, unknown>, status: number) => {
+      const res = await app.inject({ method, url, headers: user.auth, payload });
+      assert.equal(res.statusCode, status, `${method} ${url} ${JSON.stringify(payload)}: ${res.body}`);
+      return res.json();
+    };
+    const agent = (await call('POST', '/api/agents', { name: 'Examples', status: 'template' }, 201)).id;
+    const resources = [
+      ['/api/agents/{agentId}/triggers', '/api/triggers/{id}'], ['/api/user-triggers', '/api/user-triggers/{id}'],
+      ['/api/agents/{agentId}/tools', '/api/tools/{id}'], ['/api/agents/{agentId}/connectors', '/api/connectors/{id}'],
+    ] as const;
+    let checked = 0;
+    for (const [list, item] of resources) {
+      const created = new Map<string, string>();
+      for (const { type, examples } of variantsOf(paths[list]!.post!)) {
+        const body = await call('POST', list.replace('{agentId}', agent), examples![0]!, 201);
+        assert.equal(body.type, type);
+        created.set(type!, body.id);
+      }
+      for (const method of ['patch', 'put'] as const) {
+        for (const { type, examples } of variantsOf(paths[item]![method]!)) {
+          // The example without a type patches whichever type the resource has: the first one created.
+          const id = created.get(type ?? [...created.keys()][0]!)!;
+          const body = await call(method.toUpperCase() as 'PATCH', item.replace('{id}', id), examples![0]!, 200);
+          if (type) assert.equal(body.type, type);
+          checked++;
+        }
+      }
+    }
+    assert.equal(checked, 2 * (7 + 7 + 5 + 4));
   });
 });

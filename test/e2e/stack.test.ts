@@ -31,7 +31,8 @@ describe('end to end: the real API and worker processes over HTTP', () => {
       LOG_LEVEL: 'warn',
     };
     api = startProcess('api/server.ts', env);
-    worker = startProcess('worker/main.ts', env);
+    // At the default level, to see what an operator sees at every start.
+    worker = startProcess('worker/main.ts', { ...env, LOG_LEVEL: 'info' });
     await waitFor('the API to answer /api/health', async () => (await fetch(`${base}/api/health`)).ok, 60_000).catch((err) => {
       throw new Error(`${err}\n--- api output ---\n${api.output()}`);
     });
@@ -79,6 +80,16 @@ describe('end to end: the real API and worker processes over HTTP', () => {
     } finally {
       await connection.close();
     }
+  });
+
+  it('the worker says in a few lines that it started: no bundle report, no SDK chatter', async () => {
+    await waitFor('the worker to poll', async () => worker.output().includes('[worker] polling task queue'), 60_000);
+    const lines = worker.output().trimEnd().split('\n');
+    assert.deepEqual(
+      lines.map((line) => line.replace(/\(.*$/, '').trim()),
+      ['[worker] workflows bundled', '[worker] polling task queue on ' + process.env.TEMPORAL_ADDRESS],
+      worker.output(),
+    );
   });
 
   it('both processes shut down cleanly on SIGTERM', async () => {

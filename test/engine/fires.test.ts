@@ -139,6 +139,44 @@ describe('fires API', () => {
     assert.equal(rows[0].n, 0);
   });
 
+  it('shows one fire with its payload (a webhook trigger\'s hook body too); 404 for another account\'s, trigger\'s or an unknown fire', async () => {
+    const res = await call('POST', '/api/user-triggers', { name: 'Hooked', type: 'webhook' });
+    assert.equal(res.statusCode, 201, res.body);
+    const { id, configJson } = res.json();
+    const url = `/api/user-triggers/${id}`;
+    const hooked = await h.app.inject({
+      method: 'POST', url: `/api/hooks/triggers/${configJson.webhookPath}`, headers: { 'x-trigger-token': configJson.secretToken }, payload: { order: 42 },
+    });
+    assert.equal(hooked.statusCode, 202, hooked.body);
+    const { fireId } = hooked.json();
+    const row = await recorded(fireId);
+
+    const shown = await call('GET', `${url}/fires/${fireId}`);
+    assert.equal(shown.statusCode, 200, shown.body);
+    assert.deepEqual(shown.json(), {
+      id: fireId, firedAt: row.created_at.toISOString(), source: 'webhook', runId: null, status: 'fired', scheduledAt: null, payload: { order: 42 },
+    });
+    // A manual fire without a payload shows null.
+    const manual = await fire(url);
+    await recorded(manual);
+    assert.equal((await call('GET', `${url}/fires/${manual}`)).json().payload, null);
+
+    const other = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
+    const stranger = await registerUser(h.app);
+    const cases: [string, TestUser][] = [
+      [`${url}/fires/${fireId}`, stranger],
+      [`/api/triggers/${id}/fires/${fireId}`, user],
+      [`${other}/fires/${fireId}`, user],
+      [`${url}/fires/${randomUUID()}`, user],
+      [`${url}/fires/not-a-uuid`, user],
+    ];
+    for (const [path, who] of cases) {
+      const missing = await call('GET', path, undefined, {}, who);
+      assert.equal(missing.statusCode, 404, `${path}: ${missing.body}`);
+      assert.deepEqual(Object.keys(missing.json()), ['message']);
+    }
+  });
+
   it('pages the history newest first with Link rel=next; an Idempotency-Key fires once', async () => {
     const url = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
     const ids: string[] = [];

@@ -1,11 +1,11 @@
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/deps';
 import { buildApp } from '../../api/app';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
 import { createSecretBox } from '../../lib/secrets';
 import { createTemporalClient } from '../../lib/temporal-client';
-import { createEngine, type Engine } from '../../worker/worker';
+import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
 import type { TestApp } from './app';
 import { testConfig } from './config';
 import { createTestDatabase } from './database';
@@ -16,7 +16,7 @@ let runtimeInstalled = false;
 
 /** The workflow code, bundled once per test file (process) and reused by every worker it starts. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  bundle ??= bundleWorkflows();
   return bundle;
 }
 

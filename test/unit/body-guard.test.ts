@@ -26,4 +26,16 @@ describe('body guard', () => {
     assert.match(bodyProblem({ c: { '\udc00x': 1 } })!, /^body\.c: has a key/);
     assert.equal(bodyProblem({ pair: '\ud83e\udd16' }), null);
   });
+
+  it('names prototype-pollution keys wherever they are: __proto__, and prototype inside constructor', () => {
+    // JSON.parse keeps "__proto__" as an own key (an object literal would set the prototype instead).
+    assert.equal(bodyProblem(JSON.parse('{"name":"x","__proto__":{"admin":true}}')), 'body: "__proto__" is not allowed as a key');
+    assert.equal(bodyProblem(JSON.parse('{"configJson":{"list":[{"__proto__":1}]}}')), 'body.configJson.list.0: "__proto__" is not allowed as a key');
+    assert.equal(
+      bodyProblem(JSON.parse('{"a":{"constructor":{"prototype":{"admin":true}}}}')),
+      'body.a.constructor: "prototype" is not allowed as a key inside "constructor"',
+    );
+    // Each key alone is ordinary data.
+    assert.equal(bodyProblem({ constructor: 'x', prototype: { constructor: 1 }, proto: 1 }), null);
+  });
 });
