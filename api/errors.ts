@@ -44,3 +44,13 @@ export class UnprocessableError extends AppError {
     super(422, message);
   }
 }
+
+/** A rate limit is exhausted; the error handler sends `Retry-After`. */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, message);
+  }
+}

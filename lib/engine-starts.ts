@@ -90,15 +90,22 @@ export async function startFire(
 
 /**
  * The fire of a trigger matching an event, `fire:<triggerId>:event-<eventId>`, one level deeper in the
- * chain. It carries the event's id, not its data: recordFire reads the data (it grows along a chain,
- * and workflow arguments must stay small).
+ * chain and in the same chain (its root event, whose CHAIN_FIRE_BUDGET the caller has taken it from).
+ * It carries the event's id, not its data: recordFire reads the data (it grows along a chain, and
+ * workflow arguments must stay small).
  */
 export async function startEventFire(
   q: Queryable,
-  event: Pick<EventRow, 'id' | 'account_id' | 'chain_depth'>,
+  event: Pick<EventRow, 'id' | 'account_id' | 'chain_depth' | 'root_event_id'>,
   trigger: Pick<FiringTrigger, 'id' | 'agent_id'>,
 ): Promise<void> {
-  const input: FireInput = { triggerId: trigger.id, source: 'event', eventId: event.id, chainDepth: event.chain_depth + 1 };
+  const input: FireInput = {
+    triggerId: trigger.id,
+    source: 'event',
+    eventId: event.id,
+    chainDepth: event.chain_depth + 1,
+    rootEventId: event.root_event_id,
+  };
   await insertFireStart(q, { accountId: event.account_id, agentId: trigger.agent_id }, input, `event-${event.id}`);
 }
 

@@ -33,6 +33,11 @@ export const WORKFLOW_TYPES = {
   run: 'runAgentWorkflow',
 } as const;
 
+/** Signalled to a delivery waiting for a slot when an attempt to its webhook ends (DESIGN §8). */
+export const SLOT_FREED_SIGNAL = 'slotFreed';
+/** A delivery waiting for a slot asks again after this long without a signal (a lost signal, an expired lease). */
+export const SLOT_WAIT_MS = 30_000;
+
 export const SCHEDULE_ID_PREFIX = 'trigger:';
 export const FIRE_ID_PREFIX = 'fire:';
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError } from '../errors';
+import { AppError, TooManyRequestsError } from '../errors';
 import { isMissing } from '../validation';
 
 /** "body.memoryConfig.maxMessages: Too big: expected number to be <=10000" */
@@ -31,6 +31,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       const input = context === 'querystring' ? request.query : (request as unknown as Record<string, unknown>)[context];
       return reply.code(400).send({ message: describeValidation(context, input, err.validation[0]!) });
     }
+    if (err instanceof TooManyRequestsError) reply.header('Retry-After', String(err.retryAfterSeconds));
     if (err instanceof AppError) return reply.code(err.statusCode).send({ message: err.message });
     if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {
       return reply.code(400).send({ message: FASTIFY_MESSAGES.FST_ERR_CTP_INVALID_JSON_BODY });

@@ -37,10 +37,11 @@ export function fireRoutes(app: App, deps: { fires: FireService; publicBaseUrl: 
           tags,
           description:
             'Fires the trigger now (202); the fire shows in its history once it has run, and starts a run of the linked agent ' +
-            'with input.payload = payload. 409 when the trigger is disabled.',
+            'with input.payload = payload (none when the agent is a template or paused: the fire is skipped). 409 when the ' +
+            'trigger is disabled; 429 (with Retry-After) beyond FIRES_PER_MINUTE fires of the account.',
           params: idParams,
           body: fireBody,
-          response: { 202: fireAccepted, 400: errorSchema, 409: errorSchema, ...itemErrors },
+          response: { 202: fireAccepted, 400: errorSchema, 409: errorSchema, 429: errorSchema, ...itemErrors },
         },
       },
       async (request, reply) => reply.code(202).send(await fires.fire(callerOf(request), scope, request.params.id, request.body?.payload)),

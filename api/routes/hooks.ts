@@ -67,11 +67,11 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
         description:
           'Fires a webhook trigger (no credential): X-Trigger-Token must equal its configJson.secretToken (401 otherwise). ' +
           'The JSON body, if any, is the fire\'s payload (the linked agent run\'s input.payload). 404 when no enabled webhook ' +
-          'trigger has this path.',
+          'trigger has this path. 429 (with Retry-After) beyond FIRES_PER_MINUTE fires of the account.',
         params: triggerHookParams,
         headers: triggerTokenHeaders,
         body: hookPayload,
-        response: { 202: fireAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema },
+        response: { 202: fireAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema, 429: errorSchema },
       },
     },
     async (request, reply) => {

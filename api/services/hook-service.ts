@@ -3,13 +3,14 @@ import { WebhookVerificationError } from 'standardwebhooks';
 import { withTransaction, type Db } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import type { HooksRepository } from '../../db/repositories/hooks';
-import { startEventDispatch, startFire } from '../../lib/engine-starts';
+import { startEventDispatch } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { openConfig } from '../../lib/secret-config';
 import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, UnauthorizedError } from '../errors';
+import { queueFire, type FireAdmission } from './fire-admission';
 
 
 
@@ -27,8 +28,8 @@ export type SignatureHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webh
  * secret, records what must happen in one transaction (outbox), and answers at once; the events and
  * the fire are carried out durably by the engine.
  */
-export function createHookService(deps: { db: Db; hooks: HooksRepository; secrets: SecretBox; handOff: HandOff }) {
-  const { db, hooks, secrets, handOff } = deps;
+export function createHookService(deps: { db: Db; hooks: HooksRepository; secrets: SecretBox; handOff: HandOff; fireAdmission: FireAdmission }) {
+  const { db, hooks, secrets, handOff, fireAdmission } = deps;
 
   return {
     /**
@@ -74,7 +75,10 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
       return { id: result.eventIds[0]!, eventIds: result.eventIds };
     },
 
-    /** `POST /api/hooks/triggers/:webhookPath`: the enabled webhook trigger with that path, fired with the body as payload. */
+    /**
+     * `POST /api/hooks/triggers/:webhookPath`: the enabled webhook trigger with that path, fired with the
+     * body as payload, within its account's FIRES_PER_MINUTE (429 over it, counted only once the token matched).
+     */
     async fireTriggerHook(webhookPath: string, token: string | undefined, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await hooks.findWebhookTrigger(webhookPath);
       if (!trigger) throw new NotFoundError('Trigger');
@@ -82,7 +86,7 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
       if (typeof expected !== 'string') throw new NotFoundError('Trigger'); // a webhook trigger always has one; never fire without
       if (token === undefined) throw new UnauthorizedError('Missing X-Trigger-Token header');
       if (!tokensMatch(token, expected)) throw new UnauthorizedError('Invalid X-Trigger-Token');
-      const fireId = await startFire(db, trigger, { source: 'webhook', payload: payload ?? null });
+      const fireId = await queueFire(fireAdmission, trigger, { source: 'webhook', payload: payload ?? null });
       handOff.kick();
       return { fireId };
     },

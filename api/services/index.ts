@@ -5,7 +5,7 @@ import { createAgentsRepository } from '../../db/repositories/agents';
 import { createConnectorsRepository } from '../../db/repositories/connectors';
 import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
-import { createFiresRepository } from '../../db/repositories/fires';
+import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createHooksRepository } from '../../db/repositories/hooks';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
@@ -40,6 +40,7 @@ export function createRepositories(db: Db) {
     credentials: createCredentialsRepository(db),
     deliveries: createDeliveriesRepository(db),
     fires: createFiresRepository(db),
+    fireRate: createFireRateRepository(db),
     guards: createRequestGuardsRepository(db),
     hooks: createHooksRepository(db),
     team: createTeamRepository(db),
@@ -69,6 +70,7 @@ export function createServices(deps: ServiceDeps) {
   const { publicBaseUrl } = config.http;
   const { allowPrivateTargets } = config.webhooks;
 
+  const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   return {
     auth: createAuthService({
@@ -94,9 +96,9 @@ export function createServices(deps: ServiceDeps) {
       timeoutMs: config.webhooks.timeoutMs,
     }),
     triggers: createTriggerService({ db, triggers: repos.triggers, agents: repos.agents, secrets, publicBaseUrl, handOff }),
-    fires: createFireService({ db, triggers: repos.triggers, fires: repos.fires, handOff }),
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
     team: createTeamService({ db, team: repos.team }),
     runs: createRunService({ db, agents: repos.agents, handOff }),
-    hooks: createHookService({ db, hooks: repos.hooks, secrets, handOff }),
+    hooks: createHookService({ db, hooks: repos.hooks, secrets, handOff, fireAdmission }),
   };
 }
