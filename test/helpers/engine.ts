@@ -20,10 +20,11 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   return bundle;
 }
 
-export function quietRuntime(): void {
+/** Installs the SDK runtime once per process, logging from `level` up (tests that fail activities on purpose: ERROR). */
+export function quietRuntime(level: 'WARN' | 'ERROR' = 'WARN'): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: new DefaultLogger(level) });
 }
 
 export interface EngineHarness {
