@@ -147,7 +147,11 @@ describe('agent triggers', () => {
       [{ type: 'event', name: 'e' }, /^body\.configJson\.eventType: is required$/],
       [{ type: 'event', name: 'e', configJson: { eventType: 'agent.exploded' } }, /^body\.configJson\.eventType:/],
       [{ type: 'agent_output', name: 'e', configJson: { eventFilter: [] } }, /^body\.configJson\.eventFilter:/],
-      [{ type: 'agent_output', name: 'e', configJson: { eventFilter: { output: { $regex: '(' } } } }, /^body\.configJson\.eventFilter\.output\.\$regex: Invalid regular expression/],
+      [{ type: 'agent_output', name: 'e', configJson: { eventFilter: { output: { $regex: '(' } } } }, /^body\.configJson\.eventFilter\.output\.\$regex: invalid or unsupported regular expression \(RE2 syntax/],
+      [
+        { type: 'event', name: 'e', configJson: { eventType: 'agent.created', eventFilter: { msg: { $regex: 'a(?=b)' } } } },
+        /^body\.configJson\.eventFilter\.msg\.\$regex: invalid or unsupported regular expression \(RE2 syntax: no lookaround or backreferences\): invalid or unsupported Perl syntax: `\(\?=`$/,
+      ],
       [{ type: 'agent_finished', name: 'e', configJson: { eventFilter: { 'output.x': { $contains: 1 } } } }, /^body\.configJson\.eventFilter\.output\.x\.\$contains: must be a string$/],
       [{ type: 'event', name: 'e', configJson: { eventType: 'agent.created', eventFilter: { $where: 'x' } } }, /^body\.configJson\.eventFilter\.\$where: is not a valid path/],
       [{ type: 'event', name: 'e', configJson: { eventType: 'agent.created', eventFilter: { a: [1, 2] } } }, /^body\.configJson\.eventFilter\.a: must be a string, number, boolean or null/],

@@ -74,7 +74,7 @@ describe('user triggers', () => {
       [{ type: 'webhook', agentId: 42 }, 400, /^body\.agentId:/],
       [{ type: 'cron', configJson: { cronExpression: '0 9 * * *', timezone: 'Mars/Base' } }, 400, { message: 'body.configJson.timezone: unknown IANA time zone "Mars/Base"' }],
       [{ type: 'cron', configJson: { cronExpression: 'every day' } }, 400, /^body\.configJson\.cronExpression: /],
-      [{ type: 'event', configJson: { eventType: 'agent.created', eventFilter: { name: { $regex: '*' } } } }, 400, /^body\.configJson\.eventFilter\.name\.\$regex: Invalid regular expression/],
+      [{ type: 'event', configJson: { eventType: 'agent.created', eventFilter: { name: { $regex: '*' } } } }, 400, /^body\.configJson\.eventFilter\.name\.\$regex: invalid or unsupported regular expression \(RE2 syntax/],
       [{ type: 'webhook', configJson: { webhookPath: 'NO' } }, 400, /^body\.configJson\.webhookPath:/],
       [{ type: 'webhook', name: '' }, 400, /^body\.name:/],
     ];

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { eventFilterSchema, matchesEventFilter, type EventFilter } from '../../lib/event-filter';
+import {
+  eventFilterSchema,
+  matchesEventFilter,
+  matchEventFilters,
+  MAX_FILTER_KEYS,
+  regexInputLimit,
+  REGEX_WORK_BUDGET,
+  type EventFilter,
+  type FilterCheck,
+} from '../../lib/event-filter';
+import { compileRegex, MAX_PROGRAM_SIZE, REGEX_CACHE_SIZE } from '../../lib/re2-cache';
 import { parseWith } from '../../api/validation';
 
 describe('matchesEventFilter', () => {
@@ -122,16 +132,197 @@ describe('eventFilterSchema', () => {
       [{ a: { $eq: 'x' } }, /exactly one operator/],
       [{ a: { nested: 1 } }, /exactly one operator/],
       [{ a: { $contains: 1 } }, /eventFilter\.a\.\$contains: must be a string/],
-      [{ a: { $regex: '(' } }, /eventFilter\.a\.\$regex: Invalid regular expression/],
-      [{ 'output.text': { $regex: '[z-a]' } }, /eventFilter\.output\.text\.\$regex: Invalid regular expression/],
+      [{ a: { $regex: '(' } }, /eventFilter\.a\.\$regex: invalid or unsupported regular expression \(RE2 syntax.*\): missing closing \): `\(`$/],
+      [{ 'output.text': { $regex: '[z-a]' } }, /eventFilter\.output\.text\.\$regex: invalid or unsupported regular expression .*: invalid character class range: `z-a`$/],
       [{ a: { $regex: 'x'.repeat(201) } }, /\$regex: must be at most 200 characters/],
-      [{ output: { $regex: '^(a+)+$' } }, /eventFilter\.output\.\$regex: may backtrack catastrophically/],
-      [{ output: { $regex: '(x|x)*y|(.*)*z' } }, /may backtrack catastrophically/],
       [{ a: 'x'.repeat(1001) }, /eventFilter\.a: must be at most 1000 characters/],
       [Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, i])), /eventFilter: must have at most 20 keys/],
       [[], /eventFilter: /],
       ['x', /eventFilter: /],
     ];
     for (const [filter, message] of cases) assert.match(refused(filter), message, JSON.stringify(filter).slice(0, 60));
+  });
+});
+
+describe('$regex (RE2)', () => {
+  const parse = (filter: unknown) => parseWith(eventFilterSchema, filter, 'body.configJson.eventFilter');
+  const refusal = (pattern: string) => {
+    try {
+      parse({ msg: { $regex: pattern } });
+    } catch (err) {
+      return (err as Error).message;
+    }
+    assert.fail(`accepted ${pattern}`);
+  };
+  const sizeOf = (pattern: string) => {
+    const compiled = compileRegex(pattern);
+    assert.ok(compiled.ok, pattern);
+    return compiled.programSize;
+  };
+
+  it('accepts patterns that backtrack catastrophically in JavaScript, and matches them on bounded input', () => {
+    const long = 'a'.repeat(100_000);
+    const cases: [pattern: string, matching: string, notMatching: string][] = [
+      ['.*.*.*!', 'aaa!', long],
+      ['.*.*.*.*!', 'a!a', long],
+      ['(a|a)*$', long, ''],
+      ['(\\w|\\d)+$', '12ab', long.replace(/a/g, '!')],
+      ['^(a+)+$', 'aaaa', 'aaaa!'],
+      ['(x|x)*y|(.*)*z', 'xxy', long],
+      ['(?i)(\\w*\\W*){30}$', long, ''],
+    ];
+    for (const [pattern, matching, notMatching] of cases) {
+      assert.deepEqual(parse({ msg: { $regex: pattern } }), { msg: { $regex: pattern } });
+      assert.equal(matchesEventFilter({ msg: { $regex: pattern } }, { msg: matching }), true, pattern);
+      if (notMatching) assert.equal(matchesEventFilter({ msg: { $regex: pattern } }, { msg: notMatching }), false, pattern);
+    }
+  });
+
+  it('refuses lookaround, backreferences and what else RE2 cannot compile, naming the field', () => {
+    assert.equal(
+      refusal('a(?=b)'),
+      'body.configJson.eventFilter.msg.$regex: invalid or unsupported regular expression (RE2 syntax: no lookaround or backreferences): invalid or unsupported Perl syntax: `(?=`',
+    );
+    const unsupported = ['(?!a)b', '(?<=a)b', '(?<!a)b', '(a)\\1', '(?<n>a)\\k<n>', '(?>a)', 'a*+', '\\u00e9', '[^]', '\\Z'];
+    for (const pattern of unsupported) {
+      assert.match(refusal(pattern), /^body\.configJson\.eventFilter\.msg\.\$regex: invalid or unsupported regular expression \(RE2 syntax: no lookaround or backreferences\): .+/, pattern);
+    }
+    assert.match(refusal('(a)\\1'), /: invalid escape sequence: `\\1`$/);
+  });
+
+  it(`refuses a pattern compiling to more than ${MAX_PROGRAM_SIZE} instructions`, () => {
+    assert.equal(sizeOf(`[a-z]{${MAX_PROGRAM_SIZE - 2}}`), MAX_PROGRAM_SIZE);
+    parse({ msg: { $regex: `[a-z]{${MAX_PROGRAM_SIZE - 2}}` } });
+    assert.equal(
+      refusal(`[a-z]{${MAX_PROGRAM_SIZE - 1}}`),
+      `body.configJson.eventFilter.msg.$regex: compiles to ${MAX_PROGRAM_SIZE + 1} RE2 instructions, more than ${MAX_PROGRAM_SIZE} (a counted repetition such as {300} repeats its operand); simplify it`,
+    );
+    assert.match(refusal('(x?){250}'), /compiles to \d+ RE2 instructions/);
+  });
+
+  it('has RE2 semantics: inline flags, code points, Unicode classes, ASCII \\s', () => {
+    const holds = (pattern: string, value: string) => matchesEventFilter({ v: { $regex: pattern } }, { v: value });
+    assert.equal(holds('(?i)^error', 'ERROR: disk full'), true);
+    assert.equal(holds('^error', 'ERROR: disk full'), false);
+    assert.equal(holds('^.$', '😀'), true, '. is a code point');
+    assert.equal(holds('^\\pL+$', 'Ωmega'), true);
+    assert.equal(holds('\\x{1F600}', 'ok 😀'), true);
+    assert.equal(holds('^.$', '\n'), false);
+    assert.equal(holds('(?s)^.$', '\n'), true);
+    assert.equal(holds('^.$', '\r'), true, 'unlike JavaScript, . matches \\r');
+    assert.equal(holds('\\s', '\u00a0'), false, '\\s is ASCII');
+    assert.equal(holds('^\\d+$', '٣'), false, '\\d is ASCII');
+    assert.equal(holds('(?m)^b$', 'a\nb\nc'), true);
+  });
+
+  it('looks at floor(REGEX_WORK_BUDGET / (k × programSize)) characters of a value, k the filter\'s $regex conditions', () => {
+    const size = sizeOf('b');
+    const limit = regexInputLimit(size, 1);
+    assert.equal(limit, Math.floor(REGEX_WORK_BUDGET / size));
+    const at = (n: number) => 'a'.repeat(n) + 'b';
+    assert.equal(matchesEventFilter({ v: { $regex: 'b' } }, { v: at(limit - 1) }), true, 'the last character looked at');
+    assert.equal(matchesEventFilter({ v: { $regex: 'b' } }, { v: at(limit) }), false, 'the first one beyond');
+
+    // Two $regex conditions: each gets half the budget.
+    const half = regexInputLimit(size, 2);
+    assert.equal(half, Math.floor(REGEX_WORK_BUDGET / 2 / size));
+    const two = (n: number) => matchesEventFilter({ u: { $regex: '' }, v: { $regex: 'b' } }, { u: '', v: at(n) });
+    assert.equal(two(half - 1), true);
+    assert.equal(two(half), false);
+    // Equality and $contains conditions do not count, nor are they bounded.
+    assert.equal(matchesEventFilter({ u: 'x', w: { $contains: 'b' }, v: { $regex: 'b' } }, { u: 'x', w: at(limit * 10), v: at(limit - 1) }), true);
+
+    // A bigger program sees fewer characters.
+    const bigger = 'b|cd|ef';
+    const biggerLimit = regexInputLimit(sizeOf(bigger), 1);
+    assert.ok(biggerLimit < limit);
+    assert.equal(matchesEventFilter({ v: { $regex: bigger } }, { v: at(biggerLimit - 1) }), true);
+    assert.equal(matchesEventFilter({ v: { $regex: bigger } }, { v: at(biggerLimit) }), false);
+
+    // The value ends where the look ends.
+    assert.equal(matchesEventFilter({ v: { $regex: '^a+$' } }, { v: at(limit) }), true);
+    // Every condition of the largest filter still looks at something.
+    assert.ok(regexInputLimit(MAX_PROGRAM_SIZE, MAX_FILTER_KEYS) >= 1);
+  });
+
+  it('never cuts a surrogate pair in half', () => {
+    const limit = regexInputLimit(sizeOf('[^a]'), 1);
+    // The emoji's first half is the last character looked at: it is left out, not seen as a lone surrogate.
+    assert.equal(matchesEventFilter({ v: { $regex: '[^a]' } }, { v: 'a'.repeat(limit - 1) + '😀' }), false);
+    assert.equal(matchesEventFilter({ v: { $regex: '[^a]' } }, { v: 'a'.repeat(limit - 2) + '😀' }), true);
+  });
+
+  it('never matches (nor throws) with a stored pattern RE2 refuses', () => {
+    assert.equal(matchesEventFilter({ v: { $regex: 'a(?=b)' } }, { v: 'ab' }), false);
+    assert.equal(matchesEventFilter({ v: { $regex: 'x{1000}' } }, { v: 'x'.repeat(1000) }), false);
+  });
+
+  it("matches without re2js's lazy DFA, which would keep up to 8 MiB of states per cached pattern", () => {
+    const compiled = compileRegex('a[ab]{20}c');
+    assert.ok(compiled.ok);
+    matchesEventFilter({ v: { $regex: 'a[ab]{20}c' } }, { v: 'ab'.repeat(1000) + 'c' });
+    assert.equal(compiled.regex.re2().lazyDFA, null);
+  });
+
+  it('keeps compiled patterns in a bounded LRU', () => {
+    const first = compileRegex('^lru-0$');
+    assert.equal(compileRegex('^lru-0$'), first, 'cached');
+    for (let i = 1; i < REGEX_CACHE_SIZE; i++) compileRegex(`^lru-a${i}$`);
+    assert.equal(compileRegex('^lru-0$'), first, 'still cached, and now the most recently used');
+    compileRegex('^lru-b$');
+    assert.equal(compileRegex('^lru-0$'), first, 'the least recently used went instead');
+    for (let i = 0; i < REGEX_CACHE_SIZE; i++) compileRegex(`^lru-c${i}$`);
+    const again = compileRegex('^lru-0$');
+    assert.notEqual(again, first, 'dropped once REGEX_CACHE_SIZE others were used since');
+    assert.deepEqual(again, first);
+  });
+});
+
+describe('matchEventFilters', () => {
+  const costly: EventFilter = { v: { $regex: '(\\w|\\d)+!' } };
+  const units = (value: string) => {
+    const compiled = compileRegex('(\\w|\\d)+!');
+    assert.ok(compiled.ok);
+    return Math.min(value.length, regexInputLimit(compiled.programSize, 1)) * compiled.programSize;
+  };
+
+  it('answers each check in order and counts the work', async () => {
+    const long = '1'.repeat(100_000);
+    const checks: FilterCheck[] = [
+      { filter: costly, data: { v: long } },
+      { filter: { v: 'x' }, data: { v: 'x' } },
+      { filter: costly, data: { v: 'ab!' } },
+      { filter: {}, data: undefined },
+      { filter: costly, data: { v: 42 } },
+    ];
+    const result = await matchEventFilters(checks);
+    assert.deepEqual(result.matches, [false, true, true, true, false]);
+    assert.equal(result.units, units(long) + units('ab!'));
+    assert.ok(units(long) <= REGEX_WORK_BUDGET);
+  });
+
+  it('stops once maxUnits are spent', async () => {
+    const check: FilterCheck = { filter: costly, data: { v: '1'.repeat(100_000) } };
+    const each = units('1'.repeat(100_000));
+    const checks = [check, check, check, check];
+    assert.deepEqual((await matchEventFilters(checks, { maxUnits: each })).matches, [false]);
+    assert.deepEqual((await matchEventFilters(checks, { maxUnits: each + 1 })).matches, [false, false]);
+    assert.equal((await matchEventFilters(checks, { maxUnits: 0 })).matches.length, 0);
+    assert.equal((await matchEventFilters(checks)).matches.length, 4);
+  });
+
+  it('yields to the event loop between filters once a slice is over', async () => {
+    const log: string[] = [];
+    const probed = (i: number) => ({
+      get v() {
+        log.push(`check ${i}`);
+        return 'x';
+      },
+    });
+    const checks = [0, 1, 2].map((i) => ({ filter: { v: 'x' }, data: probed(i) }));
+    setImmediate(() => log.push('turn'));
+    const result = await matchEventFilters(checks, { sliceMs: 0 });
+    assert.deepEqual(result.matches, [true, true, true]);
+    assert.deepEqual(log.slice(0, 3), ['check 0', 'turn', 'check 1']);
   });
 });

@@ -42,7 +42,8 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
   });
   after(async () => {
     server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
+    // Resolves also when set-up failed before the server existed, so that set-up's error is the one shown.
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     await database?.drop();
     await env?.teardown();
   });
