@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { withTransaction } from '../db/pool';
 import { createDeliveriesRepository } from '../db/repositories/deliveries';
 import { createEventDispatchRepository, findEvent, type EventRow } from '../db/repositories/events';
@@ -6,31 +5,35 @@ import { createTriggersRepository, type EventTriggerRow } from '../db/repositori
 import { createWebhooksRepository } from '../db/repositories/webhooks';
 import { parseDuration } from '../lib/durations';
 import { startDelivery, startEventFire } from '../lib/engine-starts';
-import { matchesEventFilter } from '../lib/event-filter';
+import { matchEventFilters, REGEX_WORK_BUDGET } from '../lib/event-filter';
 import { MAX_CHAIN_DEPTH } from '../lib/temporal-names';
 import type { DispatchResult } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 
-/** agent_output triggers match their filter against the run's output; the others against the event's data. */
-export function triggerMatches(trigger: Pick<EventTriggerRow, 'type' | 'config_json'>, event: Pick<EventRow, 'type' | 'data'>): boolean {
-  if (trigger.config_json.eventType !== event.type) return false;
-  const subject = trigger.type === 'agent_output' ? event.data.output : event.data;
-  return matchesEventFilter(trigger.config_json.eventFilter ?? {}, subject);
-}
+/**
+ * What one event's filters may cost in all (DESIGN §8): as many `$regex` work units as 100 filters at
+ * their limit (REGEX_WORK_BUDGET each, ~10 ms at worst), so an event costs at most ~1 s of matching,
+ * however many triggers listen. Filters beyond it are not evaluated, and the event's dispatch says how many.
+ */
+export const FANOUT_WORK_UNITS = 100 * REGEX_WORK_BUDGET;
 
 /**
- * The candidates whose filters the event meets, in order. Runs outside any transaction and yields to
- * the event loop between triggers, so one event with many filters never holds the worker (or a
+ * The candidates whose filters the event meets, in order, and how many were left unevaluated when the
+ * budget ran out. agent_output triggers match their filter against the run's output, the others
+ * against the event's data. Runs outside any transaction and yields to the event loop every few
+ * milliseconds (lib/event-filter.ts), so one event with many filters never holds the worker (or a
  * database connection) while it is matched.
  */
-async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow): Promise<EventTriggerRow[]> {
-  const matched: EventTriggerRow[] = [];
-  for (const trigger of candidates) {
-    if (triggerMatches(trigger, event)) matched.push(trigger);
-    await nextTurn();
-  }
-  return matched;
+async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow): Promise<{ matched: EventTriggerRow[]; unevaluated: number }> {
+  const checks = candidates.map((t) => ({
+    filter: t.config_json.eventFilter ?? {},
+    data: t.type === 'agent_output' ? event.data.output : event.data,
+  }));
+  const { matches } = await matchEventFilters(checks, { maxUnits: FANOUT_WORK_UNITS });
+  return { matched: candidates.filter((_, i) => matches[i] === true), unevaluated: candidates.length - matches.length };
 }
+
+const NOTHING: DispatchResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
 
 const agentOf = (e: EventRow) => (typeof e.data.agentId === 'string' ? e.data.agentId : null);
 
@@ -47,7 +50,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
      * Fans one event out, once (DESIGN §4, §8):
      * 1. read the event and the enabled triggers listening for its type (none when it is a
      *    webhook.test, or already at MAX_CHAIN_DEPTH: a cycle of triggers stops there);
-     * 2. match their filters, outside any transaction;
+     * 2. match their filters, outside any transaction, within FANOUT_WORK_UNITS;
      * 3. in one short transaction: a delivery row per subscribed enabled outgoing webhook (unique per
      *    event and webhook; its triggerCount counted only with a new row) and a fire per matching
      *    trigger, as many as the chain's CHAIN_FIRE_BUDGET still allows (taken atomically from the
@@ -56,14 +59,14 @@ export function createDispatchActivities(deps: ActivityDeps) {
      */
     async fanOutEvent(input: { eventId: string }): Promise<DispatchResult> {
       const event = await findEvent(db, input.eventId);
-      if (!event) return { deliveries: 0, fires: 0, overBudget: 0 };
+      if (!event) return NOTHING;
       const listens = event.target_webhook_id === null && event.chain_depth < MAX_CHAIN_DEPTH;
       const candidates = listens ? await triggers.listEventTriggers(event.account_id, event.type) : [];
-      const matched = await matchingTriggers(candidates, event);
+      const { matched, unevaluated } = await matchingTriggers(candidates, event);
 
       const result = await withTransaction(db, async (tx): Promise<DispatchResult> => {
         const earlier = await dispatches.lockDispatch(event.id, tx);
-        if (!earlier) return { deliveries: 0, fires: 0, overBudget: 0 };
+        if (!earlier) return NOTHING;
         if (earlier.status === 'done' && earlier.result) return earlier.result;
 
         const created = await deliveries.createForEvent(event, retrySchedule.delaysMs[0] ?? 0, tx);
@@ -75,7 +78,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
         const granted = matched.length > 0 ? await dispatches.takeChainFires(event.root_event_id, matched.length, config.fires.chainBudget, tx) : 0;
         for (const trigger of matched.slice(0, granted)) await startEventFire(tx, event, trigger);
 
-        const outcome = { deliveries: created.length, fires: granted, overBudget: matched.length - granted };
+        const outcome = { deliveries: created.length, fires: granted, overBudget: matched.length - granted, unevaluated };
         await dispatches.markDispatched(event.id, outcome, tx);
         return outcome;
       });

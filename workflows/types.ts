@@ -34,6 +34,8 @@ export interface DispatchResult {
   fires: number;
   /** Matching triggers not fired: the chain's CHAIN_FIRE_BUDGET was spent. */
   overBudget: number;
+  /** Listening triggers whose filters were not evaluated: the event's matching budget was spent. */
+  unevaluated: number;
 }
 
 /** Input of `deliverWebhookWorkflow`, id `delivery:<deliveryId>` (or `…:retry-<generation>`). */

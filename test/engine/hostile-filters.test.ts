@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createDispatchActivities, FANOUT_WORK_UNITS } from '../../activities/dispatch';
+import { insertEvent } from '../../db/repositories/events';
+import { REGEX_WORK_BUDGET } from '../../lib/event-filter';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
@@ -79,5 +82,25 @@ describe('a hostile $regex filter does not stop the engine', () => {
     assert.ok(dispatched.every((r) => r.dispatch_status === 'done' && r.dispatch_result!.fires === 0));
     const { rows: fires } = await h.db.query(`SELECT id FROM fires WHERE trigger_id = $1`, [trap.id]);
     assert.deepEqual(fires, []);
+  });
+
+  it('an event\'s filters are matched within a work budget; the ones beyond it are counted as unevaluated', async () => {
+    const user = await registerUser(h.app);
+    const perFilter = REGEX_WORK_BUDGET; // a one-condition filter looks at up to this many units of a long value
+    const affordable = Math.ceil(FANOUT_WORK_UNITS / perFilter); // give or take one (the budget may overshoot by a filter)
+    const listening = affordable + 10;
+    let accountId = '';
+    for (let i = 0; i < listening; i++) {
+      const trigger = await call(user, 'POST', '/api/user-triggers', {
+        type: 'event',
+        name: `costly ${i}`,
+        configJson: { eventType: 'webhook.received', eventFilter: { 'payload.s': { $regex: 'never' } } },
+      });
+      accountId = trigger.accountId;
+    }
+    const event = await insertEvent(h.db, { accountId, type: 'webhook.received', data: { payload: { s: 'n'.repeat(100_000) } } });
+    const result = await createDispatchActivities(h.activityDeps()).fanOutEvent({ eventId: event.id });
+    assert.equal(result.fires, 0);
+    assert.ok(Math.abs(result.unevaluated - 10) <= 2, `${result.unevaluated} of ${listening} unevaluated`);
   });
 });
