@@ -93,6 +93,7 @@ const envSchema = z.object({
   CHAIN_FIRE_BUDGET: z.coerce.number().int().min(1).max(100_000).default(100),
   FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
+  DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
   POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
@@ -111,8 +112,11 @@ export interface Config {
   auth: { jwtSecret: string; accessTokenTtlSeconds: number; refreshTokenTtlDays: number; rateLimitMax: number; rateLimitWindowMs: number };
   secretsKey: Buffer;
   billing: { initialBalance: number; agentCreateCost: number };
-  /** concurrencyPerWebhook: delivery attempts in flight per webhook, across every worker (DESIGN §8). */
-  webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean; concurrencyPerWebhook: number };
+  /**
+   * concurrencyPerWebhook: delivery attempts in flight per webhook, across every worker; workerSlots:
+   * attempts in flight per worker process, on the delivery task queue (DESIGN §8).
+   */
+  webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean; concurrencyPerWebhook: number; workerSlots: number };
   /** Fires one root event's chain may make in all, and fires per account per minute (DESIGN §8). */
   fires: { chainBudget: number; perMinute: number };
   /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
@@ -157,6 +161,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowPrivateTargets: e.ALLOW_PRIVATE_TARGETS,
       concurrencyPerWebhook: e.DELIVERY_CONCURRENCY_PER_WEBHOOK,
+      workerSlots: e.DELIVERY_WORKER_SLOTS,
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS },

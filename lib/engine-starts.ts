@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { ScheduleOptionsAction } from '@temporalio/client';
+import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../db/pool';
 import type { EventRow } from '../db/repositories/events';
 import { insertScheduleSync, insertWorkflowStart } from '../db/repositories/outbox';
 import type { RunRow } from '../db/repositories/runs';
 import type { DeliveryInput, FireInput } from '../workflows/types';
-import { searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
+import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
 
 /**
  * Every piece of work handed to Temporal is asked for here, and nowhere else (DESIGN §1). Each verb
  * writes one outbox row inside the caller's transaction, so the work is queued if and only if the
  * change that caused it commits; after the commit the caller kicks `handOff` (lib/handoff.ts), and the
  * worker's reconciler hands off whatever is left. Each verb builds its workflow's type, id
- * (lib/temporal-names.ts), arguments and search attributes, so a repeated hand-off is a no-op.
+ * (lib/temporal-names.ts), arguments and search attributes, so a repeated hand-off is a no-op; the
+ * hand-off starts each with its account as fairness key (`fairnessOf`), as a schedule's action does.
  *
  * | verb                  | workflow                 | id                                   | asked for by |
  * |-----------------------|--------------------------|--------------------------------------|--------------|
@@ -124,14 +126,17 @@ async function insertFireStart(q: Queryable, tags: Omit<WorkflowTags, 'triggerId
  */
 export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsAction {
   const input: FireInput = { triggerId: trigger.id, source: 'schedule' };
-  return {
+  // The SDK sends a schedule action's priority (schedule-helpers encodes it) but its type omits the field.
+  const action: ScheduleOptionsAction & { priority: Priority } = {
     type: 'startWorkflow',
     workflowType: WORKFLOW_TYPES.fire,
     workflowId: workflowIds.scheduledFire(trigger.id),
     taskQueue: TASK_QUEUE,
     args: [input],
     typedSearchAttributes: searchAttributePairs({ accountId: trigger.account_id, agentId: trigger.agent_id, triggerId: trigger.id }),
+    priority: fairnessOf({ accountId: trigger.account_id }),
   };
+  return action;
 }
 
 /** An agent run, `run:<runId>`: executes the agent on the run's input and records its result. */

@@ -1,7 +1,13 @@
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type Priority, type SearchAttributePair } from '@temporalio/common';
 
-/** Task queue, workflow-id formats and search attributes live here and nowhere else (DESIGN §1). */
+/** Task queues, workflow-id formats and search attributes live here and nowhere else (DESIGN §1). */
 export const TASK_QUEUE = 'agent-platform';
+/**
+ * Delivery attempts only (outbound HTTP to the accounts' endpoints), served by their own worker with
+ * its own slots (DELIVERY_WORKER_SLOTS): slow endpoints can hold those, never the slots fires,
+ * fan-outs and runs need on TASK_QUEUE (DESIGN §8).
+ */
+export const DELIVERY_TASK_QUEUE = 'agent-platform-deliveries';
 
 export const SEARCH_ATTRIBUTES = ['AccountId', 'AgentId', 'TriggerId'] as const;
 
@@ -23,6 +29,16 @@ export function searchAttributePairs(tags: WorkflowTags): SearchAttributePair[] 
   if (tags.agentId) pairs.push({ key: keys.AgentId, value: tags.agentId });
   if (tags.triggerId) pairs.push({ key: keys.TriggerId, value: tags.triggerId });
   return pairs;
+}
+
+/**
+ * Every workflow and schedule action is started with its account as its fairness key (DESIGN §8): with
+ * fairness on (the dev server's `matching.enableFairness`; a namespace setting on Temporal Cloud),
+ * Temporal dispatches a task queue's backlog round-robin across accounts, so one account's burst does
+ * not queue everyone else's tasks behind it. Activities inherit their workflow's key.
+ */
+export function fairnessOf(tags: Pick<WorkflowTags, 'accountId'>): Priority {
+  return { fairnessKey: tags.accountId };
 }
 
 /** Workflow types, as exported by workflows/index.ts. */

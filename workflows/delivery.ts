@@ -1,6 +1,6 @@
 import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../lib/temporal-names';
+import { DELIVERY_TASK_QUEUE, SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../lib/temporal-names';
 import { ATTEMPT_RETRY, ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { AttemptOutcome, DeliveryInput } from './types';
 
@@ -9,7 +9,8 @@ export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
 /**
  * One delivery of an event to a webhook, id `delivery:<deliveryId>`: an attempt after each delay of
  * the retry schedule until one succeeds, the last fails, or the delivery is cancelled. Each attempt is
- * an activity limited to the attempt timeout; an activity that dies (worker killed) is retried by
+ * an activity limited to the attempt timeout, on the delivery task queue (its own worker slots); an
+ * activity that dies (worker killed) is retried by
  * Temporal a few times, and the receiver de-duplicates on `webhook-id`. When the webhook already has
  * DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight the attempt answers 'wait' without using
  * itself up, and the delivery waits for the `slotFreed` signal of an attempt that ends (or, as a
@@ -17,6 +18,8 @@ export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
  */
 export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<AttemptOutcome> {
   const { attemptDelivery } = proxyActivities<Activities>({
+    // Outbound HTTP on its own workers' slots: a slow endpoint never holds the slots fires need.
+    taskQueue: DELIVERY_TASK_QUEUE,
     startToCloseTimeout: input.timeoutMs + 5_000,
     retry: ATTEMPT_RETRY,
   });

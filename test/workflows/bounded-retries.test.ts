@@ -4,7 +4,6 @@ import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import pg from 'pg';
 import { createActivities, type Activities } from '../../activities';
 import { isDeterministicFailure, withFailureClassification } from '../../activities/failures';
@@ -16,7 +15,7 @@ import { ATTEMPT_RETRY, ENGINE_RETRY } from '../../workflows/retry-policies';
 import type { DeliveryInput, FireInput } from '../../workflows/types';
 import { testConfig } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
-import { quietRuntime, workflowBundle } from '../helpers/engine';
+import { quietRuntime, whileWorkersRun } from '../helpers/engine';
 
 /**
  * Every activity of the fire, dispatch and delivery workflows retries a bounded number of times, and a
@@ -51,13 +50,7 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
 
   /** Runs `workflowType` once on a worker with these activities; answers its result or its failure. */
   async function run(activities: Partial<Activities>, workflowType: string, workflowId: string, input: unknown) {
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: TASK_QUEUE,
-      workflowBundle: await workflowBundle(),
-      activities: { ...real, ...activities },
-    });
-    return worker.runUntil(async () => {
+    return whileWorkersRun(env.nativeConnection, { ...real, ...activities }, async () => {
       const handle = await env.client.workflow.start(workflowType, { workflowId, taskQueue: TASK_QUEUE, args: [input] });
       try {
         return { result: await handle.result(), failure: null };
