@@ -1,3 +1,4 @@
+import type { LogLevel, LogMetadata } from '@temporalio/common';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
@@ -22,11 +23,18 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   return bundle;
 }
 
+/** The SDK's logger, less the delivery worker's expected notice that it has no workflows (it serves activities only). */
+class TestLogger extends DefaultLogger {
+  override log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    if (!message.startsWith('No workflows registered')) super.log(level, message, meta);
+  }
+}
+
 /** Installs the SDK runtime once per process, logging from `level` up (tests that fail activities on purpose: ERROR). */
 export function quietRuntime(level: 'WARN' | 'ERROR' = 'WARN'): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger(level) });
+  Runtime.install({ logger: new TestLogger(level) });
 }
 
 /**

@@ -24,6 +24,9 @@ describe('config', () => {
     assert.deepEqual(c.webhooks.retrySchedule, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h']);
     assert.equal(c.webhooks.timeoutMs, 15_000);
     assert.equal(c.webhooks.allowPrivateTargets, false);
+    assert.equal(c.webhooks.concurrencyPerWebhook, 10);
+    assert.equal(c.webhooks.workerSlots, 100);
+    assert.deepEqual(c.fires, { chainBudget: 100, perMinute: 600 });
   });
 
   it('names every bad or missing variable', () => {
@@ -38,10 +41,15 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
     assert.throws(() => loadConfig({ ...valid, WEBHOOK_RETRY_SCHEDULE: '5s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
     assert.throws(() => loadConfig({ ...valid, TEMPORAL_ADDRESS: 'localhost' }), /TEMPORAL_ADDRESS/);
+    for (const name of ['CHAIN_FIRE_BUDGET', 'FIRES_PER_MINUTE', 'DELIVERY_CONCURRENCY_PER_WEBHOOK', 'DELIVERY_WORKER_SLOTS']) {
+      assert.throws(() => loadConfig({ ...valid, [name]: '0' }), new RegExp(name), `${name}=0`);
+      assert.throws(() => loadConfig({ ...valid, [name]: 'many' }), new RegExp(name), `${name}=many`);
+    }
   });
 
   it('parses overrides', () => {
-    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/' });
+    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/', CHAIN_FIRE_BUDGET: '7' });
+    assert.equal(c.fires.chainBudget, 7);
     assert.equal(c.http.trustProxy, 2);
     assert.equal(c.billing.initialBalance, 5);
     assert.equal(c.http.publicBaseUrl, 'https://api.example.com');
