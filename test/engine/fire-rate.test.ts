@@ -60,6 +60,12 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
     assert.equal(hooked.status, 429, JSON.stringify(hooked.body));
     assert.ok(Number(hooked.headers['retry-after']) >= 1);
 
+    // A 429 is not kept for its Idempotency-Key: the same request may be sent again after Retry-After.
+    const keyed = await call(user, 'POST', `/api/user-triggers/${spender}/fire`, {}, { 'idempotency-key': 'fire-later' });
+    assert.equal(keyed.status, 429);
+    const { rows: kept } = await h.db.query(`SELECT 1 FROM idempotency_keys WHERE key = 'fire-later'`);
+    assert.deepEqual(kept, []);
+
     assert.equal(await queuedFires(spender), 0);
     assert.equal(await queuedFires(hook.id), 0);
     assert.equal((await fireRows(spender)).length, PER_MINUTE);
