@@ -1,3 +1,4 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { withTransaction } from '../db/pool';
 import { createDeliveriesRepository, createDeliverySlotsRepository, type AttemptResult, type SlotRequest } from '../db/repositories/deliveries';
 import { eventEnvelope } from '../db/repositories/events';
@@ -47,15 +48,24 @@ export function createDeliveryActivities(deps: ActivityDeps) {
   /** Slot times: a lease outlives the attempt's own time limit; a place in line outlives a waiter's safety timer. */
   const slotTimes = (timeoutMs: number) => ({ leaseMs: timeoutMs + LEASE_MARGIN_MS, waitMs: WAITER_TTL_MS });
 
-  /** Gives back the delivery's slot or place in line and tells the deliveries at the front of the line. */
+  /**
+   * Gives back the delivery's slot or place in line and tells the deliveries at the front of the line.
+   * A waiter whose workflow is gone (terminated by an operator) leaves the line, and the next one is told
+   * instead; any other failure to signal is covered by the waiter's safety timer.
+   */
   async function releaseSlot(slot: SlotRequest): Promise<void> {
-    const next = await slots.release(slot, concurrency);
-    for (const waiter of next) {
-      // A waiter whose workflow has ended meanwhile expires from the line; its safety timer covers a lost signal.
-      await client.workflow
-        .getHandle(workflowIds.delivery(waiter.deliveryId, waiter.generation))
-        .signal(SLOT_FREED_SIGNAL)
-        .catch(() => {});
+    let next = await slots.release(slot, concurrency);
+    while (next.length > 0) {
+      const gone: typeof next = [];
+      for (const waiter of next) {
+        try {
+          await client.workflow.getHandle(workflowIds.delivery(waiter.deliveryId, waiter.generation)).signal(SLOT_FREED_SIGNAL);
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) gone.push(waiter);
+        }
+      }
+      next = [];
+      for (const waiter of gone) next.push(...(await slots.release({ webhookId: slot.webhookId, ...waiter }, concurrency)));
     }
   }
 

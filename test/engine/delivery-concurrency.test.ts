@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createDeliveryActivities } from '../../activities/deliveries';
 import { createDeliverySlotsRepository } from '../../db/repositories/deliveries';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
@@ -85,6 +86,14 @@ describe(`delivery concurrency per webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${L
       assert.deepEqual(await slots.release(b!, one), [{ deliveryId: c!.deliveryId, generation: 0 }], 'releasing b names c, next in line');
       assert.equal(await slots.acquire(c!, one, 60_000, 60_000), true);
       await slots.release(c!, one);
+
+      // Waiters whose workflows are gone (none was ever started for these rows) leave the line when told.
+      assert.equal(await slots.acquire(a!, one, 60_000, 60_000), true);
+      assert.equal(await slots.acquire(b!, one, 60_000, 60_000), false);
+      assert.equal(await slots.acquire(c!, one, 60_000, 60_000), false);
+      await createDeliveryActivities(h.activityDeps()).failDelivery({ deliveryId: a!.deliveryId, generation: 0, error: 'test' });
+      const { rows: left } = await h.db.query(`SELECT delivery_id FROM delivery_slots WHERE webhook_id = $1`, [hook.id]);
+      assert.deepEqual(left, []);
     } finally {
       await h.db.query(`DELETE FROM deliveries WHERE webhook_id = $1`, [hook.id]);
     }
