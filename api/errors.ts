@@ -27,6 +27,13 @@ export class PaymentRequiredError extends AppError {
   }
 }
 
+/** Allowed in general but not now: a quota is full (DESIGN §8). */
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(resource: string) {
     super(404, `${resource} not found`);

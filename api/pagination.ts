@@ -12,12 +12,34 @@ export function encodeCursor(key: PageKey): string {
   return Buffer.from(JSON.stringify([key.createdAt, key.id])).toString('base64url');
 }
 
+/**
+ * A timestamptz as Postgres prints it (DateStyle ISO), which is how a cursor carries created_at:
+ * `2026-11-21 11:00:00.123456+00`, the offset that of the session's time zone (`+05:30`, `-00:44:30`).
+ */
+const PG_TIMESTAMPTZ = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2})(?::(\d{2}))?)?$/;
+
+/**
+ * Only what Postgres could have printed: its form, a date that exists, a time of day, and an offset it
+ * accepts (under 16 h). Date.parse is no test: it takes "1", which Postgres refuses with an error.
+ */
+function isPrintedTimestamp(text: string): boolean {
+  const match = PG_TIMESTAMPTZ.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes, offsetSeconds] = match.slice(1, 10).map((part) => Number(part ?? 0)) as [
+    number, number, number, number, number, number, number, number, number,
+  ];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day); // not Date.UTC, which reads years 0–99 as 1900–1999
+  const realDate = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  return realDate && hour < 24 && minute < 60 && second < 60 && offsetHours < 16 && offsetMinutes < 60 && offsetSeconds < 60;
+}
+
 export function decodeCursor(cursor: string): PageKey {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (Array.isArray(value) && value.length === 2) {
       const [createdAt, id] = value as unknown[];
-      if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && UUID.test(id)) {
+      if (typeof createdAt === 'string' && isPrintedTimestamp(createdAt) && typeof id === 'string' && UUID.test(id)) {
         return { createdAt, id };
       }
     }

@@ -97,7 +97,13 @@ const envSchema = z.object({
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
   POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
+  QUOTA_TRIGGERS: z.coerce.number().int().min(0).default(500),
+  QUOTA_WEBHOOKS: z.coerce.number().int().min(0).default(100),
+  QUOTA_TOOLS_PER_AGENT: z.coerce.number().int().min(0).default(50),
+  QUOTA_CONNECTORS_PER_AGENT: z.coerce.number().int().min(0).default(20),
+  HOOK_RATE_LIMIT: z.coerce.number().int().min(1).default(50),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -123,7 +129,13 @@ export interface Config {
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
+  /** DESIGN §8: how many of each resource an account (or an agent) may hold. */
+  quotas: { triggersPerAccount: number; webhooksPerAccount: number; toolsPerAgent: number; connectorsPerAgent: number };
+  /** Requests per second each public hook accepts (DESIGN §8). */
+  hooks: { rateLimitPerSecond: number };
   logLevel: string;
+  /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
+  retention: { days: number };
 }
 
 export class ConfigError extends Error {
@@ -171,6 +183,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dexScreenerBaseUrl: e.DEXSCREENER_BASE_URL,
       polymarketBaseUrl: e.POLYMARKET_BASE_URL,
     },
+    quotas: {
+      triggersPerAccount: e.QUOTA_TRIGGERS,
+      webhooksPerAccount: e.QUOTA_WEBHOOKS,
+      toolsPerAgent: e.QUOTA_TOOLS_PER_AGENT,
+      connectorsPerAgent: e.QUOTA_CONNECTORS_PER_AGENT,
+    },
+    hooks: { rateLimitPerSecond: e.HOOK_RATE_LIMIT },
     logLevel: e.LOG_LEVEL,
+    retention: { days: e.RETENTION_DAYS },
   };
 }

@@ -41,7 +41,7 @@ async function resolveAll(host: string): Promise<string[]> {
 
 /**
  * Refuses a URL whose host is, or resolves to, a non-public address. Returns the resolved addresses.
- * Throws TargetNotAllowedError with a reason fit for a 400 message.
+ * Throws TargetNotAllowedError with a reason fit for a 400 message (and for a stored delivery error).
  */
 export async function assertPublicTarget(url: string, allowPrivate: boolean): Promise<string[]> {
   let parsed: URL;
@@ -55,9 +55,8 @@ export async function assertPublicTarget(url: string, allowPrivate: boolean): Pr
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   if (host === 'localhost' || host.endsWith('.localhost')) throw new TargetNotAllowedError('must not point at a loopback address');
   const addresses = ipaddr.isValid(host) ? [host] : await resolveAll(host);
-  const blocked = addresses.find(isPrivateAddress);
-  if (blocked !== undefined) {
-    throw new TargetNotAllowedError(`must not point at a private, loopback or link-local address (${host} → ${blocked})`);
-  }
+  // The message names the host as the user wrote it, never what it resolved to: that would map the
+  // internal network (db.internal → 10.x) for whoever asks.
+  if (addresses.some(isPrivateAddress)) throw new TargetNotAllowedError(`must not point at a private, loopback or link-local address (${host})`);
   return addresses;
 }

@@ -34,14 +34,15 @@ export class OutboundError extends Error {}
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
-function guardedLookup(allowPrivate: boolean): LookupFunction {
+/** The `lookup` of every outbound socket: the address it connects to is checked again (DNS rebinding). Exported for its test. */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 4);
       const list = addresses as dns.LookupAddress[];
-      const blocked = allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
-      if (blocked) {
-        return callback(new TargetNotAllowedError(`${hostname} resolves to a private, loopback or link-local address (${blocked.address})`), '', 4);
+      if (!allowPrivate && list.some((a) => isPrivateAddress(a.address))) {
+        // The host only, never the address: this message is stored and shown to the account.
+        return callback(new TargetNotAllowedError(`${hostname} resolves to a private, loopback or link-local address`), '', 4);
       }
       if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       const first = list[0];
@@ -64,7 +65,7 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
   return new Promise<OutboundResponse>((resolve, reject) => {
     const fail = (err: Error) => {
       clearTimeout(timer);
-      reject(err instanceof OutboundError ? err : new OutboundError(describe(err)));
+      reject(err instanceof OutboundError ? err : new OutboundError(describe(err, url.hostname)));
     };
     const request = client.request(
       url,
@@ -102,8 +103,17 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
   });
 }
 
-function describe(err: Error): string {
+type SocketError = Error & { code?: string; address?: string; errors?: SocketError[] };
+
+/**
+ * The error as it is stored (a delivery's lastError, a tool's error). Socket errors name the address they
+ * connected to (`connect ECONNREFUSED 10.0.0.7:443`, or several in an AggregateError when both address
+ * families were tried): it is replaced by the host as written, so no stored text maps internal DNS.
+ */
+function describe(err: SocketError, host: string): string {
   if (err instanceof TargetNotAllowedError) return `target not allowed: ${err.message}`;
-  const code = (err as { code?: string }).code;
-  return code ? `${code}: ${err.message}` : err.message;
+  const addresses = new Set([err, ...(err.errors ?? [])].map((e) => e.address).filter((a): a is string => typeof a === 'string' && a !== host));
+  let message = err.message || (err.errors ?? []).map((e) => e.message).join('; ');
+  for (const address of addresses) message = message.split(address).join(host);
+  return err.code ? `${err.code}: ${message}` : message;
 }

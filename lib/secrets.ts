@@ -34,9 +34,14 @@ export function createSecretBox(key: Buffer): SecretBox {
 
 export const MASK_PREFIX = '••••';
 
-/** `"••••" + last 4`; a secret shorter than 8 characters shows no characters at all. */
+/**
+ * `"••••" + last 4`; a secret shorter than 8 characters shows no characters at all. Characters are code
+ * points, not UTF-16 units: a cut between the two halves of a surrogate pair (an emoji) would show half a
+ * character, which no JSON client can send back (and Postgres can't store).
+ */
 export function maskSecret(plaintext: string): string {
-  return plaintext.length >= 8 ? MASK_PREFIX + plaintext.slice(-4) : MASK_PREFIX;
+  const chars = Array.from(plaintext);
+  return chars.length >= 8 ? MASK_PREFIX + chars.slice(-4).join('') : MASK_PREFIX;
 }
 
 export function isMasked(value: unknown): boolean {

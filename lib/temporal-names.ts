@@ -47,6 +47,7 @@ export const WORKFLOW_TYPES = {
   event: 'dispatchEventWorkflow',
   delivery: 'deliverWebhookWorkflow',
   run: 'runAgentWorkflow',
+  retention: 'retentionWorkflow',
 } as const;
 
 /** Signalled to a delivery waiting for a slot when an attempt to its webhook ends (DESIGN §8). */
@@ -67,6 +68,8 @@ export const workflowIds = {
   /** A schedule's action id; Temporal appends `-<scheduled time>` to each workflow it starts. */
   scheduledFire: (triggerId: string) => `${FIRE_ID_PREFIX}${triggerId}:schedule`,
   healthProbe: (probeId: string) => `health-probe:${probeId}`,
+  /** The hourly retention Schedule, and its workflows (Temporal appends `-<scheduled time>`); not a `trigger:*` schedule. */
+  retention: 'system:retention',
 };
 
 /** The fire key of a `fire:<triggerId>:<fireKey>` workflow id. */

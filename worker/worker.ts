@@ -7,6 +7,7 @@ import { createHandOff, type HandOff } from '../lib/handoff';
 import { createSecretBox } from '../lib/secrets';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../lib/temporal-names';
 import { startReconciler } from './reconciler';
+import { ensureRetentionSchedule } from './retention-schedule';
 
 export interface EngineDeps {
   connection: NativeConnection;
@@ -20,7 +21,8 @@ export interface EngineDeps {
  * The worker side of the engine: the Temporal worker on `agent-platform` (workflows and activities),
  * the delivery worker on `agent-platform-deliveries` (delivery attempts only, DELIVERY_WORKER_SLOTS at
  * once: slow endpoints hold those slots, never the main worker's), the process's one client, its
- * outbox hand-off and the reconciler. The caller owns the connection and the pool; `run()` polls until
+ * outbox hand-off and the reconciler; creating it also ensures the Schedule `system:retention`
+ * (worker/retention-schedule.ts). The caller owns the connection and the pool; `run()` polls until
  * `shutdown()`, or until either worker stops (then both do).
  */
 export async function createEngine(deps: EngineDeps) {
@@ -28,6 +30,7 @@ export async function createEngine(deps: EngineDeps) {
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
   const handOff: HandOff = createHandOff({ db, client, log });
+  await ensureRetentionSchedule(client);
   const activities = createActivities({ db, config, secrets: createSecretBox(config.secretsKey), handOff, client });
   const worker = await Worker.create({
     connection: deps.connection,

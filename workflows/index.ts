@@ -4,3 +4,4 @@ export { fireTriggerWorkflow } from './fire';
 export { dispatchEventWorkflow } from './dispatch';
 export { deliverWebhookWorkflow } from './delivery';
 export { runAgentWorkflow } from './run';
+export { retentionWorkflow } from './retention';

@@ -70,7 +70,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
         description: options.createDescription,
         params: agentIdParams,
         body: schemas.create,
-        response: { 201: schemas.item, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...itemErrors },
+        response: { 201: schemas.item, 400: errorSchema, 403: errorSchema, 409: errorSchema, 422: errorSchema, ...itemErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await service.create(callerOf(request), request.params.agentId, request.body as CreateInput)),

@@ -9,6 +9,8 @@ export function connectorRoutes(app: App, deps: { connectors: ConnectorService; 
     schemas: { item: connectorSchema, create: createConnectorBody, update: updateConnectorBody },
     service: deps.connectors,
     publicBaseUrl: deps.publicBaseUrl,
-    createDescription: 'Creates a connector. Its secrets are shown in full in this response only.',
+    createDescription:
+      'Creates a connector. Its secrets are shown in full in this response only. ' +
+      '403 when the agent already has its quota of connectors (QUOTA_CONNECTORS_PER_AGENT, default 20).',
   });
 }

@@ -38,11 +38,11 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
           '(Standard Webhooks: webhook-id, webhook-timestamp within 5 minutes, webhook-signature over the raw body); 401 otherwise. ' +
           'The call is counted and emitted as each of the webhook\'s event types with data { webhookId, payload }. A signed ' +
           'webhook-id received before answers 202 with the same ids and is not counted or emitted again. 404 when the webhook ' +
-          'is unknown, outgoing or disabled.',
+          'is unknown, outgoing or disabled. 429 (with Retry-After) beyond HOOK_RATE_LIMIT requests per second to this webhook.',
         params: idParams,
         headers: signatureHeaders,
         body: hookPayload,
-        response: { 202: webhookHookAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema },
+        response: { 202: webhookHookAccepted, 400: errorSchema, 401: errorSchema, 404: errorSchema, 429: errorSchema },
       },
     },
     async (request, reply) => {
@@ -67,7 +67,8 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
         description:
           'Fires a webhook trigger (no credential): X-Trigger-Token must equal its configJson.secretToken (401 otherwise). ' +
           'The JSON body, if any, is the fire\'s payload (the linked agent run\'s input.payload). 404 when no enabled webhook ' +
-          'trigger has this path. 429 (with Retry-After) beyond FIRES_PER_MINUTE fires of the account.',
+          'trigger has this path. 429 (with Retry-After) beyond HOOK_RATE_LIMIT requests per second to this trigger, or ' +
+          'beyond FIRES_PER_MINUTE fires of its account.',
         params: triggerHookParams,
         headers: triggerTokenHeaders,
         body: hookPayload,

@@ -10,6 +10,7 @@ export function toolRoutes(app: App, deps: { tools: ToolService; publicBaseUrl: 
     service: deps.tools,
     publicBaseUrl: deps.publicBaseUrl,
     createDescription:
-      "Creates a tool. A custom tool's endpoint must be a public address unless ALLOW_PRIVATE_TARGETS; its secret headers are shown in full in this response only.",
+      "Creates a tool. A custom tool's endpoint must be a public address unless ALLOW_PRIVATE_TARGETS; its secret headers are shown in full in this response only. " +
+      '403 when the agent already has its quota of tools (QUOTA_TOOLS_PER_AGENT, default 50).',
   });
 }

@@ -11,6 +11,8 @@ import {
 import type { TriggerService } from '../services/trigger-service';
 import { callerOf, type App } from '../types';
 
+const QUOTA_403 = '403 when the account already has its quota of triggers, agent and user triggers together (QUOTA_TRIGGERS, default 500).';
+
 /**
  * Agent triggers (`/api/agents/:agentId/triggers`, `/api/triggers/:id`) and standalone user triggers
  * (`/api/user-triggers`, `/api/user-triggers/:id`): one table, two APIs (DESIGN §4 Triggers).
@@ -43,10 +45,10 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
     {
       schema: {
         tags,
-        description: 'Creates a trigger of the agent. 409 when configJson.webhookPath is already in use.',
+        description: `Creates a trigger of the agent. 409 when configJson.webhookPath is already in use. ${QUOTA_403}`,
         params: agentIdParams,
         body: createTriggerBody,
-        response: { 201: triggerSchema, ...writeErrors, 422: errorSchema, ...itemErrors },
+        response: { 201: triggerSchema, ...writeErrors, 403: errorSchema, 422: errorSchema, ...itemErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await triggers.createForAgent(callerOf(request), request.params.agentId, request.body)),
@@ -73,9 +75,9 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
     {
       schema: {
         tags: userTags,
-        description: 'Creates a standalone trigger, optionally linked to an agent of your account (agentId; 400 otherwise).',
+        description: `Creates a standalone trigger, optionally linked to an agent of your account (agentId; 400 otherwise). ${QUOTA_403}`,
         body: createUserTriggerBody,
-        response: { 201: triggerSchema, ...writeErrors, 422: errorSchema, ...authErrors },
+        response: { 201: triggerSchema, ...writeErrors, 403: errorSchema, 422: errorSchema, ...authErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await triggers.createUserTrigger(callerOf(request), request.body)),

@@ -23,9 +23,10 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
         tags,
         description:
           'Creates a webhook. Outgoing (default): url is the target and is refused when it points at a private, loopback or ' +
-          'link-local address (unless ALLOW_PRIVATE_TARGETS). Incoming: any url sent is ignored; the response shows the URL to post to.',
+          'link-local address (unless ALLOW_PRIVATE_TARGETS). Incoming: any url sent is ignored; the response shows the URL to post to. ' +
+          '403 when the account already has its quota of webhooks (QUOTA_WEBHOOKS, default 100).',
         body: createWebhookBody,
-        response: { 201: webhookSchema, 400: errorSchema, 409: errorSchema, 422: errorSchema, ...authErrors },
+        response: { 201: webhookSchema, 400: errorSchema, 403: errorSchema, 409: errorSchema, 422: errorSchema, ...authErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await webhooks.create(callerOf(request), request.body)),

@@ -22,7 +22,8 @@ const headers = z
   .describe(
     'Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: ' +
       'stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; ' +
-      'sending the masked value back keeps it unchanged.',
+      'sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin ' +
+      '(scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise).',
   );
 
 const dexPairsConfig = z

@@ -64,7 +64,8 @@ const events = z
   .max(50)
   .describe(
     'Outgoing: the event types delivered, "*" for every type (default ["*"]). Incoming: the event types each received request ' +
-      'is emitted as (default ["webhook.received"]; "*" not allowed). Duplicates are removed.',
+      'is emitted as: only "webhook.received" (the default); the other types are reserved for events the platform emits, and ' +
+      '"*" is not allowed. Duplicates are removed.',
   );
 
 const writable = {

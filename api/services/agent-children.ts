@@ -2,12 +2,14 @@ import type { z } from 'zod';
 import type { Page, PageRequest } from '../../db/paging';
 import { withTransaction, type Db, type Queryable } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import type { QuotasRepository } from '../../db/repositories/quotas';
 import { openConfig, presentConfig, sealConfig, type Config, type SecretPath } from '../../lib/secret-config';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
+import { withinAgentQuota, type Quota } from './quotas';
 
 /**
  * What connectors and tools share: a child of an agent with a `type` and a configJson whose shape
@@ -23,6 +25,11 @@ export interface TypedConfigRules<T extends string> {
   secretPaths(type: T, config: Config): SecretPath[];
   /** Checks that need I/O (e.g. the SSRF guard); `current` is the stored config on an update. Throws ValidationError. */
   check?(type: T, config: Config, current: { type: T; config: Config } | null): Promise<void>;
+  /**
+   * Why the stored secrets may not stay with the updated config (e.g. "the endpoint's origin changed"),
+   * or null when they may. When not, every secret of the config must be sent again in full.
+   */
+  secretsStayBlocked?(type: T, next: Config, current: { type: T; config: Config }): string | null;
 }
 
 interface ChildRow<T extends string> {
@@ -51,6 +58,9 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   secrets: SecretBox;
   /** 'Connector' → "Connector not found". */
   resource: string;
+  quotas: QuotasRepository;
+  /** DESIGN §8: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
+  quota: Quota & { count(agentId: string, q: Queryable): Promise<number> };
   rules: TypedConfigRules<T>;
   valuesOf(row: Row): Values;
   /** Row → API shape, given the config to show (secrets already masked or revealed). */
@@ -78,17 +88,24 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   async function resolve(type: T, candidate: Config, current: { type: T; config: Config } | null) {
     const parsed = parseWith(rules.schemas[type], candidate, CONFIG_FIELD);
     const paths = rules.secretPaths(type, parsed);
-    const { config, revealed } = restoreMasked(parsed, current?.config ?? {}, paths, CONFIG_FIELD);
+    const blocked = current && rules.secretsStayBlocked?.(type, parsed, current);
+    const { config, revealed } = blocked
+      ? restoreMasked(parsed, {}, paths, CONFIG_FIELD, `${blocked}, and a stored secret never follows a new target: send it again in full (or null to remove it)`)
+      : restoreMasked(parsed, current?.config ?? {}, paths, CONFIG_FIELD);
     await rules.check?.(type, config, current);
     return { sealed: sealConfig(config, paths, secrets), shown: presentConfig(config, paths, revealed) };
   }
 
   return {
     async create(caller: Caller, agentId: string, values: Values): Promise<Shown> {
-      await requireAgent(caller, agentId);
+      await requireAgent(caller, agentId); // before the checks that may wait on DNS
       const { sealed, shown } = await resolve(values.type, values.configJson, null);
-      const row = await repository.insert(caller.accountId, agentId, { ...values, configJson: sealed });
-      if (!row) throw new NotFoundError('Agent'); // deleted meanwhile
+      const row = await withTransaction(db, async (tx) => {
+        // 404 too when the agent was deleted meanwhile.
+        await withinAgentQuota(deps.quotas, tx, caller.accountId, agentId, deps.quota, deps.quota.count);
+        return repository.insert(caller.accountId, agentId, { ...values, configJson: sealed }, tx);
+      });
+      if (!row) throw new NotFoundError('Agent');
       return deps.present(row, shown);
     },
 
@@ -119,7 +136,10 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
           if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
           candidate = patch.configJson;
         } else {
-          candidate = patch.configJson ? mergePatch(current.config, patch.configJson) : current.config;
+          // Merged onto the config as a read shows it: a secret the patch leaves out stays masked, so it is
+          // restored (or refused) exactly like a mask sent back.
+          const shown = presentConfig(current.config, rules.secretPaths(row.type, row.config_json));
+          candidate = patch.configJson ? mergePatch(shown, patch.configJson) : shown;
         }
         // A new type starts from nothing: a mask can't stand for the old type's secret (a Discord token is no Telegram token).
         const { sealed, shown } = await resolve(type, candidate, type === row.type ? current : null);

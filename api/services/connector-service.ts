@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { ConnectorRow, ConnectorsRepository, ConnectorValues } from '../../db/repositories/connectors';
 import type { SecretBox } from '../../lib/secrets';
 import { toConnector } from '../mappers';
@@ -8,13 +9,23 @@ import { connectorConfigSchemas, type CreateConnectorInput } from '../schemas/co
 import { createAgentChildService } from './agent-children';
 import type { Caller } from './auth-service';
 
-export function createConnectorService(deps: { db: Db; agents: AgentsRepository; connectors: ConnectorsRepository; secrets: SecretBox }) {
+export function createConnectorService(deps: {
+  db: Db;
+  agents: AgentsRepository;
+  connectors: ConnectorsRepository;
+  secrets: SecretBox;
+  quotas: QuotasRepository;
+  /** QUOTA_CONNECTORS_PER_AGENT */
+  quota: number;
+}) {
   const children = createAgentChildService({
     db: deps.db,
     agents: deps.agents,
     repository: deps.connectors,
     secrets: deps.secrets,
     resource: 'Connector',
+    quotas: deps.quotas,
+    quota: { limit: deps.quota, plural: 'connectors', count: deps.quotas.countConnectors },
     rules: { schemas: connectorConfigSchemas, secretPaths: (type) => [...CONNECTOR_SECRET_PATHS[type]] },
     valuesOf: (row: ConnectorRow): ConnectorValues => ({ type: row.type, name: row.name, configJson: row.config_json, enabled: row.enabled }),
     present: toConnector,

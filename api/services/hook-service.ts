@@ -3,16 +3,16 @@ import { WebhookVerificationError } from 'standardwebhooks';
 import { withTransaction, type Db } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import type { HooksRepository } from '../../db/repositories/hooks';
+import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
 import { startEventDispatch } from '../../lib/engine-starts';
+import { emittedByIncomingWebhook } from '../../lib/events';
 import type { HandOff } from '../../lib/handoff';
 import { openConfig } from '../../lib/secret-config';
 import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
-import { NotFoundError, UnauthorizedError } from '../errors';
+import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../errors';
 import { queueFire, type FireAdmission } from './fire-admission';
-
-
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
@@ -28,8 +28,32 @@ export type SignatureHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webh
  * secret, records what must happen in one transaction (outbox), and answers at once; the events and
  * the fire are carried out durably by the engine.
  */
-export function createHookService(deps: { db: Db; hooks: HooksRepository; secrets: SecretBox; handOff: HandOff; fireAdmission: FireAdmission }) {
-  const { db, hooks, secrets, handOff, fireAdmission } = deps;
+export function createHookService(deps: {
+  db: Db;
+  hooks: HooksRepository;
+  secrets: SecretBox;
+  handOff: HandOff;
+  guards: RequestGuardsRepository;
+  /** HOOK_RATE_LIMIT: requests per second each hook accepts. */
+  rateLimitPerSecond: number;
+  /** FIRES_PER_MINUTE of the trigger hooks' accounts. */
+  fireAdmission: FireAdmission;
+}) {
+  const { db, hooks, secrets, handOff, guards, fireAdmission } = deps;
+
+  /**
+   * DESIGN §8: at most HOOK_RATE_LIMIT requests per second per hook, in a fixed window counted in
+   * Postgres like the auth limit, so every API instance shares it. Only a hook that exists is counted
+   * (no counter row for a guessed id), and before its secret is checked: requests with a wrong
+   * signature or token cost the flooder's budget too.
+   */
+  async function withinRateLimit(key: string): Promise<void> {
+    const { allowed, ttlMs } = await guards.hitRateLimitUpTo(key, 1000, deps.rateLimitPerSecond);
+    if (!allowed) {
+      const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
+      throw new TooManyRequestsError(`Too many requests to this hook (at most ${deps.rateLimitPerSecond} per second); retry in ${seconds} s`, seconds);
+    }
+  }
 
   return {
     /**
@@ -40,6 +64,7 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
     async receiveWebhook(id: string, request: { rawBody: string; payload: unknown; headers: SignatureHeaders }) {
       const webhook = await hooks.findIncomingWebhook(id);
       if (!webhook) throw new NotFoundError('Webhook');
+      await withinRateLimit(`hook:webhook:${id}`);
       let messageId: string | null = null;
       if (webhook.secret_sealed !== null) {
         const { headers } = request;
@@ -63,7 +88,7 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
         const counted = await hooks.countIncoming(id, tx);
         if (!counted) throw new NotFoundError('Webhook');
         const eventIds: string[] = [];
-        for (const type of counted.events) {
+        for (const type of emittedByIncomingWebhook(counted.events)) {
           const event = await insertEvent(tx, { accountId: counted.account_id, type, data: { webhookId: id, payload: request.payload } });
           await startEventDispatch(tx, event);
           eventIds.push(event.id);
@@ -82,6 +107,7 @@ export function createHookService(deps: { db: Db; hooks: HooksRepository; secret
     async fireTriggerHook(webhookPath: string, token: string | undefined, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await hooks.findWebhookTrigger(webhookPath);
       if (!trigger) throw new NotFoundError('Trigger');
+      await withinRateLimit(`hook:trigger:${trigger.id}`);
       const expected = openConfig(trigger.config_json, TRIGGER_SECRET_PATHS.webhook, secrets).secretToken;
       if (typeof expected !== 'string') throw new NotFoundError('Trigger'); // a webhook trigger always has one; never fire without
       if (token === undefined) throw new UnauthorizedError('Missing X-Trigger-Token header');

@@ -7,6 +7,7 @@ import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
 import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createHooksRepository } from '../../db/repositories/hooks';
+import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
 import { createToolsRepository } from '../../db/repositories/tools';
@@ -43,6 +44,7 @@ export function createRepositories(db: Db) {
     fireRate: createFireRateRepository(db),
     guards: createRequestGuardsRepository(db),
     hooks: createHooksRepository(db),
+    quotas: createQuotasRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),
     triggers: createTriggersRepository(db),
@@ -69,6 +71,7 @@ export function createServices(deps: ServiceDeps) {
   const { config, db, repositories: repos, secrets, handOff } = deps;
   const { publicBaseUrl } = config.http;
   const { allowPrivateTargets } = config.webhooks;
+  const { quotas } = repos;
 
   const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
@@ -85,9 +88,32 @@ export function createServices(deps: ServiceDeps) {
     account: createAccountService({ accounts: repos.accounts }),
     agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, agentCreateCost: config.billing.agentCreateCost }),
     health: createHealthService({ db, temporal: deps.temporal }),
-    connectors: createConnectorService({ db, agents: repos.agents, connectors: repos.connectors, secrets }),
-    tools: createToolService({ db, agents: repos.agents, tools: repos.tools, secrets, allowPrivateTargets }),
-    webhooks: createWebhookService({ db, webhooks: repos.webhooks, secrets, publicBaseUrl, allowPrivateTargets }),
+    connectors: createConnectorService({
+      db,
+      agents: repos.agents,
+      connectors: repos.connectors,
+      secrets,
+      quotas,
+      quota: config.quotas.connectorsPerAgent,
+    }),
+    tools: createToolService({
+      db,
+      agents: repos.agents,
+      tools: repos.tools,
+      secrets,
+      allowPrivateTargets,
+      quotas,
+      quota: config.quotas.toolsPerAgent,
+    }),
+    webhooks: createWebhookService({
+      db,
+      webhooks: repos.webhooks,
+      secrets,
+      publicBaseUrl,
+      allowPrivateTargets,
+      quotas,
+      quota: config.quotas.webhooksPerAccount,
+    }),
     deliveries: createDeliveryService({
       db,
       webhooks: repos.webhooks,
@@ -95,10 +121,27 @@ export function createServices(deps: ServiceDeps) {
       handOff,
       timeoutMs: config.webhooks.timeoutMs,
     }),
-    triggers: createTriggerService({ db, triggers: repos.triggers, agents: repos.agents, secrets, publicBaseUrl, handOff }),
+    triggers: createTriggerService({
+      db,
+      triggers: repos.triggers,
+      agents: repos.agents,
+      secrets,
+      publicBaseUrl,
+      handOff,
+      quotas,
+      quota: config.quotas.triggersPerAccount,
+    }),
     fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
     team: createTeamService({ db, team: repos.team }),
     runs: createRunService({ db, agents: repos.agents, handOff }),
-    hooks: createHookService({ db, hooks: repos.hooks, secrets, handOff, fireAdmission }),
+    hooks: createHookService({
+      db,
+      hooks: repos.hooks,
+      secrets,
+      handOff,
+      guards: repos.guards,
+      rateLimitPerSecond: config.hooks.rateLimitPerSecond,
+      fireAdmission,
+    }),
   };
 }

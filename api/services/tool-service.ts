@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { ToolRow, ToolsRepository, ToolType, ToolValues } from '../../db/repositories/tools';
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import type { Config } from '../../lib/secret-config';
@@ -27,17 +28,37 @@ async function checkEndpoint(type: ToolType, config: Config, current: { type: To
   }
 }
 
-export function createToolService(deps: { db: Db; agents: AgentsRepository; tools: ToolsRepository; secrets: SecretBox; allowPrivateTargets: boolean }) {
+const originOf = (url: unknown) => new URL(String(url)).origin;
+
+/** DESIGN §8: a custom tool's secret headers were given for its endpoint's origin (scheme, host, port) only. */
+function secretsStayBlocked(type: ToolType, next: Config, current: { type: ToolType; config: Config }): string | null {
+  if (type !== 'custom' || current.type !== 'custom') return null;
+  return originOf(next.endpoint) === originOf(current.config.endpoint) ? null : "the endpoint's origin changed";
+}
+
+export function createToolService(deps: {
+  db: Db;
+  agents: AgentsRepository;
+  tools: ToolsRepository;
+  secrets: SecretBox;
+  allowPrivateTargets: boolean;
+  quotas: QuotasRepository;
+  /** QUOTA_TOOLS_PER_AGENT */
+  quota: number;
+}) {
   const children = createAgentChildService({
     db: deps.db,
     agents: deps.agents,
     repository: deps.tools,
     secrets: deps.secrets,
     resource: 'Tool',
+    quotas: deps.quotas,
+    quota: { limit: deps.quota, plural: 'tools', count: deps.quotas.countTools },
     rules: {
       schemas: toolConfigSchemas,
       secretPaths: toolSecretPaths,
       check: (type, config, current) => checkEndpoint(type, config, current, deps.allowPrivateTargets),
+      secretsStayBlocked,
     },
     valuesOf: (row: ToolRow): ToolValues => ({
       type: row.type, name: row.name, description: row.description, configJson: row.config_json, enabled: row.enabled,

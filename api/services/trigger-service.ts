@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import type { QuotasRepository } from '../../db/repositories/quotas';
 import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, type TriggersRepository, type TriggerValues } from '../../db/repositories/triggers';
 import { nextFireTime } from '../../lib/cron';
 import type { HandOff } from '../../lib/handoff';
@@ -15,6 +16,7 @@ import { configSchemaFor, type CreateTriggerInput, type TriggerType, type Update
 import { mergePatch, parseWith } from '../validation';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
+import { withinAccountQuota } from './quotas';
 
 const CONFIG_FIELD = 'body.configJson';
 
@@ -37,9 +39,12 @@ export function createTriggerService(deps: {
   publicBaseUrl: string;
   /** Kicked after every write: a database trigger queued the schedule's sync in the write's transaction. */
   handOff: HandOff;
+  quotas: QuotasRepository;
+  /** QUOTA_TRIGGERS */
+  quota: number;
   now?: () => Date;
 }) {
-  const { db, triggers, agents, secrets, handOff } = deps;
+  const { db, triggers, agents, secrets, handOff, quotas } = deps;
   const now = deps.now ?? (() => new Date());
 
   function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
@@ -93,17 +98,21 @@ export function createTriggerService(deps: {
 
   async function create(caller: Caller, scope: TriggerScope, agentId: string | null, input: CreateTriggerInput): Promise<Trigger> {
     const missing = scope === 'agent' ? agentNotFound : agentNotInAccount;
-    if (agentId !== null) await requireAgent(caller, agentId, missing);
-    const { plain, sealed, revealed } = resolveConfig(input.type, input.configJson ?? {}, {});
-    const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: sealed, enabled: input.enabled ?? true };
-    let row: TriggerRow;
+    let created: { row: TriggerRow; resolved: ReturnType<typeof resolveConfig> };
     try {
-      row = await triggers.insert(caller.accountId, scope, values);
+      created = await withTransaction(db, async (tx) => {
+        // The agent before the account, in the order an agent update takes them (no lock cycle).
+        if (agentId !== null && !(await quotas.keepAgent(caller.accountId, agentId, tx))) throw missing();
+        const resolved = resolveConfig(input.type, input.configJson ?? {}, {});
+        await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'triggers' }, quotas.countTriggers);
+        const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: resolved.sealed, enabled: input.enabled ?? true };
+        return { row: await triggers.insert(caller.accountId, scope, values, tx), resolved };
+      });
     } catch (err) {
       return translateWriteError(err, missing);
     }
     handOff.kick();
-    return present(row, plain, revealed);
+    return present(created.row, created.resolved.plain, created.resolved.revealed);
   }
 
   async function list(caller: Caller, scope: TriggerScope, page: PageRequest, agentId?: string) {

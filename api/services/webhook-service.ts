@@ -1,8 +1,9 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import { cancelPendingDeliveries } from '../../db/repositories/deliveries';
+import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { WebhookDirection, WebhookRow, WebhooksRepository, WebhookValues } from '../../db/repositories/webhooks';
-import { ALL_EVENTS } from '../../lib/events';
+import { ALL_EVENTS, INCOMING_WEBHOOK_EVENT_TYPES, isReservedForPlatform } from '../../lib/events';
 import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import { maskSecret, type SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
@@ -10,24 +11,38 @@ import { toWebhook, type Webhook } from '../mappers';
 import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
 import type { Caller } from './auth-service';
 import { restoreMaskedValue } from './masked-secrets';
+import { withinAccountQuota } from './quotas';
 
 const DEFAULT_EVENTS: Record<WebhookDirection, string[]> = { outgoing: [ALL_EVENTS], incoming: ['webhook.received'] };
 const URL_REQUIRED = 'body.url: is required for outgoing webhooks';
 
 /**
  * Removes duplicates; "*" covers every other type, so a list holding it is just ["*"]. An incoming webhook
- * emits each listed type, where "*" would mean nothing: refused. `sent` says whether the list came in this
- * request (the message then names the element) or was kept from before a direction change.
+ * emits each listed type: "*" would mean nothing there, and the types the platform emits are reserved
+ * (lib/events.ts), so both are refused. `sent` says whether the list came in this request (the message
+ * then names the element) or was kept from before a direction change.
  */
 function normalizeEvents(events: readonly string[], direction: WebhookDirection, sent: boolean): string[] {
+  if (direction === 'outgoing') return events.includes(ALL_EVENTS) ? [ALL_EVENTS] : [...new Set(events)];
   const star = events.indexOf(ALL_EVENTS);
-  if (star === -1) return [...new Set(events)];
-  if (direction === 'outgoing') return [ALL_EVENTS];
-  throw new ValidationError(
-    sent
-      ? `body.events.${star}: "${ALL_EVENTS}" is not allowed for incoming webhooks; list the event types each received request is emitted as`
-      : `body.events: the current events include "${ALL_EVENTS}", which is not allowed for incoming webhooks; send events with the types to emit`,
-  );
+  if (star !== -1) {
+    throw new ValidationError(
+      sent
+        ? `body.events.${star}: "${ALL_EVENTS}" is not allowed for incoming webhooks; list the event types each received request is emitted as`
+        : `body.events: the current events include "${ALL_EVENTS}", which is not allowed for incoming webhooks; send events with the types to emit`,
+    );
+  }
+  const reserved = events.findIndex(isReservedForPlatform);
+  if (reserved !== -1) {
+    const type = events[reserved]!;
+    const allowed = INCOMING_WEBHOOK_EVENT_TYPES.join(', ');
+    throw new ValidationError(
+      sent
+        ? `body.events.${reserved}: "${type}" is reserved for events the platform emits; an incoming webhook can emit only ${allowed}`
+        : `body.events: the current events include "${type}", which an incoming webhook cannot emit (reserved for events the platform emits); send events`,
+    );
+  }
+  return [...new Set(events)];
 }
 
 export function createWebhookService(deps: {
@@ -36,8 +51,11 @@ export function createWebhookService(deps: {
   secrets: SecretBox;
   publicBaseUrl: string;
   allowPrivateTargets: boolean;
+  quotas: QuotasRepository;
+  /** QUOTA_WEBHOOKS */
+  quota: number;
 }) {
-  const { db, webhooks, secrets, publicBaseUrl } = deps;
+  const { db, webhooks, secrets, publicBaseUrl, quotas } = deps;
 
   async function checkTarget(url: string): Promise<void> {
     try {
@@ -95,13 +113,13 @@ export function createWebhookService(deps: {
       // A masked value has nothing to stand for yet: refused like any masked value that matches no secret.
       const secret = input.secret == null ? null : restoreMaskedValue(input.secret, null, 'body.secret').value;
       if (url !== null) await checkTarget(url);
-      const row = await webhooks.insert(caller.accountId, {
-        name: input.name,
-        direction,
-        url,
-        secretSealed: secret === null ? null : secrets.seal(secret),
-        events,
-        enabled: input.enabled ?? true,
+      const row = await withTransaction(db, async (tx) => {
+        await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'webhooks' }, quotas.countWebhooks);
+        return webhooks.insert(
+          caller.accountId,
+          { name: input.name, direction, url, secretSealed: secret === null ? null : secrets.seal(secret), events, enabled: input.enabled ?? true },
+          tx,
+        );
       });
       return toWebhook(row, secret, publicBaseUrl);
     },

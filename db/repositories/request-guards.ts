@@ -6,7 +6,20 @@ export interface IdempotencyRow {
   response_body: string | null;
 }
 
-/** Idempotency records and auth rate-limit counters: the request-level guards kept in Postgres. */
+/**
+ * A fixed-window hit on the counter `$1` (window `$2` ms), written only when `where` lets its one row
+ * through: a new window, or one more hit in the current one. Returns (hits, reset_at).
+ */
+const countHit = (where: string) => `INSERT INTO auth_rate_limits AS r (key, hits, reset_at)
+  SELECT $1, 1, now() + make_interval(secs => $2::double precision / 1000) ${where}
+  ON CONFLICT (key) DO UPDATE SET
+    hits = CASE WHEN r.reset_at <= now() THEN 1 ELSE r.hits + 1 END,
+    reset_at = CASE WHEN r.reset_at <= now() THEN EXCLUDED.reset_at ELSE r.reset_at END
+  RETURNING hits, reset_at`;
+
+const TTL_MS = `GREATEST(0, CEIL(EXTRACT(EPOCH FROM (reset_at - now())) * 1000))::bigint AS ttl_ms`;
+
+/** Idempotency records and rate-limit counters (auth endpoints, public hooks): the request-level guards kept in Postgres. */
 export function createRequestGuardsRepository(db: Queryable) {
   return {
     /**
@@ -61,15 +74,7 @@ export function createRequestGuardsRepository(db: Queryable) {
 
     /** One atomic fixed-window hit: returns the count in the current window and ms until it resets. */
     async hitRateLimit(key: string, windowMs: number, q: Queryable = db): Promise<{ hits: number; ttlMs: number }> {
-      const { rows } = await q.query<{ hits: number; ttl_ms: number }>(
-        `INSERT INTO auth_rate_limits AS r (key, hits, reset_at)
-         VALUES ($1, 1, now() + make_interval(secs => $2::double precision / 1000))
-         ON CONFLICT (key) DO UPDATE SET
-           hits = CASE WHEN r.reset_at <= now() THEN 1 ELSE r.hits + 1 END,
-           reset_at = CASE WHEN r.reset_at <= now() THEN EXCLUDED.reset_at ELSE r.reset_at END
-         RETURNING hits, GREATEST(0, CEIL(EXTRACT(EPOCH FROM (reset_at - now())) * 1000))::bigint AS ttl_ms`,
-        [key, windowMs],
-      );
+      const { rows } = await q.query<{ hits: number; ttl_ms: number }>(`WITH hit AS (${countHit('')}) SELECT hits, ${TTL_MS} FROM hit`, [key, windowMs]);
       const row = rows[0]!;
       return { hits: row.hits, ttlMs: row.ttl_ms };
     },
@@ -77,6 +82,24 @@ export function createRequestGuardsRepository(db: Queryable) {
     /** Gives back one hit of the current window (a no-op once the window has passed). */
     async refundRateLimit(key: string, q: Queryable = db): Promise<void> {
       await q.query(`UPDATE auth_rate_limits SET hits = hits - 1 WHERE key = $1 AND hits > 0 AND reset_at > now()`, [key]);
+    },
+
+    /**
+     * A hit on a fixed window of at most `max` (the public hooks' limit): the same counter, but a window
+     * already full is not written again. Under a flood, every request past the limit costs a read, not a
+     * row-locked write: no queue on the hook's row. The write that counts a request is still the one
+     * atomic upsert, so exactly `max` pass per window.
+     */
+    async hitRateLimitUpTo(key: string, windowMs: number, max: number, q: Queryable = db): Promise<{ allowed: boolean; ttlMs: number }> {
+      const { rows } = await q.query<{ hits: number; ttl_ms: number }>(
+        `WITH spent AS (
+           SELECT hits, reset_at FROM auth_rate_limits WHERE key = $1 AND reset_at > now() AND hits >= $3
+         ), hit AS (${countHit('WHERE NOT EXISTS (SELECT 1 FROM spent)')})
+         SELECT hits, ${TTL_MS} FROM (SELECT hits, reset_at FROM hit UNION ALL SELECT hits + 1, reset_at FROM spent) AS counted`,
+        [key, windowMs, max],
+      );
+      const row = rows[0]!;
+      return { allowed: row.hits <= max, ttlMs: row.ttl_ms };
     },
   };
 }

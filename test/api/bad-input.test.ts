@@ -3,11 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 /** Bad input of any kind gets a 4xx `{ message }` naming the problem: never a 500, never a hang. */
-describe('bad input on every write route', () => {
+describe('bad input on every write and list route', () => {
   let app: TestApp;
   let close: () => Promise<void>;
   let user: TestUser;
   const routes: { method: 'POST' | 'PUT' | 'PATCH'; url: string }[] = [];
+  /** The id to put in each path parameter of a list route, by the collection it follows. */
+  const pathIds: Record<string, string> = {};
 
   const call = (method: string, url: string, payload?: string) =>
     app.inject({ method: method as 'POST', url, headers: { ...user.auth, 'content-type': 'application/json' }, payload });
@@ -29,6 +31,7 @@ describe('bad input on every write route', () => {
       userTrigger: await create('/api/user-triggers', { type: 'cron', name: 'c', configJson: { cronExpression: '0 * * * *' } }),
       member: await create('/api/team', { email: 'm@example.com', role: 'viewer' }),
     };
+    Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook });
     for (const url of [`/api/agents/${agent}/connectors`, `/api/agents/${agent}/tools`, `/api/agents/${agent}/triggers`, '/api/webhooks', '/api/user-triggers', '/api/team', '/api/agents']) {
       routes.push({ method: 'POST', url });
     }
@@ -76,5 +79,36 @@ describe('bad input on every write route', () => {
       }
     }
     assert.equal(checked, routes.length * bodies.length);
+  });
+
+  it('answers 400, never 500, for a crafted cursor on every list route', async () => {
+    const paths: Record<string, { get?: { parameters?: { in: string; name: string }[] } }> =
+      (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths;
+    const lists = Object.entries(paths)
+      .filter(([, ops]) => ops.get?.parameters?.some((p) => p.in === 'query' && p.name === 'cursor'))
+      .map(([path]) =>
+        path.replace(/\/([\w-]+)\/\{(\w+)\}/g, (_, collection: string) => {
+          assert.ok(pathIds[collection], `no id to list ${path} with`);
+          return `/${collection}/${pathIds[collection]}`;
+        }),
+      );
+    assert.ok(lists.length >= 14, `only ${lists.length} list routes`);
+    const id = '0b5e8f2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
+    const cursor = (createdAt: unknown) => Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
+    // Each passes Date.parse, or has Postgres' form with a value it refuses.
+    const crafted = ['1', '-1', '2026', '2026-01-01', '2026-01-01T00:00:00Z', 'Thu, 01 Jan 2026 00:00:00 GMT', '2026-02-30 10:00:00+00',
+      '2026-01-01 24:00:00+00', '2026-01-01 00:00:60+00', '2026-01-01 00:00:00+16', '2026-01-01 00:00:00.1234567+00', '2026-01-01 00:00:00'];
+    for (const url of lists) {
+      for (const createdAt of crafted) {
+        const res = await app.inject({ method: 'GET', url: `${url}?cursor=${cursor(createdAt)}`, headers: user.auth });
+        assert.equal(res.statusCode, 400, `${url} ${createdAt}: ${res.statusCode} ${res.body}`);
+        assert.deepEqual(res.json(), { message: 'querystring.cursor: is not a valid cursor' }, `${url} ${createdAt}`);
+      }
+      // What Postgres prints, in any session time zone, is a cursor.
+      for (const createdAt of ['2026-01-01 00:00:00+00', '2026-11-21 11:00:00.123456+00', '2026-01-01 05:30:00.5+05:30', '2025-12-31 21:00:00-03']) {
+        const res = await app.inject({ method: 'GET', url: `${url}?cursor=${cursor(createdAt)}`, headers: user.auth });
+        assert.equal(res.statusCode, 200, `${url} ${createdAt}: ${res.statusCode} ${res.body}`);
+      }
+    }
   });
 });

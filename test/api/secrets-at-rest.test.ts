@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
+import { createSecretBox } from '../../lib/secrets';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { testConfig } from '../helpers/config';
 
 /**
  * DESIGN §2 secrets across every resource that holds one: full only in the response to the request
@@ -76,6 +78,33 @@ describe('secrets at rest', () => {
         for (const [name, value] of Object.entries(secrets)) assert.ok(!body.includes(value), `${name} readable at ${target}`);
         assert.match(body, /••••/, `${target} shows no mask`);
       }
+    }
+  });
+
+  it('masks by characters, never half of one: a secret ending in an emoji keeps its mask and round-trips it', async () => {
+    // "🔑" is two UTF-16 code units: the last four units of this secret start with the second half of one.
+    const emoji = 'emoji-token-🔑x🔑';
+    const mask = '••••-🔑x🔑';
+    const box = createSecretBox(testConfig('postgres://unused').secretsKey);
+    const agent = (await call('POST', '/api/agents', { name: 'Emoji', status: 'template' })).json().id;
+    const connector = (await call('POST', `/api/agents/${agent}/connectors`, { type: 'telegram', name: 't', configJson: { botToken: emoji } })).json();
+    const webhook = (await call('POST', '/api/webhooks', { name: 'w', url: 'https://93.184.215.14/hook', secret: emoji })).json();
+    type Shown = { configJson: { botToken: string }; secret: string };
+    const cases = [
+      { url: `/api/connectors/${connector.id}`, shown: (b: Shown) => b.configJson.botToken, back: { configJson: { botToken: mask }, name: 'renamed' },
+        stored: async () => box.open((await db.query(`SELECT config_json->>'botToken' AS s FROM connectors WHERE id = $1`, [connector.id])).rows[0].s) },
+      { url: `/api/webhooks/${webhook.id}`, shown: (b: Shown) => b.secret, back: { secret: mask, name: 'renamed' },
+        stored: async () => box.open((await db.query(`SELECT secret_sealed AS s FROM webhooks WHERE id = $1`, [webhook.id])).rows[0].s) },
+    ];
+    for (const c of cases) {
+      const read = await call('GET', c.url);
+      const shown = c.shown(read.json());
+      assert.ok(!/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(shown), `${c.url}: the mask holds half a character`);
+      assert.equal(shown, mask, c.url);
+      const sentBack = await app.inject({ method: 'PATCH', url: c.url, headers: user.auth, payload: c.back });
+      assert.equal(sentBack.statusCode, 200, `${c.url}: ${sentBack.body}`);
+      assert.equal(c.shown(sentBack.json()), mask, 'still masked: the request did not set it');
+      assert.equal(await c.stored(), emoji, 'the secret is unchanged');
     }
   });
 

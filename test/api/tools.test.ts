@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox } from '../../lib/secrets';
@@ -227,6 +228,58 @@ describe('tools (DESIGN §4)', () => {
     assert.equal((await call(user, 'GET', url)).json().configJson.headers['X-Session-Token'], '••••7777');
   });
 
+  it('requires the secret headers again when the endpoint changes origin: a secret never follows a new target', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const headers = { Authorization: 'Bearer origin-bound-0001', 'X-Api-Key': 'origin-key-0002', Accept: 'application/json' };
+    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'api', configJson: { endpoint: 'https://93.184.215.14/v1/x', headers } })).json();
+    const url = `/api/tools/${tool.id}`;
+    const opened = async () => {
+      const stored = await storedConfig(tool.id);
+      return { endpoint: stored.endpoint, headers: Object.fromEntries(Object.entries(stored.headers!).map(([k, v]) => [k, k === 'Accept' ? v : box.open(v)])) };
+    };
+    const message = (header: string) =>
+      `body.configJson.headers.${header}: the endpoint's origin changed, and a stored secret never follows a new target: send it again in full (or null to remove it)`;
+
+    // Another scheme, host or port, with the secrets left out or sent masked: 400 naming the first, nothing changed.
+    for (const endpoint of ['https://198.51.100.7/v1/x', 'https://93.184.215.14:8443/v1/x', 'http://93.184.215.14/v1/x']) {
+      // Each case names one of the headers it did not send in full (whichever comes first).
+      const cases: [Record<string, unknown>, string[]][] = [
+        [{}, ['Authorization', 'X-Api-Key']],
+        [{ headers: { Authorization: '••••0001', 'X-Api-Key': '••••0002' } }, ['Authorization', 'X-Api-Key']],
+        [{ headers: { Authorization: 'Bearer new-0003' } }, ['X-Api-Key']],
+        [{ headers: { Authorization: 'Bearer new-0003', 'X-Api-Key': '••••0002' } }, ['X-Api-Key']],
+      ];
+      for (const [sent, named] of cases) {
+        for (const method of ['PATCH', 'PUT'] as const) {
+          const res = await call(user, method, url, { configJson: { endpoint, ...sent } });
+          assert.equal(res.statusCode, 400, `${method} ${endpoint} ${JSON.stringify(sent)}: ${res.body}`);
+          assert.ok(named.map(message).includes(res.json().message), res.body);
+        }
+      }
+    }
+    assert.deepEqual(await opened(), { endpoint: 'https://93.184.215.14/v1/x', headers });
+
+    // The same origin (another path or query, the default port spelled out): the secrets stay, masked.
+    for (const endpoint of ['https://93.184.215.14/v2/y?q=1', 'https://93.184.215.14:443/v3']) {
+      const res = await call(user, 'PATCH', url, { configJson: { endpoint } });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json().configJson.headers, { Authorization: '••••0001', 'X-Api-Key': '••••0002', Accept: 'application/json' });
+    }
+    assert.deepEqual((await opened()).headers, headers);
+
+    // Each secret sent again in full, or removed: the move is made; what was sent is shown this once.
+    const moved = await call(user, 'PATCH', url, {
+      configJson: { endpoint: 'https://198.51.100.7/api', headers: { Authorization: 'Bearer for-the-new-host-0004', 'X-Api-Key': null } },
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    assert.deepEqual(moved.json().configJson.headers, { Authorization: 'Bearer for-the-new-host-0004', Accept: 'application/json' });
+    assert.deepEqual(await opened(), { endpoint: 'https://198.51.100.7/api', headers: { Authorization: 'Bearer for-the-new-host-0004', Accept: 'application/json' } });
+    // Sending the same value again counts as sending it.
+    const back = await call(user, 'PATCH', url, { configJson: { endpoint: 'https://93.184.215.14/', headers: { Authorization: 'Bearer for-the-new-host-0004' } } });
+    assert.equal(back.statusCode, 200, back.body);
+  });
+
   it('deletes with 204, then 404 on every item route', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
@@ -324,6 +377,9 @@ describe('tools (DESIGN §4)', () => {
         assert.equal(res.statusCode, 400, endpoint);
         assert.match(res.json().message, /^body\.configJson\.endpoint: must not point at a (private|loopback)/, endpoint);
       }
+      const host = new URL(`http://${hostname()}/`).hostname; // resolves to a private address, like db.internal → 10.x
+      const internal = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'ssrf', configJson: { endpoint: `http://${host}/` } }, strict);
+      assert.deepEqual(internal.json(), { message: `body.configJson.endpoint: must not point at a private, loopback or link-local address (${host})` });
       assert.deepEqual((await call(user, 'GET', `/api/agents/${agentId}/tools`, undefined, strict)).json(), []);
 
       const ok = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'public', configJson: { endpoint: 'https://93.184.215.14/' } }, strict);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { createSecretBox } from '../../lib/secrets';
@@ -69,8 +70,8 @@ describe('webhooks (DESIGN §4)', () => {
     assert.equal((await storedRow(hook.id)).url, null);
     assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().url, hook.url);
 
-    const noUrl = await create(user, { name: 'Inbound 2', direction: 'incoming', events: ['agent.triggered', 'agent.triggered'] });
-    assert.deepEqual(noUrl.events, ['agent.triggered']);
+    const noUrl = await create(user, { name: 'Inbound 2', direction: 'incoming', events: ['webhook.received', 'webhook.received'] });
+    assert.deepEqual(noUrl.events, ['webhook.received']);
   });
 
   it('keeps every field as written, removing duplicate events', async () => {
@@ -233,10 +234,9 @@ describe('webhooks (DESIGN §4)', () => {
     const user = await registerUser(app);
     const hook = await create(user, { name: 'Flip', url: 'https://example.com/out', events: ['agent.completed'] });
 
-    const incoming = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { direction: 'incoming' });
+    const incoming = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { direction: 'incoming', events: ['webhook.received'] });
     assert.equal(incoming.statusCode, 200);
     assert.equal(incoming.json().url, `${PUBLIC_BASE_URL}/api/hooks/webhooks/${hook.id}`);
-    assert.deepEqual(incoming.json().events, ['agent.completed'], 'events kept');
     assert.equal((await storedRow(hook.id)).url, null, 'stored target dropped');
 
     // A url sent to an incoming webhook is ignored, as on create.
@@ -267,6 +267,36 @@ describe('webhooks (DESIGN §4)', () => {
     const turned = await call(user, 'PATCH', `/api/webhooks/${all.id}`, { direction: 'incoming', events: ['webhook.received'] });
     assert.equal(turned.statusCode, 200);
     assert.deepEqual(turned.json().events, ['webhook.received']);
+  });
+
+  it('refuses, for incoming webhooks, every event type the platform itself emits', async () => {
+    const user = await registerUser(app);
+    const reserved = ['agent.created', 'agent.updated', 'agent.deleted', 'agent.triggered', 'agent.completed', 'agent.failed', 'trigger.fired', 'webhook.test'];
+    for (const type of reserved) {
+      const res = await call(user, 'POST', '/api/webhooks', { name: 'forger', direction: 'incoming', events: ['webhook.received', type] });
+      assert.equal(res.statusCode, 400, type);
+      assert.equal(
+        res.json().message,
+        `body.events.1: "${type}" is reserved for events the platform emits; an incoming webhook can emit only webhook.received`,
+      );
+    }
+    assert.deepEqual((await call(user, 'GET', '/api/webhooks')).json(), [], 'nothing written');
+
+    // Updates: sent events, and events kept from an outgoing webhook turning incoming.
+    const hook = await create(user, { name: 'in', direction: 'incoming' });
+    const patched = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { events: ['agent.completed'] });
+    assert.equal(patched.statusCode, 400);
+    assert.match(patched.json().message, /^body\.events\.0: "agent\.completed" is reserved/);
+    const out = await create(user, { name: 'out', url: 'https://example.com/out', events: ['agent.completed', 'trigger.fired'] });
+    const turned = await call(user, 'PATCH', `/api/webhooks/${out.id}`, { direction: 'incoming' });
+    assert.equal(turned.statusCode, 400);
+    assert.equal(
+      turned.json().message,
+      'body.events: the current events include "agent.completed", which an incoming webhook cannot emit (reserved for events the platform emits); send events',
+    );
+    assert.equal((await call(user, 'GET', `/api/webhooks/${out.id}`)).json().direction, 'outgoing', 'unchanged');
+    // Outgoing webhooks still subscribe to any type.
+    assert.deepEqual(out.events, ['agent.completed', 'trigger.fired']);
   });
 
   it('deletes with 204, then 404', async () => {
@@ -355,6 +385,12 @@ describe('webhooks (DESIGN §4)', () => {
         assert.equal(res.statusCode, 400, url);
         assert.match(res.json().message, /^body\.url: must not point at/, url);
       }
+      // A name that resolves to a private address (the machine's own, through /etc/hosts, like db.internal → 10.x):
+      // the message names it as written and keeps what it resolved to to itself.
+      const host = new URL(`http://${hostname()}/`).hostname;
+      const internal = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url: `http://${host}:8080/hook` });
+      assert.equal(internal.statusCode, 400);
+      assert.deepEqual(internal.json(), { message: `body.url: must not point at a private, loopback or link-local address (${host})` });
       for (const url of ['ftp://example.com/x', 'javascript:alert(1)']) {
         const res = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url });
         assert.equal(res.statusCode, 400, url);

@@ -27,6 +27,14 @@ describe('config', () => {
     assert.equal(c.webhooks.concurrencyPerWebhook, 10);
     assert.equal(c.webhooks.workerSlots, 100);
     assert.deepEqual(c.fires, { chainBudget: 100, perMinute: 600 });
+    assert.deepEqual(c.quotas, { triggersPerAccount: 500, webhooksPerAccount: 100, toolsPerAgent: 50, connectorsPerAgent: 20 });
+    assert.equal(c.hooks.rateLimitPerSecond, 50);
+  });
+
+  it('keeps 30 days of history unless RETENTION_DAYS says otherwise (at least 1)', () => {
+    assert.equal(loadConfig(valid).retention.days, 30);
+    assert.equal(loadConfig({ ...valid, RETENTION_DAYS: '7' }).retention.days, 7);
+    for (const bad of ['0', '1.5', 'month']) assert.throws(() => loadConfig({ ...valid, RETENTION_DAYS: bad }), /RETENTION_DAYS/);
   });
 
   it('names every bad or missing variable', () => {
@@ -45,6 +53,7 @@ describe('config', () => {
       assert.throws(() => loadConfig({ ...valid, [name]: '0' }), new RegExp(name), `${name}=0`);
       assert.throws(() => loadConfig({ ...valid, [name]: 'many' }), new RegExp(name), `${name}=many`);
     }
+    assert.throws(() => loadConfig({ ...valid, QUOTA_WEBHOOKS: '-1', HOOK_RATE_LIMIT: '0' }), /QUOTA_WEBHOOKS[\s\S]*HOOK_RATE_LIMIT/);
   });
 
   it('parses overrides', () => {

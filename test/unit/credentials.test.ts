@@ -31,7 +31,10 @@ describe('cursors', () => {
   it('round-trip and refuse garbage', () => {
     const key = { createdAt: '2026-11-21 11:00:00.123456+00', id: '0b5e8f2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b' };
     assert.deepEqual(decodeCursor(encodeCursor(key)), key);
-    for (const bad of ['', 'x', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["nope","0b5e8f2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b"]').toString('base64url')]) {
+    const crafted = (createdAt: string) => Buffer.from(JSON.stringify([createdAt, key.id])).toString('base64url');
+    assert.deepEqual(decodeCursor(crafted('1969-12-31 23:15:30-00:44:30')).createdAt, '1969-12-31 23:15:30-00:44:30');
+    for (const bad of ['', 'x', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["nope","0b5e8f2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b"]').toString('base64url'),
+      crafted('1'), crafted('2026-02-29 00:00:00+00'), crafted('2026-01-01T00:00:00.000Z')]) {
       assert.throws(() => decodeCursor(bad), /cursor/);
     }
   });

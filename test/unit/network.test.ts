@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
 import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from '../../lib/network';
 
@@ -29,5 +31,16 @@ describe('SSRF target check', () => {
 
   it('refuses a name that does not resolve', async () => {
     await assert.rejects(assertPublicTarget('https://no-such-host.invalid/', false), /does not resolve|did not resolve/);
+  });
+
+  it('names the host as written, never the address it resolved to (no internal DNS in a 400)', async () => {
+    // The machine's own name resolves (through /etc/hosts) to a loopback or private address, like db.internal → 10.x.
+    const host = new URL(`http://${hostname()}/`).hostname;
+    const addresses = (await lookup(host, { all: true })).map((a) => a.address);
+    assert.ok(host !== 'localhost' && addresses.length > 0 && addresses.every(isPrivateAddress), `${host} resolves to ${addresses.join(', ')}`);
+    await assert.rejects(assertPublicTarget(`http://${host}:8080/hook`, false), (err: Error) => {
+      assert.equal(err.message, `must not point at a private, loopback or link-local address (${host})`);
+      return true;
+    });
   });
 });

@@ -31,6 +31,9 @@ describe('secret box (AES-256-GCM)', () => {
   it('masks as •••• plus the last four, and nothing of a short secret', () => {
     assert.equal(maskSecret('abcdefgh1234'), '••••1234');
     assert.equal(maskSecret('short'), '••••');
+    // Code points, not UTF-16 units: no half of a surrogate pair, and an emoji counts as one character.
+    assert.equal(maskSecret('token-🔑x🔑'), '••••-🔑x🔑');
+    assert.equal(maskSecret('🔑🔑🔑🔑🔑🔑🔑'), '••••', 'seven characters are too short to show any');
     assert.ok(isMasked('••••1234'));
     assert.ok(!isMasked('1234'));
     assert.ok(!isMasked(42));

@@ -1,0 +1,154 @@
+import type { Queryable } from '../pool';
+
+/**
+ * Retention's deletes (README "Retention"). Each call deletes one batch of at most `limit` rows, oldest
+ * first, in one statement, so in its own short transaction. The same shape throughout:
+ *
+ *   DELETE FROM t WHERE <key> IN (SELECT <key> FROM t WHERE <old and final> ORDER BY … LIMIT n FOR UPDATE SKIP LOCKED)
+ *
+ * - the inner SELECT uses the index of migration 8 and stops after `limit` rows;
+ * - FOR UPDATE re-checks the condition on the row's newest version before it is deleted (a delivery a
+ *   manual retry has just made pending again is not taken), and SKIP LOCKED never waits for a row a
+ *   request holds: that row is left for the next run, and no request waits long for retention;
+ * - only rows in a final state are deleted, whatever their age: a `pending` delivery, a `queued` or
+ *   `running` run, and an event a remaining delivery refers to stay.
+ * Each takes its cutoff as a time: the caller reads the database's clock once (`now()`, the clock every
+ * other comparison of these columns uses) and derives every cutoff from it, so the rows a series of
+ * batches can take are fixed when it starts, and it ends even while new rows keep passing the cutoff.
+ * Each returns how many rows it deleted.
+ */
+export function createRetentionRepository(db: Queryable) {
+  const deleted = async (sql: string, params: unknown[]) => (await db.query(sql, params)).rowCount ?? 0;
+
+  return {
+    /** The database's clock, from which the cutoffs are derived. */
+    async now(): Promise<Date> {
+      const { rows } = await db.query<{ now: Date }>(`SELECT now() AS now`);
+      return rows[0]!.now;
+    },
+
+    /**
+     * Finished deliveries created before `before`, with their attempts (ON DELETE CASCADE). A delivery has one
+     * attempt per delay of the retry schedule per generation, more after manual retries: a batch takes
+     * deliveries until their `attempts` add up to `maxAttempts` (at least one delivery), so the cascade
+     * is bounded too.
+     */
+    deleteFinishedDeliveries(before: Date, limit: number, maxAttempts: number): Promise<number> {
+      return deleted(
+        `WITH candidates AS (
+           SELECT id, created_at, attempts FROM deliveries
+           WHERE created_at < $1 AND status IN ('succeeded', 'failed', 'cancelled')
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED
+         ), bounded AS (
+           SELECT id, sum(attempts) OVER (ORDER BY created_at, id) - attempts AS attempts_before FROM candidates
+         )
+         DELETE FROM deliveries WHERE id IN (SELECT id FROM bounded WHERE attempts_before < $3)`,
+        [before, limit, maxAttempts],
+      );
+    },
+
+    /** Fires recorded before `before`. Nothing refers to a fire (a run keeps its fire id as a plain value). */
+    deleteFires(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM fires WHERE id IN (
+           SELECT id FROM fires WHERE created_at < $1
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+    },
+
+    /**
+     * Runs created before `before` that have ended (`succeeded`, `failed`); `queued` and
+     * `running` ones stay, whatever their age. A fire that still refers to one loses its `runId`
+     * (ON DELETE SET NULL, indexed); what belongs to a run alone (its steps) goes with it (CASCADE), which
+     * is why run batches are smaller than the others.
+     */
+    deleteFinishedRuns(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM runs WHERE id IN (
+           SELECT id FROM runs
+           WHERE created_at < $1 AND status IN ('succeeded', 'failed')
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+    },
+
+    /**
+     * Events created before `before` that no delivery refers to any more (finished deliveries were deleted
+     * before: see lib/retention.ts), so the cascade into deliveries is empty and an event with a pending
+     * delivery stays. Fires that refer to one lose their `eventId` (ON DELETE SET NULL, indexed).
+     * `OFFSET 0` keeps the NOT EXISTS a per-row probe of deliveries' (event_id, webhook_id) index while
+     * events are walked oldest first: as an anti-join the planner would hash both tables on every batch.
+     */
+    deleteUndeliveredEvents(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM events WHERE id IN (
+           SELECT e.id FROM events e
+           WHERE e.created_at < $1
+             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id OFFSET 0)
+           ORDER BY e.created_at LIMIT $2
+           FOR UPDATE OF e SKIP LOCKED)`,
+        [before, limit],
+      );
+    },
+
+    /** Receipts of signed incoming webhook requests received before `before`. */
+    deleteHookReceipts(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM hook_receipts WHERE (webhook_id, message_id) IN (
+           SELECT webhook_id, message_id FROM hook_receipts WHERE created_at < $1
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+    },
+
+    /**
+     * Idempotency records created before `before` (24 h ago): no longer replayed (a claim of the same key takes them
+     * over), so nothing reads them. One a request is taking over right now is locked, and skipped.
+     */
+    deleteIdempotencyKeys(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM idempotency_keys WHERE (caller_id, key) IN (
+           SELECT caller_id, key FROM idempotency_keys WHERE created_at < $1
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+    },
+
+    /**
+     * Rate-limit counters (`auth_rate_limits`: auth addresses, login emails and every other counter kept
+     * there) whose window had ended by `asOf`: the next hit would start a new window at 1 anyway.
+     */
+    deleteEndedRateLimits(asOf: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM auth_rate_limits WHERE key IN (
+           SELECT key FROM auth_rate_limits WHERE reset_at <= $1
+           ORDER BY reset_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [asOf, limit],
+      );
+    },
+
+    /**
+     * Refresh tokens that can no longer do anything: expired or revoked by `asOf`. Presenting one answers the same
+     * 401 whether it exists or not, and a revoked family is revoked whole (under its lock), so no token of
+     * it can be rotated again. Rotated tokens that have not expired stay: presenting one is how a leak is
+     * detected (the family is then revoked), so it must exist until it expires.
+     */
+    deleteDeadRefreshTokens(asOf: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM refresh_tokens WHERE id IN (
+           SELECT id FROM refresh_tokens WHERE expires_at <= $1 OR revoked_at <= $1
+           LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [asOf, limit],
+      );
+    },
+  };
+}
+export type RetentionRepository = ReturnType<typeof createRetentionRepository>;

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { deleteInBatches, RETENTION_BATCH, retentionBatches, retentionCutoffs } from '../../activities/retention';
+import { createRetentionRepository } from '../../db/repositories/retention';
+import { RETENTION_STEPS } from '../../lib/retention';
+import { registerUser, startTestApp } from '../helpers/app';
+import { createTestDatabase } from '../helpers/database';
+import { seedRetentionRows } from '../helpers/retention-rows';
+
+/** Each delete of db/repositories/retention.ts on a real Postgres (a fresh database per test). */
+describe('retention deletes', () => {
+  const closers: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const close of closers) await close();
+  });
+  async function freshDatabase() {
+    const database = await createTestDatabase();
+    closers.push(database.drop);
+    const repo = createRetentionRepository(database.db);
+    /** 30 days of history, as of the database's clock now. */
+    const cutoffs = async () => retentionCutoffs(await repo.now(), 30);
+    return { db: database.db, repo, cutoffs };
+  }
+
+  it('each delete takes exactly its expired rows, and nothing else', async () => {
+    const { db, repo, cutoffs } = await freshDatabase();
+    const seed = await seedRetentionRows(db, 30);
+    const c = await cutoffs();
+    const deletes: [string, () => Promise<number>, string[]][] = [
+      ['finished deliveries older than 30 days, with their attempts', () => repo.deleteFinishedDeliveries(c.history, 100, 1000), [
+        'old succeeded delivery', 'old succeeded delivery attempt 1', 'old succeeded delivery attempt 2',
+        'old failed delivery', 'old failed delivery attempt 1', 'old failed delivery attempt 2', 'old failed delivery attempt 3',
+        'old cancelled delivery',
+      ]],
+      ['fires older than 30 days', () => repo.deleteFires(c.history, 100), ['old fire']],
+      ['finished runs older than 30 days', () => repo.deleteFinishedRuns(c.history, 100), ['old succeeded run', 'old failed run']],
+      ['events older than 30 days without deliveries', () => repo.deleteUndeliveredEvents(c.history, 100), [
+        'event of old succeeded delivery', 'event of old failed delivery', 'event of old cancelled delivery', 'old event',
+      ]],
+      ['hook receipts older than 30 days', () => repo.deleteHookReceipts(c.history, 100), ['old hook receipt']],
+      ['idempotency records older than 24 h', () => repo.deleteIdempotencyKeys(c.idempotency, 100), ['idempotency key of 25 h']],
+      ['rate-limit counters whose window ended', () => repo.deleteEndedRateLimits(c.now, 100), ['ended rate limit']],
+      ['expired and revoked refresh tokens', () => repo.deleteDeadRefreshTokens(c.now, 100), ['expired refresh token', 'revoked refresh token']],
+    ];
+    let expected = await seed.present();
+    for (const [what, remove, names] of deletes) {
+      const rowsOfTable = names.filter((n) => !/ attempt \d$/.test(n)).length;
+      assert.equal(await remove(), rowsOfTable, `${what}: rows deleted`);
+      expected = expected.filter((name) => !names.includes(name));
+      assert.deepEqual(await seed.present(), expected, `${what}: what is left`);
+      assert.equal(await remove(), 0, `${what}: nothing more`);
+    }
+    assert.deepEqual(expected, seed.kept);
+    assert.deepEqual(await seed.youngFireLinks(), { run_id: null, event_id: null }, 'a young fire loses its links to a deleted run and event');
+  });
+
+  it('an event with a pending delivery stays, and goes once the delivery has finished and gone', async () => {
+    const { db, repo, cutoffs } = await freshDatabase();
+    const seed = await seedRetentionRows(db, 30);
+    const c = await cutoffs();
+    await repo.deleteFinishedDeliveries(c.history, 100, 1000);
+    await repo.deleteUndeliveredEvents(c.history, 100);
+    assert.deepEqual(await seed.present(['old pending delivery', 'event of old pending delivery']), ['old pending delivery', 'event of old pending delivery']);
+
+    await db.query(`UPDATE deliveries SET status = 'failed' WHERE id = $1`, [seed.key('old pending delivery')]);
+    assert.equal(await repo.deleteFinishedDeliveries(c.history, 100, 1000), 1);
+    assert.equal(await repo.deleteUndeliveredEvents(c.history, 100), 1);
+    assert.deepEqual(await seed.present(['old pending delivery', 'event of old pending delivery']), []);
+  });
+
+  it('a batch takes at most its size, oldest first', async () => {
+    const { db, repo, cutoffs } = await freshDatabase();
+    const seed = await seedRetentionRows(db, 30);
+    const c = await cutoffs();
+    // Two more old fires, older than the seeded one.
+    const { rows: older } = await db.query<{ id: string }>(
+      `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, created_at)
+       SELECT account_id, trigger_id, 'manual-older-' || n, 'manual', 'fired', now() - make_interval(days => 40 + n)
+       FROM fires, generate_series(1, 2) AS n WHERE id = $1
+       RETURNING id`,
+      [seed.key('old fire')],
+    );
+    assert.equal(await repo.deleteFires(c.history, 2), 2);
+    const left = await db.query(`SELECT id FROM fires WHERE id = ANY($1)`, [older.map((r) => r.id)]);
+    assert.equal(left.rowCount, 0, 'the two oldest went first');
+    assert.deepEqual(await seed.present(['old fire']), ['old fire']);
+    assert.equal(await repo.deleteFires(c.history, 2), 1);
+  });
+
+  it("a delivery batch stops when its deliveries' attempts reach the bound, and takes at least one delivery", async () => {
+    const { db, repo, cutoffs } = await freshDatabase();
+    const seed = await seedRetentionRows(db, 30);
+    const c = await cutoffs();
+    // Old finished deliveries, oldest first: cancelled (0 attempts), succeeded (2), failed (3).
+    await db.query(`UPDATE deliveries SET created_at = created_at - interval '2 days' WHERE id = $1`, [seed.key('old cancelled delivery')]);
+    await db.query(`UPDATE deliveries SET created_at = created_at - interval '1 day' WHERE id = $1`, [seed.key('old succeeded delivery')]);
+    // Bound 1: the cancelled one (0 before it) and the succeeded one (0 before it); the failed one has 2 before it.
+    assert.equal(await repo.deleteFinishedDeliveries(c.history, 100, 1), 2);
+    assert.deepEqual(await seed.present(['old cancelled delivery', 'old succeeded delivery', 'old failed delivery']), ['old failed delivery']);
+    // Its 3 attempts exceed the bound, but a batch always takes its first delivery.
+    assert.equal(await repo.deleteFinishedDeliveries(c.history, 100, 1), 1);
+    assert.deepEqual(await seed.present(['old failed delivery attempt 3']), []);
+  });
+
+  it('a row a request holds is skipped, not waited for, and goes in a later batch', async () => {
+    const { db, repo, cutoffs } = await freshDatabase();
+    const seed = await seedRetentionRows(db, 30);
+    const c = await cutoffs();
+    const holder = await db.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, [seed.key('old succeeded run')]);
+      const deleting = repo.deleteFinishedRuns(c.history, 100);
+      const first = await Promise.race([deleting, new Promise((resolve) => setTimeout(resolve, 2_000, 'waited for the lock'))]);
+      await holder.query('COMMIT');
+      await deleting;
+      assert.equal(first, 1, 'only the run nobody holds, at once');
+    } finally {
+      holder.release();
+    }
+    assert.equal(await repo.deleteFinishedRuns(c.history, 100), 1);
+    assert.deepEqual(await seed.present(['old succeeded run', 'old failed run']), []);
+  });
+
+  it('batches repeat until one deletes nothing, or the time budget is spent', async () => {
+    const { db, repo, cutoffs } = await freshDatabase();
+    await seedRetentionRows(db, 30);
+    await seedRetentionRows(db, 30);
+    const small = { ...RETENTION_BATCH, rows: 2, runs: 1 };
+    const batches = retentionBatches(repo, await cutoffs(), small);
+    assert.deepEqual(Object.keys(batches).sort(), [...RETENTION_STEPS].sort(), 'a batch for every step');
+
+    const seen: number[] = [];
+    const runs = await deleteInBatches(batches.runs, { budgetMs: 60_000, afterBatch: (n) => seen.push(n) });
+    assert.deepEqual(runs, { deleted: 4, done: true });
+    assert.deepEqual(seen, [1, 2, 3, 4, 4], 'one run per batch, then an empty batch');
+
+    const first = await deleteInBatches(batches.deliveries, { budgetMs: 0 });
+    assert.deepEqual(first, { deleted: 2, done: false }, 'no budget left after the first batch');
+    assert.deepEqual(await deleteInBatches(batches.deliveries, { budgetMs: 60_000, deleted: 2 }), { deleted: 6, done: true });
+  });
+
+  it('reuse of a rotated refresh token is still detected after retention; a revoked family answers alike once deleted', async () => {
+    const { app, db, close } = await startTestApp();
+    closers.push(close);
+    const repo = createRetentionRepository(db);
+    const user = await registerUser(app);
+    const refresh = (refreshToken: string) => app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken } });
+
+    const rotated = await refresh(user.refreshToken);
+    assert.equal(rotated.statusCode, 200);
+    const successor = rotated.json().refreshToken as string;
+    assert.equal(await repo.deleteDeadRefreshTokens(await repo.now(), 100), 0, 'a rotated token that has not expired is kept');
+
+    const reused = await refresh(user.refreshToken);
+    assert.equal(reused.statusCode, 401);
+    assert.match(reused.json().message, /already used/);
+    const revoked = await refresh(successor);
+    assert.equal(revoked.statusCode, 401, 'reuse revoked the family');
+
+    assert.equal(await repo.deleteDeadRefreshTokens(await repo.now(), 100), 2, 'the revoked family goes');
+    for (const token of [user.refreshToken, successor]) {
+      const res = await refresh(token);
+      assert.equal(res.statusCode, 401);
+      assert.deepEqual(res.json(), revoked.json(), 'same answer as before it was deleted');
+    }
+  });
+});
