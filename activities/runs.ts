@@ -1,103 +1,294 @@
-import { Context } from '@temporalio/activity';
-import { withTransaction } from '../db/pool';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { withTransaction, type Queryable } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
 import { insertEvent } from '../db/repositories/events';
-import { findRun, finishRun, markRunRunning } from '../db/repositories/runs';
+import { findRunStep, finishRunStep, insertRunSteps, listRunSteps, markRunStepStarted, type RunStepRow } from '../db/repositories/run-steps';
+import {
+  countQueuedAhead,
+  countRunningRuns,
+  findRun,
+  findRunForUpdate,
+  lockAccountRunSlots,
+  markRunRunning,
+  markRunWaiting,
+  nextQueuedRuns,
+  recordRunEnd,
+  type RunRow,
+} from '../db/repositories/runs';
 import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
 import { startEventDispatch } from '../lib/engine-starts';
 import { openConfig } from '../lib/secret-config';
 import { toolSecretPaths } from '../lib/secret-paths';
-import type { RunInput } from '../workflows/types';
+import { workflowIds } from '../lib/temporal-names';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunInput, type RunOutcome, type StepOutcome, type StepRef } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { createDefaultExecutor } from './executor/default-executor';
+import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
+import { callTool } from './executor/tool-call';
 import type { AgentExecutor } from './executor/types';
 
-/** The activity's cancellation signal, when running inside one (tests may call the function directly). */
-function activitySignal(): AbortSignal | undefined {
+/** How often a queued run asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
+const QUEUE_RECHECK_MS = 60_000;
+/**
+ * A queued run keeps its place in its account's line while its workflow checks in (every
+ * QUEUE_RECHECK_MS at most) or, before its first check-in, for this long after it was created. A run
+ * silent for longer (its workflow could not start, or is gone) is passed over by younger runs until it
+ * checks in again, when it is first in line once more: it can be late, but it can't block the line.
+ * A running run holds its slot until it ends, or at most RUN_TIMEOUT_MS + this long after it started.
+ */
+const QUEUE_PLACE_MS = 5 * QUEUE_RECHECK_MS;
+/** A step activity heartbeats this often while its call runs (Temporal sends at most one per 0.8 × heartbeat timeout). */
+const HEARTBEAT_EVERY_MS = 1_000;
+
+type EndStatus = 'succeeded' | 'failed';
+
+function activityContext(): Context | undefined {
   try {
-    return Context.current().cancellationSignal;
+    return Context.current();
   } catch {
-    return undefined;
+    return undefined; // called directly (tests)
   }
 }
 
-export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor = createDefaultExecutor(deps.config)) {
-  const { db, handOff } = deps;
+/**
+ * Runs `call` while heartbeating, with the activity's cancellation as its signal: the workflow cancels a
+ * step when the run's time is up, the worker when it shuts down, and the call's request is torn down.
+ */
+async function heartbeating<T>(call: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = activityContext();
+  if (!ctx) return call(undefined);
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await call(ctx.cancellationSignal);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * When the step's call was torn down by a cancellation, what the activity throws instead of recording
+ * a result: a cancellation by the workflow (the run's time is up; the server answers a heartbeat with
+ * "cancel requested", or "not found" once it has recorded it) ends the activity as cancelled; any other
+ * (the worker shutting down, a lost heartbeat) is retried, and the call made again: it never returned.
+ */
+function interruption(): Error | undefined {
+  const ctx = activityContext();
+  if (!ctx?.cancellationSignal.aborted) return undefined;
+  const details = ctx.cancellationDetails;
+  if (details?.cancelRequested || details?.notFound) return new CancelledFailure('the step was cancelled: the run timed out');
+  return ApplicationFailure.retryable('the step was interrupted before its call returned', 'StepInterrupted');
+}
+
+/**
+ * A failure no retry can fix is not retried (the workflow then fails the run with its message):
+ * SQLSTATE data exceptions (22), integrity violations (23) and syntax or access errors (42).
+ */
+function classified(err: unknown): unknown {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && /^(22|23|42)/.test(code)) {
+    return ApplicationFailure.nonRetryable(`database error ${code}: ${(err as Error).message}`, 'DeterministicDatabaseError');
+  }
+  return err;
+}
+
+/** An executor's own error (a bad agent configuration, a bug) fails the run; retrying would change nothing. */
+function fromExecutor<T>(what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`the executor could not ${what}: ${(err as Error).message}`, 'ExecutorError');
+  }
+}
+
+const toRef = (s: RunStepRow): StepRef => ({ runId: s.run_id, index: s.step_index, type: s.type });
+
+/**
+ * The activities of `runAgentWorkflow` (workflows/run.ts): beginRun, one runToolStep per tool step,
+ * finishRun, and failRun when one of them failed for good.
+ */
+export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor = createDefaultExecutor()) {
+  const { db, handOff, client, config } = deps;
   const agents = createAgentsRepository(db);
   const toolsRepository = createToolsRepository(db);
+  const limit = config.runs.concurrencyPerAccount;
+  const holdMs = config.runs.timeoutMs + QUEUE_PLACE_MS;
 
-  /** The agent's enabled tools in created order, secrets opened for the executor. */
-  async function enabledTools(agentId: string): Promise<ToolRow[]> {
-    const rows = await toolsRepository.listEnabledForAgent(agentId);
-    return rows.map((t) => ({ ...t, config_json: openConfig(t.config_json, toolSecretPaths(t.type, t.config_json), deps.secrets) }));
+  /** queued/running → succeeded/failed and agent.completed / agent.failed, in the caller's transaction; null when already ended. */
+  async function end(tx: Queryable, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunRow | null> {
+    const row = await recordRunEnd(tx, runId, { status, output, error: error === null ? null : capError(error) });
+    if (!row) return null;
+    const base = { agentId: row.agent_id, runId: row.id };
+    const event = await insertEvent(tx, {
+      accountId: row.account_id,
+      type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
+      data: status === 'succeeded' ? { ...base, output: row.output, chainDepth: row.chain_depth } : { ...base, error: row.error, chainDepth: row.chain_depth },
+      chainDepth: row.chain_depth,
+    });
+    await startEventDispatch(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
+    return row;
   }
 
   /**
-   * queued/running → succeeded/failed with the output, and agent.completed / agent.failed, in one
-   * transaction; a run already finished is left alone and emits nothing again.
+   * After a run of the account ended: its event is handed off, and the runs first in line for the
+   * free slots are woken (a signal to `run:<id>`; one that can't be delivered is left to the run's own
+   * recheck).
    */
-  async function finish(runId: string, status: 'succeeded' | 'failed', output: unknown, error: string | null): Promise<{ status: string }> {
-    const finished = await withTransaction(db, async (tx) => {
-      const row = await finishRun(tx, runId, { status, output, error });
-      if (!row) return null;
-      const base = { agentId: row.agent_id, runId: row.id };
-      const event = await insertEvent(tx, {
-        accountId: row.account_id,
-        type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
-        data:
-          status === 'succeeded'
-            ? { ...base, output: row.output, chainDepth: row.chain_depth }
-            : { ...base, error: row.error, chainDepth: row.chain_depth },
-        chainDepth: row.chain_depth,
-      });
-      await startEventDispatch(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
-      return row;
-    });
-    if (!finished) {
+  async function afterEnd(accountId: string): Promise<void> {
+    handOff.kick();
+    const free = limit - (await countRunningRuns(db, accountId, holdMs));
+    if (free <= 0) return;
+    const next = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, free);
+    await Promise.all(next.map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
+  }
+
+  /** Ends the run in its own transaction (once) and wakes the next in line; answers the run's status. */
+  async function settle(runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunOutcome> {
+    const ended = await withTransaction(db, (tx) => end(tx, runId, status, output, error));
+    if (!ended) {
       const current = await findRun(db, runId);
       return { status: current ? current.status : 'gone' };
     }
-    handOff.kick();
+    await afterEnd(ended.account_id);
     return { status };
+  }
+
+  async function runningOutcome(q: Queryable, run: RunRow, startedNow: boolean): Promise<BeginRunOutcome> {
+    const { timeoutMs } = config.runs;
+    const elapsed = startedNow || !run.started_at ? 0 : Date.now() - run.started_at.getTime();
+    const steps = await listRunSteps(q, run.id);
+    return { status: 'running', timeoutMs: Math.min(timeoutMs, Math.max(0, timeoutMs - elapsed)), steps: steps.map(toRef) };
+  }
+
+  /** The tool a step calls, secrets opened; or why it can't be called (recorded as the step's error). */
+  async function toolOf(run: RunRow, step: RunStepRow): Promise<{ tool: ToolRow } | { error: string }> {
+    const tool = step.tool_id ? await toolsRepository.findById(run.account_id, step.tool_id) : null;
+    if (!tool) return { error: 'the tool was deleted before this step ran' };
+    try {
+      return { tool: { ...tool, config_json: openConfig(tool.config_json, toolSecretPaths(tool.type, tool.config_json), deps.secrets) } };
+    } catch (err) {
+      return { error: `the tool's configuration could not be read: ${(err as Error).message}` };
+    }
   }
 
   return {
     /**
-     * Executes one run, idempotently under Temporal's retries: queued → running, execute the agent
-     * (its status does not matter here: the API refuses to start runs of templates, a fire may run any
-     * linked agent), then in one transaction running → succeeded/failed with the output and the
-     * agent.completed / agent.failed event. A retry after the finish commits finds the run finished and
-     * emits nothing again. Tools may be called again when an attempt dies mid-run (at-least-once).
-     * An executor that throws fails the run (recorded, not retried); database errors are retried.
+     * queued → running when the account has a free slot and this run is first in line for it (created
+     * order; see QUEUE_PLACE_MS), planning its steps in the same transaction; else 'queued' (checked
+     * in). Decisions of one account are serialised by its advisory lock. A run of an agent paused or
+     * turned into a template while the run was queued does not start: it fails (agent.failed) with an
+     * error naming the status. A retry of an attempt whose answer was lost finds the run running and
+     * answers the same plan.
      */
-    async executeRun(input: RunInput): Promise<{ status: string }> {
-      const run = await markRunRunning(db, input.runId);
-      if (!run) {
-        const current = await findRun(db, input.runId);
-        return { status: current ? current.status : 'gone' }; // gone: its agent was deleted
-      }
-      const agent = await agents.findById(run.account_id, run.agent_id);
-      if (!agent) return { status: 'gone' };
-      const tools = await enabledTools(agent.id);
-
-      let output: unknown = null;
-      let error: string | null;
+    async beginRun(input: RunInput): Promise<BeginRunOutcome> {
       try {
-        ({ output, error } = await executor.execute({ agent, tools, input: run.input, signal: activitySignal() }));
-      } catch (err) {
-        error = `the executor failed: ${(err as Error).message}`;
-      }
+        const first = await findRun(db, input.runId);
+        if (!first) return { status: 'gone' }; // its agent was deleted
+        const result = await withTransaction(db, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
+          await lockAccountRunSlots(tx, first.account_id);
+          const run = await findRunForUpdate(tx, input.runId);
+          if (!run) return { outcome: { status: 'gone' } };
+          if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
+          if (run.status === 'running') return { outcome: await runningOutcome(tx, run, false) };
 
-      const status = error === null ? 'succeeded' : 'failed';
-      return finish(run.id, status, output, error);
+          const agent = await agents.findById(run.account_id, run.agent_id, tx);
+          if (!agent) return { outcome: { status: 'gone' } };
+          if (agent.status === 'paused' || agent.status === 'template') {
+            await end(tx, run.id, 'failed', null, `Agent is ${agent.status}: the run did not start (it was queued when the agent became ${agent.status})`);
+            return { outcome: { status: 'failed' }, ended: true };
+          }
+
+          const running = await countRunningRuns(tx, run.account_id, holdMs);
+          const ahead = running < limit ? await countQueuedAhead(tx, run, QUEUE_PLACE_MS, limit) : 0;
+          if (running + ahead >= limit) {
+            await markRunWaiting(tx, run.id);
+            return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
+          }
+          const started = (await markRunRunning(tx, run.id))!;
+          const tools = await toolsRepository.listEnabledForAgent(agent.id, tx);
+          await insertRunSteps(tx, run.id, fromExecutor('plan the run', () => executor.plan({ agent, tools, input: run.input })));
+          return { outcome: await runningOutcome(tx, started, true) };
+        });
+        if (result.ended) await afterEnd(first.account_id);
+        return result.outcome;
+      } catch (err) {
+        throw classified(err);
+      }
     },
 
     /**
-     * The run workflow's last word when executeRun failed for good (every Temporal attempt): the run is
-     * failed and agent.failed emitted, instead of staying `running` forever.
+     * One tool step, made at most once: a step that finished answers what it recorded and is never
+     * made again (a retry after a crash, a replay). Heartbeats while the call runs, so a cancelled step
+     * (the run timed out) or a dead worker is noticed within the heartbeat timeout; the call's request
+     * is torn down when the activity is cancelled. The tool's own failure is the step's result, not
+     * the activity's; a run no longer running makes no call ('stopped'), and a result that comes back
+     * after the run ended is not recorded.
      */
-    async failRun(input: RunInput & { error: string }): Promise<{ status: string }> {
-      return finish(input.runId, 'failed', null, input.error);
+    async runToolStep(ref: StepRef): Promise<StepOutcome> {
+      try {
+        const run = await findRun(db, ref.runId);
+        if (!run || run.status !== 'running') return { status: 'stopped' };
+        const step = await findRunStep(db, ref.runId, ref.index);
+        if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
+        if (step.finished_at) return { status: 'done', ok: step.error === null };
+
+        const startedAt = new Date();
+        let output: unknown = null;
+        let error: string | null = null;
+        const target = await toolOf(run, step);
+        if ('error' in target) error = target.error;
+        else {
+          await markRunStepStarted(db, run.id, step.step_index, startedAt);
+          try {
+            output = await heartbeating((signal) => callTool(target.tool, executor.toolInput(step, run.input), config, signal));
+          } catch (err) {
+            const interrupted = interruption();
+            if (interrupted) throw interrupted;
+            error = (err as Error).message;
+          }
+        }
+        const recorded = await finishRunStep(db, run.id, step.step_index, {
+          output: capValue(output, MAX_STEP_OUTPUT_BYTES),
+          error: error === null ? null : capError(error),
+          startedAt,
+          finishedAt: new Date(),
+        });
+        if (recorded) return { status: 'done', ok: recorded.error === null };
+        // Not recorded: another attempt recorded it first, or the run ended meanwhile.
+        const now = await findRunStep(db, ref.runId, ref.index);
+        return now?.finished_at ? { status: 'done', ok: now.error === null } : { status: 'stopped' };
+      } catch (err) {
+        throw classified(err);
+      }
+    },
+
+    /**
+     * Ends the run from its steps (the executor composes the output; the engine keeps it within
+     * 256 KiB): succeeded or failed by the executor's rule, or failed with `timed out` when the run's
+     * time ran out. Emits agent.completed / agent.failed once, in the same transaction; a retry after
+     * the end committed changes nothing and emits nothing again.
+     */
+    async finishRun(input: RunInput & { timedOut?: boolean }): Promise<RunOutcome> {
+      try {
+        const run = await findRun(db, input.runId);
+        if (!run) return { status: 'gone' };
+        if (run.status === 'succeeded' || run.status === 'failed') return { status: run.status };
+        const steps = await listRunSteps(db, run.id);
+        const result = fromExecutor('compose the output', () => executor.compose({ input: run.input, steps, timedOut: input.timedOut ?? false }));
+        const output = capValue(result.output, MAX_RUN_OUTPUT_BYTES);
+        return await settle(run.id, result.error === null ? 'succeeded' : 'failed', output, result.error);
+      } catch (err) {
+        throw classified(err);
+      }
+    },
+
+    /**
+     * The run workflow's last word when another activity failed for good (every attempt, or a failure
+     * no retry fixes): the run is failed with that error and agent.failed emitted, instead of staying
+     * queued or running forever. Composes nothing: whatever failed may fail again.
+     */
+    async failRun(input: RunInput & { error: string }): Promise<RunOutcome> {
+      return settle(input.runId, 'failed', null, input.error);
     },
   };
 }

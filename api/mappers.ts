@@ -4,6 +4,7 @@ import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
 import type { FireListRow } from '../db/repositories/fires';
+import type { RunStepRow } from '../db/repositories/run-steps';
 import type { RunRow } from '../db/repositories/runs';
 import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
 import type { ToolRow } from '../db/repositories/tools';
@@ -236,3 +237,20 @@ export function toRun(r: RunRow) {
   };
 }
 export type Run = ReturnType<typeof toRun>;
+
+/** The API shape of one step of a run. */
+export function toRunStep(s: RunStepRow) {
+  return {
+    index: s.step_index,
+    type: s.type,
+    name: s.name,
+    toolId: s.tool_id,
+    input: s.input,
+    output: s.output,
+    error: s.error,
+    usage: s.usage,
+    startedAt: s.started_at ? iso(s.started_at) : null,
+    finishedAt: s.finished_at ? iso(s.finished_at) : null,
+  };
+}
+export type RunStep = ReturnType<typeof toRunStep>;

@@ -94,6 +94,8 @@ const envSchema = z.object({
   FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
   DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
+  RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
+  RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
   POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
@@ -133,6 +135,8 @@ export interface Config {
   quotas: { triggersPerAccount: number; webhooksPerAccount: number; toolsPerAgent: number; connectorsPerAgent: number };
   /** Requests per second each public hook accepts (DESIGN §8). */
   hooks: { rateLimitPerSecond: number };
+  /** Agent runs: how many of one account's runs may be running at once, and how long one may run. */
+  runs: { concurrencyPerAccount: number; timeoutMs: number };
   logLevel: string;
   /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
   retention: { days: number };
@@ -190,6 +194,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connectorsPerAgent: e.QUOTA_CONNECTORS_PER_AGENT,
     },
     hooks: { rateLimitPerSecond: e.HOOK_RATE_LIMIT },
+    runs: { concurrencyPerAccount: e.RUN_CONCURRENCY_PER_ACCOUNT, timeoutMs: e.RUN_TIMEOUT_MS },
     logLevel: e.LOG_LEVEL,
     retention: { days: e.RETENTION_DAYS },
   };

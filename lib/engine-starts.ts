@@ -139,7 +139,10 @@ export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsActi
   return action;
 }
 
-/** An agent run, `run:<runId>`: executes the agent on the run's input and records its result. */
+/**
+ * An agent run, `run:<runId>`: waits for a slot of its account, makes the run's steps within its time
+ * limit and records its result (workflows/run.ts).
+ */
 export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>): Promise<void> {
   await insertWorkflowStart(q, {
     workflowType: WORKFLOW_TYPES.run,

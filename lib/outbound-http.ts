@@ -10,7 +10,7 @@ import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from './n
  * (scheme, literal addresses, DNS) and the address the socket actually connects to is checked again
  * in `lookup`, so a name that re-resolves to a private address between the two (DNS rebinding) is
  * refused. Redirects are not followed (a redirect could lead anywhere); the whole exchange is bounded
- * by `timeoutMs`, and the response body is read up to `maxResponseBytes`.
+ * by `timeoutMs` (and by `signal`), and the response body is read up to `maxResponseBytes`.
  */
 export interface OutboundRequest {
   url: string;
@@ -20,6 +20,8 @@ export interface OutboundRequest {
   timeoutMs: number;
   allowPrivate: boolean;
   maxResponseBytes?: number;
+  /** Tears the request down when aborted (a cancelled activity), rejecting with an OutboundError. */
+  signal?: AbortSignal;
 }
 
 export interface OutboundResponse {
@@ -62,9 +64,15 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
   const client = url.protocol === 'https:' ? https : http;
   const limit = req.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 
+  if (req.signal?.aborted) throw new OutboundError('the request was aborted');
+
   return new Promise<OutboundResponse>((resolve, reject) => {
-    const fail = (err: Error) => {
+    const done = () => {
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', abort);
+    };
+    const fail = (err: Error) => {
+      done();
       reject(err instanceof OutboundError ? err : new OutboundError(describe(err, url.hostname)));
     };
     const request = client.request(
@@ -85,7 +93,7 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
           if (size >= limit) response.destroy();
         });
         const finish = () => {
-          clearTimeout(timer);
+          done();
           resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).subarray(0, limit).toString('utf8') });
         };
         response.on('end', finish);
@@ -98,6 +106,8 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
     );
     // The whole exchange, response body included.
     const timer = setTimeout(() => request.destroy(new OutboundError(`timed out after ${req.timeoutMs} ms`)), req.timeoutMs);
+    const abort = () => request.destroy(new OutboundError('the request was aborted'));
+    req.signal?.addEventListener('abort', abort, { once: true });
     request.on('error', fail);
     request.end(req.body);
   });

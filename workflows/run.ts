@@ -1,26 +1,105 @@
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  defineSignal,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RunInput } from './types';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from './types';
 
-const { executeRun } = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
-});
-const { failRun } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
+export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
+
+/** A run waiting for days asks for a slot thousands of times: its history starts afresh now and then. */
+const ASKS_PER_HISTORY = 500;
+
+/** Database work of the run (begin, finish, fail): quick, retried with backoff for a few minutes, then given up. */
+const { beginRun, finishRun, failRun } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
 /**
- * One agent run, id `run:<runId>`: the activity executes the agent through the executor, stores the
- * output and emits agent.completed / agent.failed (with chainDepth), which chains further runs.
+ * The activity that makes each type of step. A step heartbeats while its call runs: a dead worker or a
+ * cancellation (the run's time is up) is noticed within the heartbeat timeout, not at the end of the
+ * run. A step's attempt can't outlast the run, so its limit is the run's time left.
  */
-export async function runAgentWorkflow(input: RunInput): Promise<{ status: string }> {
+function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => Promise<StepOutcome>> {
+  const { runToolStep } = proxyActivities<Activities>({
+    startToCloseTimeout: Math.max(timeLeftMs, 1_000),
+    heartbeatTimeout: '5 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
+  });
+  return { tool: runToolStep };
+}
+
+/**
+ * One agent run, id `run:<runId>` (DESIGN §8, §9):
+ * 1. beginRun: waits for a slot of its account (RUN_CONCURRENCY_PER_ACCOUNT, in created order) — woken
+ *    by the `runSlotFreed` signal when a run of the account ends, or rechecking at a slow interval —
+ *    then the run is running and its steps are planned;
+ * 2. one activity per step, in order, each made at most once (a step that finished is never made again
+ *    when the run resumes after a crash), all within the run's time limit (RUN_TIMEOUT_MS from the
+ *    moment it started running): when it runs out, the step in flight is cancelled;
+ * 3. finishRun: the output composed from the steps, agent.completed / agent.failed (which chains
+ *    further runs), and the next runs in line woken.
+ * An activity failing for good fails the run (failRun), and so does cancelling the workflow: a run is
+ * never left queued or running.
+ */
+export async function runAgentWorkflow(input: RunInput): Promise<RunOutcome> {
   try {
-    return await executeRun(input);
+    const begun = await waitForSlot(input);
+    if (begun.status !== 'running') return { status: begun.status };
+    const timedOut = await makeSteps(begun.steps, begun.timeoutMs);
+    return await finishRun({ ...input, timedOut });
   } catch (err) {
-    // Every attempt failed (e.g. the database was down throughout): the run fails visibly, never hangs in `running`.
+    if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
+      // The workflow itself was cancelled (an operator): the run fails rather than stay running.
+      await CancellationScope.nonCancellable(() => failRun({ ...input, error: 'the run was cancelled' }));
+      throw err;
+    }
+    // Every attempt failed (e.g. the database was down throughout), or a failure no retry can fix.
     if (!(err instanceof ActivityFailure)) throw err;
     return failRun({ ...input, error: `the run could not be executed: ${err.cause?.message ?? err.message}` });
+  }
+}
+
+async function waitForSlot(input: RunInput): Promise<BeginRunOutcome> {
+  let woken = false;
+  setHandler(runSlotFreed, () => {
+    woken = true;
+  });
+  for (let asks = 1; ; asks++) {
+    woken = false; // a signal that arrives while beginRun runs is kept for the wait below
+    const begun = await beginRun(input);
+    if (begun.status !== 'queued') return begun;
+    if (asks >= ASKS_PER_HISTORY || workflowInfo().continueAsNewSuggested) await continueAsNew<typeof runAgentWorkflow>(input);
+    await condition(() => woken, begun.recheckMs);
+  }
+}
+
+/** Makes the steps in order (and those they add) within `timeLeftMs`; true when the time ran out first. */
+async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<boolean> {
+  if (timeLeftMs <= 0) return true;
+  const make = stepActivities(timeLeftMs);
+  const scope = new CancellationScope({ cancellable: true, timeout: timeLeftMs });
+  try {
+    await scope.run(async () => {
+      const queue = [...steps];
+      for (let ref = queue.shift(); ref; ref = queue.shift()) {
+        const outcome = await make[ref.type](ref);
+        if (outcome.status === 'stopped') return;
+        queue.push(...(outcome.next ?? []));
+      }
+    });
+    return false;
+  } catch (err) {
+    // The scope's own timer cancelled it, not a cancellation of the whole workflow.
+    if (isCancellation(err) && scope.consideredCancelled && !CancellationScope.current().consideredCancelled) return true;
+    throw err;
   }
 }

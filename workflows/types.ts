@@ -54,6 +54,42 @@ export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'stopped';
 /** What one call of attemptDelivery answers: an outcome, or 'wait' (no slot free: nothing sent, no attempt used). */
 export type AttemptStep = AttemptOutcome | 'wait';
 
+/** Input of `runAgentWorkflow`, id `run:<runId>`. */
 export interface RunInput {
   runId: string;
 }
+
+/** What a run's step does: 'tool' calls one of the agent's tools (a model executor adds 'model'). */
+export type StepType = 'tool';
+
+/** A step of a run as its workflow knows it: its row (run_steps) holds the rest. */
+export interface StepRef {
+  runId: string;
+  index: number;
+  type: StepType;
+}
+
+/**
+ * beginRun's answer: 'running' with the steps to make and the time left (RUN_TIMEOUT_MS from the moment
+ * the run started running); 'queued' when the account has no free slot or older runs are first in line
+ * (wait for the `runSlotFreed` signal, or recheckMs at the latest); else the run is not to be executed:
+ * it is finished already, or gone (its agent was deleted).
+ */
+export type BeginRunOutcome =
+  | { status: 'running'; timeoutMs: number; steps: StepRef[] }
+  | { status: 'queued'; recheckMs: number }
+  | { status: 'succeeded' | 'failed' | 'gone' };
+
+/**
+ * A step activity's answer, small on purpose (the step's output stays in Postgres, out of the workflow
+ * history): 'done' with the steps it adds to the run, if any (a model step adds the tool calls it asks
+ * for); 'stopped' when the run is no longer running (finished meanwhile, or deleted).
+ */
+export type StepOutcome = { status: 'done'; ok: boolean; next?: StepRef[] } | { status: 'stopped' };
+
+export interface RunOutcome {
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'gone';
+}
+
+/** Signalled to `run:<id>` when a run of its account finishes: a slot may be free, ask again. */
+export const RUN_SLOT_FREED_SIGNAL = 'runSlotFreed';

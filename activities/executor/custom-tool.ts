@@ -44,7 +44,11 @@ const hasHeader = (headers: Record<string, string>, name: string) => Object.keys
  * every method but GET; without a Content-Type header it goes as application/json when it parses as
  * JSON, as text/plain otherwise.
  */
-export async function runCustomTool(config: CustomToolConfig, input: unknown, opts: { timeoutMs: number; allowPrivate: boolean }): Promise<unknown> {
+export async function runCustomTool(
+  config: CustomToolConfig,
+  input: unknown,
+  opts: { timeoutMs: number; allowPrivate: boolean; signal?: AbortSignal },
+): Promise<unknown> {
   const headers = { ...(config.headers ?? {}) };
   let body: string | undefined;
   if (config.bodyTemplate !== undefined && config.method !== 'GET') {

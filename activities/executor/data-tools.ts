@@ -8,12 +8,12 @@ import { toolRequest } from './http';
  */
 type Tools = Config['tools'];
 
-const get = (url: string, tools: Tools) => toolRequest({ url, method: 'GET', timeoutMs: tools.timeoutMs, allowPrivate: true });
+const get = (url: string, tools: Tools, signal?: AbortSignal) => toolRequest({ url, method: 'GET', timeoutMs: tools.timeoutMs, allowPrivate: true, signal });
 
 /** coin_prices → CoinGecko `/simple/price`: `{ "<coinId>": { "usd": <price> }, … }`. */
-export function coinPrices(config: { coinIds: string[] }, tools: Tools): Promise<unknown> {
+export function coinPrices(config: { coinIds: string[] }, tools: Tools, signal?: AbortSignal): Promise<unknown> {
   const query = new URLSearchParams({ ids: config.coinIds.join(','), vs_currencies: 'usd' });
-  return get(`${tools.coinGeckoBaseUrl}/simple/price?${query}`, tools);
+  return get(`${tools.coinGeckoBaseUrl}/simple/price?${query}`, tools, signal);
 }
 
 /** DexScreener answers at most this many pair addresses per request. */
@@ -23,14 +23,14 @@ const DEX_PAIRS_PER_REQUEST = 30;
  * dex_pairs → DexScreener `/latest/dex/pairs/<chainId>/<addresses,>` per chain (in requests of up to
  * 30 addresses): `{ "<chainId>": { pairs: [ … ] }, … }`. Any request failing fails the tool.
  */
-export async function dexPairs(config: { chainIds: string[]; pairAddresses: string[] }, tools: Tools): Promise<unknown> {
+export async function dexPairs(config: { chainIds: string[]; pairAddresses: string[] }, tools: Tools, signal?: AbortSignal): Promise<unknown> {
   if (config.pairAddresses.length === 0) throw new Error('no pairAddresses configured: there is nothing to look up');
   const result: Record<string, { pairs: unknown[] }> = {};
   for (const chainId of config.chainIds) {
     const pairs: unknown[] = [];
     for (let i = 0; i < config.pairAddresses.length; i += DEX_PAIRS_PER_REQUEST) {
       const addresses = config.pairAddresses.slice(i, i + DEX_PAIRS_PER_REQUEST).map(encodeURIComponent).join(',');
-      const body = (await get(`${tools.dexScreenerBaseUrl}/latest/dex/pairs/${encodeURIComponent(chainId)}/${addresses}`, tools)) as {
+      const body = (await get(`${tools.dexScreenerBaseUrl}/latest/dex/pairs/${encodeURIComponent(chainId)}/${addresses}`, tools, signal)) as {
         pairs?: unknown;
         pair?: unknown;
       } | null;
@@ -43,7 +43,7 @@ export async function dexPairs(config: { chainIds: string[]; pairAddresses: stri
 }
 
 /** prediction_markets → Polymarket Gamma `/markets?id=<id>&id=<id>`: the array of markets. */
-export function predictionMarkets(config: { marketIds: string[] }, tools: Tools): Promise<unknown> {
+export function predictionMarkets(config: { marketIds: string[] }, tools: Tools, signal?: AbortSignal): Promise<unknown> {
   const query = new URLSearchParams(config.marketIds.map((id): [string, string] => ['id', id]));
-  return get(`${tools.polymarketBaseUrl}/markets?${query}`, tools);
+  return get(`${tools.polymarketBaseUrl}/markets?${query}`, tools, signal);
 }

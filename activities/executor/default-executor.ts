@@ -1,65 +1,77 @@
+import type { RunStepRow } from '../../db/repositories/run-steps';
 import type { ToolRow } from '../../db/repositories/tools';
-import type { Config } from '../../lib/config';
-import { runCustomTool, type CustomToolConfig } from './custom-tool';
-import { coinPrices, dexPairs, predictionMarkets } from './data-tools';
-import type { AgentExecutor, ExecutionResult, RunOutput, ToolOutcome } from './types';
-
-function runTool(tool: ToolRow, input: unknown, config: Config): Promise<unknown> {
-  const c = tool.config_json as never;
-  switch (tool.type) {
-    case 'custom':
-      return runCustomTool(c as CustomToolConfig, input, { timeoutMs: config.tools.timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets });
-    case 'coin_prices':
-      return coinPrices(c, config.tools);
-    case 'dex_pairs':
-      return dexPairs(c, config.tools);
-    case 'prediction_markets':
-      return predictionMarkets(c, config.tools);
-  }
-}
+import { capError, fitSlots, MAX_RUN_OUTPUT_BYTES, type Slot } from './output-cap';
+import type { AgentExecutor, ComposeContext, ExecutionResult, RunOutput, ToolOutcome } from './types';
 
 /** Tool names are not unique per agent: a repeated name gets ` (2)`, ` (3)` … so no outcome is lost. */
-function keyFor(name: string, taken: Record<string, unknown>): string {
-  if (!Object.hasOwn(taken, name)) return name;
+function keyFor(name: string, taken: Set<string>): string {
+  if (!taken.has(name)) return name;
   let n = 2;
-  while (Object.hasOwn(taken, `${name} (${n})`)) n++;
+  while (taken.has(`${name} (${n})`)) n++;
   return `${name} (${n})`;
 }
 
+function durationMs(step: RunStepRow, end: Date): number {
+  if (!step.started_at) return 0;
+  return Math.max(0, (step.finished_at ?? end).getTime() - step.started_at.getTime());
+}
+
+/** A tool step's outcome in the run output; a step the time limit cut short failed with `timed out`. */
+function outcomeOf(step: RunStepRow, end: Date): ToolOutcome {
+  const type = step.tool_type as ToolRow['type'];
+  const ms = durationMs(step, end);
+  if (!step.finished_at) return { type, ok: false, error: step.started_at ? 'timed out' : 'not started: the run timed out', durationMs: ms };
+  return step.error === null ? { type, ok: true, result: step.output, durationMs: ms } : { type, ok: false, error: step.error, durationMs: ms };
+}
+
 /**
- * The default executor: runs the agent's enabled tools one after another, in created order, each with
- * the run input, and records each outcome (RunOutput). A tool's failure (non-2xx, timeout, refused
- * target, bad config) is recorded as `ok: false` and does not stop the others. The run succeeds when
- * it has no tools or at least one tool succeeded; it fails only when every tool failed.
+ * Makes the output fit MAX_RUN_OUTPUT_BYTES: the largest of the input and the tools' results are
+ * replaced by `{ truncated: true, bytes }`, one at a time, until it fits; the rest of each outcome
+ * (type, ok, durationMs) stays, so filters on `tools.<name>.ok` keep working. (Errors are short already.)
  */
-export function createDefaultExecutor(config: Config): AgentExecutor {
+function fitOutput(output: RunOutput): void {
+  const slots: Slot[] = [{ holder: output, key: 'input' }];
+  for (const outcome of Object.values(output.tools)) if (outcome.ok) slots.push({ holder: outcome, key: 'result' });
+  fitSlots(output, slots, MAX_RUN_OUTPUT_BYTES);
+}
+
+/**
+ * The default executor: one tool step per enabled tool, in created order, each called with the run's
+ * input. A tool's failure (non-2xx, timeout, refused target, bad config) is recorded as `ok: false` and
+ * does not stop the others. The run succeeds when it has no tools or at least one tool succeeded; it
+ * fails when every tool failed, or when its time ran out.
+ */
+export function createDefaultExecutor(): AgentExecutor {
   return {
-    async execute({ tools, input, signal }): Promise<ExecutionResult> {
-      const outcomes: Record<string, ToolOutcome> = {};
-      for (const tool of tools) {
-        if (signal?.aborted) throw new Error('the run was cancelled');
-        const started = Date.now();
-        let outcome: ToolOutcome;
-        try {
-          const result = await runTool(tool, input, config);
-          outcome = { type: tool.type, ok: true, result, durationMs: Date.now() - started };
-        } catch (err) {
-          outcome = { type: tool.type, ok: false, error: (err as Error).message, durationMs: Date.now() - started };
-        }
-        outcomes[keyFor(tool.name, outcomes)] = outcome;
-      }
-      const entries = Object.entries(outcomes);
+    plan({ tools }) {
+      const taken = new Set<string>();
+      return tools.map((tool) => {
+        const name = keyFor(tool.name, taken);
+        taken.add(name);
+        return { type: 'tool', name, toolId: tool.id, toolType: tool.type };
+      });
+    },
+
+    toolInput: (_step, runInput) => runInput,
+
+    compose({ input, steps, timedOut }: ComposeContext): ExecutionResult {
+      const end = new Date();
+      const tools: Record<string, ToolOutcome> = {};
+      for (const step of steps) if (step.type === 'tool') tools[step.name] = outcomeOf(step, end);
+      const entries = Object.entries(tools);
       const succeeded = entries.filter(([, o]) => o.ok).length;
       const output: RunOutput = {
         input,
-        tools: outcomes,
+        tools,
         summary: entries.length === 0 ? 'no enabled tools' : `${succeeded} of ${entries.length} tools succeeded`,
       };
-      if (entries.length > 0 && succeeded === 0) {
-        const reasons = entries.map(([name, o]) => `${name}: ${o.ok ? '' : o.error}`).join('; ');
-        return { output, error: `every tool failed (${reasons})`.slice(0, 2000) };
+      let error: string | null = null;
+      if (timedOut) error = 'timed out';
+      else if (entries.length > 0 && succeeded === 0) {
+        error = capError(`every tool failed (${entries.map(([name, o]) => `${name}: ${o.ok ? '' : o.error}`).join('; ')})`);
       }
-      return { output, error: null };
+      fitOutput(output);
+      return { output, error };
     },
   };
 }

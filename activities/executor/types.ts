@@ -1,19 +1,40 @@
 import type { AgentRow } from '../../db/repositories/agents';
+import type { NewRunStep, RunStepRow } from '../../db/repositories/run-steps';
 import type { ToolRow } from '../../db/repositories/tools';
 
 /**
- * How a run executes an agent (DESIGN §4 Agent runs). The run activity owns the run row, the events and
- * retries; an executor only turns (agent, tools, input) into an output. Another executor (an LLM loop,
- * a graph interpreter) can replace the default one without touching the engine.
+ * How a run executes an agent (DESIGN §8, §9): an executor turns a run into steps and the finished
+ * steps into the run's result. The engine (activities/runs.ts) owns everything else: the run row and
+ * its slot, each step as its own activity and row (so a step that finished is never made again), the
+ * time limit, the output bound and the events. Each step type has one way of being made whatever the
+ * executor (a tool step calls the tool, activities/executor/tool-call.ts); a model executor adds the
+ * 'model' step type and answers `plan` with a model step.
  */
-export interface ExecutorContext {
+export interface AgentExecutor {
+  /** The steps a run starts with, in order, planned when it starts running. */
+  plan(ctx: PlanContext): NewRunStep[];
+  /** What a tool step calls its tool with. */
+  toolInput(step: RunStepRow, runInput: unknown): unknown;
+  /**
+   * The run's output and error from its steps, once they are done or its time is up (`timedOut`:
+   * steps may be unfinished). The engine bounds the output it stores (output-cap.ts).
+   */
+  compose(ctx: ComposeContext): ExecutionResult;
+}
+
+export interface PlanContext {
   agent: AgentRow;
-  /** The agent's enabled tools in created order, with their secrets already opened (plaintext). */
+  /** The agent's enabled tools in created order (configs as stored: secrets still sealed). */
   tools: ToolRow[];
   /** The run's input: the API caller's `input`, or `{ source, triggerId, fireId, payload }` for a triggered run. */
   input: unknown;
-  /** Aborted when the activity is cancelled; an executor stops starting new work. */
-  signal?: AbortSignal;
+}
+
+export interface ComposeContext {
+  input: unknown;
+  /** Every step of the run, in order. */
+  steps: RunStepRow[];
+  timedOut: boolean;
 }
 
 /** One tool's outcome in the run output. */
@@ -38,8 +59,4 @@ export interface ExecutionResult {
   output: Record<string, unknown>;
   /** Set when the run failed; the output is stored all the same. */
   error: string | null;
-}
-
-export interface AgentExecutor {
-  execute(ctx: ExecutorContext): Promise<ExecutionResult>;
 }

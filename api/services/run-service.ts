@@ -1,11 +1,13 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import { listRunStepsPage } from '../../db/repositories/run-steps';
 import { findAccountRun, insertRun, listAgentRuns } from '../../db/repositories/runs';
 import { startRun } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
-import { toRun, type Run } from '../mappers';
+import { toRun, toRunStep, type Run, type RunStep } from '../mappers';
+import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
 import type { Caller } from './auth-service';
 
@@ -19,8 +21,8 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
   return {
     /**
      * Queues a run: the run row and its `run:<id>` workflow hand-off commit together, then the hand-off
-     * is kicked. Templates don't run (409); draft, active and paused agents do (pausing an agent is a
-     * matter of its triggers).
+     * is kicked. Draft and active agents run; templates and paused agents don't (409). (A run queued
+     * before its agent was paused or made a template does not start either: activities/runs.ts.)
      */
     async create(caller: Caller, agentId: string, body: CreateRunInput): Promise<Run> {
       const run = await withTransaction(db, async (tx) => {
@@ -28,6 +30,7 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
         const agent = await agents.findByIdForUpdate(caller.accountId, agentId, tx);
         if (!agent) throw new NotFoundError('Agent');
         if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
+        if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
         const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null });
         await startRun(tx, run);
         return run;
@@ -46,6 +49,13 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
       const row = await findAccountRun(db, caller.accountId, id);
       if (!row) throw new NotFoundError('Run');
       return toRun(row);
+    },
+
+    /** The run's steps in the order they are made (not newest first: a run reads top to bottom). */
+    async steps(caller: Caller, id: string, page: IndexPageRequest): Promise<IndexPage<RunStep>> {
+      if (!(await findAccountRun(db, caller.accountId, id))) throw new NotFoundError('Run');
+      const { items, more } = await listRunStepsPage(db, id, page);
+      return { items: items.map(toRunStep), nextAfter: more ? items[items.length - 1]!.step_index : undefined };
     },
   };
 }

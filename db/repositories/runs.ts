@@ -64,27 +64,85 @@ export async function listAgentRuns(q: Queryable, accountId: string, agentId: st
 }
 
 /**
- * queued → running (a retried attempt finds it running and goes on). Null when the run is gone or
- * already finished: the caller then reads it to tell which.
+ * Serialises the slot decisions of one account's runs (a transaction-scoped advisory lock, per account:
+ * accounts never wait for each other).
  */
+export async function lockAccountRunSlots(q: Queryable, accountId: string): Promise<void> {
+  await q.query(`SELECT pg_advisory_xact_lock(hashtext('run-slots'), hashtext($1))`, [accountId]);
+}
+
+/** `runs.started_at` (or another column) within the last `$n` milliseconds. */
+const withinMs = (column: string, param: number) => `${column} > now() - $${param}::bigint * interval '1 millisecond'`;
+
+/**
+ * How many of the account's runs hold a slot: running, and started within `holdMs` (a run whose
+ * workflow is gone cannot hold a slot forever).
+ */
+export async function countRunningRuns(q: Queryable, accountId: string, holdMs: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM runs WHERE account_id = $1 AND status = 'running' AND ${withinMs('started_at', 2)}`,
+    [accountId, holdMs],
+  );
+  return rows[0]!.n;
+}
+
+/**
+ * How many queued runs of the same account, created before this one, are still in line — checked in
+ * (or created) within `placeMs` — counted up to `cap`.
+ */
+export async function countQueuedAhead(q: Queryable, run: Pick<RunRow, 'id' | 'account_id'>, placeMs: number, cap: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM runs r, runs me
+        WHERE me.id = $2 AND r.account_id = $1 AND r.status = 'queued' AND (r.created_at, r.id) < (me.created_at, me.id)
+          AND ${withinMs('coalesce(r.waiting_at, r.created_at)', 3)}
+        LIMIT $4) AS older`,
+    [run.account_id, run.id, placeMs, cap],
+  );
+  return rows[0]!.n;
+}
+
+/** A queued run's check-in: it is still waiting for a slot, so it keeps its place in line. */
+export async function markRunWaiting(q: Queryable, id: string): Promise<void> {
+  await q.query(`UPDATE runs SET waiting_at = now() WHERE id = $1 AND status = 'queued'`, [id]);
+}
+
+/** The first `limit` queued runs of the account still in line (see countQueuedAhead), oldest first. */
+export async function nextQueuedRuns(q: Queryable, accountId: string, placeMs: number, limit: number): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM runs
+      WHERE account_id = $1 AND status = 'queued' AND ${withinMs('coalesce(waiting_at, created_at)', 2)}
+      ORDER BY created_at, id LIMIT $3`,
+    [accountId, placeMs, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** queued → running; null when the run is no longer queued. */
 export async function markRunRunning(q: Queryable, id: string): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(
-    `UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-     WHERE id = $1 AND status IN ('queued', 'running')
+    `UPDATE runs SET status = 'running', started_at = now(), waiting_at = NULL, updated_at = now()
+     WHERE id = $1 AND status = 'queued'
      RETURNING ${RUN_COLUMNS}`,
     [id],
   );
   return rows[0] ?? null;
 }
 
-/** running → succeeded/failed, once: a second attempt to finish the same run changes nothing and returns null. */
-export async function finishRun(
+/** Locks the run's row for its begin or end; null when it is gone. */
+export async function findRunForUpdate(q: Queryable, id: string): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [id]);
+  return rows[0] ?? null;
+}
+
+/** queued/running → succeeded/failed, once: a second attempt to end the same run changes nothing and returns null. */
+export async function recordRunEnd(
   q: Queryable,
   id: string,
   r: { status: 'succeeded' | 'failed'; output: unknown; error: string | null },
 ): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(
-    `UPDATE runs SET status = $2, output = $3, error = $4, finished_at = now(), updated_at = now()
+    `UPDATE runs SET status = $2, output = $3, error = $4, finished_at = now(), waiting_at = NULL, updated_at = now()
      WHERE id = $1 AND status IN ('queued', 'running')
      RETURNING ${RUN_COLUMNS}`,
     [id, r.status, JSON.stringify(r.output ?? null), r.error],

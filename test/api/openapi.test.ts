@@ -49,6 +49,7 @@ describe('OpenAPI document covers every route', () => {
       '/api/hooks/triggers/{webhookPath}': ['post'],
       '/api/agents/{id}/runs': ['get', 'post'],
       '/api/runs/{id}': ['get'],
+      '/api/runs/{id}/steps': ['get'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       for (const method of methods) assert.ok(paths[path]?.[method], `${method.toUpperCase()} ${path} is not documented`);
@@ -82,5 +83,15 @@ describe('OpenAPI document covers every route', () => {
       }
     }
     assert.ok(count >= 40, `only ${count} operations`);
+  });
+
+  it('documents a run step with the fields of DESIGN §9', async () => {
+    const ok = paths['/api/runs/{id}/steps']!.get!.responses['200']!.content!['application/json']!.schema as { items: { $ref?: string } };
+    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const schemas = doc.components.schemas as Record<string, { properties: Record<string, unknown> }>;
+    const step = schemas[ok.items.$ref!.split('/').pop()!]!;
+    for (const field of ['index', 'type', 'name', 'input', 'output', 'error', 'usage', 'startedAt', 'finishedAt']) {
+      assert.ok(step.properties[field], `RunStep.${field} undocumented`);
+    }
   });
 });

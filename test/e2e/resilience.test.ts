@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/temporal-dev-server';
 import { workflowIds } from '../../lib/temporal-names';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
+import { startFixtureServer } from '../helpers/fixture-servers';
 import { freePort, startProcess, waitFor, type RunningProcess } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
@@ -65,8 +66,9 @@ async function waitForApi(base: string, proc: RunningProcess) {
 
 describe('resilience: processes killed, Temporal stopped', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  // Each test's processes go when it ends: workers of two tests would share this file's namespace.
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   });
 
   it('the worker killed with SIGKILL mid-delivery and restarted: every delivery arrives and is counted once', async () => {
@@ -115,6 +117,49 @@ describe('resilience: processes killed, Temporal stopped', () => {
     assert.equal(shown.body.triggerCount, 5);
     const events = await database.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'agent.created'`);
     assert.equal(events.rows[0].n, 5);
+  });
+
+  it('the worker killed with SIGKILL after a tool call returned and restarted: the run resumes, that call is not made again', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    // The second tool hangs the first time (the worker dies meanwhile), and answers at once after that.
+    const tools = await startFixtureServer((req) => ({
+      body: { path: req.url },
+      delayMs: req.url === '/second' && tools.requests.filter((r) => r.url === '/second').length === 1 ? 120_000 : 0,
+    }));
+    cleanups.push(() => tools.close());
+    const { base, env } = await stackEnv(database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const apiProcess = startProcess('api/server.ts', env);
+    cleanups.push(() => apiProcess.stop('SIGKILL'));
+    let worker = startProcess('worker/main.ts', env);
+    cleanups.push(() => worker.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+
+    const token = await register(base, 'kill-run@example.com');
+    const agent = await api(base, token, 'POST', '/api/agents', { name: 'resumes' });
+    for (const name of ['first', 'second']) {
+      const tool = await api(base, token, 'POST', `/api/agents/${agent.body.id}/tools`, { type: 'custom', name, configJson: { endpoint: `${tools.url}/${name}` } });
+      assert.equal(tool.status, 201, JSON.stringify(tool.body));
+    }
+    const run = await api(base, token, 'POST', `/api/agents/${agent.body.id}/runs`, { input: 'x' });
+    assert.equal(run.status, 202);
+
+    await waitFor('the second call in flight', async () => tools.requests.some((r) => r.url === '/second'), 30_000);
+    assert.equal(await worker.stop('SIGKILL'), 'SIGKILL');
+    worker = startProcess('worker/main.ts', env);
+
+    const done = await waitFor('the run to finish', async () => {
+      const res = await api(base, token, 'GET', `/api/runs/${run.body.id}`);
+      return ['succeeded', 'failed'].includes(res.body.status) && res.body;
+    }, 90_000).catch((err) => {
+      throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+    });
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.equal(tools.requests.filter((r) => r.url === '/first').length, 1, 'the call that returned before the kill was not made again');
+    assert.equal(tools.requests.filter((r) => r.url === '/second').length, 2, 'the call cut by the kill was made again');
+    assert.deepEqual(done.output.tools.second.result, { path: '/second' });
+    const steps = await api(base, token, 'GET', `/api/runs/${run.body.id}/steps`);
+    assert.deepEqual(steps.body.map((st: { name: string; error: string | null }) => [st.name, st.error]), [['first', null], ['second', null]]);
   });
 
   it('Temporal stopped while triggers are created, then restarted: their schedules exist and fire', async () => {

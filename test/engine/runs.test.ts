@@ -18,6 +18,10 @@ describe('agent runs', () => {
     // A custom tool's endpoint: echoes what it got, fails on /fail.
     service = await startFixtureServer((req) => {
       if (req.url === '/fail') return { status: 500, body: 'upstream broke' };
+      const big = /^\/big\?kib=(\d+)$/.exec(req.url);
+      if (big) return { body: { blob: 'x'.repeat(Number(big[1]) * 1024) } };
+      // Hangs the first time (the worker is stopped meanwhile), answers at once after that.
+      if (req.url === '/gate') return { body: { gate: 'open' }, delayMs: service.requests.filter((r) => r.url === '/gate').length === 1 ? 60_000 : 0 };
       return { body: { data: { echo: JSON.parse(req.body || 'null'), items: ['first', 'second'], label: 'fixture' } } };
     });
     h = await startEngine(__filename, data.env);
@@ -141,6 +145,26 @@ describe('agent runs', () => {
     assert.match(tools.broken.error, /HTTP 500: upstream broke/);
     assert.equal(service.requests.some((r) => r.url === '/off'), false, 'a disabled tool is not called');
     assert.equal(run.output.summary, '3 of 4 tools succeeded');
+
+    // One step per tool call, in the order they were made, paged by position.
+    const steps = await readAllPages(h.app, user, `/api/runs/${run.id}/steps?limit=3`);
+    assert.deepEqual(steps.sizes, [3, 1]);
+    const all = steps.items as unknown as { index: number; type: string; name: string; toolId: string; input: unknown; output: unknown; error: string | null; usage: unknown; startedAt: string; finishedAt: string }[];
+    assert.deepEqual(all.map((st) => [st.index, st.type, st.name]), [[0, 'tool', 'prices'], [1, 'tool', 'pairs'], [2, 'tool', 'markets'], [3, 'tool', 'broken']]);
+    const toolRows = (await h.app.inject({ method: 'GET', url: `/api/agents/${agentId}/tools`, headers: user.auth })).json() as { id: string; name: string }[];
+    for (const st of all) {
+      assert.equal(st.toolId, toolRows.find((t) => t.name === st.name)!.id);
+      assert.equal(st.input, null, 'the default executor\'s steps take the run input');
+      assert.equal(st.usage, null);
+      assert.ok(Date.parse(st.startedAt) <= Date.parse(st.finishedAt));
+    }
+    assert.deepEqual(all[0]!.output, tools.prices.result);
+    assert.equal(all[0]!.error, null);
+    assert.equal(all[3]!.output, null);
+    assert.match(all[3]!.error!, /HTTP 500: upstream broke/);
+    const bad = await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}/steps?cursor=WyJ4Il0`, headers: user.auth });
+    assert.equal(bad.statusCode, 400, bad.body);
+    assert.deepEqual(bad.json(), { message: 'querystring.cursor: is not a valid cursor' });
   });
 
   it('fails the run when every tool fails: agent.failed with the error and chainDepth', async () => {
@@ -170,13 +194,87 @@ describe('agent runs', () => {
     assert.equal(run.input, null);
     assert.deepEqual(run.output, { input: null, tools: {}, summary: 'no enabled tools' });
 
-    // What Temporal's retry of a finished attempt would do.
+    // What Temporal's retries of attempts whose answers were lost would do.
     const activities = createRunActivities(h.activityDeps());
-    assert.deepEqual(await activities.executeRun({ runId: run.id }), { status: 'succeeded' });
+    assert.deepEqual(await activities.beginRun({ runId: run.id }), { status: 'succeeded' });
+    assert.deepEqual(await activities.finishRun({ runId: run.id }), { status: 'succeeded' });
+    assert.deepEqual(await activities.finishRun({ runId: run.id, timedOut: true }), { status: 'succeeded' });
     assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
     const again = (await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}`, headers: user.auth })).json();
     assert.equal(again.finishedAt, run.finishedAt);
-    assert.deepEqual(await activities.executeRun({ runId: '00000000-0000-4000-8000-000000000000' }), { status: 'gone' });
+    assert.deepEqual(again.output, run.output);
+    const gone = '00000000-0000-4000-8000-000000000000';
+    assert.deepEqual(await activities.beginRun({ runId: gone }), { status: 'gone' });
+    assert.deepEqual(await activities.runToolStep({ runId: gone, index: 0, type: 'tool' }), { status: 'stopped' });
+    assert.deepEqual(await activities.finishRun({ runId: gone }), { status: 'gone' });
+    const steps = await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}/steps`, headers: user.auth });
+    assert.equal(steps.statusCode, 200, steps.body);
+    assert.deepEqual(steps.json(), []);
+  });
+
+  it('a worker stopped after a tool call returned: on restart the run resumes and that tool is not called again', async () => {
+    const agentId = await createAgent(user, 'resumes');
+    await addTool(agentId, { type: 'custom', name: 'first', configJson: { endpoint: `${service.url}/first`, method: 'POST', bodyTemplate: '{{input}}' } });
+    await addTool(agentId, { type: 'custom', name: 'second', configJson: { endpoint: `${service.url}/gate`, method: 'GET' } });
+    const queued = await startRun(agentId, { input: { n: 1 } });
+
+    await waitFor('the second tool call in flight', async () => service.requests.some((r) => r.url === '/gate'), 30_000);
+    const { rows: before } = await h.db.query(`SELECT step_index, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [queued.id]);
+    assert.ok(before[0].finished_at, 'the first step returned and was recorded');
+    assert.equal(before[1].finished_at, null);
+    await h.stopWorker(); // its in-flight step is cancelled: the request is torn down and the step retried later
+    assert.equal(service.requests.find((r) => r.url === '/gate')!.aborted, true, 'the hanging request was aborted');
+    // A retry of the first step's activity (its completion lost with the worker) answers what it recorded.
+    const activities = createRunActivities(h.activityDeps());
+    assert.deepEqual(await activities.runToolStep({ runId: queued.id, index: 0, type: 'tool' }), { status: 'done', ok: true });
+    assert.equal(service.requests.filter((r) => r.url === '/first').length, 1);
+    await h.startWorker();
+
+    const run = await finished(queued.id);
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    assert.equal(service.requests.filter((r) => r.url === '/first').length, 1, 'the tool call that returned was not made again');
+    assert.equal(service.requests.filter((r) => r.url === '/gate').length, 2, 'the call that never returned was made again');
+    assert.deepEqual(run.output.tools.first.result, { data: { echo: { n: 1 }, items: ['first', 'second'], label: 'fixture' } });
+    assert.deepEqual(run.output.tools.second.result, { gate: 'open' });
+    assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
+  });
+
+  it('stores at most 256 KiB: a step over it keeps a marker, the run output gives up its largest results until it fits', async () => {
+    const owner = await registerUser(h.app);
+    const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: owner.auth, payload: { name: 'big' } });
+    const agentId = res.json().id;
+    for (const [name, kib] of [['a', 40], ['b', 150], ['c', 60], ['huge', 300]] as const) {
+      const tool = await h.app.inject({
+        method: 'POST',
+        url: `/api/agents/${agentId}/tools`,
+        headers: owner.auth,
+        payload: { type: 'custom', name, configJson: { endpoint: `${service.url}/big?kib=${kib}`, method: 'GET' } },
+      });
+      assert.equal(tool.statusCode, 201, tool.body);
+    }
+    const queued = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: owner.auth, payload: { input: 'x'.repeat(60_000) } });
+    const runId = queued.json().id;
+    const run = await waitFor('the big run to finish', async () => {
+      const r = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: owner.auth })).json();
+      return r.status !== 'queued' && r.status !== 'running' && r;
+    }, 30_000);
+    assert.equal(run.status, 'succeeded');
+    const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+    assert.ok(bytes(run.output) <= 256 * 1024, `output is ${bytes(run.output)} bytes`);
+    const { tools } = run.output;
+    // huge: the endpoint's 300 KiB are read up to 256 KiB (no longer JSON: kept as text), over the step bound.
+    assert.equal(tools.huge.ok, true);
+    assert.equal(tools.huge.result.truncated, true);
+    assert.ok(tools.huge.result.bytes > 256 * 1024);
+    assert.deepEqual(tools.b.result, { truncated: true, bytes: bytes({ blob: 'x'.repeat(150 * 1024) }) }, 'the largest result gave way');
+    assert.equal(tools.c.result.blob.length, 60 * 1024, 'the others fit once it did');
+    assert.equal(tools.a.result.blob.length, 40 * 1024);
+    assert.equal(run.output.input.length, 60_000);
+    const steps = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}/steps`, headers: owner.auth })).json();
+    assert.equal(steps.find((st: { name: string }) => st.name === 'b').output.blob.length, 150 * 1024, 'each step keeps its own result');
+    assert.equal(steps.find((st: { name: string }) => st.name === 'huge').output.truncated, true);
+    const completed = (await eventsOf(runId)).find((e) => e.type === 'agent.completed')!;
+    assert.deepEqual(completed.data.output, run.output);
   });
 
   it('a run whose activity failed for good is failed by the workflow (failRun), once', async () => {
@@ -206,10 +304,15 @@ describe('agent runs', () => {
     const extra = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { input: 1, other: 2 } });
     assert.equal(extra.statusCode, 400, extra.body);
 
-    const template = await createAgent(user, 'tpl', 'template');
-    const refused = await h.app.inject({ method: 'POST', url: `/api/agents/${template}/runs`, headers: user.auth, payload: {} });
-    assert.equal(refused.statusCode, 409, refused.body);
-    assert.deepEqual(Object.keys(refused.json()), ['message']);
+    for (const status of ['template', 'paused']) {
+      const agent = await createAgent(user, status, status);
+      const refused = await h.app.inject({ method: 'POST', url: `/api/agents/${agent}/runs`, headers: user.auth, payload: {} });
+      assert.equal(refused.statusCode, 409, refused.body);
+      assert.deepEqual(Object.keys(refused.json()), ['message']);
+      assert.match(refused.json().message, new RegExp(`^Agent is (a )?${status}:`));
+    }
+    const { rows: none } = await h.db.query(`SELECT count(*)::int AS n FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.status IN ('template', 'paused')`);
+    assert.equal(none[0].n, 0, 'nothing was queued');
 
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await startRun(agentId, { input: { i } })).id);

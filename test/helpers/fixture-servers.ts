@@ -7,6 +7,8 @@ export interface FixtureRequest {
   url: string;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** Set when the client closed the connection before the answer was sent (an aborted call). */
+  aborted?: boolean;
 }
 
 export interface FixtureAnswer {
@@ -33,8 +35,11 @@ export async function startFixtureServer(answer: (req: FixtureRequest) => Fixtur
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request: FixtureRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       requests.push(request);
+      res.on('close', () => {
+        if (!res.writableEnded) request.aborted = true;
+      });
       const a = answer(request);
       const text = typeof a.body === 'string' ? a.body : JSON.stringify(a.body ?? {});
       const type = typeof a.body === 'string' ? 'text/plain' : 'application/json';

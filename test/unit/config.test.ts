@@ -29,6 +29,7 @@ describe('config', () => {
     assert.deepEqual(c.fires, { chainBudget: 100, perMinute: 600 });
     assert.deepEqual(c.quotas, { triggersPerAccount: 500, webhooksPerAccount: 100, toolsPerAgent: 50, connectorsPerAgent: 20 });
     assert.equal(c.hooks.rateLimitPerSecond, 50);
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000 });
   });
 
   it('keeps 30 days of history unless RETENTION_DAYS says otherwise (at least 1)', () => {
@@ -54,10 +55,21 @@ describe('config', () => {
       assert.throws(() => loadConfig({ ...valid, [name]: 'many' }), new RegExp(name), `${name}=many`);
     }
     assert.throws(() => loadConfig({ ...valid, QUOTA_WEBHOOKS: '-1', HOOK_RATE_LIMIT: '0' }), /QUOTA_WEBHOOKS[\s\S]*HOOK_RATE_LIMIT/);
+    assert.throws(() => loadConfig({ ...valid, RUN_CONCURRENCY_PER_ACCOUNT: '0' }), /RUN_CONCURRENCY_PER_ACCOUNT/);
+    assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
   });
 
   it('parses overrides', () => {
-    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/', CHAIN_FIRE_BUDGET: '7' });
+    const c = loadConfig({
+      ...valid,
+      TRUST_PROXY: '2',
+      INITIAL_BALANCE: '5',
+      PUBLIC_BASE_URL: 'https://api.example.com/',
+      RUN_CONCURRENCY_PER_ACCOUNT: '3',
+      RUN_TIMEOUT_MS: '60000',
+      CHAIN_FIRE_BUDGET: '7',
+    });
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 3, timeoutMs: 60_000 });
     assert.equal(c.fires.chainBudget, 7);
     assert.equal(c.http.trustProxy, 2);
     assert.equal(c.billing.initialBalance, 5);

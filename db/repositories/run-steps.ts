@@ -1,0 +1,94 @@
+import type { StepType } from '../../workflows/types';
+import type { Queryable } from '../pool';
+
+/** One step of a run (DESIGN §9): a tool call today, a model call later. */
+export interface RunStepRow {
+  run_id: string;
+  step_index: number;
+  type: StepType;
+  name: string;
+  tool_id: string | null;
+  tool_type: string | null;
+  input: unknown;
+  output: unknown;
+  error: string | null;
+  usage: unknown;
+  started_at: Date | null;
+  finished_at: Date | null;
+  created_at: Date;
+}
+
+const COLUMNS = `run_id, step_index, type, name, tool_id, tool_type, input, output, error, usage, started_at, finished_at, created_at`;
+
+export interface NewRunStep {
+  type: StepType;
+  name: string;
+  toolId?: string | null;
+  toolType?: string | null;
+  /** Omitted: the step takes the run's input. */
+  input?: unknown;
+}
+
+/** Appends steps to a run, numbered after its last one. */
+export async function insertRunSteps(q: Queryable, runId: string, steps: NewRunStep[]): Promise<RunStepRow[]> {
+  if (steps.length === 0) return [];
+  const { rows } = await q.query<RunStepRow>(
+    `INSERT INTO run_steps (run_id, step_index, type, name, tool_id, tool_type, input)
+     SELECT $1, coalesce((SELECT max(step_index) + 1 FROM run_steps WHERE run_id = $1), 0) + s.ord - 1,
+            s.step ->> 'type', s.step ->> 'name', (s.step ->> 'tool_id')::uuid, s.step ->> 'tool_type', nullif(s.step -> 'input', 'null')
+       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS s(step, ord)
+     RETURNING ${COLUMNS}`,
+    [
+      runId,
+      JSON.stringify(
+        steps.map((s) => ({ type: s.type, name: s.name, tool_id: s.toolId ?? null, tool_type: s.toolType ?? null, input: s.input ?? null })),
+      ),
+    ],
+  );
+  return rows.sort((a, b) => a.step_index - b.step_index);
+}
+
+/** Every step of a run, in order. */
+export async function listRunSteps(q: Queryable, runId: string): Promise<RunStepRow[]> {
+  const { rows } = await q.query<RunStepRow>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [runId]);
+  return rows;
+}
+
+/** One page of a run's steps in order, after `afterIndex` (exclusive); one extra row tells whether more remain. */
+export async function listRunStepsPage(q: Queryable, runId: string, page: { limit: number; afterIndex?: number }): Promise<{ items: RunStepRow[]; more: boolean }> {
+  const { rows } = await q.query<RunStepRow>(
+    `SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND step_index > $2 ORDER BY step_index LIMIT $3`,
+    [runId, page.afterIndex ?? -1, page.limit + 1],
+  );
+  return { items: rows.slice(0, page.limit), more: rows.length > page.limit };
+}
+
+export async function findRunStep(q: Queryable, runId: string, index: number): Promise<RunStepRow | null> {
+  const { rows } = await q.query<RunStepRow>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND step_index = $2`, [runId, index]);
+  return rows[0] ?? null;
+}
+
+/** An attempt is about to make the step's call (a later attempt, after one died, overwrites the time). */
+export async function markRunStepStarted(q: Queryable, runId: string, index: number, at: Date): Promise<void> {
+  await q.query(`UPDATE run_steps SET started_at = $3 WHERE run_id = $1 AND step_index = $2 AND finished_at IS NULL`, [runId, index, at]);
+}
+
+/**
+ * Records what the step's call returned, once, and only while its run is running: a call that returns
+ * after the run ended (timed out) is not recorded. Null when nothing was written.
+ */
+export async function finishRunStep(
+  q: Queryable,
+  runId: string,
+  index: number,
+  r: { output: unknown; error: string | null; usage?: unknown; startedAt: Date; finishedAt: Date },
+): Promise<RunStepRow | null> {
+  const { rows } = await q.query<RunStepRow>(
+    `UPDATE run_steps SET output = $3, error = $4, usage = $5, started_at = $6, finished_at = $7
+      WHERE run_id = $1 AND step_index = $2 AND finished_at IS NULL
+        AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND status = 'running')
+     RETURNING ${COLUMNS}`,
+    [runId, index, JSON.stringify(r.output ?? null), r.error, r.usage === undefined ? null : JSON.stringify(r.usage), r.startedAt, r.finishedAt],
+  );
+  return rows[0] ?? null;
+}

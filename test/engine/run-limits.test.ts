@@ -1,0 +1,217 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { withTransaction } from '../../db/pool';
+import { findRun } from '../../db/repositories/runs';
+import { startRun as queueRunWorkflow } from '../../lib/engine-starts';
+import { workflowIds } from '../../lib/temporal-names';
+import { registerUser, type TestUser } from '../helpers/app';
+import { startEngine, type EngineHarness } from '../helpers/engine';
+import { startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
+import { waitFor } from '../helpers/processes';
+
+const TIMEOUT_MS = 3_000;
+const SLOW_MS = 1_500;
+
+/**
+ * The bounds of runs (DESIGN §8): RUN_CONCURRENCY_PER_ACCOUNT runs of an account at once, the rest
+ * queued and started in created order; RUN_TIMEOUT_MS from the moment a run starts running; queued runs
+ * of agents paused meanwhile don't start. Observed at the tools' endpoint, on the real engine.
+ */
+describe('run limits: concurrency per account, order, timeout', () => {
+  let h: EngineHarness;
+  let service: FixtureServer;
+  // What the endpoint sees of the calls in flight, per account-specific path.
+  const inFlight = new Map<string, number>();
+  const maxInFlight = new Map<string, number>();
+
+  before(async () => {
+    service = await startFixtureServer((req) => {
+      const path = new URL(req.url, 'http://x').pathname;
+      if (path === '/hang') return { delayMs: 120_000 };
+      if (!path.startsWith('/slow')) return { body: { ok: path } };
+      inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
+      maxInFlight.set(path, Math.max(maxInFlight.get(path) ?? 0, inFlight.get(path)!));
+      setTimeout(() => inFlight.set(path, inFlight.get(path)! - 1), SLOW_MS);
+      return { body: { ok: path }, delayMs: SLOW_MS };
+    });
+    // A tool call's own limit far beyond the run's, so only the run's cancellation can abort the hanging call.
+    h = await startEngine(__filename, { RUN_CONCURRENCY_PER_ACCOUNT: '2', RUN_TIMEOUT_MS: String(TIMEOUT_MS), TOOL_TIMEOUT_MS: '120000' });
+  });
+  after(async () => {
+    await h.close();
+    await service.close();
+  });
+
+  async function agentWithTool(u: TestUser, path: string, name = 'tool'): Promise<string> {
+    const agent = await h.app.inject({ method: 'POST', url: '/api/agents', headers: u.auth, payload: { name: `agent ${path}` } });
+    assert.equal(agent.statusCode, 201, agent.body);
+    const tool = await h.app.inject({
+      method: 'POST',
+      url: `/api/agents/${agent.json().id}/tools`,
+      headers: u.auth,
+      payload: { type: 'custom', name, configJson: { endpoint: `${service.url}${path}`, method: 'POST', bodyTemplate: '{{input}}' } },
+    });
+    assert.equal(tool.statusCode, 201, tool.body);
+    return agent.json().id;
+  }
+
+  async function startRun(u: TestUser, agentId: string, input: unknown): Promise<string> {
+    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: u.auth, payload: { input } });
+    assert.equal(res.statusCode, 202, res.body);
+    return res.json().id;
+  }
+
+  async function finished(runId: string) {
+    return waitFor(`run ${runId} to finish`, async () => {
+      const run = await findRun(h.db, runId);
+      return (run?.status === 'succeeded' || run?.status === 'failed') && run;
+    }, 30_000);
+  }
+
+  const callsTo = (path: string) => service.requests.filter((r) => new URL(r.url, 'http://x').pathname === path);
+
+  /** A queued run whose workflow has not started (yet): inserted as the API would, without the hand-off. */
+  async function queuedWithoutWorkflow(agentId: string, createdAgo: string) {
+    const { rows } = await h.db.query(
+      `INSERT INTO runs (account_id, agent_id, input, created_at) SELECT account_id, id, '"late"', now() - $2::interval FROM agents WHERE id = $1
+       RETURNING id, account_id, agent_id, trigger_id`,
+      [agentId, createdAgo],
+    );
+    return rows[0] as { id: string; account_id: string; agent_id: string; trigger_id: null };
+  }
+
+  it(`at most 2 runs of an account run at once, in created order; another account is not held back`, async () => {
+    const a = await registerUser(h.app);
+    const b = await registerUser(h.app);
+    const agentA = await agentWithTool(a, '/slow-a');
+    const agentB = await agentWithTool(b, '/slow-b');
+
+    let maxRunning = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const { rows } = await h.db.query(`SELECT count(*)::int AS n FROM runs WHERE account_id = (SELECT account_id FROM agents WHERE id = $1) AND status = 'running'`, [agentA]);
+        maxRunning = Math.max(maxRunning, rows[0].n);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+
+    const runs: string[] = [];
+    for (let i = 0; i < 6; i++) runs.push(await startRun(a, agentA, { i }));
+    const other = await startRun(b, agentB, { other: true });
+
+    const otherRun = await finished(other);
+    assert.equal(otherRun.status, 'succeeded');
+    const { rows: stillQueued } = await h.db.query(`SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'queued'`, [runs]);
+    assert.ok(stillQueued[0].n >= 2, `account B's run finished while A still had ${stillQueued[0].n} queued: it was not held back`);
+
+    const done = [];
+    for (const id of runs) done.push(await finished(id));
+    watching = false;
+    await watcher;
+
+    assert.ok(done.every((r) => r.status === 'succeeded'));
+    assert.equal(maxInFlight.get('/slow-a'), 2, 'two calls at once at the endpoint, never more');
+    assert.equal(maxRunning, 2, 'never more than two runs running');
+    // Slots are granted in created order, two at a time; two runs granted slots at the same moment may
+    // start (and call) a few milliseconds apart in either order.
+    const round = (i: number) => Math.floor(i / 2);
+    const calls = callsTo('/slow-a').map((r) => round(JSON.parse(r.body).i));
+    assert.deepEqual(calls, [0, 0, 1, 1, 2, 2], 'called in created order, round by round');
+    const byStart = done.map((r, i) => ({ i, at: r.started_at!.getTime() })).sort((x, y) => x.at - y.at);
+    assert.deepEqual(byStart.map((r) => round(r.i)), [0, 0, 1, 1, 2, 2], 'started in created order, round by round');
+
+    // Waiting runs were woken by the end of a run of their account (they would otherwise wait a
+    // minute for their recheck), and asked for a slot a few times each, not in a loop.
+    let signalled = 0;
+    for (const id of runs.slice(2)) {
+      const history = await h.engine.client.workflow.getHandle(workflowIds.run(id)).fetchHistory();
+      const events = history.events ?? [];
+      const asks = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'beginRun').length;
+      signalled += events.some((e) => e.workflowExecutionSignaledEventAttributes) ? 1 : 0;
+      assert.ok(asks <= 4, `run ${id} asked for a slot ${asks} times`);
+    }
+    assert.ok(signalled >= 2, `${signalled} of the waiting runs were woken by a signal`);
+  });
+
+  it('a run that hangs fails with "timed out" at RUN_TIMEOUT_MS, and its hanging request is aborted', async () => {
+    const u = await registerUser(h.app);
+    const agentId = await agentWithTool(u, '/fast', 'quick');
+    const tool = await h.app.inject({
+      method: 'POST',
+      url: `/api/agents/${agentId}/tools`,
+      headers: u.auth,
+      payload: { type: 'custom', name: 'stuck', configJson: { endpoint: `${service.url}/hang`, method: 'GET' } },
+    });
+    assert.equal(tool.statusCode, 201);
+    const runId = await startRun(u, agentId, null);
+
+    const run = await finished(runId);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.error, 'timed out');
+    const took = run.finished_at!.getTime() - run.started_at!.getTime();
+    assert.ok(took >= TIMEOUT_MS - 100 && took < TIMEOUT_MS + 2_000, `ended ${took} ms after it started`);
+    const output = run.output as { tools: Record<string, { ok: boolean; error?: string }> };
+    assert.equal(output.tools.quick!.ok, true, 'what finished in time is kept');
+    assert.deepEqual({ ok: output.tools.stuck!.ok, error: output.tools.stuck!.error }, { ok: false, error: 'timed out' });
+    const { rows: events } = await h.db.query(`SELECT data FROM events WHERE type = 'agent.failed' AND data ->> 'runId' = $1`, [runId]);
+    assert.deepEqual(events.map((e) => e.data), [{ agentId, runId, error: 'timed out', chainDepth: 0 }]);
+
+    // The step's activity is cancelled through its heartbeat, and tears the request down.
+    await waitFor('the hanging request to be aborted', async () => callsTo('/hang')[0]?.aborted, 10_000);
+    assert.equal(callsTo('/hang').length, 1, 'not retried');
+    const { rows: steps } = await h.db.query(`SELECT name, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [runId]);
+    assert.deepEqual(steps.map((st) => [st.name, st.finished_at !== null]), [['quick', true], ['stuck', false]], 'a late answer is never recorded');
+  });
+
+  it('a queued run whose workflow is late keeps its place; one silent for long is passed over, so it blocks nothing', async () => {
+    const u = await registerUser(h.app);
+    const agentId = await agentWithTool(u, '/order');
+    // Two older runs whose workflows have not started yet, created just now: first in line.
+    const late = [await queuedWithoutWorkflow(agentId, '0 seconds'), await queuedWithoutWorkflow(agentId, '0 seconds')];
+    const young = await startRun(u, agentId, 'young');
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal((await findRun(h.db, young))!.status, 'queued', 'the younger run waits behind them');
+    assert.equal(callsTo('/order').length, 0);
+
+    // Their workflows start (a hand-off that was delayed): they run first, and their ends wake the young one.
+    await withTransaction(h.db, async (tx) => {
+      for (const run of late) await queueRunWorkflow(tx, run);
+    });
+    h.engine.handOff.kick();
+    for (const run of [...late.map((r) => r.id), young]) assert.equal((await finished(run)).status, 'succeeded');
+    const calls = callsTo('/order').map((r) => JSON.parse(r.body));
+    assert.equal(calls[0], 'late', 'a late run first');
+    assert.deepEqual([...calls].sort(), ['late', 'late', 'young']);
+
+    // Two queued runs whose workflows never started, silent for an hour: they don't hold the line.
+    await queuedWithoutWorkflow(agentId, '1 hour');
+    await queuedWithoutWorkflow(agentId, '1 hour');
+    const next = await startRun(u, agentId, 'next');
+    assert.equal((await finished(next)).status, 'succeeded');
+  });
+
+  it('a queued run of an agent paused before it started fails naming the status, without calling anything', async () => {
+    const u = await registerUser(h.app);
+    const busy = await agentWithTool(u, '/slow-busy');
+    const paused = await agentWithTool(u, '/never');
+    const holders = [await startRun(u, busy, 1), await startRun(u, busy, 2)];
+    await waitFor('both slots taken', async () => callsTo('/slow-busy').length === 2, 15_000);
+    const waiting = await startRun(u, paused, 'x');
+    await waitFor('the run to wait in line', async () => (await h.db.query(`SELECT waiting_at FROM runs WHERE id = $1`, [waiting])).rows[0].waiting_at, 15_000);
+    const patched = await h.app.inject({ method: 'PATCH', url: `/api/agents/${paused}`, headers: u.auth, payload: { status: 'paused' } });
+    assert.equal(patched.statusCode, 200, patched.body);
+    const refused = await h.app.inject({ method: 'POST', url: `/api/agents/${paused}/runs`, headers: u.auth, payload: {} });
+    assert.equal(refused.statusCode, 409);
+    assert.deepEqual(refused.json(), { message: 'Agent is paused: paused agents cannot run; set another status first' });
+
+    const run = await finished(waiting);
+    for (const id of holders) assert.equal((await finished(id)).status, 'succeeded');
+    assert.equal(run.status, 'failed');
+    assert.match(run.error!, /^Agent is paused: the run did not start/);
+    assert.equal(run.started_at, null);
+    assert.equal(callsTo('/never').length, 0);
+    const { rows } = await h.db.query(`SELECT data FROM events WHERE type = 'agent.failed' AND data ->> 'runId' = $1`, [waiting]);
+    assert.equal(rows.length, 1);
+  });
+});

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { Activities } from '../../activities';
+import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunOutcome, type StepOutcome, type StepRef } from '../../workflows/types';
+import { quietRuntime, workflowBundle } from '../helpers/engine';
+import { testNamespace } from '../helpers/namespace';
+
+type RunActivities = Pick<Activities, 'beginRun' | 'runToolStep' | 'finishRun' | 'failRun'>;
+
+/**
+ * runAgentWorkflow with mocked activities (samples-typescript `workflows-mocks`): the orchestration
+ * alone — waiting for a slot, the time limit, and the last word when an activity fails for good —
+ * on the test run's dev server.
+ */
+describe('runAgentWorkflow (mocked activities)', () => {
+  let env: TestWorkflowEnvironment;
+
+  before(async () => {
+    quietRuntime();
+    env = await TestWorkflowEnvironment.createFromExistingServer({ address: process.env.TEMPORAL_ADDRESS, namespace: testNamespace(__filename) });
+  });
+  after(() => env?.teardown());
+
+  /** Starts the workflow on a worker with `activities`; `during` runs while it does; answers its result. */
+  async function run(activities: Partial<RunActivities>, during?: (runId: string) => Promise<void>): Promise<{ runId: string; result: RunOutcome }> {
+    const runId = randomUUID();
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: testNamespace(__filename),
+      taskQueue: TASK_QUEUE,
+      workflowBundle: await workflowBundle(),
+      activities,
+    });
+    const result = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(WORKFLOW_TYPES.run, { workflowId: workflowIds.run(runId), taskQueue: TASK_QUEUE, args: [{ runId }] });
+      await during?.(runId);
+      return (await handle.result()) as RunOutcome;
+    });
+    return { runId, result };
+  }
+
+  const running = (runId: string, timeoutMs: number, count = 1): BeginRunOutcome => ({
+    status: 'running',
+    timeoutMs,
+    steps: Array.from({ length: count }, (_, index): StepRef => ({ runId, index, type: 'tool' })),
+  });
+
+  it('makes each step in order, then finishes the run', async () => {
+    const made: number[] = [];
+    const finishes: unknown[] = [];
+    const { result } = await run({
+      beginRun: async ({ runId }) => running(runId, 60_000, 3),
+      runToolStep: async (ref) => {
+        made.push(ref.index);
+        return { status: 'done', ok: true } satisfies StepOutcome;
+      },
+      finishRun: async (input) => {
+        finishes.push(input);
+        return { status: 'succeeded' };
+      },
+    });
+    assert.deepEqual(result, { status: 'succeeded' });
+    assert.deepEqual(made, [0, 1, 2]);
+    assert.equal(finishes.length, 1);
+    assert.equal((finishes[0] as { timedOut: boolean }).timedOut, false);
+  });
+
+  it('when the time is up, cancels the step in flight and finishes the run as timed out', async () => {
+    let cancelled: { byTheWorkflow: boolean } | undefined;
+    let finishedWith: { timedOut?: boolean } | undefined;
+    const started = Date.now();
+    const { result } = await run({
+      beginRun: async ({ runId }) => running(runId, 1_500, 2),
+      runToolStep: async (ref) => {
+        if (ref.index === 1) throw new Error('the second step is never reached');
+        // A call that never returns, heartbeating like the real step: the cancellation arrives with a heartbeat's answer.
+        const ctx = Context.current();
+        const timer = setInterval(() => ctx.heartbeat(), 200);
+        try {
+          await ctx.cancelled;
+        } catch (err) {
+          // The server cancels the attempt at once and says so in the answer to its next heartbeat
+          // (as "cancel requested", or "not found" once it has recorded the cancellation).
+          const details = ctx.cancellationDetails;
+          cancelled = { byTheWorkflow: details?.cancelRequested === true || details?.notFound === true };
+          throw err;
+        } finally {
+          clearInterval(timer);
+        }
+        return { status: 'done', ok: true };
+      },
+      finishRun: async (input) => {
+        finishedWith = input;
+        // Kept open until the step has seen its cancellation, so the cancellation is the workflow's.
+        await waitUntil(() => cancelled !== undefined, 'the step activity to see its cancellation');
+        return { status: 'failed' };
+      },
+    });
+    assert.deepEqual(result, { status: 'failed' });
+    assert.equal(finishedWith?.timedOut, true);
+    assert.deepEqual(cancelled, { byTheWorkflow: true }, 'the workflow cancelled the step in flight (not the worker shutting down)');
+    assert.ok(Date.now() - started < 15_000);
+  });
+
+  it('an activity that failed for good fails the run (failRun) with its message', async () => {
+    const failures: { error: string }[] = [];
+    let finished = false;
+    const { result } = await run({
+      beginRun: async ({ runId }) => running(runId, 60_000, 2),
+      runToolStep: async () => {
+        throw ApplicationFailure.nonRetryable('the database refused the step');
+      },
+      finishRun: async () => {
+        finished = true;
+        return { status: 'succeeded' };
+      },
+      failRun: async (input) => {
+        failures.push(input);
+        return { status: 'failed' };
+      },
+    });
+    assert.deepEqual(result, { status: 'failed' });
+    assert.equal(finished, false);
+    assert.equal(failures.length, 1);
+    assert.match(failures[0]!.error, /^the run could not be executed: the database refused the step/);
+  });
+
+  it('a queued run waits for the slot signal (not its slow recheck), then runs', async () => {
+    let asks = 0;
+    const started = Date.now();
+    const { result } = await run(
+      {
+        beginRun: async ({ runId }) => (++asks === 1 ? { status: 'queued', recheckMs: 10 * 60_000 } : running(runId, 60_000, 0)),
+        finishRun: async () => ({ status: 'succeeded' }),
+      },
+      async (runId) => {
+        await waitUntil(() => asks === 1, 'the first ask');
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(asks, 1, 'no polling while it waits');
+        await env.client.workflow.getHandle(workflowIds.run(runId)).signal(RUN_SLOT_FREED_SIGNAL);
+      },
+    );
+    assert.deepEqual(result, { status: 'succeeded' });
+    assert.equal(asks, 2);
+    assert.ok(Date.now() - started < 30_000);
+  });
+
+  it('a run that is not to be executed (gone, already ended) ends the workflow without finishing anything', async () => {
+    let finished = false;
+    const { result } = await run({
+      beginRun: async () => ({ status: 'gone' }),
+      finishRun: async () => {
+        finished = true;
+        return { status: 'succeeded' };
+      },
+    });
+    assert.deepEqual(result, { status: 'gone' });
+    assert.equal(finished, false);
+  });
+});
+
+async function waitUntil(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
