@@ -31,7 +31,10 @@ describe('bad input on every write and list route', () => {
       userTrigger: await create('/api/user-triggers', { type: 'cron', name: 'c', configJson: { cronExpression: '0 * * * *' } }),
       member: await create('/api/team', { email: 'm@example.com', role: 'viewer' }),
     };
-    Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook });
+    const runner = await create('/api/agents', { name: 'R' });
+    const run = await call('POST', `/api/agents/${runner}/runs`, JSON.stringify({ input: 'x' }));
+    assert.equal(run.statusCode, 202, run.body);
+    Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook, runs: run.json().id });
     for (const url of [`/api/agents/${agent}/connectors`, `/api/agents/${agent}/tools`, `/api/agents/${agent}/triggers`, '/api/webhooks', '/api/user-triggers', '/api/team', '/api/agents']) {
       routes.push({ method: 'POST', url });
     }
@@ -103,6 +106,12 @@ describe('bad input on every write and list route', () => {
         const res = await app.inject({ method: 'GET', url: `${url}?cursor=${cursor(createdAt)}`, headers: user.auth });
         assert.equal(res.statusCode, 400, `${url} ${createdAt}: ${res.statusCode} ${res.body}`);
         assert.deepEqual(res.json(), { message: 'querystring.cursor: is not a valid cursor' }, `${url} ${createdAt}`);
+      }
+      // A run's steps page by position: their cursor holds the last index seen.
+      if (url.endsWith('/steps')) {
+        const res = await app.inject({ method: 'GET', url: `${url}?cursor=${Buffer.from('[0]').toString('base64url')}`, headers: user.auth });
+        assert.equal(res.statusCode, 200, `${url}: ${res.statusCode} ${res.body}`);
+        continue;
       }
       // What Postgres prints, in any session time zone, is a cursor.
       for (const createdAt of ['2026-01-01 00:00:00+00', '2026-11-21 11:00:00.123456+00', '2026-01-01 05:30:00.5+05:30', '2025-12-31 21:00:00-03']) {
