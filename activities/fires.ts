@@ -1,11 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { withTransaction, type Queryable } from '../db/pool';
 import { findEvent, insertEvent } from '../db/repositories/events';
-import { createFiresRepository } from '../db/repositories/fires';
+import { createFireRateRepository, createFiresRepository, type FireStatus } from '../db/repositories/fires';
 import { insertRun } from '../db/repositories/runs';
-import { createTriggersRepository } from '../db/repositories/triggers';
+import { createTriggersRepository, type FiringTriggerRow } from '../db/repositories/triggers';
 import { startEventDispatch, startRun } from '../lib/engine-starts';
 import { refreshNextFireAt } from '../lib/schedules';
-import type { FireInput, FireOutcome } from '../workflows/types';
+import type { FireInput, FireOutcome, FireSource } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 
 /** `schedule-2026-11-21T10:00:02Z` → that time (Temporal appends the scheduled time to a schedule's workflow id). */
@@ -25,21 +26,40 @@ async function payloadOf(q: Queryable, input: FireInput): Promise<unknown> {
   return input.payload ?? null;
 }
 
+/** Agents that are not run: a template is a blueprint, a paused agent is switched off (DESIGN §8). */
+const NOT_RUN = new Set(['template', 'paused']);
+
 export function createFireActivities(deps: ActivityDeps) {
-  const { db, client, handOff } = deps;
+  const { db, client, config, handOff } = deps;
   const triggers = createTriggersRepository(db);
   const fires = createFiresRepository(db);
+  const fireRate = createFireRateRepository(db);
+
+  /**
+   * Whether the fire goes ahead: a disabled trigger, or one linked to a template or paused agent, is
+   * skipped; a schedule or event fire over the account's FIRES_PER_MINUTE is throttled (manual and hook
+   * fires were counted by the API, which answered 429 over it). Only a fire that goes ahead is counted.
+   */
+  async function admit(trigger: FiringTriggerRow, source: FireSource, tx: Queryable): Promise<FireStatus> {
+    if (!trigger.enabled || (trigger.agent_status !== null && NOT_RUN.has(trigger.agent_status))) return 'skipped';
+    if (source === 'schedule' || source === 'event') {
+      if (await fireRate.take(trigger.account_id, config.fires.perMinute, tx)) return 'throttled';
+    }
+    return 'fired';
+  }
 
   return {
     /**
      * What happens when a trigger fires (the activity of fireTriggerWorkflow), once per fire key,
      * in one transaction:
-     * 1. lock the trigger (deleted meanwhile: nothing happens);
-     * 2. record the fire; a fire key already recorded answers the first fire, and a trigger disabled
-     *    meanwhile records the fire as skipped and goes no further;
-     * 3. count it (fireCount, lastFired);
+     * 1. lock the trigger (deleted meanwhile: nothing happens); a fire key already recorded answers
+     *    the first fire;
+     * 2. admit it: skipped (trigger disabled, agent a template or paused) or throttled (over
+     *    FIRES_PER_MINUTE) fires are recorded as such and go no further;
+     * 3. record and count it (fireCount, lastFired);
      * 4. when the trigger is linked to an agent: insert the agent's run and start it;
-     * 5. write agent.triggered (linked) or trigger.fired and start its dispatch (deliveries, chains).
+     * 5. write agent.triggered (linked) or trigger.fired and start its dispatch (deliveries, chains):
+     *    an event fire's event stays in its cause's chain; any other fire's event roots a new chain.
      * After the commit the queued work is handed to Temporal, and a schedule's fire refreshes the
      * trigger's nextFireAt from Temporal.
      */
@@ -47,9 +67,15 @@ export function createFireActivities(deps: ActivityDeps) {
       const outcome = await withTransaction(db, async (tx): Promise<FireOutcome> => {
         const trigger = await triggers.lockForFire(input.triggerId, tx);
         if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null };
+        // Read before admitting, so a repeated fire key (a retried activity) takes nothing from the rate.
+        const first = await fires.findByKey(trigger.id, input.fireKey, tx);
+        if (first) return { fireId: first.id, status: 'duplicate', runId: first.run_id };
+
+        const status = await admit(trigger, input.source, tx);
         const chainDepth = input.chainDepth ?? 0;
         const payload = await payloadOf(tx, input);
-
+        const eventId = randomUUID();
+        const rootEventId = input.rootEventId ?? (status === 'fired' ? eventId : null);
         const fireId = await fires.insertOnce(
           {
             id: input.fireId ?? null,
@@ -57,19 +83,18 @@ export function createFireActivities(deps: ActivityDeps) {
             triggerId: trigger.id,
             fireKey: input.fireKey,
             source: input.source,
-            status: trigger.enabled ? 'fired' : 'skipped',
+            status,
             payload,
             chainDepth,
             scheduledAt: scheduledTimeOf(input.fireKey),
             eventId: input.eventId ?? null,
+            rootEventId,
           },
           tx,
         );
-        if (fireId === null) {
-          const first = (await fires.findByKey(trigger.id, input.fireKey, tx))!;
-          return { fireId: first.id, status: 'duplicate', runId: first.run_id };
-        }
-        if (!trigger.enabled) return { fireId, status: 'skipped', runId: null };
+        // The trigger's lock keeps the key free since findByKey; this only keeps the insert honest.
+        if (fireId === null) throw new Error(`fire key ${input.fireKey} of trigger ${trigger.id} was recorded meanwhile`);
+        if (status !== 'fired') return { fireId, status, runId: null };
 
         await triggers.countFire(trigger.id, tx);
 
@@ -91,10 +116,12 @@ export function createFireActivities(deps: ActivityDeps) {
         const data: Record<string, unknown> = { triggerId: trigger.id, fireId, source: input.source };
         if (trigger.agent_id) Object.assign(data, { agentId: trigger.agent_id, runId });
         const event = await insertEvent(tx, {
+          id: eventId,
           accountId: trigger.account_id,
           type: trigger.agent_id ? 'agent.triggered' : 'trigger.fired',
           data,
           chainDepth,
+          rootEventId,
         });
         await startEventDispatch(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
         return { fireId, status: 'fired', runId };

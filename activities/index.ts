@@ -3,6 +3,7 @@ import { currentDatabase } from '../db/repositories/health';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDeps } from './deps';
 import { createDispatchActivities } from './dispatch';
+import { withFailureClassification } from './failures';
 import { createFireActivities } from './fires';
 import { createRetentionActivities } from './retention';
 import { createRunActivities } from './runs';
@@ -14,9 +15,10 @@ import { createRunActivities } from './runs';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...healthActivities(deps.db),
-    ...createFireActivities(deps),
-    ...createDispatchActivities(deps),
-    ...createDeliveryActivities(deps),
+    // Their deterministic failures are non-retryable: retrying would only repeat them (DESIGN §8).
+    ...withFailureClassification(createFireActivities(deps)),
+    ...withFailureClassification(createDispatchActivities(deps)),
+    ...withFailureClassification(createDeliveryActivities(deps)),
     ...createRunActivities(deps),
     ...createRetentionActivities(deps),
   };

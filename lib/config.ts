@@ -90,6 +90,10 @@ const envSchema = z.object({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
   SCHEDULE_SWEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  CHAIN_FIRE_BUDGET: z.coerce.number().int().min(1).max(100_000).default(100),
+  FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
+  DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
@@ -116,7 +120,13 @@ export interface Config {
   auth: { jwtSecret: string; accessTokenTtlSeconds: number; refreshTokenTtlDays: number; rateLimitMax: number; rateLimitWindowMs: number };
   secretsKey: Buffer;
   billing: { initialBalance: number; agentCreateCost: number };
-  webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean };
+  /**
+   * concurrencyPerWebhook: delivery attempts in flight per webhook, across every worker; workerSlots:
+   * attempts in flight per worker process, on the delivery task queue (DESIGN §8).
+   */
+  webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean; concurrencyPerWebhook: number; workerSlots: number };
+  /** Fires one root event's chain may make in all, and fires per account per minute (DESIGN §8). */
+  fires: { chainBudget: number; perMinute: number };
   /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
@@ -166,7 +176,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retrySchedule: e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => s.trim()),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowPrivateTargets: e.ALLOW_PRIVATE_TARGETS,
+      concurrencyPerWebhook: e.DELIVERY_CONCURRENCY_PER_WEBHOOK,
+      workerSlots: e.DELIVERY_WORKER_SLOTS,
     },
+    fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS },
     tools: {
       timeoutMs: e.TOOL_TIMEOUT_MS,

@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { ScheduleOptionsAction } from '@temporalio/client';
+import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../db/pool';
 import type { EventRow } from '../db/repositories/events';
 import { insertScheduleSync, insertWorkflowStart } from '../db/repositories/outbox';
 import type { RunRow } from '../db/repositories/runs';
 import type { DeliveryInput, FireInput } from '../workflows/types';
-import { searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
+import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
 
 /**
  * Every piece of work handed to Temporal is asked for here, and nowhere else (DESIGN §1). Each verb
  * writes one outbox row inside the caller's transaction, so the work is queued if and only if the
  * change that caused it commits; after the commit the caller kicks `handOff` (lib/handoff.ts), and the
  * worker's reconciler hands off whatever is left. Each verb builds its workflow's type, id
- * (lib/temporal-names.ts), arguments and search attributes, so a repeated hand-off is a no-op.
+ * (lib/temporal-names.ts), arguments and search attributes, so a repeated hand-off is a no-op; the
+ * hand-off starts each with its account as fairness key (`fairnessOf`), as a schedule's action does.
  *
  * | verb                  | workflow                 | id                                   | asked for by |
  * |-----------------------|--------------------------|--------------------------------------|--------------|
@@ -90,15 +92,22 @@ export async function startFire(
 
 /**
  * The fire of a trigger matching an event, `fire:<triggerId>:event-<eventId>`, one level deeper in the
- * chain. It carries the event's id, not its data: recordFire reads the data (it grows along a chain,
- * and workflow arguments must stay small).
+ * chain and in the same chain (its root event, whose CHAIN_FIRE_BUDGET the caller has taken it from).
+ * It carries the event's id, not its data: recordFire reads the data (it grows along a chain, and
+ * workflow arguments must stay small).
  */
 export async function startEventFire(
   q: Queryable,
-  event: Pick<EventRow, 'id' | 'account_id' | 'chain_depth'>,
+  event: Pick<EventRow, 'id' | 'account_id' | 'chain_depth' | 'root_event_id'>,
   trigger: Pick<FiringTrigger, 'id' | 'agent_id'>,
 ): Promise<void> {
-  const input: FireInput = { triggerId: trigger.id, source: 'event', eventId: event.id, chainDepth: event.chain_depth + 1 };
+  const input: FireInput = {
+    triggerId: trigger.id,
+    source: 'event',
+    eventId: event.id,
+    chainDepth: event.chain_depth + 1,
+    rootEventId: event.root_event_id,
+  };
   await insertFireStart(q, { accountId: event.account_id, agentId: trigger.agent_id }, input, `event-${event.id}`);
 }
 
@@ -117,14 +126,17 @@ async function insertFireStart(q: Queryable, tags: Omit<WorkflowTags, 'triggerId
  */
 export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsAction {
   const input: FireInput = { triggerId: trigger.id, source: 'schedule' };
-  return {
+  // The SDK sends a schedule action's priority (schedule-helpers encodes it) but its type omits the field.
+  const action: ScheduleOptionsAction & { priority: Priority } = {
     type: 'startWorkflow',
     workflowType: WORKFLOW_TYPES.fire,
     workflowId: workflowIds.scheduledFire(trigger.id),
     taskQueue: TASK_QUEUE,
     args: [input],
     typedSearchAttributes: searchAttributePairs({ accountId: trigger.account_id, agentId: trigger.agent_id, triggerId: trigger.id }),
+    priority: fairnessOf({ accountId: trigger.account_id }),
   };
+  return action;
 }
 
 /**

@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { Db } from '../db/pool';
 import { createOutboxRepository, type OutboxItem } from '../db/repositories/outbox';
 import { syncTriggerSchedule } from './schedules';
-import { searchAttributePairs, TASK_QUEUE } from './temporal-names';
+import { fairnessOf, searchAttributePairs, TASK_QUEUE } from './temporal-names';
 
 const BATCH = 100;
 const LEASE_MS = 60_000;
@@ -36,6 +36,7 @@ export function createHandOff(deps: { db: Db; client: Client; log?: (msg: string
           taskQueue: TASK_QUEUE,
           args: start.args,
           typedSearchAttributes: searchAttributePairs(start.tags),
+          priority: fairnessOf(start.tags),
         }),
       );
     } catch (err) {

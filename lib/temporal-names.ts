@@ -1,7 +1,13 @@
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type Priority, type SearchAttributePair } from '@temporalio/common';
 
-/** Task queue, workflow-id formats and search attributes live here and nowhere else (DESIGN §1). */
+/** Task queues, workflow-id formats and search attributes live here and nowhere else (DESIGN §1). */
 export const TASK_QUEUE = 'agent-platform';
+/**
+ * Delivery attempts only (outbound HTTP to the accounts' endpoints), served by their own worker with
+ * its own slots (DELIVERY_WORKER_SLOTS): slow endpoints can hold those, never the slots fires,
+ * fan-outs and runs need on TASK_QUEUE (DESIGN §8).
+ */
+export const DELIVERY_TASK_QUEUE = 'agent-platform-deliveries';
 
 export const SEARCH_ATTRIBUTES = ['AccountId', 'AgentId', 'TriggerId'] as const;
 
@@ -25,6 +31,16 @@ export function searchAttributePairs(tags: WorkflowTags): SearchAttributePair[] 
   return pairs;
 }
 
+/**
+ * Every workflow and schedule action is started with its account as its fairness key (DESIGN §8): with
+ * fairness on (the dev server's `matching.enableFairness`; a namespace setting on Temporal Cloud),
+ * Temporal dispatches a task queue's backlog round-robin across accounts, so one account's burst does
+ * not queue everyone else's tasks behind it. Activities inherit their workflow's key.
+ */
+export function fairnessOf(tags: Pick<WorkflowTags, 'accountId'>): Priority {
+  return { fairnessKey: tags.accountId };
+}
+
 /** Workflow types, as exported by workflows/index.ts. */
 export const WORKFLOW_TYPES = {
   fire: 'fireTriggerWorkflow',
@@ -33,6 +49,11 @@ export const WORKFLOW_TYPES = {
   run: 'runAgentWorkflow',
   retention: 'retentionWorkflow',
 } as const;
+
+/** Signalled to a delivery waiting for a slot when an attempt to its webhook ends (DESIGN §8). */
+export const SLOT_FREED_SIGNAL = 'slotFreed';
+/** A delivery waiting for a slot asks again after this long without a signal (a lost signal, an expired lease). */
+export const SLOT_WAIT_MS = 30_000;
 
 export const SCHEDULE_ID_PREFIX = 'trigger:';
 export const FIRE_ID_PREFIX = 'fire:';

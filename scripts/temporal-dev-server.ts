@@ -58,7 +58,10 @@ function installQuietRuntime(): void {
   }
 }
 
-/** Starts the dev server with this project's search attributes and a schedule start rate high enough for many triggers firing in the same second. */
+/**
+ * Starts the dev server with this project's search attributes, a schedule start rate high enough for many
+ * triggers firing in the same second, and task-queue fairness on (each account's tasks get their share).
+ */
 export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {
   const log = options.log ?? ((message: string) => console.log(message));
   const cli = await locate(TEMPORAL_CLI, log);
@@ -78,6 +81,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
     extraArgs: [
       '--dynamic-config-value',
       'worker.schedulerNamespaceStartWorkflowRPS=1000',
+      // Task-queue fairness across accounts (our fairness key, lib/temporal-names.ts: fairnessOf); off by default in 1.32.
+      '--dynamic-config-value',
+      'matching.enableFairness=true',
       ...(options.extraNamespaces ?? []).flatMap((name) => ['--namespace', name]),
     ],
     log: { format: 'pretty', level: options.onLine ? 'never' : (options.logLevel ?? 'warn') },

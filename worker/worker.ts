@@ -5,7 +5,7 @@ import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
 import { createHandOff, type HandOff } from '../lib/handoff';
 import { createSecretBox } from '../lib/secrets';
-import { TASK_QUEUE } from '../lib/temporal-names';
+import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../lib/temporal-names';
 import { startReconciler } from './reconciler';
 import { ensureRetentionSchedule } from './retention-schedule';
 
@@ -28,9 +28,11 @@ export interface EngineDeps {
 
 /**
  * The worker side of the engine: the Temporal worker on `agent-platform` (workflows and activities),
- * the process's one client, its outbox hand-off and the reconciler; creating it also ensures the
- * Schedule `system:retention` (worker/retention-schedule.ts). The caller owns the connection
- * and the pool; `run()` polls until `shutdown()`.
+ * the delivery worker on `agent-platform-deliveries` (delivery attempts only, DELIVERY_WORKER_SLOTS at
+ * once: slow endpoints hold those slots, never the main worker's), the process's one client, its
+ * outbox hand-off and the reconciler; creating it also ensures the Schedule `system:retention`
+ * (worker/retention-schedule.ts). The caller owns the connection and the pool; `run()` polls until
+ * `shutdown()`, or until either worker stops (then both do).
  */
 export async function createEngine(deps: EngineDeps) {
   const { config, db } = deps;
@@ -38,13 +40,25 @@ export async function createEngine(deps: EngineDeps) {
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
   const handOff: HandOff = createHandOff({ db, client, log });
   await ensureRetentionSchedule(client);
+  const activities = createActivities({ db, config, secrets: createSecretBox(config.secretsKey), handOff, client });
   const worker = await Worker.create({
     connection: deps.connection,
     namespace: config.temporal.namespace,
     taskQueue: TASK_QUEUE,
     workflowBundle: deps.workflowBundle,
-    activities: createActivities({ db, config, secrets: createSecretBox(config.secretsKey), handOff, client }),
+    activities,
   });
+  const deliveryWorker = await Worker.create({
+    connection: deps.connection,
+    namespace: config.temporal.namespace,
+    taskQueue: DELIVERY_TASK_QUEUE,
+    activities: { attemptDelivery: activities.attemptDelivery },
+    maxConcurrentActivityTaskExecutions: config.webhooks.workerSlots,
+  });
+  const workers = [worker, deliveryWorker];
+  const shutdown = () => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  };
   let reconciler: ReturnType<typeof startReconciler> | undefined;
 
   return {
@@ -59,14 +73,14 @@ export async function createEngine(deps: EngineDeps) {
         sweepEveryMs: config.engine.scheduleSweepMs,
       });
       try {
-        await worker.run();
+        const ended = await Promise.allSettled(workers.map((w) => w.run().finally(shutdown)));
+        const failed = ended.find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
       } finally {
         await reconciler.stop();
       }
     },
-    shutdown(): void {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-    },
+    shutdown,
     sweep: () => (reconciler ? reconciler.sweep() : Promise.resolve(0)),
   };
 }

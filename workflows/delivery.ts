@@ -1,29 +1,60 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { DELIVERY_TASK_QUEUE, SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../lib/temporal-names';
+import { ATTEMPT_RETRY, ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { AttemptOutcome, DeliveryInput } from './types';
+
+export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
 
 /**
  * One delivery of an event to a webhook, id `delivery:<deliveryId>`: an attempt after each delay of
  * the retry schedule until one succeeds, the last fails, or the delivery is cancelled. Each attempt is
- * an activity limited to the attempt timeout; an activity that dies (worker killed) is retried by
- * Temporal, and the receiver de-duplicates on `webhook-id`.
+ * an activity limited to the attempt timeout, on the delivery task queue (its own worker slots); an
+ * activity that dies (worker killed) is retried by
+ * Temporal a few times, and the receiver de-duplicates on `webhook-id`. When the webhook already has
+ * DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight the attempt answers 'wait' without using
+ * itself up, and the delivery waits for the `slotFreed` signal of an attempt that ends (or, as a
+ * safety net, SLOT_WAIT_MS), then asks again. An attempt that fails for good fails the delivery.
  */
 export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<AttemptOutcome> {
   const { attemptDelivery } = proxyActivities<Activities>({
+    // Outbound HTTP on its own workers' slots: a slow endpoint never holds the slots fires need.
+    taskQueue: DELIVERY_TASK_QUEUE,
     startToCloseTimeout: input.timeoutMs + 5_000,
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+    retry: ATTEMPT_RETRY,
   });
-  for (let i = 0; i < input.delaysMs.length; i++) {
-    const delay = input.delaysMs[i]!;
-    if (delay > 0) await sleep(delay);
-    const outcome = await attemptDelivery({
-      deliveryId: input.deliveryId,
-      generation: input.generation,
-      attempt: i + 1,
-      nextDelayMs: input.delaysMs[i + 1] ?? null,
-      timeoutMs: input.timeoutMs,
-    });
-    if (outcome !== 'retry') return outcome;
+  const { failDelivery } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: ENGINE_RETRY });
+  let signalled = false;
+  setHandler(slotFreed, () => {
+    signalled = true;
+  });
+
+  try {
+    for (let i = 0; i < input.delaysMs.length; i++) {
+      const delay = input.delaysMs[i]!;
+      if (delay > 0) await sleep(delay);
+      for (;;) {
+        // Cleared before asking: a signal sent while the attempt runs is for this wait.
+        signalled = false;
+        const step = await attemptDelivery({
+          deliveryId: input.deliveryId,
+          generation: input.generation,
+          attempt: i + 1,
+          nextDelayMs: input.delaysMs[i + 1] ?? null,
+          timeoutMs: input.timeoutMs,
+        });
+        if (step === 'wait') {
+          await condition(() => signalled, SLOT_WAIT_MS);
+          continue;
+        }
+        if (step !== 'retry') return step;
+        break;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    await failDelivery({ deliveryId: input.deliveryId, generation: input.generation, error: reasonOf(err) });
+    return 'failed';
   }
   return 'failed';
 }

@@ -14,13 +14,28 @@ export interface FireInput {
   eventId?: string;
   /** Depth of this fire in a chain (events that led to it); 0 for schedule, manual and hook fires. */
   chainDepth?: number;
+  /** Event fires: the root event of the causing event's chain, whose CHAIN_FIRE_BUDGET this fire spent. */
+  rootEventId?: string;
 }
 
 export interface FireOutcome {
   fireId: string;
-  /** 'duplicate': this fire key was already recorded; 'skipped': trigger disabled; 'gone': trigger deleted. */
-  status: 'fired' | 'duplicate' | 'skipped' | 'gone';
+  /**
+   * 'duplicate': this fire key was already recorded; 'skipped': trigger disabled, or its agent a template
+   * or paused; 'throttled': over the account's FIRES_PER_MINUTE; 'gone': trigger deleted.
+   */
+  status: 'fired' | 'duplicate' | 'skipped' | 'throttled' | 'gone';
   runId: string | null;
+}
+
+/** What an event's fan-out made (`dispatchEventWorkflow`), kept on the event so a repeated fan-out makes nothing again. */
+export interface DispatchResult {
+  deliveries: number;
+  fires: number;
+  /** Matching triggers not fired: the chain's CHAIN_FIRE_BUDGET was spent. */
+  overBudget: number;
+  /** Listening triggers whose filters were not evaluated: the event's matching budget was spent. */
+  unevaluated: number;
 }
 
 /** Input of `deliverWebhookWorkflow`, id `delivery:<deliveryId>` (or `…:retry-<generation>`). */
@@ -35,6 +50,9 @@ export interface DeliveryInput {
 
 /** 'retry': the attempt failed and more remain; 'stopped': cancelled, superseded or deleted. */
 export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'stopped';
+
+/** What one call of attemptDelivery answers: an outcome, or 'wait' (no slot free: nothing sent, no attempt used). */
+export type AttemptStep = AttemptOutcome | 'wait';
 
 /** Input of `runAgentWorkflow`, id `run:<runId>`. */
 export interface RunInput {

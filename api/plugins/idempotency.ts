@@ -9,8 +9,8 @@ const TTL_HOURS = 24;
 /**
  * `Idempotency-Key` on authenticated POSTs (DESIGN §2): the first response is stored per
  * (caller, key) for 24 h and replayed for a repeat with the same body; a different body gets 422,
- * a repeat while the first is still running gets 409. 5xx responses are not stored, so the client
- * can retry them. A stored response may show a secret in full (the request that set it), so it is
+ * a repeat while the first is still running gets 409. 5xx and 429 responses are not stored, so the
+ * client can retry them (a 429's Retry-After would mean nothing if the 429 were replayed for 24 h). A stored response may show a secret in full (the request that set it), so it is
  * sealed like every other secret, and the request fingerprint is an HMAC, not a plain hash.
  */
 export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuardsRepository, secrets: SecretBox, fingerprintKey: Buffer): void {
@@ -44,7 +44,7 @@ export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuar
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = undefined;
-    if (reply.statusCode >= 500) {
+    if (reply.statusCode >= 500 || reply.statusCode === 429) {
       await guards.releaseIdempotencyKey(claim.callerId, claim.key);
     } else {
       await guards.completeIdempotencyKey(claim.callerId, claim.key, reply.statusCode, secrets.seal(typeof payload === 'string' ? payload : ''));

@@ -54,10 +54,15 @@ export function fireRoutes(app: App, deps: { fires: FireService; publicBaseUrl: 
           summary: `Fire ${kind} now`,
           description:
             'Fires the trigger now (202 with the fire\'s id); the fire shows in its history once it has run, and starts a run of ' +
-            'the linked agent with input.payload = payload. A trigger disabled by the time the fire runs records it as skipped.',
+            'the linked agent with input.payload = payload (none when the agent is a template or paused: the fire is skipped). ' +
+            'A trigger disabled by the time the fire runs records it as skipped.',
           params: idParams,
           body: fireBody,
-          response: { 202: fireAccepted, 409: errorResponse('The trigger is disabled.') },
+          response: {
+            202: fireAccepted,
+            409: errorResponse('The trigger is disabled.'),
+            429: errorResponse('More than FIRES_PER_MINUTE fires of the account this minute; retry after Retry-After seconds.'),
+          },
         },
       },
       async (request, reply) => reply.code(202).send(await fires.fire(callerOf(request), scope, request.params.id, request.body?.payload)),

@@ -74,7 +74,8 @@ export async function hookRoutes(instance: FastifyInstance, deps: { hooks: HookS
         description:
           'Fires a webhook trigger (no credential): X-Trigger-Token must equal its configJson.secretToken (401 otherwise). ' +
           'The JSON body, if any, is the fire\'s payload (the linked agent run\'s input.payload). 404 when no enabled webhook ' +
-          'trigger has this path. 429 (with Retry-After) beyond HOOK_RATE_LIMIT requests per second to this trigger.',
+          'trigger has this path. 429 (with Retry-After) beyond HOOK_RATE_LIMIT requests per second to this trigger, or ' +
+          'beyond FIRES_PER_MINUTE fires of its account.',
         params: triggerHookParams,
         headers: triggerTokenHeaders,
         body: hookPayload,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { timestamp } from './common';
 
 export const FIRE_SOURCES = ['schedule', 'manual', 'webhook', 'event'] as const;
-export const FIRE_STATUSES = ['fired', 'skipped', 'queued', 'running', 'succeeded', 'failed'] as const;
+export const FIRE_STATUSES = ['fired', 'skipped', 'throttled', 'queued', 'running', 'succeeded', 'failed'] as const;
 
 export const fireSchema = z
   .object({
@@ -12,7 +12,11 @@ export const fireSchema = z
     runId: z.uuid().nullable().describe('The agent run it started (linked triggers only)'),
     status: z
       .enum(FIRE_STATUSES)
-      .describe("'skipped': the trigger was disabled by the time the fire ran (not counted); the run's status when it started one; else 'fired'"),
+      .describe(
+        "'skipped': the trigger was disabled, or its agent a template or paused, when the fire ran (not counted, no run); " +
+          "'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); " +
+          "the run's status when it started one; else 'fired'",
+      ),
     scheduledAt: timestamp.nullable().describe('Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag)'),
   })
   .meta({ id: 'Fire' });

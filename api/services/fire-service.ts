@@ -1,19 +1,18 @@
 import type { PageRequest } from '../../db/paging';
-import type { Db } from '../../db/pool';
 import type { FiresRepository } from '../../db/repositories/fires';
 import type { TriggerScope, TriggersRepository } from '../../db/repositories/triggers';
-import { startFire } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
 import { toFire, toFireDetail } from '../mappers';
 import type { Caller } from './auth-service';
+import { queueFire, type FireAdmission } from './fire-admission';
 
 /**
  * A trigger's fire history and `POST …/fire` (DESIGN §4 Triggers), under both trigger APIs: each scope
  * only sees its own triggers, like the trigger routes themselves.
  */
-export function createFireService(deps: { db: Db; triggers: TriggersRepository; fires: FiresRepository; handOff: HandOff }) {
-  const { db, triggers, fires, handOff } = deps;
+export function createFireService(deps: { triggers: TriggersRepository; fires: FiresRepository; handOff: HandOff; admission: FireAdmission }) {
+  const { triggers, fires, handOff, admission } = deps;
 
   async function requireTrigger(caller: Caller, scope: TriggerScope, id: string) {
     const row = await triggers.findById(caller.accountId, scope, id);
@@ -37,13 +36,14 @@ export function createFireService(deps: { db: Db; triggers: TriggersRepository; 
     },
 
     /**
-     * Fires the trigger now: the fire is queued (outbox) and handed to Temporal; its id is answered at
-     * once and shows in the history when the fire has run. A trigger disabled by then records it as skipped.
+     * Fires the trigger now: the fire is counted against FIRES_PER_MINUTE (429 over it), queued (outbox)
+     * and handed to Temporal; its id is answered at once and shows in the history when the fire has
+     * run. A trigger disabled by then, or linked to a template or paused agent, records it as skipped.
      */
     async fire(caller: Caller, scope: TriggerScope, id: string, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await requireTrigger(caller, scope, id);
       if (!trigger.enabled) throw new ConflictError('Trigger is disabled; enable it to fire it');
-      const fireId = await startFire(db, trigger, { source: 'manual', payload: payload ?? null });
+      const fireId = await queueFire(admission, trigger, { source: 'manual', payload: payload ?? null });
       handOff.kick();
       return { fireId };
     },

@@ -4,7 +4,7 @@ import { withTransaction, type Db } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import type { HooksRepository } from '../../db/repositories/hooks';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
-import { startEventDispatch, startFire } from '../../lib/engine-starts';
+import { startEventDispatch } from '../../lib/engine-starts';
 import { emittedByIncomingWebhook } from '../../lib/events';
 import type { HandOff } from '../../lib/handoff';
 import { openConfig } from '../../lib/secret-config';
@@ -12,6 +12,7 @@ import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../errors';
+import { queueFire, type FireAdmission } from './fire-admission';
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
@@ -35,8 +36,10 @@ export function createHookService(deps: {
   guards: RequestGuardsRepository;
   /** HOOK_RATE_LIMIT: requests per second each hook accepts. */
   rateLimitPerSecond: number;
+  /** FIRES_PER_MINUTE of the trigger hooks' accounts. */
+  fireAdmission: FireAdmission;
 }) {
-  const { db, hooks, secrets, handOff, guards } = deps;
+  const { db, hooks, secrets, handOff, guards, fireAdmission } = deps;
 
   /**
    * DESIGN §8: at most HOOK_RATE_LIMIT requests per second per hook, in a fixed window counted in
@@ -97,7 +100,10 @@ export function createHookService(deps: {
       return { id: result.eventIds[0]!, eventIds: result.eventIds };
     },
 
-    /** `POST /api/hooks/triggers/:webhookPath`: the enabled webhook trigger with that path, fired with the body as payload. */
+    /**
+     * `POST /api/hooks/triggers/:webhookPath`: the enabled webhook trigger with that path, fired with the
+     * body as payload, within its account's FIRES_PER_MINUTE (429 over it, counted only once the token matched).
+     */
     async fireTriggerHook(webhookPath: string, token: string | undefined, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await hooks.findWebhookTrigger(webhookPath);
       if (!trigger) throw new NotFoundError('Trigger');
@@ -106,7 +112,7 @@ export function createHookService(deps: {
       if (typeof expected !== 'string') throw new NotFoundError('Trigger'); // a webhook trigger always has one; never fire without
       if (token === undefined) throw new UnauthorizedError('Missing X-Trigger-Token header');
       if (!tokensMatch(token, expected)) throw new UnauthorizedError('Invalid X-Trigger-Token');
-      const fireId = await startFire(db, trigger, { source: 'webhook', payload: payload ?? null });
+      const fireId = await queueFire(fireAdmission, trigger, { source: 'webhook', payload: payload ?? null });
       handOff.kick();
       return { fireId };
     },

@@ -5,7 +5,7 @@ import { createAgentsRepository } from '../../db/repositories/agents';
 import { createConnectorsRepository } from '../../db/repositories/connectors';
 import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
-import { createFiresRepository } from '../../db/repositories/fires';
+import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createHooksRepository } from '../../db/repositories/hooks';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
@@ -41,6 +41,7 @@ export function createRepositories(db: Db) {
     credentials: createCredentialsRepository(db),
     deliveries: createDeliveriesRepository(db),
     fires: createFiresRepository(db),
+    fireRate: createFireRateRepository(db),
     guards: createRequestGuardsRepository(db),
     hooks: createHooksRepository(db),
     quotas: createQuotasRepository(db),
@@ -72,6 +73,7 @@ export function createServices(deps: ServiceDeps) {
   const { allowPrivateTargets } = config.webhooks;
   const { quotas } = repos;
 
+  const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   return {
     auth: createAuthService({
@@ -129,9 +131,17 @@ export function createServices(deps: ServiceDeps) {
       quotas,
       quota: config.quotas.triggersPerAccount,
     }),
-    fires: createFireService({ db, triggers: repos.triggers, fires: repos.fires, handOff }),
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
     team: createTeamService({ db, team: repos.team }),
     runs: createRunService({ db, agents: repos.agents, handOff }),
-    hooks: createHookService({ db, hooks: repos.hooks, secrets, handOff, guards: repos.guards, rateLimitPerSecond: config.hooks.rateLimitPerSecond }),
+    hooks: createHookService({
+      db,
+      hooks: repos.hooks,
+      secrets,
+      handOff,
+      guards: repos.guards,
+      rateLimitPerSecond: config.hooks.rateLimitPerSecond,
+      fireAdmission,
+    }),
   };
 }

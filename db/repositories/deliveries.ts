@@ -1,5 +1,5 @@
 import { keysetTail, toPage, type Page, type PageRequest } from '../paging';
-import type { Queryable } from '../pool';
+import { withTransaction, type Db, type Queryable } from '../pool';
 import { findEvent, type EventRow } from './events';
 import type { WebhookRow } from './webhooks';
 
@@ -120,7 +120,7 @@ export function createDeliveriesRepository(db: Queryable) {
     async loadForAttempt(id: string, q: Queryable = db): Promise<AttemptTarget | null> {
       const { rows } = await q.query<AttemptTarget['delivery'] & { event_id: string; webhook: AttemptTarget['webhook'] }>(
         `SELECT d.id, d.status, d.generation, d.event_id,
-           json_build_object('enabled', w.enabled, 'direction', w.direction, 'url', w.url, 'secret_sealed', w.secret_sealed) AS webhook
+           json_build_object('id', w.id, 'enabled', w.enabled, 'direction', w.direction, 'url', w.url, 'secret_sealed', w.secret_sealed) AS webhook
          FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = $1`,
         [id],
       );
@@ -178,6 +178,18 @@ export function createDeliveriesRepository(db: Queryable) {
       return null;
     },
 
+    /**
+     * An attempt that failed for good (every Temporal retry of the activity): the delivery fails with the
+     * reason, instead of staying pending with nothing left to attempt it.
+     */
+    async failForGood(id: string, generation: number, error: string, q: Queryable = db): Promise<void> {
+      await q.query(
+        `UPDATE deliveries SET status = 'failed', last_error = left($3, 500), next_attempt_at = NULL, updated_at = now()
+         WHERE id = $1 AND generation = $2 AND status = 'pending'`,
+        [id, generation, error],
+      );
+    },
+
     /** The attempt already stored for this (generation, attempt), if any: a retried activity's earlier result. */
     async findAttempt(deliveryId: string, generation: number, attempt: number, q: Queryable = db): Promise<DeliveryAttemptRow | null> {
       const { rows } = await q.query<DeliveryAttemptRow>(
@@ -193,6 +205,82 @@ export type DeliveriesRepository = ReturnType<typeof createDeliveriesRepository>
 
 export interface AttemptTarget {
   delivery: { id: string; status: DeliveryStatus; generation: number };
-  webhook: Pick<WebhookRow, 'enabled' | 'direction' | 'url' | 'secret_sealed'>;
+  webhook: Pick<WebhookRow, 'id' | 'enabled' | 'direction' | 'url' | 'secret_sealed'>;
   event: EventRow;
 }
+
+/** A delivery's place at its webhook (DESIGN §8 DELIVERY_CONCURRENCY_PER_WEBHOOK). */
+export interface SlotRequest {
+  webhookId: string;
+  deliveryId: string;
+  generation: number;
+}
+
+/**
+ * At most `limit` attempts in flight per webhook, across every worker process: each attempt holds a
+ * lease row until it ends (or its lease expires: a killed worker cannot keep a slot), and a delivery
+ * that finds no slot waits in line by arrival. The rows of one webhook are changed under a
+ * transaction-scoped advisory lock, so two workers never both take its last slot.
+ */
+export function createDeliverySlotsRepository(db: Db) {
+  async function lockWebhook(webhookId: string, q: Queryable): Promise<void> {
+    await q.query(`SELECT pg_advisory_xact_lock(hashtext('delivery-slots'), hashtext($1))`, [webhookId]);
+  }
+
+  return {
+    /**
+     * Takes a slot for the delivery: granted when fewer than `limit` attempts are in flight besides
+     * those of the deliveries waiting ahead of it in line; otherwise it (stays) in line. An attempt
+     * retried after its worker died finds its own lease and keeps it. `leaseMs`: how long a slot is
+     * held at most (past the attempt's time limit); `waitMs`: how long a place in line is kept without
+     * the delivery asking again.
+     */
+    async acquire(s: SlotRequest, limit: number, leaseMs: number, waitMs: number): Promise<boolean> {
+      return withTransaction(db, async (q) => {
+        await lockWebhook(s.webhookId, q);
+        await q.query(`DELETE FROM delivery_slots WHERE webhook_id = $1 AND expires_at <= now()`, [s.webhookId]);
+        const { rows } = await q.query<{ holding: boolean }>(
+          `INSERT INTO delivery_slots (webhook_id, delivery_id, generation, holding, expires_at)
+           VALUES ($1, $2, $3, false, now() + $4 * interval '1 millisecond')
+           ON CONFLICT (delivery_id, generation) DO UPDATE
+             SET expires_at = greatest(delivery_slots.expires_at, EXCLUDED.expires_at)
+           RETURNING holding`,
+          [s.webhookId, s.deliveryId, s.generation, waitMs],
+        );
+        if (rows[0]!.holding) return true;
+        const { rows: ahead } = await q.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM delivery_slots o, delivery_slots me
+           WHERE me.delivery_id = $2 AND me.generation = $3 AND o.webhook_id = $1
+             AND (o.holding OR (o.since, o.delivery_id, o.generation) < (me.since, me.delivery_id, me.generation))`,
+          [s.webhookId, s.deliveryId, s.generation],
+        );
+        if (ahead[0]!.n >= limit) return false;
+        await q.query(
+          `UPDATE delivery_slots SET holding = true, expires_at = now() + $3 * interval '1 millisecond' WHERE delivery_id = $1 AND generation = $2`,
+          [s.deliveryId, s.generation, leaseMs],
+        );
+        return true;
+      });
+    },
+
+    /**
+     * Gives the delivery's slot (or place in line) back. Returns the deliveries now at the front of
+     * the line that may take the free slots, oldest first: the caller tells them (a signal).
+     */
+    async release(s: SlotRequest, limit: number): Promise<{ deliveryId: string; generation: number }[]> {
+      return withTransaction(db, async (q) => {
+        await lockWebhook(s.webhookId, q);
+        await q.query(`DELETE FROM delivery_slots WHERE delivery_id = $1 AND generation = $2`, [s.deliveryId, s.generation]);
+        const { rows } = await q.query<{ delivery_id: string; generation: number }>(
+          `SELECT delivery_id, generation FROM delivery_slots
+           WHERE webhook_id = $1 AND NOT holding AND expires_at > now()
+           ORDER BY since, delivery_id, generation
+           LIMIT greatest(0, $2 - (SELECT count(*) FROM delivery_slots WHERE webhook_id = $1 AND holding AND expires_at > now()))`,
+          [s.webhookId, limit],
+        );
+        return rows.map((r) => ({ deliveryId: r.delivery_id, generation: r.generation }));
+      });
+    },
+  };
+}
+export type DeliverySlotsRepository = ReturnType<typeof createDeliverySlotsRepository>;

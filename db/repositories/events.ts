@@ -1,3 +1,4 @@
+import type { DispatchResult } from '../../workflows/types';
 import type { Queryable } from '../pool';
 
 export interface EventRow {
@@ -7,25 +8,50 @@ export interface EventRow {
   data: Record<string, unknown>;
   chain_depth: number;
   target_webhook_id: string | null;
+  /** The first event of its chain (DESIGN §8): itself unless a fire or a run caused it. */
+  root_event_id: string;
   created_at: Date;
 }
 
 export interface NewEvent {
+  /** Given when the writer needs the id before the row (a fire's own event is its chain's root). */
+  id?: string;
   accountId: string;
   type: string;
   data: Record<string, unknown>;
   chainDepth?: number;
+  /** The root of the chain of the fire that wrote this event; absent: see insertEvent. */
+  rootEventId?: string | null;
   /** webhook.test: delivered to this webhook only, and to no trigger. */
   targetWebhookId?: string;
 }
 
-const COLUMNS = `id, account_id, type, data, chain_depth, target_webhook_id, created_at`;
+// Rows written before roots existed (or by hand) have none: they are their own root.
+const COLUMNS = `id, account_id, type, data, chain_depth, target_webhook_id, coalesce(root_event_id, id) AS root_event_id, created_at`;
 
-/** Only the row: an event is dispatched when its writer also calls startEventDispatch (lib/engine-starts.ts). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RUN_RESULTS = new Set(['agent.completed', 'agent.failed']);
+
+/** The run whose result a run's agent.completed / agent.failed event reports (`data.runId`). */
+function reportedRun(e: NewEvent): string | null {
+  const runId = e.data.runId;
+  return RUN_RESULTS.has(e.type) && typeof runId === 'string' && UUID.test(runId) ? runId : null;
+}
+
+/**
+ * Only the row: an event is dispatched when its writer also calls startEventDispatch (lib/engine-starts.ts).
+ * Its chain's root (DESIGN §8): `rootEventId` when given (a fire's event); for a run's result, the root of
+ * the fire that started the run, so a chain of runs stays one chain; otherwise the event itself.
+ */
 export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow> {
   const { rows } = await q.query<EventRow>(
-    `INSERT INTO events (account_id, type, data, chain_depth, target_webhook_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-    [e.accountId, e.type, JSON.stringify(e.data), e.chainDepth ?? 0, e.targetWebhookId ?? null],
+    `WITH new AS (SELECT coalesce($1::uuid, gen_random_uuid()) AS id)
+     INSERT INTO events (id, account_id, type, data, chain_depth, target_webhook_id, root_event_id)
+     SELECT new.id, $2, $3, $4, $5, $6,
+       coalesce($7::uuid, (SELECT f.root_event_id FROM runs r JOIN fires f ON f.id = r.fire_id WHERE r.id = $8::uuid), new.id)
+     FROM new
+     RETURNING ${COLUMNS}`,
+    [e.id ?? null, e.accountId, e.type, JSON.stringify(e.data), e.chainDepth ?? 0, e.targetWebhookId ?? null, e.rootEventId ?? null, reportedRun(e)],
   );
   return rows[0]!;
 }
@@ -39,3 +65,47 @@ export async function findEvent(q: Queryable, id: string): Promise<EventRow | nu
 export function eventEnvelope(e: EventRow) {
   return { id: e.id, type: e.type, timestamp: e.created_at.toISOString(), accountId: e.account_id, data: e.data };
 }
+
+/** An event's fan-out (activities/dispatch.ts): its outcome, and the chain budget of roots. */
+export function createEventDispatchRepository(db: Queryable) {
+  return {
+    /** The outcome of the event's fan-out, once it has one; the row is locked for the caller's transaction. */
+    async lockDispatch(id: string, q: Queryable): Promise<{ status: 'done' | 'failed' | null; result: DispatchResult | null } | null> {
+      const { rows } = await q.query<{ dispatch_status: 'done' | 'failed' | null; dispatch_result: DispatchResult | null }>(
+        `SELECT dispatch_status, dispatch_result FROM events WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
+      const row = rows[0];
+      return row ? { status: row.dispatch_status, result: row.dispatch_result } : null;
+    },
+
+    async markDispatched(id: string, result: DispatchResult, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE events SET dispatch_status = 'done', dispatch_result = $2, dispatch_error = NULL WHERE id = $1`, [
+        id,
+        JSON.stringify(result),
+      ]);
+    },
+
+    /** The fan-out failed for good (every retry, or a deterministic failure): kept for the operator. */
+    async markDispatchFailed(id: string, error: string, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE events SET dispatch_status = 'failed', dispatch_error = left($2, 2000) WHERE id = $1 AND dispatch_status IS NULL`, [
+        id,
+        error,
+      ]);
+    },
+
+    /**
+     * Takes up to `wanted` fires from the budget of the chain rooted at `rootId`, atomically: the root
+     * row is locked until the caller's transaction ends, so concurrent fan-outs of one chain queue here
+     * and together never take more than `budget`. Returns how many were granted (0 when the root is gone).
+     */
+    async takeChainFires(rootId: string, wanted: number, budget: number, q: Queryable): Promise<number> {
+      const { rows } = await q.query<{ chain_fires: number }>(`SELECT chain_fires FROM events WHERE id = $1 FOR UPDATE`, [rootId]);
+      if (!rows[0]) return 0;
+      const granted = Math.max(0, Math.min(wanted, budget - rows[0].chain_fires));
+      if (granted > 0) await q.query(`UPDATE events SET chain_fires = chain_fires + $2 WHERE id = $1`, [rootId, granted]);
+      return granted;
+    },
+  };
+}
+export type EventDispatchRepository = ReturnType<typeof createEventDispatchRepository>;

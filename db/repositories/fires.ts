@@ -3,8 +3,14 @@ import { keysetTail, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 import type { RunStatus } from './runs';
 
-/** What the fire history shows: 'skipped' (trigger disabled when it ran), the run's status, or 'fired' (no run). */
-export type FireState = 'fired' | 'skipped' | RunStatus;
+/**
+ * How a fire was recorded: 'fired' (it went ahead), 'skipped' (the trigger was disabled, or its agent a
+ * template or paused, when it ran) or 'throttled' (a schedule or event fire over FIRES_PER_MINUTE).
+ */
+export type FireStatus = 'fired' | 'skipped' | 'throttled';
+
+/** What the fire history shows: 'skipped' or 'throttled', the run's status, or 'fired' (no run). */
+export type FireState = FireStatus | RunStatus;
 
 export interface FireListRow {
   id: string;
@@ -28,9 +34,11 @@ export interface NewFire {
   triggerId: string;
   fireKey: string;
   source: FireSource;
-  status: 'fired' | 'skipped';
+  status: FireStatus;
   payload: unknown;
   chainDepth: number;
+  /** The root event of its chain: the causing event's root (event fires), else the event it emits. */
+  rootEventId: string | null;
   scheduledAt: Date | null;
   eventId: string | null;
 }
@@ -40,10 +48,13 @@ export function createFiresRepository(db: Queryable) {
     /** Inserts the fire unless its (trigger, fire key) is already recorded; its id, or null for a repeat. */
     async insertOnce(f: NewFire, q: Queryable = db): Promise<string | null> {
       const { rows } = await q.query<{ id: string }>(
-        `INSERT INTO fires (id, account_id, trigger_id, fire_key, source, status, payload, chain_depth, scheduled_at, event_id)
-         VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO fires (id, account_id, trigger_id, fire_key, source, status, payload, chain_depth, scheduled_at, event_id, root_event_id)
+         VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
-        [f.id, f.accountId, f.triggerId, f.fireKey, f.source, f.status, JSON.stringify(f.payload), f.chainDepth, f.scheduledAt, f.eventId],
+        [
+          f.id, f.accountId, f.triggerId, f.fireKey, f.source, f.status, JSON.stringify(f.payload), f.chainDepth, f.scheduledAt, f.eventId,
+          f.rootEventId,
+        ],
       );
       return rows[0]?.id ?? null;
     },
@@ -65,7 +76,7 @@ export function createFiresRepository(db: Queryable) {
       const k = keysetTail(page, 3, 'f');
       const { rows } = await q.query<FireListRow & { page_created_at: string }>(
         `SELECT f.id, f.source, f.run_id, f.scheduled_at, f.created_at, f.created_at::text AS page_created_at,
-           CASE WHEN f.status = 'skipped' THEN 'skipped' WHEN r.id IS NOT NULL THEN r.status ELSE 'fired' END AS state
+           CASE WHEN f.status <> 'fired' THEN f.status WHEN r.id IS NOT NULL THEN r.status ELSE 'fired' END AS state
          FROM fires f LEFT JOIN runs r ON r.id = f.run_id
          WHERE f.trigger_id = $1 AND f.account_id = $2 ${k.where} ${k.tail}`,
         [triggerId, accountId, ...k.params],
@@ -87,3 +98,36 @@ export function createFiresRepository(db: Queryable) {
   };
 }
 export type FiresRepository = ReturnType<typeof createFiresRepository>;
+
+/**
+ * FIRES_PER_MINUTE (DESIGN §8): one fixed one-minute window per account, in Postgres so the API (manual
+ * and hook fires) and every worker (schedule and event fires) share it. One upsert per fire.
+ */
+export function createFireRateRepository(db: Queryable) {
+  return {
+    /**
+     * Counts one fire of the account if its current window has room; the window starts afresh a minute
+     * after it began. Returns null when taken, else the seconds until the window ends (nothing counted).
+     * Inside a transaction the account's row stays locked until it ends, so the fire and its count commit together.
+     */
+    async take(accountId: string, perMinute: number, q: Queryable = db): Promise<{ retryAfterSeconds: number } | null> {
+      const { rows } = await q.query(
+        `INSERT INTO account_fire_windows AS w (account_id, window_start, fires) VALUES ($1, now(), 1)
+         ON CONFLICT (account_id) DO UPDATE SET
+           fires = CASE WHEN w.window_start <= now() - interval '1 minute' THEN 1 ELSE w.fires + 1 END,
+           window_start = CASE WHEN w.window_start <= now() - interval '1 minute' THEN now() ELSE w.window_start END
+         WHERE w.window_start <= now() - interval '1 minute' OR w.fires < $2
+         RETURNING fires`,
+        [accountId, perMinute],
+      );
+      if (rows.length > 0) return null;
+      const { rows: left } = await q.query<{ seconds: number }>(
+        `SELECT greatest(1, ceil(extract(epoch FROM window_start + interval '1 minute' - now())))::int AS seconds
+         FROM account_fire_windows WHERE account_id = $1`,
+        [accountId],
+      );
+      return { retryAfterSeconds: left[0]?.seconds ?? 1 };
+    },
+  };
+}
+export type FireRateRepository = ReturnType<typeof createFireRateRepository>;

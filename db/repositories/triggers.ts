@@ -1,6 +1,7 @@
 import type { EventFilter } from '../../lib/event-filter';
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
+import type { AgentStatus } from './agents';
 
 export type TriggerScope = 'agent' | 'user';
 export type TriggerKind = 'schedule' | 'cron' | 'webhook' | 'event' | 'agent_finished' | 'agent_output';
@@ -39,6 +40,8 @@ export interface FiringTriggerRow {
   account_id: string;
   agent_id: string | null;
   enabled: boolean;
+  /** The linked agent's status (a template or paused agent is not run); null when not linked. */
+  agent_status: AgentStatus | null;
 }
 
 /** A trigger fired by matching events; agent_output matches its filter against the run's output. */
@@ -147,11 +150,20 @@ export function createTriggersRepository(db: Queryable) {
     /**
      * Locks the trigger to record a fire, its agent first (FOR KEY SHARE): deleting an agent locks the
      * agent, then its triggers, so taking them in the other order could deadlock a fire against that delete.
+     * The agent's status is read with it: a status change commits before or after this fire, never during.
      */
     async lockForFire(id: string, q: Queryable): Promise<FiringTriggerRow | null> {
-      await q.query(`SELECT 1 FROM agents WHERE id = (SELECT agent_id FROM triggers WHERE id = $1) FOR KEY SHARE`, [id]);
-      const { rows } = await q.query<FiringTriggerRow>(`SELECT id, account_id, agent_id, enabled FROM triggers WHERE id = $1 FOR UPDATE`, [id]);
-      return rows[0] ?? null;
+      const { rows: agents } = await q.query<{ status: AgentStatus }>(
+        `SELECT status FROM agents WHERE id = (SELECT agent_id FROM triggers WHERE id = $1) FOR KEY SHARE`,
+        [id],
+      );
+      const { rows } = await q.query<Omit<FiringTriggerRow, 'agent_status'>>(
+        `SELECT id, account_id, agent_id, enabled FROM triggers WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
+      const trigger = rows[0];
+      if (!trigger) return null;
+      return { ...trigger, agent_status: trigger.agent_id ? (agents[0]?.status ?? null) : null };
     },
 
     /** fireCount and lastFired of a fire that went ahead. */
@@ -159,12 +171,16 @@ export function createTriggersRepository(db: Queryable) {
       await q.query(`UPDATE triggers SET fire_count = fire_count + 1, last_fired_at = now() WHERE id = $1`, [id]);
     },
 
-    /** The account's enabled triggers that fire on events of `eventType` (their filters are matched by the caller). */
+    /**
+     * The account's enabled triggers that fire on events of `eventType` (their filters are matched by the
+     * caller), oldest first: when a chain's budget runs out, the oldest triggers are the ones that fire.
+     */
     async listEventTriggers(accountId: string, eventType: string, q: Queryable = db): Promise<EventTriggerRow[]> {
       const { rows } = await q.query<EventTriggerRow>(
         `SELECT id, agent_id, type, config_json FROM triggers
          WHERE account_id = $1 AND enabled AND type IN ('event', 'agent_finished', 'agent_output')
-           AND config_json ->> 'eventType' = $2`,
+           AND config_json ->> 'eventType' = $2
+         ORDER BY created_at, id`,
         [accountId, eventType],
       );
       return rows;

@@ -16,7 +16,7 @@ describe('fires API', () => {
   before(async () => {
     h = await startEngine(__filename);
     user = await registerUser(h.app);
-    agentId = (await call('POST', '/api/agents', { name: 'Fired', status: 'template' })).json().id;
+    agentId = (await call('POST', '/api/agents', { name: 'Fired', status: 'active' })).json().id;
   });
   after(() => h.close());
 
@@ -96,6 +96,26 @@ describe('fires API', () => {
     const [listed] = await fires(url);
     assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fireId, status: 'skipped', runId: null });
     assert.equal((await call('GET', url)).json().fireCount, 0);
+  });
+
+  it('records a fire of a trigger linked to a template or paused agent as skipped: no run, uncounted', async () => {
+    for (const status of ['template', 'paused']) {
+      const agent = (await call('POST', '/api/agents', { name: `A ${status}`, status })).json().id as string;
+      const agentTrigger = `/api/triggers/${await created(`/api/agents/${agent}/triggers`, {})}`;
+      const userTrigger = `/api/user-triggers/${await created('/api/user-triggers', { agentId: agent })}`;
+      for (const url of [agentTrigger, userTrigger]) {
+        const fireId = await fire(url, { payload: 'free work?' });
+        const row = await recorded(fireId);
+        assert.deepEqual({ status: row.status, run_id: row.run_id }, { status: 'skipped', run_id: null }, `${status} ${url}`);
+        const [listed] = await fires(url);
+        assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fireId, status: 'skipped', runId: null });
+        assert.equal((await call('GET', url)).json().fireCount, 0);
+        const { rows: events } = await h.db.query(`SELECT type FROM events WHERE data->>'fireId' = $1`, [fireId]);
+        assert.deepEqual(events, [], 'a skipped fire emits nothing');
+      }
+      const { rows: runs } = await h.db.query(`SELECT id FROM runs WHERE agent_id = $1`, [agent]);
+      assert.deepEqual(runs, [], `no run of the ${status} agent`);
+    }
   });
 
   it('refuses to fire a disabled trigger (409) and a bad body (400)', async () => {

@@ -186,7 +186,7 @@ describe('public hooks', () => {
 
   describe('trigger hooks', () => {
     it('fires a webhook trigger with the right X-Trigger-Token; the payload reaches the agent run', async () => {
-      const agent = await api('POST', '/api/agents', { name: 'Hooked', status: 'template' });
+      const agent = await api('POST', '/api/agents', { name: 'Hooked', status: 'active' });
       const trigger = await api('POST', `/api/agents/${agent.id}/triggers`, { name: 'hook', type: 'webhook' });
       const { webhookPath, secretToken } = trigger.configJson;
       assert.equal(trigger.hookUrl.endsWith(`/api/hooks/triggers/${webhookPath}`), true);

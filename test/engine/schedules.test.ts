@@ -153,7 +153,7 @@ describe('schedules of cron triggers', () => {
     await gone(agentTrigger.id);
   });
 
-  it('every workflow carries AccountId, AgentId and TriggerId search attributes', async () => {
+  it('every workflow carries AccountId, AgentId and TriggerId search attributes and its account as fairness key', async () => {
     const account = (await call('GET', '/api/account')).body as { id: string };
     const agent = (await call('POST', '/api/agents', { name: 'tagged agent' })).body as { id: string };
     const trigger = (await call('POST', `/api/agents/${agent.id}/triggers`, { type: 'webhook', name: 'manual', configJson: {} })).body as { id: string };
@@ -175,6 +175,15 @@ describe('schedules of cron triggers', () => {
     assert.ok(byTrigger.includes(`fire:${trigger.id}:manual-${fired.body.fireId}`));
     const byAccount = await list(`AccountId = '${account.id}'`);
     for (const id of byAgent) assert.ok(byAccount.includes(id), `${id} is tagged with its account`);
+    // …and has its account as fairness key (DESIGN §8), as a schedule's action does.
+    for (const id of byAgent) {
+      const { priority } = await h.engine.client.workflow.getHandle(id).describe();
+      assert.equal(priority?.fairnessKey, account.id, `${id}'s fairness key`);
+    }
+    const cron = await createUserTrigger({ cronExpression: '0 0 1 1 *' });
+    const action = await waitFor('its schedule', () => describeSchedule(cron.id).then((d) => d.action, () => undefined), 10_000);
+    assert.equal(action.type === 'startWorkflow' && action.priority?.fairnessKey, account.id);
+    await call('DELETE', `/api/user-triggers/${cron.id}`);
   });
 
   it('the reconciler removes an orphan schedule and re-creates a missing one', async () => {

