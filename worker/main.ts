@@ -1,6 +1,7 @@
-import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { Runtime, type LogLevel } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
 import { createPool } from '../db/pool';
+import { WorkerLogger } from './sdk-logger';
 import { bundleWorkflows, connectWithRetry, createEngine, type Engine } from './worker';
 
 /**
@@ -17,7 +18,7 @@ const SDK_LOG_LEVELS: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG
 async function main(): Promise<void> {
   const config = loadConfig();
   // We handle signals ourselves so the order of shutdown is explicit.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'WARN') });
+  Runtime.install({ shutdownSignals: [], logger: new WorkerLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'WARN') });
   const db = createPool(config.databaseUrl);
   const stop = new AbortController();
   let engine: Engine | undefined;

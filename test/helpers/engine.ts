@@ -1,5 +1,4 @@
-import type { LogLevel, LogMetadata } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import { buildApp } from '../../api/app';
@@ -8,6 +7,7 @@ import type { Config } from '../../lib/config';
 import { createSecretBox } from '../../lib/secrets';
 import { createTemporalClient } from '../../lib/temporal-client';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../../lib/temporal-names';
+import { WorkerLogger } from '../../worker/sdk-logger';
 import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
 import type { TestApp } from './app';
 import { testConfig } from './config';
@@ -23,18 +23,11 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   return bundle;
 }
 
-/** The SDK's logger, less the delivery worker's expected notice that it has no workflows (it serves activities only). */
-class TestLogger extends DefaultLogger {
-  override log(level: LogLevel, message: string, meta?: LogMetadata): void {
-    if (!message.startsWith('No workflows registered')) super.log(level, message, meta);
-  }
-}
-
 /** Installs the SDK runtime once per process, logging from `level` up (tests that fail activities on purpose: ERROR). */
 export function quietRuntime(level: 'WARN' | 'ERROR' = 'WARN'): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new TestLogger(level) });
+  Runtime.install({ logger: new WorkerLogger(level) });
 }
 
 /**
