@@ -37,4 +37,30 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
       assert.equal(res.statusCode === 201, documented.test(key), `key ${JSON.stringify(key)}: ${res.statusCode} ${res.body}`);
     }
   });
+
+  it('POST /api/webhooks: one documented variant per direction, each with what the API requires of it', async () => {
+    const paths = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths;
+    const body = paths['/api/webhooks'].post.requestBody.content['application/json'];
+    const resolve = (schema: Schema) => (schema.$ref ? components[schema.$ref.split('/').pop()!]! : schema);
+    const variants = (resolve(body.schema).anyOf ?? resolve(body.schema).oneOf ?? []).map(resolve);
+    const byDirection = Object.fromEntries(variants.map((v) => [(v.properties!.direction as { const?: string }).const, v]));
+    assert.deepEqual(Object.keys(byDirection).sort(), ['incoming', 'outgoing'], 'a variant per direction');
+    // What the fuzzer sent: an outgoing create without url (the document said url was optional) …
+    assert.ok((byDirection.outgoing!.required as string[]).includes('url'), 'an outgoing webhook needs its url');
+    const noUrl = await post('/api/webhooks', { name: 'no target' });
+    assert.equal(noUrl.statusCode, 400, noUrl.body);
+    // … and an incoming one with "*" (the document allowed every type).
+    const incomingEvents = byDirection.incoming!.properties!.events as { items: { enum: string[] } };
+    assert.deepEqual(incomingEvents.items.enum, ['webhook.received']);
+    for (const type of ['*', 'agent.completed', 'webhook.received']) {
+      const res = await post('/api/webhooks', { name: 'in', direction: 'incoming', events: [type] });
+      assert.equal(res.statusCode === 201, incomingEvents.items.enum.includes(type), `${type}: ${res.statusCode} ${res.body}`);
+    }
+    // Each variant's example creates a webhook of its direction.
+    for (const [direction, example] of Object.entries(body.examples as Record<string, { value: object }>)) {
+      const res = await post('/api/webhooks', example.value);
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().direction, direction);
+    }
+  });
 });
