@@ -86,8 +86,10 @@ async function main(): Promise<number> {
 
     fs.rmSync(OUT_DIR, { recursive: true, force: true });
     fs.mkdirSync(OUT_DIR, { recursive: true });
+    const spec = (await (await fetch(`${baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, unknown> };
     const configFile = path.join(OUT_DIR, 'schemathesis.toml');
-    fs.writeFileSync(configFile, schemathesisConfig(seeded), { mode: 0o600 });
+    fs.writeFileSync(configFile, schemathesisConfig(seeded, Object.keys(spec.paths)), { mode: 0o600 });
+    const acceptedFile = path.join(OUT_DIR, 'accepted.json');
     const reportDir = path.join(OUT_DIR, 'report');
     const args = [
       '--config-file', configFile,
@@ -103,10 +105,17 @@ async function main(): Promise<number> {
     ];
     log(`schemathesis ${SCHEMATHESIS_VERSION}: st ${args.join(' ')}`);
     const { execa } = await import('execa');
-    const result = await execa(st, args, { stdio: 'inherit', reject: false, cancelSignal: controller.signal, cwd: OUT_DIR });
+    const result = await execa(st, args, {
+      stdio: 'inherit',
+      reject: false,
+      cancelSignal: controller.signal,
+      cwd: OUT_DIR,
+      env: { FUZZ_ACCEPTED_FILE: acceptedFile },
+    });
     if (controller.signal.aborted) throw new Error(startupFailure ?? 'interrupted');
 
-    const summary = summarize(reportDir);
+    const summary = summarize(reportDir, acceptedFile);
+    const accepted = Object.entries(summary.accepted);
     const lines = [
       '',
       `Fuzzing summary (schemathesis ${SCHEMATHESIS_VERSION}, every check, positive and negative mode):`,
@@ -114,7 +123,8 @@ async function main(): Promise<number> {
       `  test cases        ${summary.testCases}`,
       `  operations        ${summary.operations}`,
       `  statuses          ${Object.entries(summary.statuses).map(([status, n]) => `${status}×${n}`).join(' ')}`,
-      `  failures          ${summary.failures.length === 0 ? 'none' : summary.failures.map((f) => `${f.title} (${f.count}: ${f.operations.join(', ')})`).join('; ')}`,
+      `  failures          ${summary.failures.length === 0 ? 'none' : summary.failures.map((f) => `${f.code} ${f.title} (${f.count}: ${f.operations.join(', ')})`).join('; ')}`,
+      `  accepted          ${accepted.length === 0 ? 'none' : accepted.map(([rule, n]) => `${rule}×${n}`).join(' ')} (contract decisions: scripts/fuzz/hooks.py)`,
       `  5xx responses     ${summary.serverErrors}`,
       `  process crashes   ${crashes.length === 0 ? 'none' : crashes.join('; ')}`,
       `  report            ${path.relative(process.cwd(), reportDir)}`,

@@ -50,8 +50,9 @@ export const FUZZ_ENGINE: Record<string, string> = {
   WEBHOOK_RETRY_SCHEDULE: '0s',
   WEBHOOK_TIMEOUT_MS: '2000',
   TOOL_TIMEOUT_MS: '2000',
-  // Requests are not logged one by one (thousands); warnings and errors (a 500's stack) are.
-  LOG_LEVEL: 'warn',
+  // Requests are not logged one by one (thousands), nor the hand-off's retries while Temporal is busy; errors
+  // (a 500's stack) are.
+  LOG_LEVEL: 'error',
 };
 
 export interface FuzzStack {
@@ -107,7 +108,8 @@ export async function startFuzzStack(options: FuzzStackOptions): Promise<FuzzSta
     let temporalAddress = process.env.TEMPORAL_ADDRESS || undefined;
     if (!temporalAddress) {
       log('starting a Temporal dev server (in memory, on a free port)');
-      const temporal = await startTemporalDevServer({ logLevel: 'error', log });
+      // Its output is off: under the fuzzer's load on a small machine it logs every slow persistence call.
+      const temporal = await startTemporalDevServer({ onLine: () => {}, log });
       resources.push({ name: 'temporal', stop: temporal.stop });
       temporalAddress = temporal.address;
     }
