@@ -31,7 +31,7 @@ function options() {
   const { values } = parseArgs({
     options: {
       url: { type: 'string' },
-      'max-examples': { type: 'string', default: '60' },
+      'max-examples': { type: 'string', default: '30' },
       workers: { type: 'string', default: '2' },
       seed: { type: 'string' },
     },

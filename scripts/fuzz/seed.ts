@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * What the fuzzer needs before it starts: a user to sign in as, and resources of every kind, so that operations
  * with ids in their paths reach their handlers (a generated UUID names nothing: 404 before any logic runs).
- * - Three of each kind the fuzzer may delete: schemathesis also sends ids it saw in responses, so a DELETE early
- *   in a run may remove one; the others keep the rest of the run reaching the handlers.
+ * - Three of each kind: schemathesis also sends ids it saw in responses, so a request may delete one, pause it,
+ *   disable it or change its type; the others keep the rest of the run reaching the handlers.
  * - Pairs (a webhook and one of its deliveries, a trigger and one of its fires) have a dictionary each, one entry.
  * - The public hooks' targets (an incoming webhook, a webhook trigger) and an invitation to the fuzz user belong to
  *   a second account, which the fuzzer never signs in to: it cannot disable, retarget or delete them.
