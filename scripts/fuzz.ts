@@ -5,19 +5,20 @@ import { schemathesisConfig } from './fuzz/config';
 import { summarize } from './fuzz/report';
 import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './fuzz/schemathesis';
 import { seed } from './fuzz/seed';
-import { startFuzzStack, type FuzzStack } from './fuzz/stack';
+import { FUZZ_LIMITS, startFuzzStack, type FuzzStack } from './fuzz/stack';
 import { prefixedPrinter, runInOwnProcessGroup } from './processes';
 
 /**
  * `npm run fuzz`: an independent fuzzer against the API's own OpenAPI document. Schemathesis (pinned, installed
  * into `.data/fuzz-venv`) runs every phase (examples, coverage, fuzzing, stateful) with every check, in positive
- * and negative mode, signed in as a seeded user with one of each resource. It tests a stack of its own
+ * and negative mode, signed in as a seeded user with resources of every kind. It tests a stack of its own
  * (fuzz/stack.ts) or, with `--url`, one already running. Exits non-zero on any failed check (a 5xx, a response
  * or status the document does not promise, …) or a crash of the API or the worker.
  *
  *   npm run fuzz                                  # own stack: Postgres (DATABASE_URL or embedded), Temporal, worker, API
  *   npm run fuzz -- --url http://127.0.0.1:3000   # a running stack (its limits apply: see the README)
- *   npm run fuzz -- --max-examples 20 --seed 1    # shorter, reproducible
+ *   npm run fuzz -- --max-examples 100 --seed 3   # longer (default 30 per operation and mode), reproducible
+ *   npm run fuzz -- --workers 4                   # schemathesis' concurrent workers (default 2)
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -66,7 +67,7 @@ async function main(): Promise<number> {
   let stack: FuzzStack | undefined;
   try {
     if (opts.url) {
-      log(`fuzzing the stack at ${opts.url}`);
+      log(`fuzzing the stack at ${opts.url}; its own limits apply (README: Fuzzing lists the ones to raise: ${Object.keys(FUZZ_LIMITS).join(', ')})`);
     } else {
       stack = await startFuzzStack({
         log,
@@ -123,6 +124,7 @@ async function main(): Promise<number> {
       `  test cases        ${summary.testCases}`,
       `  operations        ${summary.operations}`,
       `  statuses          ${Object.entries(summary.statuses).map(([status, n]) => `${status}×${n}`).join(' ')}`,
+      `  checks            ${Object.keys(summary.checks).length}: ${Object.entries(summary.checks).map(([name, n]) => `${name}×${n}`).join(' ')}`,
       `  failures          ${summary.failures.length === 0 ? 'none' : summary.failures.map((f) => `${f.code} ${f.title} (${f.count}: ${f.operations.join(', ')})`).join('; ')}`,
       `  accepted          ${accepted.length === 0 ? 'none' : accepted.map(([rule, n]) => `${rule}×${n}`).join(' ')} (contract decisions: scripts/fuzz/hooks.py)`,
       `  5xx responses     ${summary.serverErrors}`,

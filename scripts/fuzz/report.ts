@@ -10,6 +10,8 @@ export interface FuzzSummary {
   operations: number;
   /** Responses by status code. */
   statuses: Record<string, number>;
+  /** Each check that ran, with how many responses it judged. */
+  checks: Record<string, number>;
   serverErrors: number;
   /** Each group of failures schemathesis reported, by kind. */
   failures: Array<{ code: string; title: string; count: number; operations: string[] }>;
@@ -21,7 +23,7 @@ interface Interaction {
   response?: { status_code: number } | null;
 }
 interface ScenarioFinished {
-  recorder: { interactions?: Record<string, Interaction> };
+  recorder: { interactions?: Record<string, Interaction>; checks?: Record<string, Array<{ name: string }>> };
 }
 
 export function summarize(reportDir: string, acceptedFile: string): FuzzSummary {
@@ -39,6 +41,7 @@ export function summarize(reportDir: string, acceptedFile: string): FuzzSummary 
 
   let requests = 0;
   const statuses: Record<string, number> = {};
+  const checks: Record<string, number> = {};
   for (const line of fs.readFileSync(find('ndjson-'), 'utf8').split('\n')) {
     if (!line.startsWith('{"ScenarioFinished"')) continue;
     const event = (JSON.parse(line) as { ScenarioFinished: ScenarioFinished }).ScenarioFinished;
@@ -47,6 +50,9 @@ export function summarize(reportDir: string, acceptedFile: string): FuzzSummary 
       const status = interaction.response ? String(interaction.response.status_code) : 'no response';
       statuses[status] = (statuses[status] ?? 0) + 1;
     }
+    for (const results of Object.values(event.recorder.checks ?? {})) {
+      for (const { name } of results) checks[name] = (checks[name] ?? 0) + 1;
+    }
   }
   const accepted = fs.existsSync(acceptedFile) ? (JSON.parse(fs.readFileSync(acceptedFile, 'utf8')) as Record<string, number>) : {};
   return {
@@ -54,6 +60,7 @@ export function summarize(reportDir: string, acceptedFile: string): FuzzSummary 
     testCases: run.test_cases.generated,
     operations: run.operations?.tested ?? 0,
     statuses,
+    checks,
     serverErrors: Object.entries(statuses).reduce((sum, [status, n]) => sum + (Number(status) >= 500 ? n : 0), 0),
     failures: run.failures.map(({ code, title, count, operations }) => ({ code, title, count, operations })),
     accepted,
