@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createDispatchActivities } from '../../activities/dispatch';
 import { withTransaction } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 
 const BUDGET = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -14,12 +15,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Without the budget the two-agent example below makes 2,047 runs (1, 2, 4 … 1,024 per depth).
  */
 describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {
+  const suite = suiteContext();
   let h: EngineHarness;
 
   before(async () => {
-    h = await startEngine(__filename, { CHAIN_FIRE_BUDGET: String(BUDGET) });
+    h = await startEngine(suite, __filename, { CHAIN_FIRE_BUDGET: String(BUDGET) });
   });
-  after(() => h.close());
 
   async function call(u: TestUser, method: 'POST' | 'GET', url: string, payload?: object) {
     const res = await h.app.inject({ method, url, headers: u.auth, ...(payload ? { payload } : {}) });

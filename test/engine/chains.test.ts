@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { MAX_CHAIN_DEPTH, workflowIds } from '../../lib/temporal-names';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { waitFor } from '../helpers/processes';
 
@@ -19,13 +20,14 @@ interface RunRow {
 
 /** agent_finished / agent_output triggers chain runs through events; the depth guard stops cycles. */
 describe('agent chains', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let echo: FixtureServer;
 
   before(async () => {
     // Answers { label } with the label it was sent.
     echo = await startFixtureServer((req) => ({ body: { label: JSON.parse(req.body || '{}').label ?? null } }));
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
   });
   after(async () => {
     await h.close();

@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { createDeliveryActivities } from '../../activities/deliveries';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
 /** Outgoing webhook deliveries (DESIGN §4 Webhooks, §5) on a real dev server, to real receivers on loopback. */
@@ -81,6 +82,7 @@ interface Delivery {
 }
 
 describe('outgoing webhook deliveries', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   const receivers: Receiver[] = [];
   const receiver = async (answer: (n: number) => { status: number; holdMs?: number }) => {
@@ -91,7 +93,7 @@ describe('outgoing webhook deliveries', () => {
   const { call, createWebhook, deliveries, waitForDelivery } = harnessCalls(() => h);
 
   before(async () => {
-    h = await startEngine(__filename, { WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s', WEBHOOK_TIMEOUT_MS: '2000' });
+    h = await startEngine(suite, __filename, { WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s', WEBHOOK_TIMEOUT_MS: '2000' });
   });
   after(async () => {
     await Promise.all(receivers.map((r) => r.close()));
@@ -330,7 +332,7 @@ describe('deliveries re-check the target at send time (ALLOW_PRIVATE_TARGETS=fal
   const { call, waitForDelivery } = harnessCalls(() => h);
 
   before(async () => {
-    h = await startEngine(__filename, { WEBHOOK_RETRY_SCHEDULE: '0s', ALLOW_PRIVATE_TARGETS: 'false' });
+    h = await startEngine(suite, __filename, { WEBHOOK_RETRY_SCHEDULE: '0s', ALLOW_PRIVATE_TARGETS: 'false' });
     rx = await startReceiver(() => ({ status: 200 }));
   });
   after(async () => {

@@ -4,6 +4,7 @@ import { createDeliveryActivities } from '../../activities/deliveries';
 import { createDeliverySlotsRepository } from '../../db/repositories/deliveries';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
@@ -18,11 +19,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * attempt, and is woken by the attempt that frees one.
  */
 describe(`delivery concurrency per webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${LIMIT})`, () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
 
   before(async () => {
-    h = await startEngine(__filename, { DELIVERY_CONCURRENCY_PER_WEBHOOK: String(LIMIT), WEBHOOK_TIMEOUT_MS: '5000' });
+    h = await startEngine(suite, __filename, { DELIVERY_CONCURRENCY_PER_WEBHOOK: String(LIMIT), WEBHOOK_TIMEOUT_MS: '5000' });
   });
   after(async () => {
     await h.close();

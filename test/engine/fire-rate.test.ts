@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
 const PER_MINUTE = 3;
@@ -12,12 +13,12 @@ const PER_MINUTE = 3;
  * recorded as `throttled` and not counted (no run, no event).
  */
 describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
+  const suite = suiteContext();
   let h: EngineHarness;
 
   before(async () => {
-    h = await startEngine(__filename, { FIRES_PER_MINUTE: String(PER_MINUTE) });
+    h = await startEngine(suite, __filename, { FIRES_PER_MINUTE: String(PER_MINUTE) });
   });
-  after(() => h.close());
 
   async function call(u: TestUser | null, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, headers: Record<string, string> = {}) {
     const res = await h.app.inject({ method, url, headers: { ...(u ? u.auth : {}), ...headers }, ...(payload ? { payload } : {}) });

@@ -1,24 +1,25 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
 const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'];
 
 /** Fire history and manual fires: `GET|POST /api/triggers/:id/fire(s)` and the same under user-triggers (DESIGN §4 Triggers). */
 describe('fires API', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let user: TestUser;
   let agentId: string;
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     user = await registerUser(h.app);
     agentId = (await call('POST', '/api/agents', { name: 'Fired', status: 'active' })).json().id;
   });
-  after(() => h.close());
 
   function call(method: string, url: string, payload?: unknown, headers: Record<string, string> = {}, who = user) {
     return h.app.inject({ method: method as 'GET', url, headers: { ...who.auth, ...headers }, payload: payload as object });

@@ -1,27 +1,29 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** Public hook endpoints (DESIGN §4 Webhooks "incoming", Triggers `webhook`, §5), over real HTTP. */
 describe('public hooks', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let base: string;
   let user: TestUser;
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
     user = await registerUser(h.app);
   });
-  after(() => h.close());
 
   const api = async (method: string, url: string, payload?: unknown, who = user) => {
     const res = await h.app.inject({ method: method as 'GET', url, headers: who.auth, payload: payload as object });

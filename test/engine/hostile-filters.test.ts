@@ -6,6 +6,7 @@ import { insertEvent } from '../../db/repositories/events';
 import { REGEX_WORK_BUDGET } from '../../lib/event-filter';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
@@ -19,12 +20,13 @@ const HOSTILE_EVENTS = 5;
  * and delivery go through.
  */
 describe('a hostile $regex filter does not stop the engine', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let base: string;
   const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
   });

@@ -6,6 +6,7 @@ import { startRun as queueRunWorkflow } from '../../lib/engine-starts';
 import { workflowIds } from '../../lib/temporal-names';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { waitFor } from '../helpers/processes';
 
@@ -18,6 +19,7 @@ const SLOW_MS = 1_500;
  * of agents paused meanwhile don't start. Observed at the tools' endpoint, on the real engine.
  */
 describe('run limits: concurrency per account, order, timeout', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let service: FixtureServer;
   // What the endpoint sees of the calls in flight, per account-specific path.
@@ -35,7 +37,7 @@ describe('run limits: concurrency per account, order, timeout', () => {
       return { body: { ok: path }, delayMs: SLOW_MS };
     });
     // A tool call's own limit far beyond the run's, so only the run's cancellation can abort the hanging call.
-    h = await startEngine(__filename, { RUN_CONCURRENCY_PER_ACCOUNT: '2', RUN_TIMEOUT_MS: String(TIMEOUT_MS), TOOL_TIMEOUT_MS: '120000' });
+    h = await startEngine(suite, __filename, { RUN_CONCURRENCY_PER_ACCOUNT: '2', RUN_TIMEOUT_MS: String(TIMEOUT_MS), TOOL_TIMEOUT_MS: '120000' });
   });
   after(async () => {
     await h.close();

@@ -3,11 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import { createRunActivities } from '../../activities/runs';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { fakeUsdPrice, startDataFixtures, startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { waitFor } from '../helpers/processes';
 
 /** Runs through the whole engine: API → outbox → run workflow → executor → tools on loopback → event. */
 describe('agent runs', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let data: Awaited<ReturnType<typeof startDataFixtures>>;
   let service: FixtureServer;
@@ -24,7 +26,7 @@ describe('agent runs', () => {
       if (req.url === '/gate') return { body: { gate: 'open' }, delayMs: service.requests.filter((r) => r.url === '/gate').length === 1 ? 60_000 : 0 };
       return { body: { data: { echo: JSON.parse(req.body || 'null'), items: ['first', 'second'], label: 'fixture' } } };
     });
-    h = await startEngine(__filename, data.env);
+    h = await startEngine(suite, __filename, data.env);
     user = await registerUser(h.app);
   });
   after(async () => {

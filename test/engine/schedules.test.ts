@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { scheduleOptions } from '../../lib/schedules';
 import { workflowIds } from '../../lib/temporal-names';
 import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
 /** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (DESIGN §1, §4 Triggers), on a real dev server. */
 describe('schedules of cron triggers', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let user: TestUser;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,10 +30,9 @@ describe('schedules of cron triggers', () => {
   const fireCount = async (id: string) => (await call('GET', `/api/user-triggers/${id}`)).body.fireCount as number;
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     user = await registerUser(h.app);
   });
-  after(() => h.close());
 
   it('a 6-field (seconds-first) every-2-seconds cron trigger fires and counts', async () => {
     const trigger = await createUserTrigger({ cronExpression: '*/2 * * * * *' });
