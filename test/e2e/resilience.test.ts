@@ -9,7 +9,7 @@ import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/te
 import { workflowIds } from '../../lib/temporal-names';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
-import { onCleanup } from '../helpers/cleanup';
+import { onCleanup, type Cleanup } from '../helpers/cleanup';
 import { testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
@@ -23,24 +23,36 @@ import { startReceiver } from '../helpers/receiver';
 
 const SECRET = `whsec_${Buffer.from('resilience-test-secret-32-bytes!').toString('base64')}`;
 
-/** The environment of one stack's API and worker processes, and the API's base URL. */
-async function stackEnv(databaseUrl: string, temporalAddress: string, namespace: string) {
+/**
+ * One stack's API and worker processes on `databaseUrl`, killed when `t` ends; answers once the API
+ * answers. `restartWorker()` starts a new worker in place of `worker` (after a kill).
+ */
+async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: string, namespace: string) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  return {
+  const env = testEnv(databaseUrl, {
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: namespace,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: base,
+    WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s',
+    WEBHOOK_TIMEOUT_MS: '3000',
+    RECONCILE_INTERVAL_MS: '500',
+    LOG_LEVEL: 'warn',
+  });
+  const apiProcess = startProcess('api/server.ts', env);
+  onCleanup(t, () => apiProcess.stop('SIGKILL'));
+  const stack = {
     base,
-    env: testEnv(databaseUrl, {
-      TEMPORAL_ADDRESS: temporalAddress,
-      TEMPORAL_NAMESPACE: namespace,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: base,
-      WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s',
-      WEBHOOK_TIMEOUT_MS: '3000',
-      RECONCILE_INTERVAL_MS: '500',
-      LOG_LEVEL: 'warn',
-    }),
+    worker: startProcess('worker/main.ts', env),
+    restartWorker: () => {
+      stack.worker = startProcess('worker/main.ts', env);
+    },
   };
+  onCleanup(t, () => stack.worker.stop('SIGKILL'));
+  await waitForApi(base, apiProcess);
+  return stack;
 }
 
 describe('resilience: processes killed, Temporal stopped', () => {
@@ -51,12 +63,8 @@ describe('resilience: processes killed, Temporal stopped', () => {
     const verifier = new Webhook(SECRET);
     // Slow answers, so deliveries are in flight when the worker dies.
     const receiver = await startReceiver(t, () => ({ status: 200, delayMs: 1_500 }));
-    const { base, env } = await stackEnv(database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
-    const apiProcess = startProcess('api/server.ts', env);
-    onCleanup(t, () => apiProcess.stop('SIGKILL'));
-    let worker = startProcess('worker/main.ts', env);
-    onCleanup(t, () => worker.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const { base } = stack;
 
     const user = await registerUser(base, 'kill-worker@example.com');
     const webhook = await api(base, user).post('/api/webhooks', { name: 'receiver', url: `${receiver.url}/hook`, events: ['agent.created'], secret: SECRET });
@@ -65,15 +73,15 @@ describe('resilience: processes killed, Temporal stopped', () => {
     for (let i = 0; i < 5; i++) agentIds.push((await api(base, user).post('/api/agents', { name: `agent ${i}` })).json().id);
 
     await waitFor('a delivery in flight', async () => receiver.requests.length >= 1, 30_000);
-    assert.equal(await worker.stop('SIGKILL'), 'SIGKILL');
+    assert.equal(await stack.worker.stop('SIGKILL'), 'SIGKILL');
     const inFlightAtKill = receiver.requests.length;
-    worker = startProcess('worker/main.ts', env);
+    stack.restartWorker();
 
     const deliveries = await waitFor('every delivery succeeded', async () => {
       const { rows } = await database.db.query(`SELECT status, event_id FROM deliveries WHERE webhook_id = $1`, [webhook.json().id]);
       return rows.length === 5 && rows.every((r) => r.status === 'succeeded') && rows;
     }, 90_000).catch((err) => {
-      throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+      throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
     });
 
     // Every event arrived (at least once: a request cut by the kill is sent again with the same webhook-id)…
@@ -99,12 +107,8 @@ describe('resilience: processes killed, Temporal stopped', () => {
       body: { path: req.url },
       delayMs: req.url === '/second' && tools.requests.filter((r) => r.url === '/second').length === 1 ? 120_000 : 0,
     }));
-    const { base, env } = await stackEnv(database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
-    const apiProcess = startProcess('api/server.ts', env);
-    onCleanup(t, () => apiProcess.stop('SIGKILL'));
-    let worker = startProcess('worker/main.ts', env);
-    onCleanup(t, () => worker.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const { base } = stack;
 
     const user = await registerUser(base, 'kill-run@example.com');
     const agent = await api(base, user).post('/api/agents', { name: 'resumes' });
@@ -116,15 +120,15 @@ describe('resilience: processes killed, Temporal stopped', () => {
     assert.equal(run.statusCode, 202);
 
     await waitFor('the second call in flight', async () => tools.requests.some((r) => r.url === '/second'), 30_000);
-    assert.equal(await worker.stop('SIGKILL'), 'SIGKILL');
-    worker = startProcess('worker/main.ts', env);
+    assert.equal(await stack.worker.stop('SIGKILL'), 'SIGKILL');
+    stack.restartWorker();
 
     const done = await waitFor('the run to finish', async () => {
       const res = await api(base, user).get(`/api/runs/${run.json().id}`);
       const shown = res.json();
       return ['succeeded', 'failed'].includes(shown.status) && shown;
     }, 90_000).catch((err) => {
-      throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+      throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
     });
     assert.equal(done.status, 'succeeded', JSON.stringify(done));
     assert.equal(tools.requests.filter((r) => r.url === '/first').length, 1, 'the call that returned before the kill was not made again');
@@ -144,12 +148,8 @@ describe('resilience: processes killed, Temporal stopped', () => {
     const startTemporal = () => startTemporalDevServer({ port: temporalPort, uiPort, dbFilename: path.join(dir, 'temporal.db'), onLine: () => {} });
     let temporal: TemporalDevServer = await startTemporal();
     onCleanup(t, () => temporal.stop());
-    const { base, env } = await stackEnv(database.url, temporal.address, 'default');
-    const apiProcess = startProcess('api/server.ts', env);
-    onCleanup(t, () => apiProcess.stop('SIGKILL'));
-    const worker = startProcess('worker/main.ts', env);
-    onCleanup(t, () => worker.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const stack = await startStack(t, database.url, temporal.address, 'default');
+    const { base } = stack;
     const user = await registerUser(base, 'temporal-down@example.com');
 
     await temporal.stop();
@@ -171,7 +171,7 @@ describe('resilience: processes killed, Temporal stopped', () => {
     const client = new Client({ connection, namespace: 'default' });
     for (const id of triggerIds) {
       await waitFor(`schedule of ${id}`, () => client.schedule.getHandle(workflowIds.triggerSchedule(id)).describe().catch(() => undefined), 60_000).catch((err) => {
-        throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+        throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
       });
       await waitFor(`trigger ${id} fires`, async () => (await api(base, user).get(`/api/user-triggers/${id}`)).json().fireCount >= 1, 30_000);
     }

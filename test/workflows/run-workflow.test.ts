@@ -134,36 +134,31 @@ describe('runAgentWorkflow (mocked activities)', () => {
   });
 
   it('cancelling the workflow fails the run (failRun) rather than leave it queued, then ends as cancelled', async () => {
-    const failures: { runId: string; error: string }[] = [];
     let asks = 0;
-    let finished = false;
-    let cancelledRunId: string | undefined;
-    await assert.rejects(
-      run(
-        {
-          beginRun: async () => {
-            asks++;
-            return { status: 'queued', recheckMs: 10 * 60_000 };
-          },
-          finishRun: async () => {
-            finished = true;
-            return { status: 'succeeded' };
-          },
-          failRun: async (input) => {
-            failures.push(input);
-            return { status: 'failed' };
-          },
+    let runId: string | undefined;
+    // What ended the run, in order: the activity and what it was given.
+    const ended: [string, unknown][] = [];
+    const ending = (activity: string, status: 'succeeded' | 'failed') => async (input: unknown) => {
+      ended.push([activity, input]);
+      return { status };
+    };
+    const cancelled = run(
+      {
+        beginRun: async () => {
+          asks++;
+          return { status: 'queued', recheckMs: 10 * 60_000 };
         },
-        async (runId) => {
-          cancelledRunId = runId;
-          await waitUntil(() => asks === 1, 'the run to wait for a slot');
-          await env.client.workflow.getHandle(workflowIds.run(runId)).cancel();
-        },
-      ),
-      (err) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure,
+        finishRun: ending('finishRun', 'succeeded'),
+        failRun: ending('failRun', 'failed'),
+      },
+      async (id) => {
+        runId = id;
+        await waitUntil(() => asks === 1, 'the run to wait for a slot');
+        await env.client.workflow.getHandle(workflowIds.run(id)).cancel();
+      },
     );
-    assert.equal(finished, false);
-    assert.deepEqual(failures, [{ runId: cancelledRunId, error: 'the run was cancelled' }]);
+    await assert.rejects(cancelled, (err) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+    assert.deepEqual(ended, [['failRun', { runId, error: 'the run was cancelled' }]]);
   });
 
   it('a queued run waits for the slot signal (not its slow recheck), then runs', async () => {
