@@ -11,7 +11,7 @@ const root = path.resolve(__dirname, '../..');
  * does not name them itself.
  */
 const OUTSIDE = [['..', 'shared'].join('/'), ['', 'work', 'shared'].join('/'), ...['DESIGN', 'SPEC', 'STYLE'].map((name) => `${name}.md`)];
-/** A section of those notes, cited as if the reader had them ("see DESIGN §8"). */
+/** A section of those notes, cited as if the reader had them ("DESIGN §" and a number). */
 const SECTION = new RegExp(['DESIGN', '\\s*§\\s*\\d'].join(''));
 /**
  * Applied migrations are checksummed by the migrator: changing a byte of one stops `npm run migrate` on every
