@@ -9,7 +9,7 @@ import { suiteContext } from '../helpers/cleanup';
 let ip = 0;
 const fromNewIp = () => `10.2.${Math.floor(++ip / 250)}.${ip % 250}`;
 
-describe('authentication (DESIGN §3)', () => {
+describe('authentication (docs/api.md § Authentication and tokens)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Awaited<ReturnType<typeof startTestApp>>['db'];

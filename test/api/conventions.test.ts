@@ -4,7 +4,7 @@ import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 
-describe('API conventions (DESIGN §2)', () => {
+describe('API conventions (docs/api.md § Conventions)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let user: TestUser;

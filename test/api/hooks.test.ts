@@ -9,7 +9,7 @@ import { registerUser, startTestApp, type TestApp, type TestUser } from '../help
 import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
-/** DESIGN §8 on the public hook endpoints: a rate limit per hook, and no forged platform events. */
+/** docs/api.md § Rate limits and § Events on the public hook endpoints: a rate limit per hook, and no forged platform events. */
 describe('public hooks: limits', () => {
   const suite = suiteContext();
   let app: TestApp;

@@ -28,7 +28,7 @@ describe('team permissions (pure)', () => {
   });
 });
 
-describe('team and invitations (DESIGN §4 Team)', () => {
+describe('team and invitations (README § Team and invitations)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

@@ -27,7 +27,7 @@ const custom = {
 };
 const maskedHeaders = { Authorization: '••••abcd', 'X-Api-Key': '••••efgh', 'x-auth-token': '••••ijkl', 'Client-SECRET': '••••mnop', Accept: 'application/json' };
 
-describe('tools (DESIGN §4)', () => {
+describe('tools (README § Connectors and tools)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

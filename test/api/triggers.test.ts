@@ -7,7 +7,7 @@ import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser }
 import { suiteContext } from '../helpers/cleanup';
 import { testSecretBox } from '../helpers/config';
 
-/** Agent triggers: /api/agents/:agentId/triggers and /api/triggers/:id (DESIGN §4 Triggers). */
+/** Agent triggers: /api/agents/:agentId/triggers and /api/triggers/:id (README § Triggers). */
 describe('agent triggers', () => {
   const suite = suiteContext();
   let app: TestApp;

@@ -7,7 +7,7 @@ import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser }
 import { suiteContext } from '../helpers/cleanup';
 import { testSecretBox } from '../helpers/config';
 
-/** Standalone user triggers: /api/user-triggers and /api/user-triggers/:id (DESIGN §4 Triggers). */
+/** Standalone user triggers: /api/user-triggers and /api/user-triggers/:id (README § Triggers). */
 describe('user triggers', () => {
   const suite = suiteContext();
   let app: TestApp;

@@ -11,7 +11,7 @@ import { testSecretBox } from '../helpers/config';
 const PUBLIC_BASE_URL = 'https://api.example.test';
 const whsec = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}`;
 
-describe('webhooks (DESIGN §4)', () => {
+describe('webhooks (README § Webhooks)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

@@ -10,7 +10,7 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
-/** Outgoing webhook deliveries (DESIGN §4 Webhooks, §5) on a real dev server, to real receivers on loopback. */
+/** Outgoing webhook deliveries (README § Webhooks; docs/api.md § Signatures) on a real dev server, to real receivers on loopback. */
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;

@@ -10,7 +10,7 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
-/** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (DESIGN §1, §4 Triggers), on a real dev server. */
+/** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (docs/architecture.md § When a trigger is written), on a dev server. */
 describe('schedules of cron triggers', () => {
   const suite = suiteContext();
   let h: EngineHarness;
@@ -173,7 +173,7 @@ describe('schedules of cron triggers', () => {
     assert.ok(byTrigger.includes(`fire:${trigger.id}:manual-${fired.json().fireId}`));
     const byAccount = await list(`AccountId = '${account.id}'`);
     for (const id of byAgent) assert.ok(byAccount.includes(id), `${id} is tagged with its account`);
-    // …and has its account as fairness key (DESIGN §8), as a schedule's action does.
+    // …and has its account as fairness key (docs/architecture.md § Limits and fairness), as a schedule's action does.
     for (const id of byAgent) {
       const { priority } = await h.engine.client.workflow.getHandle(id).describe();
       assert.equal(priority?.fairnessKey, account.id, `${id}'s fairness key`);
