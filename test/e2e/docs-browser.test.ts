@@ -4,8 +4,8 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
-import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { ensureChromium, launchChromium } from '../helpers/chromium';
+import { onCleanup, suiteContext } from '../helpers/cleanup';
 
 const SCREENSHOTS = path.join(__dirname, '..', '..', 'test-results');
 

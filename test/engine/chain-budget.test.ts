@@ -5,8 +5,8 @@ import { withTransaction } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 
 const BUDGET = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,8 +3,8 @@ import { before, describe, it } from 'node:test';
 import { MAX_CHAIN_DEPTH, workflowIds } from '../../lib/temporal-names';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 

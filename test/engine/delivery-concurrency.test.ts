@@ -4,8 +4,8 @@ import { createDeliveryActivities } from '../../activities/deliveries';
 import { createDeliverySlotsRepository } from '../../db/repositories/deliveries';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { api } from '../helpers/api';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
 const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'];

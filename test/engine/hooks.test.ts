@@ -5,8 +5,8 @@ import { before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;

@@ -6,8 +6,8 @@ import { insertEvent } from '../../db/repositories/events';
 import { REGEX_WORK_BUDGET } from '../../lib/event-filter';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 

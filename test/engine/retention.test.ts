@@ -3,8 +3,8 @@ import { before, describe, it } from 'node:test';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import type { RetentionResult } from '../../workflows/retention';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { seedRetentionRows } from '../helpers/retention-rows';
 

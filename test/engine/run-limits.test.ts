@@ -6,8 +6,8 @@ import { startRun as queueRunWorkflow } from '../../lib/engine-starts';
 import { workflowIds } from '../../lib/temporal-names';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 

@@ -3,9 +3,9 @@ import { before, describe, it } from 'node:test';
 import { createRunActivities } from '../../activities/runs';
 import { api } from '../helpers/api';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
 import { fakeUsdPrice, startDataFixtures } from '../helpers/data-fixtures';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 

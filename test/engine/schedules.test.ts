@@ -6,8 +6,8 @@ import { scheduleOptions } from '../../lib/schedules';
 import { workflowIds } from '../../lib/temporal-names';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
 /** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (docs/architecture.md § When a trigger is written), on a dev server. */

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { TASK_QUEUE, workflowIds } from '../../lib/temporal-names';
-import { startEngine, type EngineHarness } from '../helpers/engine';
 import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
 
 describe('worker on the agent-platform task queue (real dev server)', () => {
   const suite = suiteContext();
