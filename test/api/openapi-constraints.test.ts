@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<string, Schema>; oneOf?: Schema[]; anyOf?: Schema[] };
 
@@ -10,19 +12,18 @@ type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<str
  * here is one it found where the two disagreed.
  */
 describe('OpenAPI document: stated constraints are the enforced ones', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let user: TestUser;
   let components: Record<string, Schema>;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
     user = await registerUser(app);
-    components = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().components.schemas;
+    components = (await api(app).get('/api/openapi.json')).json().components.schemas;
   });
-  after(() => close());
 
-  const post = (url: string, payload: unknown) => app.inject({ method: 'POST', url, headers: user.auth, payload: payload as object });
+  const post = (url: string, payload: unknown) => api(app, user).post(url, payload);
 
   it('eventFilter: the documented key pattern and key count are what a write accepts', async () => {
     const filter = components.EventTriggerConfig!.properties!.eventFilter!;
@@ -39,7 +40,7 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
   });
 
   it('POST /api/webhooks: one documented variant per direction, each with what the API requires of it', async () => {
-    const paths = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths;
+    const paths = (await api(app).get('/api/openapi.json')).json().paths;
     const body = paths['/api/webhooks'].post.requestBody.content['application/json'];
     const resolve = (schema: Schema) => (schema.$ref ? components[schema.$ref.split('/').pop()!]! : schema);
     const variants = (resolve(body.schema).anyOf ?? resolve(body.schema).oneOf ?? []).map(resolve);
