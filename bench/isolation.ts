@@ -22,7 +22,7 @@
  * Prints A's runs/s, p50 and p99 for both windows, the ratios with/without (throughput, and p50 alone
  * over p50 with: both 1.0 when B costs A nothing, target ≥ 0.8), and what B's flood did (answers by
  * status, fires by status, runs, deliveries).
- * Settings: BENCH_SECONDS (30), BENCH_A_CONCURRENCY (4), BENCH_FLOODS (regex,chain,hooks,slow),
+ * Settings: BENCH_SECONDS (30), BENCH_A_CONCURRENCY (2), BENCH_FLOODS (regex,chain,hooks,slow),
  * BENCH_REGEX_EVENTS (300), BENCH_REGEX_TRIGGERS (1), BENCH_PAYLOAD_CHARS (5000), BENCH_CHAIN_WIDTH (4),
  * BENCH_HOOK_REQUESTS (1000), BENCH_SLOW_DELIVERIES (200), BENCH_SLOW_MS (5000),
  * BENCH_POSTGRES_URL (as bench/database.ts). Settings of the engine itself (RUN_CONCURRENCY_PER_ACCOUNT,
@@ -50,7 +50,7 @@ function setting(name: string, fallback: number): number {
 }
 
 const SECONDS = Math.max(1, setting('BENCH_SECONDS', 30));
-const A_CONCURRENCY = Math.max(1, setting('BENCH_A_CONCURRENCY', 4));
+const A_CONCURRENCY = Math.max(1, setting('BENCH_A_CONCURRENCY', 2));
 const REGEX_EVENTS = setting('BENCH_REGEX_EVENTS', 300);
 const REGEX_TRIGGERS = setting('BENCH_REGEX_TRIGGERS', 1);
 const PAYLOAD_CHARS = setting('BENCH_PAYLOAD_CHARS', 5000);
@@ -192,6 +192,45 @@ function cpuMeter(pids: () => Record<string, number[]>) {
   };
 }
 
+/** Sums of the dev server's Prometheus counters whose name and labels match. */
+async function scrape(metricsUrl: string): Promise<(name: string, labels?: RegExp) => number> {
+  const text = await (await fetch(metricsUrl)).text();
+  return (name, labels = /.*/) => {
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      const m = /^(\w+)(\{[^}]*\})? (\S+)$/.exec(line);
+      if (m && m[1] === name && labels.test(m[2] ?? '')) sum += Number(m[3]);
+    }
+    return sum;
+  };
+}
+
+/**
+ * What the Temporal server did over a window (call at its start, the result at its end): persistence
+ * requests and workflow starts per second, and workflow tasks dispatched per second with their mean
+ * wait for a worker, on the normal queue (a new workflow's first task) and on the worker's sticky queue.
+ */
+async function serverMeter(metricsUrl: string) {
+  const before = await scrape(metricsUrl);
+  const t0 = performance.now();
+  return async () => {
+    const after = await scrape(metricsUrl);
+    const seconds = (performance.now() - t0) / 1000;
+    const rate = (name: string, labels?: RegExp) => (after(name, labels) - before(name, labels)) / seconds;
+    const wft = (partition: string) => {
+      const labels = new RegExp(`partition="${partition}".*task_type="Workflow",taskqueue="agent_platform"`);
+      const n = rate('task_schedule_to_start_latency_count', labels);
+      const mean = (1000 * rate('task_schedule_to_start_latency_sum', labels)) / n;
+      return `${n.toFixed(1)}/s waiting ${Number.isFinite(mean) ? mean.toFixed(0) : '-'} ms`;
+    };
+    return (
+      `Temporal: ${rate('persistence_requests').toFixed(0)} persistence requests/s, ` +
+      `${rate('persistence_requests', /operation="CreateWorkflowExecution"/).toFixed(1)} workflow starts/s; ` +
+      `workflow tasks ${wft('__normal__')} (first tasks), ${wft('__sticky__')} (sticky)`
+    );
+  };
+}
+
 /** A's closed loops for `seconds`: a run is queued, then polled until it succeeded; the next one follows. */
 async function measureRuns(a: ApiClient, agentId: string, opts: { seconds?: number; runs?: number }): Promise<Window> {
   const latencies: number[] = [];
@@ -329,19 +368,23 @@ async function whereTimeWent(client: Client, databaseUrl: string, runIds: string
     (await db.query<{ id: string; created_at: Date }>(`SELECT id, created_at FROM runs WHERE id = ANY($1::uuid[])`, [runIds])).rows.map((r) => [r.id, r.created_at.getTime()]),
   );
   await db.end();
-  const parts = { handOff: [] as number[], wftWait: [] as number[], wftWork: [] as number[], actWait: [] as number[], actWork: [] as number[], total: [] as number[] };
+  const parts = { handOff: [] as number[], firstWftWait: [] as number[], wftWait: [] as number[], wftWork: [] as number[], actWait: [] as number[], actWork: [] as number[], total: [] as number[] };
   for (const id of runIds) {
     const { events } = await client.workflow.getHandle(`run:${id}`).fetchHistory();
     const byId = new Map<number, HistoryEvent>((events ?? []).map((e) => [Number(e.eventId), e]));
     const at = (e: HistoryEvent | undefined) => tsToMs(e?.eventTime);
-    const sums = { wftWait: 0, wftWork: 0, actWait: 0, actWork: 0 };
+    const sums = { firstWftWait: NaN, wftWait: 0, wftWork: 0, actWait: 0, actWork: 0 };
     let first = 0;
     let last = 0;
     for (const e of events ?? []) {
       if (e.workflowExecutionStartedEventAttributes) first = at(e);
-      if (e.workflowExecutionCompletedEventAttributes) last = at(e);
+      last = Math.max(last, at(e)); // the run row is done a moment before its workflow completes
       const wftStarted = e.workflowTaskStartedEventAttributes;
-      if (wftStarted) sums.wftWait += at(e) - at(byId.get(Number(wftStarted.scheduledEventId)));
+      if (wftStarted) {
+        const waited = at(e) - at(byId.get(Number(wftStarted.scheduledEventId)));
+        if (Number.isNaN(sums.firstWftWait)) sums.firstWftWait = waited;
+        sums.wftWait += waited;
+      }
       const wftDone = e.workflowTaskCompletedEventAttributes;
       if (wftDone) sums.wftWork += at(e) - at(byId.get(Number(wftDone.startedEventId)));
       const actStarted = e.activityTaskStartedEventAttributes;
@@ -355,7 +398,7 @@ async function whereTimeWent(client: Client, databaseUrl: string, runIds: string
   }
   const m = (values: number[]) => percentile(values, 50).toFixed(0).padStart(6);
   return (
-    `${m(parts.total)} = hand-off ${m(parts.handOff)} + workflow tasks waiting ${m(parts.wftWait)}, worked ${m(parts.wftWork)}` +
+    `${m(parts.total)} = hand-off ${m(parts.handOff)} + workflow tasks waiting ${m(parts.wftWait)} (the first ${m(parts.firstWftWait)}), worked ${m(parts.wftWork)}` +
     ` + activities waiting ${m(parts.actWait)}, worked ${m(parts.actWork)} (+ the rest: timers, signals, gaps)`
   );
 }
@@ -382,7 +425,9 @@ async function main() {
   const started = performance.now();
   const loadBefore = os.loadavg()[0]!;
   const database = await createBenchDatabase();
-  const temporal = await startTemporalDevServer({ port: await findFreePort(), onLine: () => {}, log: () => {} });
+  const metricsPort = await findFreePort();
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  const temporal = await startTemporalDevServer({ port: await findFreePort(), metricsPort, onLine: () => {}, log: () => {} });
   const slow = await startSlowReceiver(SLOW_MS);
   const port = await findFreePort();
   const base = `http://127.0.0.1:${port}`;
@@ -429,14 +474,18 @@ async function main() {
     });
     await measureRuns(a, aAgent.id, { runs: WARMUP_RUNS });
     const aloneCpu = cpuMeter(pids);
+    const aloneServer = await serverMeter(metricsUrl);
     const alone = await measureRuns(a, aAgent.id, { seconds: SECONDS });
     const aloneCpuLine = aloneCpu();
+    const aloneServerLine = await aloneServer();
 
     const floods = startFloods(b, bSetup, FLOOD_LEAD_MS + SECONDS * 1000, stopFlood.signal);
     await sleep(FLOOD_LEAD_MS);
     const floodCpu = cpuMeter(pids);
+    const floodServer = await serverMeter(metricsUrl);
     const withFlood = await measureRuns(a, aAgent.id, { seconds: SECONDS });
     const floodCpuLine = floodCpu();
+    const floodServerLine = await floodServer();
     stopFlood.abort();
     const floodLines = await floods;
 
@@ -460,7 +509,9 @@ async function main() {
         `    alone        ${await whereTimeWent(client, database.url, alone.runIds)}`,
         `    with flood   ${await whereTimeWent(client, database.url, withFlood.runIds)}`,
         `  alone:      ${aloneCpuLine}`,
+        `              ${aloneServerLine}`,
         `  with flood: ${floodCpuLine}`,
+        `              ${floodServerLine}`,
         `  settings: BENCH_REGEX_EVENTS=${REGEX_EVENTS} BENCH_REGEX_TRIGGERS=${REGEX_TRIGGERS} BENCH_PAYLOAD_CHARS=${PAYLOAD_CHARS} BENCH_CHAIN_WIDTH=${CHAIN_WIDTH} ` +
           `BENCH_HOOK_REQUESTS=${HOOK_REQUESTS} BENCH_SLOW_DELIVERIES=${SLOW_DELIVERIES} BENCH_SLOW_MS=${SLOW_MS}`,
         `  ${os.cpus().length} cores, load average ${loadBefore.toFixed(1)} at start, ${os.loadavg()[0]!.toFixed(1)} at end; ${((performance.now() - started) / 1000).toFixed(0)} s in all`,
