@@ -4,9 +4,10 @@
  * its own process with the default limits — on a Temporal dev server started here (in memory, fairness
  * on, as `npm start` runs it) and a fresh database `bench_<pid>`. Everything goes through the public API.
  *
- * Account A runs a simple agent (no tools): BENCH_A_CONCURRENCY loops, each `POST /api/agents/:id/runs`
- * then `GET /api/runs/:id` every 40 ms until `succeeded`, for BENCH_SECONDS. That is measured twice,
- * after a warm-up: alone, then while account B floods with (BENCH_FLOODS picks which):
+ * Account A runs a simple agent (no tools) at a steady BENCH_A_RATE runs per second for BENCH_SECONDS:
+ * each run `POST /api/agents/:id/runs`, then `GET /api/runs/:id` until `succeeded` (every 40 ms at
+ * first, then every tenth of the time waited). That is measured twice, after a 5 s warm-up: alone, then
+ * while account B floods with (BENCH_FLOODS picks which):
  * - regex:  a user trigger on `webhook.received` with `{ "payload.s": { "$regex": ".*.*.*.*!" } }` (×
  *           BENCH_REGEX_TRIGGERS), and BENCH_REGEX_EVENTS requests to B's public incoming hook, each a
  *           BENCH_PAYLOAD_CHARS-character `s` the pattern scans to the end and never matches;
@@ -19,10 +20,12 @@
  * Each flood's requests are spread evenly from 2 s before A's second window to its end (a flooder at
  * its limits all along, not a burst that is over before A starts), at most 50 in flight.
  *
- * Prints A's runs/s, p50 and p99 for both windows, the ratios with/without (throughput, and p50 alone
- * over p50 with: both 1.0 when B costs A nothing, target ≥ 0.8), and what B's flood did (answers by
- * status, fires by status, runs, deliveries).
- * Settings: BENCH_SECONDS (30), BENCH_A_CONCURRENCY (2), BENCH_FLOODS (regex,chain,hooks,slow),
+ * Prints A's runs/s delivered, p50 and p99 for both windows, the ratios with/without (throughput, and
+ * p50 alone over p50 with: both 1.0 when B costs A nothing, target ≥ 0.8), what B's flood did (answers
+ * by status, fires by status, runs, deliveries), and to find out why: where A's run time went (from
+ * its workflow histories), the cores each process kept busy (/proc), and the Temporal server's work
+ * (its Prometheus metrics: persistence requests, workflow starts, workflow tasks dispatched and their wait).
+ * Settings: BENCH_SECONDS (30), BENCH_A_RATE (2), BENCH_FLOODS (regex,chain,hooks,slow),
  * BENCH_REGEX_EVENTS (300), BENCH_REGEX_TRIGGERS (1), BENCH_PAYLOAD_CHARS (5000), BENCH_CHAIN_WIDTH (4),
  * BENCH_HOOK_REQUESTS (1000), BENCH_SLOW_DELIVERIES (200), BENCH_SLOW_MS (5000),
  * BENCH_POSTGRES_URL (as bench/database.ts). Settings of the engine itself (RUN_CONCURRENCY_PER_ACCOUNT,
@@ -50,7 +53,8 @@ function setting(name: string, fallback: number): number {
 }
 
 const SECONDS = Math.max(1, setting('BENCH_SECONDS', 30));
-const A_CONCURRENCY = Math.max(1, setting('BENCH_A_CONCURRENCY', 2));
+const A_RATE = Math.max(0.1, Number(process.env.BENCH_A_RATE || 2));
+if (!Number.isFinite(A_RATE)) throw new Error(`BENCH_A_RATE must be a number of runs per second, got "${process.env.BENCH_A_RATE}"`);
 const REGEX_EVENTS = setting('BENCH_REGEX_EVENTS', 300);
 const REGEX_TRIGGERS = setting('BENCH_REGEX_TRIGGERS', 1);
 const PAYLOAD_CHARS = setting('BENCH_PAYLOAD_CHARS', 5000);
@@ -68,7 +72,8 @@ const HOSTILE_REGEX = '.*.*.*.*!';
 const POLL_MS = 40;
 const FLOOD_LEAD_MS = 2_000;
 const FLOOD_IN_FLIGHT = 50;
-const WARMUP_RUNS = 3 * A_CONCURRENCY;
+const WARMUP_SECONDS = 5;
+const UNFINISHED_AFTER_MS = 60_000;
 const RATIO_TARGET = 0.8;
 
 const percentile = (values: number[], p: number) => {
@@ -127,6 +132,7 @@ async function startSlowReceiver(delayMs: number) {
 
 interface Window {
   runs: number;
+  unfinished: number;
   perSecond: number;
   p50: number;
   p99: number;
@@ -231,33 +237,47 @@ async function serverMeter(metricsUrl: string) {
   };
 }
 
-/** A's closed loops for `seconds`: a run is queued, then polled until it succeeded; the next one follows. */
-async function measureRuns(a: ApiClient, agentId: string, opts: { seconds?: number; runs?: number }): Promise<Window> {
-  const latencies: number[] = [];
-  const runIds: string[] = [];
+/** How long to wait before asking again: 40 ms at first, then a tenth of the time waited so far (≤ 10 % error, few requests). */
+const pollDelay = (waitedMs: number) => Math.min(1_000, Math.max(POLL_MS, waitedMs / 10));
+
+/**
+ * A's runs for `seconds`, one every 1/rate s whatever the others do (an account with a steady load,
+ * not one that backs off when the engine is slow): each queued, then polled until it succeeded, for at
+ * most UNFINISHED_AFTER_MS after the window (then counted as unfinished, its latency infinite).
+ * Answers latency percentiles and runs/s delivered (successes over the time from the first start to
+ * the last success: the rate itself while the engine keeps up).
+ */
+async function measureRuns(a: ApiClient, agentId: string, seconds: number): Promise<Window> {
+  const count = Math.max(1, Math.round(seconds * A_RATE));
   const start = performance.now();
-  const deadline = opts.seconds === undefined ? Infinity : start + opts.seconds * 1000;
-  let left = opts.runs ?? Infinity;
-  let lastEnd = start;
-  await Promise.all(
-    Array.from({ length: A_CONCURRENCY }, async () => {
-      while (performance.now() < deadline && left-- > 0) {
-        const t0 = performance.now();
-        const { id } = await a.request<{ id: string }>('POST', `/api/agents/${agentId}/runs`, { input: { n: latencies.length } });
-        for (;;) {
-          await sleep(POLL_MS);
-          const run = await a.request<{ status: string; error: string | null }>('GET', `/api/runs/${id}`);
-          if (run.status === 'succeeded') break;
-          if (run.status === 'failed') throw new Error(`A's run ${id} failed: ${run.error}`);
-          if (performance.now() - t0 > 300_000) throw new Error(`A's run ${id} still ${run.status} after 5 minutes`);
-        }
-        lastEnd = performance.now();
-        latencies.push(lastEnd - t0);
-        runIds.push(id);
+  const giveUpAt = start + seconds * 1000 + UNFINISHED_AFTER_MS;
+  const runs = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      await sleep(Math.max(0, start + (i * 1000) / A_RATE - performance.now()));
+      const t0 = performance.now();
+      const { id } = await a.request<{ id: string }>('POST', `/api/agents/${agentId}/runs`, { input: { n: i } });
+      for (;;) {
+        await sleep(pollDelay(performance.now() - t0));
+        const run = await a.request<{ status: string; error: string | null }>('GET', `/api/runs/${id}`);
+        if (run.status === 'succeeded') break;
+        if (run.status === 'failed') throw new Error(`A's run ${id} failed: ${run.error}`);
+        if (performance.now() > giveUpAt) return { id, latency: Infinity, end: giveUpAt };
       }
+      const end = performance.now();
+      return { id, latency: end - t0, end };
     }),
   );
-  return { runs: latencies.length, perSecond: latencies.length / ((lastEnd - start) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), runIds };
+  const done = runs.filter((r) => r.latency !== Infinity);
+  const latencies = runs.map((r) => r.latency);
+  const lastEnd = Math.max(...runs.map((r) => r.end));
+  return {
+    runs: count,
+    unfinished: count - done.length,
+    perSecond: done.length / ((lastEnd - start) / 1000),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    runIds: done.map((r) => r.id),
+  };
 }
 
 /**
@@ -472,10 +492,10 @@ async function main() {
       Postgres: postgresBackendPids(database.name),
       'this bench': [process.pid],
     });
-    await measureRuns(a, aAgent.id, { runs: WARMUP_RUNS });
+    await measureRuns(a, aAgent.id, WARMUP_SECONDS);
     const aloneCpu = cpuMeter(pids);
     const aloneServer = await serverMeter(metricsUrl);
-    const alone = await measureRuns(a, aAgent.id, { seconds: SECONDS });
+    const alone = await measureRuns(a, aAgent.id, SECONDS);
     const aloneCpuLine = aloneCpu();
     const aloneServerLine = await aloneServer();
 
@@ -483,21 +503,23 @@ async function main() {
     await sleep(FLOOD_LEAD_MS);
     const floodCpu = cpuMeter(pids);
     const floodServer = await serverMeter(metricsUrl);
-    const withFlood = await measureRuns(a, aAgent.id, { seconds: SECONDS });
+    const withFlood = await measureRuns(a, aAgent.id, SECONDS);
     const floodCpuLine = floodCpu();
     const floodServerLine = await floodServer();
     stopFlood.abort();
     const floodLines = await floods;
 
+    const ms = (v: number) => (v === Infinity ? 'never' : v.toFixed(0)).padStart(8);
     const row = (label: string, w: Window) =>
-      `  ${label.padEnd(18)} ${String(w.runs).padStart(5)} ${w.perSecond.toFixed(2).padStart(8)} ${w.p50.toFixed(0).padStart(8)} ${w.p99.toFixed(0).padStart(8)}`;
+      `  ${label.padEnd(18)} ${String(w.runs).padStart(5)} ${String(w.unfinished).padStart(10)} ${w.perSecond.toFixed(2).padStart(8)} ${ms(w.p50)} ${ms(w.p99)}`;
     const throughput = withFlood.perSecond / alone.perSecond;
     const p50 = alone.p50 / withFlood.p50;
     const verdict = (r: number) => (r >= RATIO_TARGET ? 'ok' : 'BELOW TARGET');
     console.log(
       [
-        `isolation: account A's runs (POST /api/agents/:id/runs → GET /api/runs/:id every ${POLL_MS} ms until succeeded), ${A_CONCURRENCY} at a time, ${SECONDS} s per window`,
-        `  ${''.padEnd(18)} ${'runs'.padStart(5)} ${'runs/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`,
+        `isolation: account A's runs (POST /api/agents/:id/runs, then GET /api/runs/:id until succeeded), ${A_RATE} per second for ${SECONDS} s, alone then while B floods` +
+          ` (unfinished: not succeeded ${UNFINISHED_AFTER_MS / 1000} s after the window)`,
+        `  ${''.padEnd(18)} ${'runs'.padStart(5)} ${'unfinished'.padStart(10)} ${'runs/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`,
         row('A alone', alone),
         row('A while B floods', withFlood),
         `  ratio with/without: throughput ${throughput.toFixed(2)} (${verdict(throughput)}), p50 ${p50.toFixed(2)} (alone/with; ${verdict(p50)}), p99 ${(alone.p99 / withFlood.p99).toFixed(2)}; target ≥ ${RATIO_TARGET}`,
@@ -505,7 +527,7 @@ async function main() {
         ...floodLines.map(([name, what]) => `    ${name.padEnd(13)} ${what}`),
         ...(flooding('slow') ? [`    slow endpoint received ${slow.received()} attempts (answers after ${SLOW_MS} ms)`] : []),
         ...(await floodOutcome(database.url, bAccount)),
-        `A's runs, medians in ms (run row → workflow completed):`,
+        `A's finished runs, medians in ms (run row → workflow completed):`,
         `    alone        ${await whereTimeWent(client, database.url, alone.runIds)}`,
         `    with flood   ${await whereTimeWent(client, database.url, withFlood.runIds)}`,
         `  alone:      ${aloneCpuLine}`,
