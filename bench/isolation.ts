@@ -316,7 +316,7 @@ const post = async (url: string, body: unknown, headers: Record<string, string> 
 /** B's resources for every flood chosen: created through the API before anything is measured. */
 async function setUpB(b: ApiClient, slowUrl: string) {
   const chainAgents: string[] = [];
-  for (let i = 0; i < Math.max(CHAIN_WIDTH, flooding('hooks') ? 1 : 0); i++) chainAgents.push((await b.createAgent(`chain ${i}`)).id);
+  for (let i = 0; i < Math.max(CHAIN_WIDTH, flooding('hooks') || flooding('chain') ? 1 : 0); i++) chainAgents.push((await b.createAgent(`chain ${i}`)).id);
   if (flooding('chain')) {
     for (const agentId of chainAgents.slice(0, CHAIN_WIDTH)) {
       await b.request('POST', `/api/agents/${agentId}/triggers`, { type: 'agent_finished', name: 'every finish', configJson: { eventFilter: {} } });
@@ -366,9 +366,8 @@ function startFloods(b: ApiClient, setup: Awaited<ReturnType<typeof setUpB>>, sp
     floods.push(paced(HOOK_REQUESTS, spanMs, (i) => post(setup.hook.url, { i }, headers), stop).then((r) => ['hooks', show(r)]));
   }
   if (flooding('slow')) {
-    const url = `${b.base}/api/webhooks/${setup.slowWebhookId}/test`;
     const send = () => b.request('POST', `/api/webhooks/${setup.slowWebhookId}/test`, undefined, [202]).then(() => 202);
-    floods.push(paced(SLOW_DELIVERIES, spanMs, send, stop).then((r) => ['slow', `${show(r)} (${url.replace(b.base, '')})`]));
+    floods.push(paced(SLOW_DELIVERIES, spanMs, send, stop).then((r) => ['slow', `${show(r)} (POST /api/webhooks/:id/test)`]));
   }
   return Promise.all(floods);
 }
@@ -461,6 +460,7 @@ async function main() {
     SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
     ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'warn',
+    INITIAL_BALANCE: '1000000', // agents cost 100 each: room for a wide chain
   };
   const processes: EntryProcess[] = [];
   const stopFlood = new AbortController();
