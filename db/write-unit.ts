@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 
 const current = new AsyncLocalStorage<WriteUnit>();
+const ignore = () => {};
 
 /**
  * One connection and one open transaction that everything a request writes joins, so that the change
@@ -24,9 +25,13 @@ export class WriteUnit {
   /** Takes one connection from the pool and begins the unit's transaction on it. */
   static async begin(pool: pg.Pool): Promise<WriteUnit> {
     const client = await pool.connect();
+    // A connection lost while checked out is reported to its queries (the request answers 500); its
+    // 'error' event, unheard, would be an uncaught exception that ends the process.
+    client.on('error', ignore);
     try {
       await client.query('BEGIN');
     } catch (err) {
+      client.removeListener('error', ignore);
       client.release(err as Error);
       throw err;
     }
@@ -106,6 +111,7 @@ export class WriteUnit {
     this.state = state;
     this.effects.length = 0;
     // A connection whose COMMIT or ROLLBACK failed is destroyed rather than reused.
+    this.client.removeListener('error', ignore);
     this.client.release(err);
   }
 

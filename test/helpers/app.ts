@@ -9,9 +9,15 @@ import { createTestDatabase } from './database';
 
 export type TestApp = Awaited<ReturnType<typeof buildApp>>;
 
-/** The real app on a fresh database (cloned from the migrated template) and the test Temporal server. */
-export async function startTestApp(overrides: Record<string, string> = {}): Promise<{ app: TestApp; db: Db; close: () => Promise<void> }> {
-  const database = await createTestDatabase();
+/**
+ * The real app on a fresh database (cloned from the migrated template) and the test Temporal server.
+ * `poolSize` is the app's pool (default 20), which `db` is too.
+ */
+export async function startTestApp(
+  overrides: Record<string, string> = {},
+  options: { poolSize?: number } = {},
+): Promise<{ app: TestApp; db: Db; close: () => Promise<void> }> {
+  const database = await createTestDatabase(options.poolSize);
   const config = testConfig(database.url, overrides);
   const temporal = createTemporalClient(config);
   const app = await buildApp({ config, db: database.db, temporal, logger: false });

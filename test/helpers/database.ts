@@ -3,7 +3,7 @@ import { dropDatabase, urlForDatabase, withMaintenanceClient } from '../../db/ad
 import { createPool, type Db } from '../../db/pool';
 
 /** Each test file works in its own database, cloned from the migrated template the runner made. */
-export async function createTestDatabase(): Promise<{ url: string; db: Db; drop: () => Promise<void> }> {
+export async function createTestDatabase(poolSize = 20): Promise<{ url: string; db: Db; drop: () => Promise<void> }> {
   const baseUrl = process.env.DATABASE_URL;
   const template = process.env.TEST_TEMPLATE_DB;
   if (!baseUrl || !template) throw new Error('Run tests with `npm test` (it prepares DATABASE_URL and TEST_TEMPLATE_DB)');
@@ -21,7 +21,7 @@ export async function createTestDatabase(): Promise<{ url: string; db: Db; drop:
     }
   });
   const url = urlForDatabase(baseUrl, name);
-  const db = createPool(url, 20);
+  const db = createPool(url, poolSize);
   return {
     url,
     db,
