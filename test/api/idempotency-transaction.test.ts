@@ -40,12 +40,13 @@ describe('Idempotency-Key: the record and the change are one transaction', () =>
   async function holdAccount(user: TestUser) {
     const holder = await db.connect();
     await holder.query('BEGIN');
+    const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [await accountIdOf(user)]);
     const waiting = () =>
       waitFor('a request to wait on the held account', async () => {
         const { rows } = await db.query<{ pid: number }>(
           `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
-          [holder.processID],
+          [me[0]!.pid],
         );
         return rows[0]?.pid;
       }, 10_000);
