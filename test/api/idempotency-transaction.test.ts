@@ -36,25 +36,29 @@ describe('Idempotency-Key: the record and the change are one transaction', () =>
     return rows[0] as { balance: number; agents: number; ledger: number; events: number; records: number };
   }
 
-  /** Holds the account's row so that the user's next agent creation waits inside its transaction. */
-  async function holdAccount(user: TestUser) {
+  /**
+   * Holds the account's row while `fn` runs, so that the user's agent creation waits inside its
+   * transaction; `waiting` resolves to the backend pid of the request once it waits there.
+   */
+  async function whileAccountHeld<T>(user: TestUser, fn: (waiting: () => Promise<number>) => Promise<T>): Promise<T> {
     const holder = await db.connect();
-    await holder.query('BEGIN');
-    const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-    await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [await accountIdOf(user)]);
-    const waiting = () =>
-      waitFor('a request to wait on the held account', async () => {
-        const { rows } = await db.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
-          [me[0]!.pid],
-        );
-        return rows[0]?.pid;
-      }, 10_000);
-    const release = async () => {
-      await holder.query('COMMIT');
+    try {
+      await holder.query('BEGIN');
+      const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [await accountIdOf(user)]);
+      const waiting = () =>
+        waitFor('a request to wait on the held account', async () => {
+          const { rows } = await db.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+            [me[0]!.pid],
+          );
+          return rows[0]?.pid;
+        }, 10_000);
+      return await fn(waiting);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {});
       holder.release();
-    };
-    return { waiting, release };
+    }
   }
 
   it('a failure storing the response rolls the change back too: nothing kept, the key free to retry', async () => {
@@ -83,12 +87,12 @@ describe('Idempotency-Key: the record and the change are one transaction', () =>
   it('a connection lost in the middle of the work leaves nothing, and the key free', async () => {
     const user = await registerUser(app);
     const before = await stateOf(user);
-    const held = await holdAccount(user);
-    const pending = create(user, 'lost', { name: 'lost' });
-    const pid = await held.waiting();
-    await db.query('SELECT pg_terminate_backend($1)', [pid]);
+    const { pending } = await whileAccountHeld(user, async (waiting) => {
+      const pending = create(user, 'lost', { name: 'lost' });
+      await db.query('SELECT pg_terminate_backend($1)', [await waiting()]);
+      return { pending };
+    });
     const lost = await pending;
-    await held.release();
     assert.equal(lost.statusCode, 500);
     assert.deepEqual(await stateOf(user), before);
     assert.equal((await create(user, 'lost', { name: 'lost' })).statusCode, 201);
@@ -97,21 +101,22 @@ describe('Idempotency-Key: the record and the change are one transaction', () =>
   it('the same key while the first request runs: 409 at once, then the replay; charged once', async () => {
     const user = await registerUser(app);
     const before = await stateOf(user);
-    const held = await holdAccount(user);
-    const first = create(user, 'slow', { name: 'slow' });
-    await held.waiting();
-    const second = await create(user, 'slow', { name: 'slow' });
-    assert.equal(second.statusCode, 409, second.body);
-    assert.deepEqual(second.json(), { message: 'A request with this Idempotency-Key is still in progress' });
-    // Its body unseen yet, a different request with the key is "in progress" too; 422 once it has ended.
-    assert.equal((await create(user, 'slow', { name: 'other' })).statusCode, 409);
-    await held.release();
-    const done = await first;
-    assert.equal(done.statusCode, 201, done.body);
+    const { pending } = await whileAccountHeld(user, async (waiting) => {
+      const pending = create(user, 'slow', { name: 'slow' });
+      await waiting();
+      const second = await create(user, 'slow', { name: 'slow' });
+      assert.equal(second.statusCode, 409, second.body);
+      assert.deepEqual(second.json(), { message: 'A request with this Idempotency-Key is still in progress' });
+      // Its body unseen yet, a different request with the key is "in progress" too; 422 once it has ended.
+      assert.equal((await create(user, 'slow', { name: 'other' })).statusCode, 409);
+      return { pending };
+    });
+    const first = await pending;
+    assert.equal(first.statusCode, 201, first.body);
     const replay = await create(user, 'slow', { name: 'slow' });
     assert.equal(replay.statusCode, 201);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
-    assert.deepEqual(replay.json(), done.json());
+    assert.deepEqual(replay.json(), first.json());
     assert.equal((await create(user, 'slow', { name: 'other' })).statusCode, 422);
     assert.deepEqual(await stateOf(user), { ...before, balance: before.balance - 100, agents: 1, ledger: before.ledger + 1, events: 1, records: 1 });
   });
