@@ -84,7 +84,7 @@ describe('Idempotency-Key: the record and the change are one transaction', () =>
     assert.deepEqual(await stateOf(user), { ...before, balance: before.balance - 100, agents: 1, ledger: before.ledger + 1, events: 1, records: 1 });
   });
 
-  it('a connection lost in the middle of the work leaves nothing, and the key free', async () => {
+  it('a connection lost in the middle of the work leaves nothing, and the key free', { timeout: 30_000 }, async () => {
     const user = await registerUser(app);
     const before = await stateOf(user);
     const { pending } = await whileAccountHeld(user, async (waiting) => {
@@ -98,7 +98,7 @@ describe('Idempotency-Key: the record and the change are one transaction', () =>
     assert.equal((await create(user, 'lost', { name: 'lost' })).statusCode, 201);
   });
 
-  it('the same key while the first request runs: 409 at once, then the replay; charged once', async () => {
+  it('the same key while the first request runs: 409 at once, then the replay; charged once', { timeout: 30_000 }, async () => {
     const user = await registerUser(app);
     const before = await stateOf(user);
     const { pending } = await whileAccountHeld(user, async (waiting) => {
