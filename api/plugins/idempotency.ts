@@ -19,7 +19,7 @@ export interface IdempotencyDeps {
 }
 
 /**
- * `Idempotency-Key` on authenticated POSTs (DESIGN §2): the first response is stored per (caller, key)
+ * `Idempotency-Key` on authenticated POSTs (docs/api.md § Idempotency): the first response is stored per (caller, key)
  * for 24 h and replayed for a repeat with the same body; a different body gets 422, a repeat while the
  * first is still running gets 409 at once. The request runs in a write unit (db/write-unit.ts): the
  * claim, the request's work and its stored response are one transaction, so a failure anywhere,

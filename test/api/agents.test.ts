@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
-describe('agents (DESIGN §4)', () => {
+describe('agents (README § Agents)', () => {
   let app: TestApp;
   let close: () => Promise<void>;
 

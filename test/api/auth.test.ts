@@ -7,7 +7,7 @@ import { registerUser, startTestApp, type TestApp } from '../helpers/app';
 let ip = 0;
 const fromNewIp = () => `10.2.${Math.floor(++ip / 250)}.${ip % 250}`;
 
-describe('authentication (DESIGN §3)', () => {
+describe('authentication (docs/api.md § Authentication and tokens)', () => {
   let app: TestApp;
   let close: () => Promise<void>;
   let db: Awaited<ReturnType<typeof startTestApp>>['db'];

@@ -9,7 +9,7 @@ import { startProcess } from '../helpers/processes';
 type App = Awaited<ReturnType<typeof buildApp>>;
 
 /**
- * Who the client is decides whose auth budget a request spends (DESIGN §8). Each request below is a
+ * Who the client is decides whose auth budget a request spends (docs/api.md § Rate limits). Each request below is a
  * logout with an unknown token (cheap, 204), and `RateLimit-Remaining` tells which budget it spent.
  * The apps share one database, so each test uses its own addresses.
  */

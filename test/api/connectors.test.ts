@@ -8,7 +8,7 @@ import { testConfig } from '../helpers/config';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-describe('connectors (DESIGN §4)', () => {
+describe('connectors (README § Connectors and tools)', () => {
   let app: TestApp;
   let db: Db;
   let close: () => Promise<void>;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
-describe('API conventions (DESIGN §2)', () => {
+describe('API conventions (docs/api.md § Conventions)', () => {
   let app: TestApp;
   let close: () => Promise<void>;
   let user: TestUser;

@@ -7,7 +7,7 @@ import type { Db } from '../../db/pool';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { waitFor } from '../helpers/processes';
 
-/** DESIGN §8 on the public hook endpoints: a rate limit per hook, and no forged platform events. */
+/** docs/api.md § Rate limits and § Events on the public hook endpoints: a rate limit per hook, and no forged platform events. */
 describe('public hooks: limits', () => {
   let app: TestApp;
   let db: Db;

@@ -8,7 +8,7 @@ let ip = 0;
 /** Every attempt from another address, so only the per-email budget can refuse it. */
 const fromNewIp = () => `10.3.${Math.floor(++ip / 250)}.${ip % 250}`;
 
-describe('failed logins per email (DESIGN §8)', () => {
+describe('failed logins per email (docs/api.md § Rate limits)', () => {
   let app: TestApp;
   let db: Db;
   let close: () => Promise<void>;

@@ -6,7 +6,7 @@ import { registerUser, startTestApp, type TestApp, type TestUser } from '../help
 type Method = 'GET' | 'POST' | 'DELETE';
 
 /**
- * DESIGN §8 quotas: a create over a quota answers 403 { message } naming it and writes nothing, also
+ * docs/api.md § Quotas and charges: a create over a quota answers 403 { message } naming it and writes nothing, also
  * when many creates race (each count-and-insert is serialised per account or per agent).
  */
 describe('quotas', () => {

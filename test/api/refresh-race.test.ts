@@ -9,7 +9,7 @@ const fromNewIp = () => `10.4.${Math.floor(++ip / 250)}.${ip % 250}`;
 
 /**
  * A revocation (reuse of a rotated token, or logout) racing a rotation of the same family must not miss
- * the token the rotation inserts (DESIGN §3: reuse revokes the whole family).
+ * the token the rotation inserts (docs/api.md § Authentication and tokens: reuse revokes the whole family).
  */
 describe('refresh-token families under concurrent rotation, reuse and logout', () => {
   let app: TestApp;

@@ -6,7 +6,7 @@ import { registerUser, startTestApp, type TestApp, type TestUser } from '../help
 import { testConfig } from '../helpers/config';
 
 /**
- * DESIGN §2 secrets across every resource that holds one: full only in the response to the request
+ * docs/api.md § Secrets across every resource that holds one: full only in the response to the request
  * that set it, masked in every later read, and never in plaintext anywhere in the database.
  */
 describe('secrets at rest', () => {

@@ -26,7 +26,7 @@ describe('team permissions (pure)', () => {
   });
 });
 
-describe('team and invitations (DESIGN §4 Team)', () => {
+describe('team and invitations (README § Team and invitations)', () => {
   let app: TestApp;
   let db: Db;
   let close: () => Promise<void>;

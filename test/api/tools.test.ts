@@ -28,7 +28,7 @@ const custom = {
 };
 const maskedHeaders = { Authorization: '••••abcd', 'X-Api-Key': '••••efgh', 'x-auth-token': '••••ijkl', 'Client-SECRET': '••••mnop', Accept: 'application/json' };
 
-describe('tools (DESIGN §4)', () => {
+describe('tools (README § Connectors and tools)', () => {
   let app: TestApp;
   let db: Db;
   let close: () => Promise<void>;

@@ -4,7 +4,7 @@ import type { Db } from '../../db/pool';
 import { createSecretBox, maskSecret } from '../../lib/secrets';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
-/** Agent triggers: /api/agents/:agentId/triggers and /api/triggers/:id (DESIGN §4 Triggers). */
+/** Agent triggers: /api/agents/:agentId/triggers and /api/triggers/:id (README § Triggers). */
 describe('agent triggers', () => {
   let app: TestApp;
   let db: Db;

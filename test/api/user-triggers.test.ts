@@ -4,7 +4,7 @@ import type { Db } from '../../db/pool';
 import { createSecretBox, maskSecret } from '../../lib/secrets';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
-/** Standalone user triggers: /api/user-triggers and /api/user-triggers/:id (DESIGN §4 Triggers). */
+/** Standalone user triggers: /api/user-triggers and /api/user-triggers/:id (README § Triggers). */
 describe('user triggers', () => {
   let app: TestApp;
   let db: Db;

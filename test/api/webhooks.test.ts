@@ -13,7 +13,7 @@ const whsec = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-describe('webhooks (DESIGN §4)', () => {
+describe('webhooks (README § Webhooks)', () => {
   let app: TestApp;
   let db: Db;
   let close: () => Promise<void>;

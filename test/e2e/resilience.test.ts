@@ -15,7 +15,7 @@ import { startReceiver } from '../helpers/receiver';
 
 /**
  * The real API and worker processes over HTTP, with the parts killed: the worker with SIGKILL in the
- * middle of deliveries, and Temporal itself stopped while triggers are written (DESIGN §1).
+ * middle of deliveries, and Temporal itself stopped while triggers are written (docs/architecture.md § The outbox…).
  */
 
 const SECRET = `whsec_${Buffer.from('resilience-test-secret-32-bytes!').toString('base64')}`;

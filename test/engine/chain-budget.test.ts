@@ -10,7 +10,7 @@ const BUDGET = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Chains are bounded in width (DESIGN §8): one root event causes at most CHAIN_FIRE_BUDGET fires.
+ * Chains are bounded in width (docs/architecture.md § Limits and fairness): one root event causes at most CHAIN_FIRE_BUDGET fires.
  * Without the budget the two-agent example below makes 2,047 runs (1, 2, 4 … 1,024 per depth).
  */
 describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {

@@ -9,7 +9,7 @@ import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
-/** Outgoing webhook deliveries (DESIGN §4 Webhooks, §5) on a real dev server, to real receivers on loopback. */
+/** Outgoing webhook deliveries (README § Webhooks; docs/api.md § Signatures) on a real dev server, to real receivers on loopback. */
 
 interface Received {
   headers: Record<string, string>;

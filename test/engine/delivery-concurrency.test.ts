@@ -13,7 +13,7 @@ const HOLD_MS = 500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * DELIVERY_CONCURRENCY_PER_WEBHOOK (DESIGN §8): at most that many attempts in flight per webhook, so a
+ * DELIVERY_CONCURRENCY_PER_WEBHOOK (docs/architecture.md § Limits and fairness): at most that many attempts in flight per webhook, so a
  * slow endpoint delays only its own deliveries; a delivery that finds no slot waits without using an
  * attempt, and is woken by the attempt that frees one.
  */

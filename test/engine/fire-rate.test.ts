@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/processes';
 const PER_MINUTE = 3;
 
 /**
- * FIRES_PER_MINUTE per account (DESIGN §8), one counter shared by the API and the worker: over it, manual
+ * FIRES_PER_MINUTE per account (docs/api.md § Rate limits), one counter shared by the API and the worker: over it, manual
  * and hook fires answer 429 with Retry-After before anything is queued; schedule and event fires are
  * recorded as `throttled` and not counted (no run, no event).
  */

@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/processes';
 
 const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'];
 
-/** Fire history and manual fires: `GET|POST /api/triggers/:id/fire(s)` and the same under user-triggers (DESIGN §4 Triggers). */
+/** Fire history and manual fires: `GET|POST /api/triggers/:id/fire(s)` and the same under user-triggers (README § Triggers). */
 describe('fires API', () => {
   let h: EngineHarness;
   let user: TestUser;

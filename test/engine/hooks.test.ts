@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/processes';
 
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-/** Public hook endpoints (DESIGN §4 Webhooks "incoming", Triggers `webhook`, §5), over real HTTP. */
+/** Public hook endpoints (docs/api.md § Signatures), over real HTTP. */
 describe('public hooks', () => {
   let h: EngineHarness;
   let base: string;

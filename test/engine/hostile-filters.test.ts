@@ -12,7 +12,7 @@ import { startReceiver } from '../helpers/receiver';
 const HOSTILE_EVENTS = 5;
 
 /**
- * One account's filter can't stop the engine for the others (DESIGN §8). With JavaScript's backtracking
+ * One account's filter can't stop the engine for the others (docs/architecture.md § Limits and fairness). With JavaScript's backtracking
  * RegExp, `.*.*.*.*!` against 5,000 characters without a `!` never finishes: the worker's event loop
  * froze (this process with it) and every restarted worker froze again on the same event. Matched in
  * linear time, outside any transaction, the hostile events are dispatched and another account's fire

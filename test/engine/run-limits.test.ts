@@ -13,7 +13,7 @@ const TIMEOUT_MS = 3_000;
 const SLOW_MS = 1_500;
 
 /**
- * The bounds of runs (DESIGN §8): RUN_CONCURRENCY_PER_ACCOUNT runs of an account at once, the rest
+ * The bounds of runs (docs/architecture.md § Limits and fairness): RUN_CONCURRENCY_PER_ACCOUNT runs of an account at once, the rest
  * queued and started in created order; RUN_TIMEOUT_MS from the moment a run starts running; queued runs
  * of agents paused meanwhile don't start. Observed at the tools' endpoint, on the real engine.
  */

@@ -8,7 +8,7 @@ import { registerUser, type TestUser } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
-/** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (DESIGN §1, §4 Triggers), on a real dev server. */
+/** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (docs/architecture.md § When a trigger is written), on a dev server. */
 describe('schedules of cron triggers', () => {
   let h: EngineHarness;
   let user: TestUser;
@@ -175,7 +175,7 @@ describe('schedules of cron triggers', () => {
     assert.ok(byTrigger.includes(`fire:${trigger.id}:manual-${fired.body.fireId}`));
     const byAccount = await list(`AccountId = '${account.id}'`);
     for (const id of byAgent) assert.ok(byAccount.includes(id), `${id} is tagged with its account`);
-    // …and has its account as fairness key (DESIGN §8), as a schedule's action does.
+    // …and has its account as fairness key (docs/architecture.md § Limits and fairness), as a schedule's action does.
     for (const id of byAgent) {
       const { priority } = await h.engine.client.workflow.getHandle(id).describe();
       assert.equal(priority?.fairnessKey, account.id, `${id}'s fairness key`);

@@ -20,7 +20,7 @@ import { quietRuntime, whileWorkersRun } from '../helpers/engine';
 
 /**
  * Every activity of the fire, dispatch and delivery workflows retries a bounded number of times, and a
- * deterministic failure does not retry at all (DESIGN §8): a hostile event can no longer keep every
+ * deterministic failure does not retry at all (docs/architecture.md § Limits and fairness): a hostile event can no longer keep every
  * worker busy for ever. Activities are mocked (samples-typescript's workflows-mocks) and backoffs
  * skipped on the time-skipping server.
  */
