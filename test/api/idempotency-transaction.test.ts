@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
+import { createTestDatabase } from '../helpers/database';
 import { waitFor } from '../helpers/processes';
 
 /**
@@ -9,19 +12,17 @@ import { waitFor } from '../helpers/processes';
  * work and the stored response commit together or not at all.
  */
 describe('Idempotency-Key: the record and the change are one transaction', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, db, close } = await startTestApp({ FIRES_PER_MINUTE: '2' }));
+    ({ app, db } = await startTestApp(suite, { FIRES_PER_MINUTE: '2' }));
   });
-  after(() => close());
 
-  const post = (user: TestUser, url: string, key: string, payload: object) =>
-    app.inject({ method: 'POST', url, headers: { ...user.auth, 'idempotency-key': key }, payload });
+  const post = (user: TestUser, url: string, key: string, payload: object) => api(app, user).post(url, payload, { 'idempotency-key': key });
   const create = (user: TestUser, key: string, payload: object) => post(user, '/api/agents', key, payload);
-  const accountIdOf = async (user: TestUser): Promise<string> => (await app.inject({ method: 'GET', url: '/api/account', headers: user.auth })).json().id;
+  const accountIdOf = async (user: TestUser): Promise<string> => (await api(app, user).get('/api/account')).json().id;
 
   /** Everything an agent creation writes for the user, and the user's idempotency records. */
   async function stateOf(user: TestUser) {
@@ -165,22 +166,19 @@ describe('Idempotency-Key: the record and the change are one transaction', () =>
 });
 
 describe('Idempotency-Key under a burst, with a pool of 2 connections', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, db, close } = await startTestApp({}, { poolSize: 2 }));
+    ({ app, db } = await startTestApp(suite, {}, await createTestDatabase(suite, 2)));
   });
-  after(() => close());
 
   it('50 concurrent idempotent creations (10 repeating a key) all finish: each request holds one connection', { timeout: 60_000 }, async () => {
     const user = await registerUser(app);
     const keys = [...Array.from({ length: 40 }, (_, i) => `k${i}`), ...Array.from({ length: 10 }, (_, i) => `k${i}`)];
     const results = await Promise.all(
-      keys.map((key) =>
-        app.inject({ method: 'POST', url: '/api/agents', headers: { ...user.auth, 'idempotency-key': key }, payload: { name: key, status: 'template' } }),
-      ),
+      keys.map((key) => api(app, user).post('/api/agents', { name: key, status: 'template' }, { 'idempotency-key': key })),
     );
     const codes = results.map((r) => r.statusCode);
     assert.ok(codes.every((c) => c === 201 || c === 409), codes.join(','));

@@ -1,27 +1,27 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { withTransaction, type Db } from '../../db/pool';
 import { afterCommit, WriteUnit } from '../../db/write-unit';
 import { startEventDispatch } from '../../lib/engine-starts';
 import { createHandOff } from '../../lib/handoff';
 import { createTemporalClient } from '../../lib/temporal-client';
 import { workflowIds } from '../../lib/temporal-names';
+import { suiteContext } from '../helpers/cleanup';
 import { testConfig } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
 
 /** The write unit (db/write-unit.ts) on its own, on a real database. */
 describe('write unit', () => {
+  const suite = suiteContext();
   let db: Db;
   let url: string;
-  let drop: () => Promise<void>;
 
   before(async () => {
-    ({ db, url, drop } = await createTestDatabase(3));
+    ({ db, url } = await createTestDatabase(suite, 3));
     await db.query('CREATE TABLE unit_probe (n int PRIMARY KEY)');
   });
-  after(() => drop());
 
   const probe = async () => (await db.query<{ n: number }>('SELECT n FROM unit_probe ORDER BY n')).rows.map((r) => r.n);
   const pid = async () => (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
