@@ -37,6 +37,13 @@ export async function withTransaction<T>(db: Db, fn: (tx: pg.PoolClient) => Prom
   const unit = joinedUnit(db);
   if (unit) return unit.nested(fn);
   const client = await db.connect();
+  // A connection dying mid-transaction fails the transaction's query; without a listener its 'error'
+  // event would also crash the process. Such a client is destroyed on release, not pooled again.
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost = err;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -46,6 +53,7 @@ export async function withTransaction<T>(db: Db, fn: (tx: pg.PoolClient) => Prom
     await client.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
-    client.release();
+    client.off('error', onError);
+    client.release(lost);
   }
 }

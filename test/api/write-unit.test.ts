@@ -133,3 +133,24 @@ describe('write unit', () => {
     }
   });
 });
+
+/** A plain transaction (outside any unit) whose connection dies fails its caller, and the process lives on. */
+describe('withTransaction on a lost connection', () => {
+  const suite = suiteContext();
+  let db: Db;
+
+  before(async () => {
+    ({ db } = await createTestDatabase(suite, 3));
+  });
+
+  it('rejects with the connection error instead of crashing the process, and the pool serves the next query', { timeout: 30_000 }, async () => {
+    const outcome = withTransaction(db, async (tx) => {
+      const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await db.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      await new Promise((r) => setTimeout(r, 200)); // the 'error' event arrives while the client is idle
+      await tx.query('SELECT 1');
+    });
+    await assert.rejects(outcome);
+    assert.equal((await db.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one, 1);
+  });
+});
