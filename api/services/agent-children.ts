@@ -6,7 +6,7 @@ import type { QuotasRepository } from '../../db/repositories/quotas';
 import { openConfig, presentConfig, sealConfig, type Config, type SecretPath } from '../../lib/secret-config';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
-import { mergePatch, parseWith } from '../validation';
+import { parseWith, patchTypedConfig } from '../validation';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
 import { withinAgentQuota, type Quota } from './quotas';
@@ -20,7 +20,7 @@ const CONFIG_FIELD = 'body.configJson';
 
 export interface TypedConfigRules<T extends string> {
   /** Validates a whole config of each type (and fills its defaults). */
-  schemas: Record<T, z.ZodType<Config>>;
+  schemas: Record<T, z.ZodType<Config> & Pick<z.ZodObject, 'shape'>>;
   /** Where the secrets of a config are. Computed from a config whose keys are plain (stored or not). */
   secretPaths(type: T, config: Config): SecretPath[];
   /** Checks that need I/O (e.g. the SSRF guard); `current` is the stored config on an update. Throws ValidationError. */
@@ -134,12 +134,12 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
         let candidate: Config;
         if (type !== row.type) {
           if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
-          candidate = patch.configJson;
+          candidate = patchTypedConfig(null, patch.configJson, rules.schemas[type], CONFIG_FIELD);
         } else {
           // Merged onto the config as a read shows it: a secret the patch leaves out stays masked, so it is
           // restored (or refused) exactly like a mask sent back.
           const shown = presentConfig(current.config, rules.secretPaths(row.type, row.config_json));
-          candidate = patch.configJson ? mergePatch(shown, patch.configJson) : shown;
+          candidate = patch.configJson ? patchTypedConfig(shown, patch.configJson, rules.schemas[type], CONFIG_FIELD) : shown;
         }
         // A new type starts from nothing: a mask can't stand for the old type's secret (a Discord token is no Telegram token).
         const { sealed, shown } = await resolve(type, candidate, type === row.type ? current : null);

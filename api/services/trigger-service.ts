@@ -13,7 +13,7 @@ import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toTrigger, type Trigger } from '../mappers';
 import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
-import { mergePatch, parseWith } from '../validation';
+import { parseWith, patchTypedConfig } from '../validation';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
 import { withinAccountQuota } from './quotas';
@@ -161,9 +161,10 @@ export function createTriggerService(deps: {
           let resolved: ReturnType<typeof resolveConfig>;
           if (type !== row.type) {
             if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
-            resolved = resolveConfig(type, patch.configJson, {});
+            resolved = resolveConfig(type, patchTypedConfig(null, patch.configJson, configSchemaFor(type), CONFIG_FIELD), {});
           } else {
-            resolved = resolveConfig(type, patch.configJson ? mergePatch(current, patch.configJson) : current, current);
+            const candidate = patch.configJson ? patchTypedConfig(current, patch.configJson, configSchemaFor(type), CONFIG_FIELD) : current;
+            resolved = resolveConfig(type, candidate, current);
           }
           let agentId = row.agent_id;
           if (scope === 'user' && patch.agentId !== undefined) {
