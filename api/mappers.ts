@@ -1,4 +1,4 @@
-import type { AccountRow, TransactionRow } from '../db/repositories/accounts';
+import type { AccountRow, ActingAccountRow, TransactionRow } from '../db/repositories/accounts';
 import type { AgentRow } from '../db/repositories/agents';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
@@ -13,6 +13,7 @@ import type { UserRow } from '../db/repositories/users';
 import type { WebhookRow } from '../db/repositories/webhooks';
 import type { Config } from '../lib/secret-config';
 import type { TriggerConfig } from './schemas/triggers';
+import { permissionsFor } from './services/access';
 import { effectivePermissions } from './services/team-permissions';
 
 /** Row → API shape. Pure functions; the only place snake_case turns into the public camelCase. */
@@ -43,9 +44,14 @@ export function toTransaction(t: TransactionRow) {
     amount: t.amount,
     reason: t.reason,
     resourceId: t.resource_id,
+    actorUserId: t.actor_user_id,
     balanceAfter: t.balance_after,
     createdAt: iso(t.created_at),
   };
+}
+
+export function toActingAccount(a: ActingAccountRow) {
+  return { id: a.id, name: a.name, role: a.role, permissions: permissionsFor(a.role, a.permissions) };
 }
 
 export function toAgent(a: AgentRow) {

@@ -21,7 +21,8 @@ export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuar
       throw new ValidationError('Idempotency-Key header: must be 1–255 characters');
     }
     const requestHash = createHmac('sha256', fingerprintKey)
-      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+      // The account acted in is part of the request: the same key and body sent to another account is another request.
+      .update(`${request.method} ${request.url} ${request.caller.accountId}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
     const existing = await guards.claimIdempotencyKey(request.caller.userId, key, requestHash, TTL_HOURS);
     if (!existing) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { accountSchema, transactionSchema } from '../schemas/account';
+import { accountSchema, actingAccountSchema, transactionSchema } from '../schemas/account';
 import { listQuery } from '../schemas/common';
 import type { AccountService } from '../services/account-service';
 import { callerOf, type App } from '../types';
@@ -10,10 +10,13 @@ export function accountRoutes(app: App, deps: { account: AccountService; publicB
   app.get(
     '/api/account',
     {
+      config: { access: 'read' },
       schema: {
         tags,
-        summary: 'Your account',
-        description: 'The account you own, with its balance in units (it moves only through the ledger: see transactions).',
+        summary: 'The account acted in',
+        description:
+          'The account this request acts in (your own, or the one the Account-Id header names), with its balance in units (it moves ' +
+          'only through the ledger: see transactions).',
         response: { 200: accountSchema },
       },
     },
@@ -23,6 +26,7 @@ export function accountRoutes(app: App, deps: { account: AccountService; publicB
   app.get(
     '/api/account/transactions',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'The ledger',
@@ -35,5 +39,23 @@ export function accountRoutes(app: App, deps: { account: AccountService; publicB
     },
     async (request, reply) =>
       sendPage(request, reply, await deps.account.listTransactions(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/accounts',
+    {
+      config: { access: 'self' },
+      schema: {
+        tags,
+        summary: 'Accounts you can act in',
+        description:
+          'Your own account first (role owner), then each account whose team you are an active member of, newest membership ' +
+          'first, with your role and effective permissions there. Send an id as the Account-Id header to act in that account.',
+        querystring: listQuery,
+        response: { 200: z.array(actingAccountSchema) },
+      },
+    },
+    async (request, reply) =>
+      sendPage(request, reply, await deps.account.listActingAccounts(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );
 }

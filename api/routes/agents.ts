@@ -13,6 +13,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.get(
     '/api/agents',
     {
+      config: { access: 'read' },
       schema: { tags, summary: 'List agents', description: 'Your agents, newest first.', querystring: listQuery, response: { 200: z.array(agentSchema) } },
     },
     async (request, reply) => sendPage(request, reply, await agents.list(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
@@ -21,6 +22,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.post(
     '/api/agents',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Create an agent',
@@ -36,7 +38,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
 
   app.get(
     '/api/agents/:id',
-    { schema: { tags, summary: 'Get an agent', description: 'One of your agents, its graph included.', params: idParams, response: { 200: agentSchema } } },
+    { config: { access: 'read' }, schema: { tags, summary: 'Get an agent', description: 'One of your agents, its graph included.', params: idParams, response: { 200: agentSchema } } },
     async (request) => agents.get(callerOf(request), request.params.id),
   );
 
@@ -44,6 +46,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
     app.route({
       method,
       url: '/api/agents/:id',
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Update an agent',
@@ -61,6 +64,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.delete(
     '/api/agents/:id',
     {
+      config: { access: 'delete' },
       schema: {
         tags,
         summary: 'Delete an agent',
@@ -78,6 +82,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.get(
     '/api/agents/:id/graph',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'Get an agent\'s graph',
@@ -92,6 +97,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.put(
     '/api/agents/:id/graph',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Replace an agent\'s graph',

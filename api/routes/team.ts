@@ -13,6 +13,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.get(
     '/api/team',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'List team members',
@@ -28,6 +29,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.post(
     '/api/team',
     {
+      config: { access: 'manageTeam' },
       schema: {
         tags,
         summary: 'Invite a member',
@@ -44,6 +46,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.get(
     '/api/team/:id',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'Get a team member',
@@ -59,6 +62,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
     app.route({
       method,
       url: '/api/team/:id',
+      config: { access: 'manageTeam' },
       schema: {
         tags,
         summary: 'Update a team member',
@@ -74,6 +78,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.delete(
     '/api/team/:id',
     {
+      config: { access: 'manageTeam' },
       schema: {
         tags,
         summary: 'Remove a team member',
@@ -91,6 +96,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.get(
     '/api/invitations',
     {
+      config: { access: 'self' },
       schema: {
         tags,
         summary: 'List your invitations',
@@ -105,6 +111,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.post(
     '/api/invitations/:id/accept',
     {
+      config: { access: 'self' },
       schema: {
         tags,
         summary: 'Accept an invitation',

@@ -54,7 +54,7 @@ export function createAgentService(deps: {
       const next = change(valuesOf(row));
       // Leaving `template` is charged like a creation; otherwise templates would dodge the charge.
       if (row.status === 'template' && next.status !== 'template') {
-        await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.from_template', resourceId: id });
+        await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.from_template', resourceId: id, actorUserId: caller.userId });
       }
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
       const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
@@ -85,7 +85,7 @@ export function createAgentService(deps: {
           tx,
         );
         if (row.status !== 'template') {
-          await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id });
+          await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id, actorUserId: caller.userId });
         }
         const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
         await startEventDispatch(tx, event, { agentId: row.id });

@@ -81,6 +81,7 @@ export function createServices(deps: ServiceDeps) {
       users: repos.users,
       accounts: repos.accounts,
       credentials: repos.credentials,
+      team: repos.team,
       tokens,
       initialBalance: config.billing.initialBalance,
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,

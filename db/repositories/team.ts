@@ -53,6 +53,18 @@ export function createTeamRepository(db: Queryable) {
       return rows[0]?.email ?? null;
     },
 
+    /**
+     * The user's active membership of the account, or null: the acting-account check of a request that
+     * names another account (one probe of team_members_active_user).
+     */
+    async findActiveMembership(accountId: string, userId: string, q: Queryable = db): Promise<{ role: TeamRole; permissions: StoredPermissions } | null> {
+      const { rows } = await q.query<{ role: TeamRole; permissions: StoredPermissions }>(
+        `SELECT role, permissions FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active'`,
+        [accountId, userId],
+      );
+      return rows[0] ?? null;
+    },
+
     /** Returns null when a non-removed member of the account already has this email (case-insensitively). */
     async insert(
       accountId: string,
