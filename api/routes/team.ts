@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
-import { createTeamMemberBody, invitationSchema, teamListQuery, teamMemberSchema, updateTeamMemberBody } from '../schemas/team';
+import {
+  acceptInvitationBody,
+  createTeamMemberBody,
+  invitationSchema,
+  invitedTeamMemberSchema,
+  teamListQuery,
+  teamMemberSchema,
+  updateTeamMemberBody,
+} from '../schemas/team';
 import type { TeamService } from '../services/team-service';
 import { callerOf, type App } from '../types';
 
@@ -34,10 +42,15 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
         tags,
         summary: 'Invite a member',
         description:
-          'Invites a member by email with a role (admin, editor, viewer) and optional permission overrides; the invitee accepts ' +
-          'it with POST /api/invitations/{id}/accept. Your own email is refused (400).',
+          'Invites a member by email with a role (admin, editor, viewer) and optional permission overrides. The response carries ' +
+          'inviteToken, shown this once: hand it to the invitee, who accepts with POST /api/invitations/{id}/accept { token } while ' +
+          "signed in with the invited email. The account owner's email is refused (400): the owner is never a member. Needs canManageTeam.",
         body: createTeamMemberBody,
-        response: { 201: teamMemberSchema, 409: errorResponse('A member or open invitation with this email (in any case) exists.') },
+        response: {
+          201: invitedTeamMemberSchema,
+          400: errorResponse("The email is the account owner's."),
+          409: errorResponse('A member or open invitation with this email (in any case) exists.'),
+        },
       },
     },
     async (request, reply) => reply.code(201).send(await team.invite(callerOf(request), request.body)),
@@ -115,11 +128,19 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
       schema: {
         tags,
         summary: 'Accept an invitation',
-        description: 'Accepts an invitation addressed to the caller: the membership becomes active, with the caller as its user. 404 to anyone else.',
+        description:
+          "Accepts an invitation addressed to the caller's email, with its inviteToken: the membership becomes active, with the " +
+          'caller as its user, who may then act in the account (Account-Id header). A wrong token, or a caller with another email, ' +
+          'gets 404 as for an unknown invitation.',
         params: idParams,
-        response: { 200: teamMemberSchema, 409: errorResponse('The invitation is no longer open (accepted or withdrawn).') },
+        body: acceptInvitationBody,
+        response: {
+          200: teamMemberSchema,
+          404: errorResponse('No invitation with this id and this token addressed to your email.'),
+          409: errorResponse('The invitation is no longer open (accepted or withdrawn).'),
+        },
       },
     },
-    async (request) => team.acceptInvitation(callerOf(request), request.params.id),
+    async (request) => team.acceptInvitation(callerOf(request), request.params.id, request.body.token),
   );
 }

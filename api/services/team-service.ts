@@ -6,6 +6,9 @@ import { toInvitation, toTeamMember } from '../mappers';
 import type { CreateTeamMemberInput, UpdateTeamMemberInput } from '../schemas/team';
 import type { Caller } from './auth-service';
 import { mergeOverrides } from './team-permissions';
+import { randomToken, sha256 } from './tokens';
+
+const INVITE_TOKEN_PREFIX = 'inv_';
 
 /**
  * Team members of the caller's own account (the account owner manages the team) and the caller's
@@ -21,9 +24,14 @@ export function createTeamService(deps: { db: Db; team: TeamRepository }) {
         throw new ValidationError("body.email: is the account owner's own address");
       }
       const permissions: StoredPermissions = { ...input.permissions };
-      const row = await team.insert(caller.accountId, { email: input.email, role: input.role, permissions, invitedBy: caller.userId });
+      // Shown once, like a secret: the inviter hands it to the invitee, who proves with it that the
+      // invitation reached them (registering an address does not prove owning it).
+      const inviteToken = randomToken(INVITE_TOKEN_PREFIX);
+      const row = await team.insert(caller.accountId, {
+        email: input.email, role: input.role, permissions, invitedBy: caller.userId, inviteTokenHash: sha256(inviteToken),
+      });
       if (!row) throw new ConflictError(`body.email: ${input.email} is already a member or invited`);
-      return toTeamMember(row);
+      return { ...toTeamMember(row), inviteToken };
     },
 
     async get(caller: Caller, id: string) {
@@ -61,13 +69,15 @@ export function createTeamService(deps: { db: Db; team: TeamRepository }) {
     },
 
     /**
-     * Only the addressee may accept. To anyone else the invitation does not exist (404, whatever its
-     * state); to the addressee, one that is no longer open answers 409.
+     * Only the addressee holding the invitation's token may accept. To anyone else, and with any other
+     * token, the invitation does not exist (404, whatever its state); with both, one that is no longer
+     * open answers 409.
      */
-    async acceptInvitation(caller: Caller, id: string) {
-      const accepted = await team.accept(caller.userId, id);
+    async acceptInvitation(caller: Caller, id: string, token: string) {
+      const tokenHash = sha256(token);
+      const accepted = await team.accept(caller.userId, id, tokenHash);
       if (accepted) return toTeamMember(accepted);
-      if (await team.findAddressedTo(caller.userId, id)) throw new ConflictError('Invitation is no longer open');
+      if (await team.existsWithToken(caller.userId, id, tokenHash)) throw new ConflictError('Invitation is no longer open');
       throw new NotFoundError('Invitation');
     },
   };

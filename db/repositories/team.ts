@@ -68,15 +68,15 @@ export function createTeamRepository(db: Queryable) {
     /** Returns null when a non-removed member of the account already has this email (case-insensitively). */
     async insert(
       accountId: string,
-      v: { email: string; role: TeamRole; permissions: StoredPermissions; invitedBy: string },
+      v: { email: string; role: TeamRole; permissions: StoredPermissions; invitedBy: string; inviteTokenHash: string },
       q: Queryable = db,
     ): Promise<TeamMemberRow | null> {
       try {
         const { rows } = await q.query<TeamMemberRow>(
-          `INSERT INTO team_members (account_id, email, role, permissions, status, invited_by)
-           VALUES ($1, $2, $3, $4, 'invited', $5)
+          `INSERT INTO team_members (account_id, email, role, permissions, status, invited_by, invite_token_hash)
+           VALUES ($1, $2, $3, $4, 'invited', $5, $6)
            RETURNING ${COLUMNS}`,
-          [accountId, v.email, v.role, JSON.stringify(v.permissions), v.invitedBy],
+          [accountId, v.email, v.role, JSON.stringify(v.permissions), v.invitedBy, v.inviteTokenHash],
         );
         return rows[0]!;
       } catch (err) {
@@ -156,26 +156,27 @@ export function createTeamRepository(db: Queryable) {
     },
 
     /**
-     * Accepts an open invitation addressed to the user. One conditional UPDATE, so of two concurrent
-     * accepts exactly one succeeds. Null when there is no open invitation with this id for this user.
+     * Accepts an open invitation addressed to the user whose token hashes to `tokenHash`. One conditional
+     * UPDATE, so of two concurrent accepts exactly one succeeds. Null when there is no open invitation with
+     * this id, this token and this addressee.
      */
-    async accept(userId: string, id: string, q: Queryable = db): Promise<TeamMemberRow | null> {
+    async accept(userId: string, id: string, tokenHash: string, q: Queryable = db): Promise<TeamMemberRow | null> {
       const { rows } = await q.query<TeamMemberRow>(
         `UPDATE team_members SET status = 'active', user_id = $1, accepted_at = now(), updated_at = now()
-         WHERE id = $2 AND status = 'invited' AND ${ADDRESSED_TO}
+         WHERE id = $2 AND status = 'invited' AND invite_token_hash = $3 AND ${ADDRESSED_TO}
          RETURNING ${COLUMNS}`,
-        [userId, id],
+        [userId, id, tokenHash],
       );
       return rows[0] ?? null;
     },
 
-    /** Any membership row with this id addressed to the user, whatever its status. */
-    async findAddressedTo(userId: string, id: string, q: Queryable = db): Promise<TeamMemberRow | null> {
-      const { rows } = await q.query<TeamMemberRow>(
-        `SELECT ${COLUMNS} FROM team_members WHERE id = $2 AND ${ADDRESSED_TO}`,
-        [userId, id],
+    /** Whether a membership row with this id, this token and this addressee exists, whatever its status. */
+    async existsWithToken(userId: string, id: string, tokenHash: string, q: Queryable = db): Promise<boolean> {
+      const { rows } = await q.query(
+        `SELECT 1 FROM team_members WHERE id = $2 AND invite_token_hash = $3 AND ${ADDRESSED_TO}`,
+        [userId, id, tokenHash],
       );
-      return rows[0] ?? null;
+      return rows.length > 0;
     },
   };
 }
