@@ -92,7 +92,7 @@ export async function buildApp(deps: AppDeps) {
     supportIdempotencyKeys(api, repositories.guards, secrets, createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest());
     const scoped = api.withTypeProvider<ZodTypeProvider>();
     authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl });
-    accountRoutes(scoped, { account: services.account, publicBaseUrl });
+    accountRoutes(scoped, { account: services.account, audit: services.audit, publicBaseUrl });
     agentRoutes(scoped, { agents: services.agents, publicBaseUrl });
     connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
     toolRoutes(scoped, { tools: services.tools, publicBaseUrl });

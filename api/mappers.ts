@@ -1,5 +1,6 @@
 import type { AccountRow, ActingAccountRow, TransactionRow } from '../db/repositories/accounts';
 import type { AgentRow } from '../db/repositories/agents';
+import type { AuditRow } from '../db/repositories/audit';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
@@ -47,6 +48,18 @@ export function toTransaction(t: TransactionRow) {
     actorUserId: t.actor_user_id,
     balanceAfter: t.balance_after,
     createdAt: iso(t.created_at),
+  };
+}
+
+export function toAuditEntry(e: AuditRow) {
+  return {
+    id: e.id,
+    actorUserId: e.actor_user_id,
+    actorEmail: e.actor_email,
+    action: e.action,
+    resourceType: e.resource_type,
+    resourceId: e.resource_id,
+    createdAt: iso(e.created_at),
   };
 }
 

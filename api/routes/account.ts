@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { accountSchema, actingAccountSchema, transactionSchema } from '../schemas/account';
-import { listQuery } from '../schemas/common';
+import { accountSchema, actingAccountSchema, auditEntrySchema, transactionSchema } from '../schemas/account';
+import { errorResponse, listQuery } from '../schemas/common';
 import type { AccountService } from '../services/account-service';
+import type { AuditTrail } from '../services/audit-trail';
 import { callerOf, type App } from '../types';
 
-export function accountRoutes(app: App, deps: { account: AccountService; publicBaseUrl: string }): void {
+export function accountRoutes(app: App, deps: { account: AccountService; audit: AuditTrail; publicBaseUrl: string }): void {
   const tags = ['account'];
   app.get(
     '/api/account',
@@ -57,5 +58,23 @@ export function accountRoutes(app: App, deps: { account: AccountService; publicB
     },
     async (request, reply) =>
       sendPage(request, reply, await deps.account.listActingAccounts(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/account/audit',
+    {
+      config: { access: 'audit' },
+      schema: {
+        tags,
+        summary: 'The audit log',
+        description:
+          'Every write in the account acted in, newest first, with who made it: creates, updates, deletes, fires, runs, tests, ' +
+          'retries, imports and team changes. Each entry is written in the same transaction as the change it records. For the owner ' +
+          'and admins only (403 otherwise).',
+        querystring: listQuery,
+        response: { 200: z.array(auditEntrySchema), 403: errorResponse('Your role in this account is editor or viewer: the audit log is for the owner and admins.') },
+      },
+    },
+    async (request, reply) => sendPage(request, reply, await deps.audit.list(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );
 }

@@ -24,3 +24,15 @@ export const actingAccountSchema = z
     permissions: permissionsSchema.describe('Effective permissions here: all true for the owner; for a member, the role defaults overridden by their custom ones'),
   })
   .meta({ id: 'ActingAccount' });
+
+export const auditEntrySchema = z
+  .object({
+    id: z.uuid(),
+    actorUserId: z.uuid().nullable().describe('Who made the change (null once that user no longer exists)'),
+    actorEmail: z.string().nullable(),
+    action: z.string().describe('<resource>.<verb>: agent.create, agent.update, agent.delete, agent.import, tool.create, trigger.fire, run.create, webhook.test, delivery.retry, team.invite, team.update, team.remove, team.accept, …'),
+    resourceType: z.string().describe('The part of action before the dot: agent, connector, tool, trigger, webhook, delivery, run, team'),
+    resourceId: z.uuid().nullable().describe('The resource written (for team: the membership)'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'AuditEntry' });

@@ -7,6 +7,7 @@ import { openConfig, presentConfig, sealConfig, type Config, type SecretPath } f
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
 import { mergePatch, parseWith } from '../validation';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
 import { withinAgentQuota, type Quota } from './quotas';
@@ -33,6 +34,7 @@ export interface TypedConfigRules<T extends string> {
 }
 
 interface ChildRow<T extends string> {
+  id: string;
   type: T;
   config_json: Config;
 }
@@ -58,6 +60,9 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   secrets: SecretBox;
   /** 'Connector' → "Connector not found". */
   resource: string;
+  audit: AuditTrail;
+  /** The resource in audit actions: 'connector' → connector.create, connector.update, connector.delete. */
+  auditAs: 'connector' | 'tool';
   quotas: QuotasRepository;
   /** DESIGN §8: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
   quota: Quota & { count(agentId: string, q: Queryable): Promise<number> };
@@ -103,7 +108,9 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
       const row = await withTransaction(db, async (tx) => {
         // 404 too when the agent was deleted meanwhile.
         await withinAgentQuota(deps.quotas, tx, caller.accountId, agentId, deps.quota, deps.quota.count);
-        return repository.insert(caller.accountId, agentId, { ...values, configJson: sealed }, tx);
+        const inserted = await repository.insert(caller.accountId, agentId, { ...values, configJson: sealed }, tx);
+        if (inserted) await deps.audit.record(tx, caller, `${deps.auditAs}.create`, inserted.id);
+        return inserted;
       });
       if (!row) throw new NotFoundError('Agent');
       return deps.present(row, shown);
@@ -144,12 +151,17 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
         // A new type starts from nothing: a mask can't stand for the old type's secret (a Discord token is no Telegram token).
         const { sealed, shown } = await resolve(type, candidate, type === row.type ? current : null);
         const next: Values = { ...deps.valuesOf(row), ...patch, type, configJson: sealed };
-        return deps.present((await repository.update(caller.accountId, id, next, tx))!, shown);
+        const updated = (await repository.update(caller.accountId, id, next, tx))!;
+        await deps.audit.record(tx, caller, `${deps.auditAs}.update`, id);
+        return deps.present(updated, shown);
       });
     },
 
     async delete(caller: Caller, id: string): Promise<void> {
-      if (!(await repository.delete(caller.accountId, id))) throw new NotFoundError(deps.resource);
+      await withTransaction(db, async (tx) => {
+        if (!(await repository.delete(caller.accountId, id, tx))) throw new NotFoundError(deps.resource);
+        await deps.audit.record(tx, caller, `${deps.auditAs}.delete`, id);
+      });
     },
   };
 }

@@ -9,6 +9,7 @@ import type { HandOff } from '../../lib/handoff';
 import { NotFoundError } from '../errors';
 import { toAgent } from '../mappers';
 import { DEFAULT_MEMORY_CONFIG, type CreateAgentInput, type UpdateAgentInput } from '../schemas/agents';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { charge } from './billing';
 
@@ -36,9 +37,10 @@ export function createAgentService(deps: {
   agents: AgentsRepository;
   accounts: AccountsRepository;
   handOff: HandOff;
+  audit: AuditTrail;
   agentCreateCost: number;
 }) {
-  const { db, agents, accounts, handOff } = deps;
+  const { db, agents, accounts, handOff, audit } = deps;
 
   /** Every agent change emits its event in the change's own transaction, then hands it off. */
   async function committed<T>(fn: (tx: PoolClient) => Promise<T>): Promise<T> {
@@ -59,6 +61,7 @@ export function createAgentService(deps: {
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
       const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
       await startEventDispatch(tx, event, { agentId: id });
+      await audit.record(tx, caller, 'agent.update', id);
       return toAgent(updated);
     });
   }
@@ -89,6 +92,7 @@ export function createAgentService(deps: {
         }
         const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
         await startEventDispatch(tx, event, { agentId: row.id });
+        await audit.record(tx, caller, 'agent.create', row.id);
         return toAgent(row);
       });
     },
@@ -127,6 +131,7 @@ export function createAgentService(deps: {
         if (!row || !(await agents.delete(caller.accountId, id, tx))) throw new NotFoundError('Agent');
         const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) });
         await startEventDispatch(tx, event, { agentId: id });
+        await audit.record(tx, caller, 'agent.delete', id);
       });
     },
   };

@@ -2,6 +2,7 @@ import type { Connection } from '@temporalio/client';
 import type { Db } from '../../db/pool';
 import { createAccountsRepository } from '../../db/repositories/accounts';
 import { createAgentsRepository } from '../../db/repositories/agents';
+import { createAuditRepository } from '../../db/repositories/audit';
 import { createConnectorsRepository } from '../../db/repositories/connectors';
 import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
@@ -19,6 +20,7 @@ import type { HandOff } from '../../lib/handoff';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
 import { createAgentService } from './agent-service';
+import { createAuditTrail } from './audit-trail';
 import { createAuthService } from './auth-service';
 import { createConnectorService } from './connector-service';
 import { createDeliveryService } from './delivery-service';
@@ -37,6 +39,7 @@ export function createRepositories(db: Db) {
   return {
     accounts: createAccountsRepository(db),
     agents: createAgentsRepository(db),
+    audit: createAuditRepository(db),
     connectors: createConnectorsRepository(db),
     credentials: createCredentialsRepository(db),
     deliveries: createDeliveriesRepository(db),
@@ -73,6 +76,8 @@ export function createServices(deps: ServiceDeps) {
   const { allowPrivateTargets } = config.webhooks;
   const { quotas } = repos;
 
+  // Every write of every service records itself here, in its own transaction.
+  const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
   const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   return {
@@ -87,7 +92,8 @@ export function createServices(deps: ServiceDeps) {
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
     }),
     account: createAccountService({ accounts: repos.accounts }),
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, agentCreateCost: config.billing.agentCreateCost }),
+    audit,
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, agentCreateCost: config.billing.agentCreateCost }),
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
@@ -96,6 +102,7 @@ export function createServices(deps: ServiceDeps) {
       secrets,
       quotas,
       quota: config.quotas.connectorsPerAgent,
+      audit,
     }),
     tools: createToolService({
       db,
@@ -105,6 +112,7 @@ export function createServices(deps: ServiceDeps) {
       allowPrivateTargets,
       quotas,
       quota: config.quotas.toolsPerAgent,
+      audit,
     }),
     webhooks: createWebhookService({
       db,
@@ -114,6 +122,7 @@ export function createServices(deps: ServiceDeps) {
       allowPrivateTargets,
       quotas,
       quota: config.quotas.webhooksPerAccount,
+      audit,
     }),
     deliveries: createDeliveryService({
       db,
@@ -121,6 +130,7 @@ export function createServices(deps: ServiceDeps) {
       deliveries: repos.deliveries,
       handOff,
       timeoutMs: config.webhooks.timeoutMs,
+      audit,
     }),
     triggers: createTriggerService({
       db,
@@ -131,10 +141,11 @@ export function createServices(deps: ServiceDeps) {
       handOff,
       quotas,
       quota: config.quotas.triggersPerAccount,
+      audit,
     }),
-    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
-    team: createTeamService({ db, team: repos.team }),
-    runs: createRunService({ db, agents: repos.agents, handOff }),
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission, audit }),
+    team: createTeamService({ db, team: repos.team, audit }),
+    runs: createRunService({ db, agents: repos.agents, handOff, audit }),
     hooks: createHookService({
       db,
       hooks: repos.hooks,

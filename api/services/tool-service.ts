@@ -10,6 +10,7 @@ import { ValidationError } from '../errors';
 import { toTool } from '../mappers';
 import { toolConfigSchemas, type CreateToolInput } from '../schemas/tools';
 import { createAgentChildService } from './agent-children';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
 /**
@@ -43,6 +44,7 @@ export function createToolService(deps: {
   secrets: SecretBox;
   allowPrivateTargets: boolean;
   quotas: QuotasRepository;
+  audit: AuditTrail;
   /** QUOTA_TOOLS_PER_AGENT */
   quota: number;
 }) {
@@ -52,6 +54,8 @@ export function createToolService(deps: {
     repository: deps.tools,
     secrets: deps.secrets,
     resource: 'Tool',
+    audit: deps.audit,
+    auditAs: 'tool',
     quotas: deps.quotas,
     quota: { limit: deps.quota, plural: 'tools', count: deps.quotas.countTools },
     rules: {

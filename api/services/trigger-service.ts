@@ -14,6 +14,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toTrigger, type Trigger } from '../mappers';
 import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
 import { mergePatch, parseWith } from '../validation';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
 import { withinAccountQuota } from './quotas';
@@ -42,9 +43,10 @@ export function createTriggerService(deps: {
   quotas: QuotasRepository;
   /** QUOTA_TRIGGERS */
   quota: number;
+  audit: AuditTrail;
   now?: () => Date;
 }) {
-  const { db, triggers, agents, secrets, handOff, quotas } = deps;
+  const { db, triggers, agents, secrets, handOff, quotas, audit } = deps;
   const now = deps.now ?? (() => new Date());
 
   function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
@@ -106,7 +108,9 @@ export function createTriggerService(deps: {
         const resolved = resolveConfig(input.type, input.configJson ?? {}, {});
         await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'triggers' }, quotas.countTriggers);
         const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: resolved.sealed, enabled: input.enabled ?? true };
-        return { row: await triggers.insert(caller.accountId, scope, values, tx), resolved };
+        const row = await triggers.insert(caller.accountId, scope, values, tx);
+        await audit.record(tx, caller, 'trigger.create', row.id);
+        return { row, resolved };
       });
     } catch (err) {
       return translateWriteError(err, missing);
@@ -178,6 +182,7 @@ export function createTriggerService(deps: {
             enabled: patch.enabled ?? row.enabled,
           };
           const updated = await triggers.update(caller.accountId, scope, id, values, tx);
+          await audit.record(tx, caller, 'trigger.update', id);
           return present(updated!, resolved.plain, resolved.revealed);
         });
         handOff.kick();
@@ -188,7 +193,10 @@ export function createTriggerService(deps: {
     },
 
     async delete(caller: Caller, scope: TriggerScope, id: string): Promise<void> {
-      if (!(await triggers.delete(caller.accountId, scope, id))) throw new NotFoundError('Trigger');
+      await withTransaction(db, async (tx) => {
+        if (!(await triggers.delete(caller.accountId, scope, id, tx))) throw new NotFoundError('Trigger');
+        await audit.record(tx, caller, 'trigger.delete', id);
+      });
       handOff.kick();
     },
   };

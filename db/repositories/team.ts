@@ -65,6 +65,29 @@ export function createTeamRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
+    /**
+     * Whether the user is still an active member of the account, holding their membership row (FOR SHARE)
+     * until the transaction ends: a removal committed before this statement is seen (false), and one that
+     * comes after waits for the transaction to end. Under READ COMMITTED a removal this statement waited
+     * for is seen too (the row is checked again once its lock is released).
+     */
+    async holdActiveMembership(accountId: string, userId: string, q: Queryable): Promise<boolean> {
+      const { rows } = await q.query(
+        `SELECT 1 FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active' FOR SHARE`,
+        [accountId, userId],
+      );
+      return rows.length > 0;
+    },
+
+    /**
+     * Serializes the team writes of one account (invite, update, remove) until the transaction ends, so
+     * two of them never wait on each other's membership rows in opposite orders (an admin removing another
+     * while being removed by them).
+     */
+    async lockTeam(accountId: string, q: Queryable): Promise<void> {
+      await q.query(`SELECT pg_advisory_xact_lock(hashtext('team'), hashtext($1::text))`, [accountId]);
+    },
+
     /** Returns null when a non-removed member of the account already has this email (case-insensitively). */
     async insert(
       accountId: string,
