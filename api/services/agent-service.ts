@@ -66,35 +66,52 @@ export function createAgentService(deps: {
     });
   }
 
+  /**
+   * Inserts an agent with its charge (a non-template agent costs AGENT_CREATE_COST, 402 when short) and
+   * its agent.created event, in the caller's transaction.
+   */
+  async function insertAgent(tx: PoolClient, caller: Caller, input: CreateAgentInput): Promise<AgentRow> {
+    const row = await agents.insert(
+      caller.accountId,
+      {
+        name: input.name,
+        description: input.description ?? '',
+        goal: input.goal ?? '',
+        persona: input.persona ?? '',
+        voice: input.voice ?? '',
+        systemPrompt: input.systemPrompt ?? '',
+        policies: input.policies ?? [],
+        memoryConfig: { ...DEFAULT_MEMORY_CONFIG, ...input.memoryConfig },
+        configJson: input.configJson ?? {},
+        status: input.status ?? 'draft',
+        graph: input.graph ?? { nodes: [], edges: [] },
+      },
+      tx,
+    );
+    if (row.status !== 'template') {
+      await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id, actorUserId: caller.userId });
+    }
+    const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
+    await startEventDispatch(tx, event, { agentId: row.id });
+    return row;
+  }
+
   return {
     /** The agent and its charge are one transaction: both happen or neither. */
     async create(caller: Caller, input: CreateAgentInput) {
       return committed(async (tx) => {
-        const row = await agents.insert(
-          caller.accountId,
-          {
-            name: input.name,
-            description: input.description ?? '',
-            goal: input.goal ?? '',
-            persona: input.persona ?? '',
-            voice: input.voice ?? '',
-            systemPrompt: input.systemPrompt ?? '',
-            policies: input.policies ?? [],
-            memoryConfig: { ...DEFAULT_MEMORY_CONFIG, ...input.memoryConfig },
-            configJson: input.configJson ?? {},
-            status: input.status ?? 'draft',
-            graph: input.graph ?? { nodes: [], edges: [] },
-          },
-          tx,
-        );
-        if (row.status !== 'template') {
-          await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id, actorUserId: caller.userId });
-        }
-        const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
-        await startEventDispatch(tx, event, { agentId: row.id });
+        const row = await insertAgent(tx, caller, input);
         await audit.record(tx, caller, 'agent.create', row.id);
         return toAgent(row);
       });
+    },
+
+    /**
+     * Runs `more` in the transaction of an agent's creation (charged and evented like create), then hands
+     * off what it queued. An import creates the agent's children there.
+     */
+    async createWith<T>(caller: Caller, input: CreateAgentInput, more: (tx: PoolClient, agent: AgentRow) => Promise<T>): Promise<T> {
+      return committed(async (tx) => more(tx, await insertAgent(tx, caller, input)));
     },
 
     async get(caller: Caller, id: string) {

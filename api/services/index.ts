@@ -20,6 +20,7 @@ import type { HandOff } from '../../lib/handoff';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
 import { createAgentService } from './agent-service';
+import { createAgentTransferService } from './agent-transfer';
 import { createAuditTrail } from './audit-trail';
 import { createAuthService } from './auth-service';
 import { createConnectorService } from './connector-service';
@@ -80,7 +81,7 @@ export function createServices(deps: ServiceDeps) {
   const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
   const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
-  return {
+  const services = {
     auth: createAuthService({
       db,
       users: repos.users,
@@ -154,6 +155,20 @@ export function createServices(deps: ServiceDeps) {
       guards: repos.guards,
       rateLimitPerSecond: config.hooks.rateLimitPerSecond,
       fireAdmission,
+    }),
+  };
+  return {
+    ...services,
+    transfer: createAgentTransferService({
+      agentsRepository: repos.agents,
+      toolsRepository: repos.tools,
+      connectorsRepository: repos.connectors,
+      triggersRepository: repos.triggers,
+      agents: services.agents,
+      tools: services.tools,
+      connectors: services.connectors,
+      triggers: services.triggers,
+      audit,
     }),
   };
 }

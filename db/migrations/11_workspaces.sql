@@ -26,3 +26,10 @@ CREATE TABLE audit_log (
   created_at    timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX audit_log_page ON audit_log (account_id, created_at DESC, id DESC);
+
+-- An import creates an agent's tools, connectors and triggers in one transaction, where now() is a single
+-- instant: the clock's time keeps created order (the order an agent's tools run in, and its lists) the order
+-- of insertion.
+ALTER TABLE tools ALTER COLUMN created_at SET DEFAULT clock_timestamp(), ALTER COLUMN updated_at SET DEFAULT clock_timestamp();
+ALTER TABLE connectors ALTER COLUMN created_at SET DEFAULT clock_timestamp(), ALTER COLUMN updated_at SET DEFAULT clock_timestamp();
+ALTER TABLE triggers ALTER COLUMN created_at SET DEFAULT clock_timestamp(), ALTER COLUMN updated_at SET DEFAULT clock_timestamp();
