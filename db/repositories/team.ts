@@ -58,10 +58,12 @@ export function createTeamRepository(db: Queryable) {
      * names another account (one probe of team_members_active_user).
      */
     async findActiveMembership(accountId: string, userId: string, q: Queryable = db): Promise<{ role: TeamRole; permissions: StoredPermissions } | null> {
-      const { rows } = await q.query<{ role: TeamRole; permissions: StoredPermissions }>(
-        `SELECT role, permissions FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active'`,
-        [accountId, userId],
-      );
+      // Named: prepared once per connection, so the hot path skips parsing and planning it each time.
+      const { rows } = await q.query<{ role: TeamRole; permissions: StoredPermissions }>({
+        name: 'team-active-membership',
+        text: `SELECT role, permissions FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active'`,
+        values: [accountId, userId],
+      });
       return rows[0] ?? null;
     },
 
