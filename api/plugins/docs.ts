@@ -14,7 +14,7 @@ const MEANINGS: Record<string, string> = {
   401: 'No credential, or an invalid or expired one.',
   402: 'The balance is short; the message says the price and the balance.',
   403: 'A quota is full; the message names it.',
-  404: 'Nothing with this id in your account (unknown, another account\'s, or a malformed id).',
+  404: 'Nothing with this id in the account acted in (unknown, another account\'s, or a malformed id).',
   409: 'Conflict with the current state; the message says which.',
   413: 'The body is larger than 1 MiB.',
   415: 'The body is not JSON: send Content-Type: application/json.',

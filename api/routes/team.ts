@@ -13,7 +13,7 @@ import {
 import type { TeamService } from '../services/team-service';
 import { callerOf, type App } from '../types';
 
-/** The team of the caller's account (`/api/team`) and the caller's invitations to other accounts (`/api/invitations`). */
+/** The team of the account acted in (`/api/team`) and the caller's invitations to other accounts (`/api/invitations`). */
 export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: string }): void {
   const { team } = deps;
   const tags = ['team'];
@@ -25,7 +25,9 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
       schema: {
         tags,
         summary: 'List team members',
-        description: 'Members of the caller\'s account, newest first. By default invited and active ones; `status=removed` lists the history.',
+        description:
+          'Members of the account acted in, newest first (its owner is not a member). By default invited and active ones; ' +
+          '`status=removed` lists the history.',
         querystring: teamListQuery,
         response: { 200: z.array(teamMemberSchema) },
       },
@@ -79,7 +81,9 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
       schema: {
         tags,
         summary: 'Update a team member',
-        description: 'Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes one.',
+        description:
+          'Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes ' +
+          "one. Takes effect on the member's next request. Needs canManageTeam.",
         params: idParams,
         body: updateTeamMemberBody,
         response: { 200: teamMemberSchema },
@@ -95,7 +99,9 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
       schema: {
         tags,
         summary: 'Remove a team member',
-        description: 'Removes the member (or withdraws the invitation); the row stays as history (`GET /api/team?status=removed`).',
+        description:
+          'Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of ' +
+          'theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam.',
         params: idParams,
         response: { 204: noContent },
       },

@@ -58,6 +58,8 @@ describe('audit log and team concurrency', () => {
     assert.equal((await call(viewer.headers, 'POST', '/api/agents', { name: 'no' })).statusCode, 403);
     assert.equal((await call(editor.headers, 'POST', '/api/agents', { name: '' })).statusCode, 400);
     assert.equal((await call(editor.headers, 'DELETE', '/api/agents/00000000-0000-4000-8000-000000000000')).statusCode, 404);
+    assert.equal((await call(admin.headers, 'DELETE', '/api/team/00000000-0000-4000-8000-000000000000')).statusCode, 404);
+    assert.equal((await call(admin.headers, 'PATCH', '/api/team/00000000-0000-4000-8000-000000000000', { role: 'admin' })).statusCode, 404);
     await db.query('UPDATE accounts SET balance = 0 WHERE id = $1', [workspace]);
     assert.equal((await call(editor.headers, 'POST', '/api/agents', { name: 'short' })).statusCode, 402);
     assert.equal(await countRows('SELECT count(*) FROM audit_log WHERE account_id = $1', [workspace]), before);
