@@ -7,7 +7,7 @@ import { ConflictError, UnprocessableError, ValidationError } from '../errors';
 const TTL_HOURS = 24;
 
 /**
- * `Idempotency-Key` on authenticated POSTs (DESIGN §2): the first response is stored per
+ * `Idempotency-Key` on authenticated POSTs (docs/api.md § Idempotency): the first response is stored per
  * (caller, key) for 24 h and replayed for a repeat with the same body; a different body gets 422,
  * a repeat while the first is still running gets 409. 5xx and 429 responses are not stored, so the
  * client can retry them (a 429's Retry-After would mean nothing if the 429 were replayed for 24 h). A stored response may show a secret in full (the request that set it), so it is

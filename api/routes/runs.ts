@@ -5,7 +5,7 @@ import { createRunBody, runSchema, runStepSchema } from '../schemas/runs';
 import type { RunService } from '../services/run-service';
 import { callerOf, type App } from '../types';
 
-/** Agent runs (DESIGN §4 Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
+/** Agent runs (README § Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
 export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: string }): void {
   const { runs } = deps;
   const tags = ['runs'];

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { requireAuthentication } from '../../api/plugins/authenticate';
 import type { Db } from '../../db/pool';
+import { suiteContext } from '../helpers/cleanup';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { accountIdOf, joinWorkspace, type CustomPermissions, type Role } from '../helpers/workspaces';
 
@@ -185,7 +186,7 @@ interface Operation {
 describe('route × role matrix: every operation of the OpenAPI document, for every role', () => {
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
+  const suite = suiteContext();
   let owner: TestUser;
   let workspace: string;
   let operations: Operation[];
@@ -245,7 +246,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
   }
 
   before(async () => {
-    ({ app, db, close } = await startTestApp({ INITIAL_BALANCE: '1000000' }));
+    ({ app, db } = await startTestApp(suite, { INITIAL_BALANCE: '1000000' }));
     owner = await registerUser(app);
     workspace = await accountIdOf(app, owner);
     for (const actor of ACTORS) {
@@ -278,7 +279,6 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
       }
     }
   });
-  after(() => close());
 
   it('has a request for every authenticated operation of the document', () => {
     const missing = operations.map((o) => `${o.method} ${o.path}`).filter((key) => !REQUESTS[key]);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
+import { suiteContext } from '../helpers/cleanup';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
 import { accountIdOf, joinWorkspace } from '../helpers/workspaces';
 
@@ -26,12 +27,11 @@ const SECRETS = {
 describe('agent export and import', () => {
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
+  const suite = suiteContext();
 
   before(async () => {
-    ({ app, db, close } = await startTestApp({ QUOTA_TOOLS_PER_AGENT: '3' }));
+    ({ app, db } = await startTestApp(suite, { QUOTA_TOOLS_PER_AGENT: '3' }));
   });
-  after(() => close());
 
   const call = (headers: Record<string, string>, method: Method, url: string, payload?: unknown) =>
     app.inject({ method, url, headers, payload: payload as object });

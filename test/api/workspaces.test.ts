@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
+import { suiteContext } from '../helpers/cleanup';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { accountIdOf, actingIn, joinWorkspace } from '../helpers/workspaces';
 
@@ -10,12 +11,11 @@ type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 describe('workspaces: the account a request acts in', () => {
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
+  const suite = suiteContext();
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
   });
-  after(() => close());
 
   const call = (headers: Record<string, string>, method: Method, url: string, payload?: unknown) =>
     app.inject({ method, url, headers, payload: payload as object });
