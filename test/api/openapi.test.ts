@@ -43,6 +43,11 @@ describe('OpenAPI document covers every route', () => {
       '/api/team/{id}': ['get', 'put', 'patch', 'delete'],
       '/api/invitations': ['get'],
       '/api/invitations/{id}/accept': ['post'],
+      // Workspaces.
+      '/api/accounts': ['get'],
+      '/api/account/audit': ['get'],
+      '/api/agents/{id}/export': ['get'],
+      '/api/agents/import': ['post'],
       // The engine (issue 4).
       '/api/triggers/{id}/fires': ['get'],
       '/api/triggers/{id}/fires/{fireId}': ['get'],
