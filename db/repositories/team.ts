@@ -54,17 +54,22 @@ export function createTeamRepository(db: Queryable) {
     },
 
     /**
-     * The user's active membership of the account, or null: the acting-account check of a request that
-     * names another account (one probe of team_members_active_user).
+     * The active memberships among (account, user) pairs: the acting-account check of requests that name
+     * another account, several requests' checks in one query (one probe of team_members_active_user each).
      */
-    async findActiveMembership(accountId: string, userId: string, q: Queryable = db): Promise<{ role: TeamRole; permissions: StoredPermissions } | null> {
+    async findActiveMemberships(
+      pairs: readonly { accountId: string; userId: string }[],
+      q: Queryable = db,
+    ): Promise<{ account_id: string; user_id: string; role: TeamRole; permissions: StoredPermissions }[]> {
       // Named: prepared once per connection, so the hot path skips parsing and planning it each time.
-      const { rows } = await q.query<{ role: TeamRole; permissions: StoredPermissions }>({
-        name: 'team-active-membership',
-        text: `SELECT role, permissions FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active'`,
-        values: [accountId, userId],
+      const { rows } = await q.query<{ account_id: string; user_id: string; role: TeamRole; permissions: StoredPermissions }>({
+        name: 'team-active-memberships',
+        text: `SELECT m.account_id, m.user_id, m.role, m.permissions
+               FROM unnest($1::uuid[], $2::uuid[]) AS wanted (account_id, user_id)
+               JOIN team_members m ON m.account_id = wanted.account_id AND m.user_id = wanted.user_id AND m.status = 'active'`,
+        values: [pairs.map((p) => p.accountId), pairs.map((p) => p.userId)],
       });
-      return rows[0] ?? null;
+      return rows;
     },
 
     /**

@@ -163,6 +163,32 @@ describe('workspaces: the account a request acts in', () => {
     assert.equal((await call(owner.auth, 'GET', `/api/agents/${agent.id}`)).statusCode, 200);
   });
 
+  it('answers each of many requests arriving together by its own membership (the lookups are made as one query)', async () => {
+    const owners = [await registerUser(app), await registerUser(app), await registerUser(app)];
+    const accounts = await Promise.all(owners.map((o) => accountIdOf(app, o)));
+    const agents = await Promise.all(owners.map((o) => createAgent(o.auth)));
+    // u0: admin of account 0; u1: viewer of account 1; u2: member of none (removed from account 2).
+    const u0 = await joinWorkspace(app, owners[0]!, 'admin');
+    const u1 = await joinWorkspace(app, owners[1]!, 'viewer');
+    const u2 = await joinWorkspace(app, owners[2]!, 'editor');
+    assert.equal((await call(owners[2]!.auth, 'DELETE', `/api/team/${u2.memberId}`)).statusCode, 204);
+    // What each user may do in each account: null = not a member there.
+    const roles = new Map<TestUser, (string | null)[]>([[u0.user, ['admin', null, null]], [u1.user, [null, 'viewer', null]], [u2.user, [null, null, null]]]);
+    const cases: [TestUser, number, Method, number][] = [];
+    for (const [u, byAccount] of roles) {
+      byAccount.forEach((role, a) => {
+        cases.push([u, a, 'GET', role ? 200 : 404]);
+        cases.push([u, a, 'PATCH', !role ? 404 : role === 'viewer' ? 403 : 200]);
+      });
+    }
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(
+        cases.map(([u, a, method]) => call(actingIn(u, accounts[a]!), method, `/api/agents/${agents[a]!.id}`, method === 'PATCH' ? { goal: `r${round}` } : undefined)),
+      );
+      assert.deepEqual(results.map((r) => r.statusCode), cases.map((c) => c[3]));
+    }
+  });
+
   it('lets an API key act in any account its user may act in, through the same header', async () => {
     const owner = await registerUser(app);
     const workspace = await accountIdOf(app, owner);
