@@ -12,8 +12,9 @@ export interface TestDatabase {
 
 /**
  * A database of its own, cloned from the migrated template the runner made; dropped when `t` ends.
+ * `poolSize` is the size of its pool.
  */
-export async function createTestDatabase(t: Cleanup): Promise<TestDatabase> {
+export async function createTestDatabase(t: Cleanup, poolSize = 20): Promise<TestDatabase> {
   const baseUrl = process.env.DATABASE_URL;
   const template = process.env.TEST_TEMPLATE_DB;
   if (!baseUrl || !template) throw new Error('Run tests with `npm test` (it prepares DATABASE_URL and TEST_TEMPLATE_DB)');
@@ -31,7 +32,7 @@ export async function createTestDatabase(t: Cleanup): Promise<TestDatabase> {
     }
   });
   const url = urlForDatabase(baseUrl, name);
-  const db = createPool(url, 20);
+  const db = createPool(url, poolSize);
   let dropped: Promise<void> | undefined;
   const drop = () =>
     (dropped ??= (async () => {
