@@ -263,7 +263,7 @@ describe('workspaces: the account a request acts in', () => {
     assert.equal((await call(owner.auth, 'POST', '/api/agents', { name: 'still mine' })).statusCode, 201);
   });
 
-  it('never lets one idempotency key replay across accounts', async () => {
+  it('never lets one idempotency key replay across accounts, and audits a replayed create once', async () => {
     const owner = await registerUser(app);
     const editor = await joinWorkspace(app, owner, 'editor');
     const key = { 'idempotency-key': 'same-key' };
@@ -274,5 +274,7 @@ describe('workspaces: the account a request acts in', () => {
     const replay = await call({ ...editor.headers, ...key }, 'POST', '/api/agents', { name: 'x' });
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.json().id, first.json().id);
+    const audited = (await call(owner.auth, 'GET', '/api/account/audit')).json().filter((e: { action: string }) => e.action === 'agent.create');
+    assert.deepEqual(audited.map((e: { resourceId: string }) => e.resourceId), [first.json().id], 'a replay is not a second write');
   });
 });
