@@ -97,8 +97,8 @@ export async function buildApp(deps: AppDeps) {
     });
     const scoped = api.withTypeProvider<ZodTypeProvider>();
     authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl });
-    accountRoutes(scoped, { account: services.account, publicBaseUrl });
-    agentRoutes(scoped, { agents: services.agents, publicBaseUrl });
+    accountRoutes(scoped, { account: services.account, audit: services.audit, publicBaseUrl });
+    agentRoutes(scoped, { agents: services.agents, transfer: services.transfer, publicBaseUrl });
     connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
     toolRoutes(scoped, { tools: services.tools, publicBaseUrl });
     webhookRoutes(scoped, { webhooks: services.webhooks, publicBaseUrl });

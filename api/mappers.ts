@@ -1,5 +1,6 @@
-import type { AccountRow, TransactionRow } from '../db/repositories/accounts';
+import type { AccountRow, ActingAccountRow, TransactionRow } from '../db/repositories/accounts';
 import type { AgentRow } from '../db/repositories/agents';
+import type { AuditRow } from '../db/repositories/audit';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
@@ -13,6 +14,7 @@ import type { UserRow } from '../db/repositories/users';
 import type { WebhookRow } from '../db/repositories/webhooks';
 import type { Config } from '../lib/secret-config';
 import type { TriggerConfig } from './schemas/triggers';
+import { permissionsFor } from './services/access';
 import { effectivePermissions } from './services/team-permissions';
 
 /** Row → API shape. Pure functions; the only place snake_case turns into the public camelCase. */
@@ -43,9 +45,26 @@ export function toTransaction(t: TransactionRow) {
     amount: t.amount,
     reason: t.reason,
     resourceId: t.resource_id,
+    actorUserId: t.actor_user_id,
     balanceAfter: t.balance_after,
     createdAt: iso(t.created_at),
   };
+}
+
+export function toAuditEntry(e: AuditRow) {
+  return {
+    id: e.id,
+    actorUserId: e.actor_user_id,
+    actorEmail: e.actor_email,
+    action: e.action,
+    resourceType: e.resource_type,
+    resourceId: e.resource_id,
+    createdAt: iso(e.created_at),
+  };
+}
+
+export function toActingAccount(a: ActingAccountRow) {
+  return { id: a.id, name: a.name, role: a.role, permissions: permissionsFor(a.role, a.permissions) };
 }
 
 export function toAgent(a: AgentRow) {

@@ -1,8 +1,10 @@
 /**
  * `npm run bench` (or `npx tsx bench/run.ts`): the API's overhead over a bare Fastify + pg server.
  *
- *   read:  API `GET /api/agents/:id` (bearer JWT)  vs  bare `GET /agents/:id` (SELECT * … WHERE id = $1)
- *   write: API `POST /api/agents`     (bearer JWT)  vs  bare `POST /agents` (conditional UPDATE + INSERT, one tx)
+ *   read:   API `GET /api/agents/:id` (bearer JWT)  vs  bare `GET /agents/:id` (SELECT * … WHERE id = $1)
+ *   write:  API `POST /api/agents`     (bearer JWT)  vs  bare `POST /agents` (conditional UPDATE + INSERT, one tx)
+ *   acting: API `GET /api/agents/:id` by a team member acting in the owner's account (`Account-Id` header: one
+ *           membership lookup per request)  vs  the same read by the owner in their own account (target ≥ 0.9)
  *
  * Approach: this process only generates load (autocannon, same connections/duration/warm-up for every
  * target, one target at a time). Each server runs in its own child process (`node --import tsx
@@ -21,7 +23,7 @@
  * Settings: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (3),
  * BENCH_ROUNDS (1; with more, api and bare alternate which goes first and the table shows medians),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432; DATABASE_URL's server if set),
- * BENCH_SCENARIOS (read,write: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
+ * BENCH_SCENARIOS (read,write,acting: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
  * <dir>/api and <dir>/bare when they exit; summarize with `npx tsx bench/profile-summary.ts <dir>/api`).
  * Exits 1 if any response is not 2xx or a request errored.
  */
@@ -31,10 +33,25 @@ import { combine, loadSettingsFromEnv, measure, probe, type Measurement, type Ta
 import { startServer, type ServerProcess } from './server-process';
 
 const READ_RATIO_TARGET = 0.6;
+/** Acting in another account may not cost a read much more than acting in one's own (one membership lookup). */
+const ACTING_RATIO_TARGET = 0.9;
+
+type Scenario = 'read' | 'write' | 'acting';
+
+/** Each scenario measures `subject` against `baseline` in the same run; the ratio is subject/baseline. */
+interface Pair {
+  scenario: Scenario;
+  subject: Target;
+  baseline: Target;
+  /** How the table names the two. */
+  labels: [string, string];
+  /** The req/s ratio the scenario should reach, when it has one. */
+  ratioTarget?: number;
+}
 
 interface Row {
-  scenario: 'read' | 'write';
-  target: 'api' | 'bare';
+  scenario: Scenario;
+  target: string;
   m: Measurement;
 }
 
@@ -94,15 +111,32 @@ async function main(): Promise<number> {
     const agentId = agent.id;
     const accountId = agent.accountId;
 
-    const allScenarios: { scenario: Row['scenario']; api: Target; bare: Target }[] = [
+    // A second user, invited into the first one's account as a viewer (reads are all the bench does), who
+    // accepts with the invitation's token and then acts there through Account-Id.
+    const memberEmail = `bench-member-${process.pid}@example.com`;
+    const member = await postJson<{ accessToken: string }>(
+      `${api.baseUrl}/api/auth/register`,
+      { email: memberEmail, password: 'correct horse battery', name: 'Bench member' },
+      201,
+    );
+    const invitation = await postJson<{ id: string; inviteToken: string }>(`${api.baseUrl}/api/team`, { email: memberEmail, role: 'viewer' }, 201, { authorization });
+    await postJson(`${api.baseUrl}/api/invitations/${invitation.id}/accept`, { token: invitation.inviteToken }, 200, {
+      authorization: `Bearer ${member.accessToken}`,
+    });
+    const ownRead: Target = { name: 'api read', url: `${api.baseUrl}/api/agents/${agentId}`, method: 'GET', headers: { authorization }, expectStatus: 200 };
+
+    const allScenarios: Pair[] = [
       {
         scenario: 'read',
-        api: { name: 'api read', url: `${api.baseUrl}/api/agents/${agentId}`, method: 'GET', headers: { authorization }, expectStatus: 200 },
-        bare: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET', expectStatus: 200 },
+        labels: ['api', 'bare'],
+        ratioTarget: READ_RATIO_TARGET,
+        subject: ownRead,
+        baseline: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET', expectStatus: 200 },
       },
       {
         scenario: 'write',
-        api: {
+        labels: ['api', 'bare'],
+        subject: {
           name: 'api write',
           url: `${api.baseUrl}/api/agents`,
           method: 'POST',
@@ -110,7 +144,7 @@ async function main(): Promise<number> {
           body: JSON.stringify({ name: 'bench agent' }),
           expectStatus: 201,
         },
-        bare: {
+        baseline: {
           name: 'bare write',
           url: `${bare.baseUrl}/agents`,
           method: 'POST',
@@ -119,10 +153,23 @@ async function main(): Promise<number> {
           expectStatus: 201,
         },
       },
+      {
+        scenario: 'acting',
+        labels: ['api, Account-Id', 'api, own'],
+        ratioTarget: ACTING_RATIO_TARGET,
+        subject: {
+          name: 'api read acting in another account',
+          url: ownRead.url,
+          method: 'GET',
+          headers: { authorization: `Bearer ${member.accessToken}`, 'account-id': accountId },
+          expectStatus: 200,
+        },
+        baseline: ownRead,
+      },
     ];
-    const wanted = (process.env.BENCH_SCENARIOS || 'read,write').split(',').map((w) => w.trim());
+    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting').split(',').map((w) => w.trim());
     const scenarios = allScenarios.filter((s) => wanted.includes(s.scenario));
-    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read and/or write, got "${process.env.BENCH_SCENARIOS}"`);
+    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write and/or acting, got "${process.env.BENCH_SCENARIOS}"`);
 
     const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(
@@ -133,37 +180,38 @@ async function main(): Promise<number> {
     );
     console.log(`load average before: ${loadavg()}`);
     for (const s of scenarios) {
-      const [apiBytes, bareBytes] = [await probe(s.api), await probe(s.bare)];
-      console.log(`${s.scenario}: response body ${apiBytes} B (api) vs ${bareBytes} B (bare)`);
+      const [subjectBytes, baselineBytes] = [await probe(s.subject), await probe(s.baseline)];
+      console.log(`${s.scenario}: response body ${subjectBytes} B (${s.labels[0]}) vs ${baselineBytes} B (${s.labels[1]})`);
     }
     console.log('');
 
     const runs = new Map<string, Measurement[]>();
-    const byTarget = { api, bare };
+    // Which server process answers a target (its CPU clock is sampled around the run).
+    const serverOf = (t: Target) => (t.url.startsWith(api.baseUrl) ? api : bare);
     for (const s of scenarios) {
       for (let round = 0; round < settings.rounds; round++) {
-        for (const target of round % 2 === 0 ? (['api', 'bare'] as const) : (['bare', 'api'] as const)) {
-          process.stderr.write(`measuring ${s.scenario} ${target} (round ${round + 1}/${settings.rounds}) …\n`);
-          const m = await measure(s[target], settings, byTarget[target].cpuMicros);
-          runs.set(`${s.scenario}/${target}`, [...(runs.get(`${s.scenario}/${target}`) ?? []), m]);
+        for (const side of round % 2 === 0 ? (['subject', 'baseline'] as const) : (['baseline', 'subject'] as const)) {
+          const label = s.labels[side === 'subject' ? 0 : 1];
+          process.stderr.write(`measuring ${s.scenario} ${label} (round ${round + 1}/${settings.rounds}) …\n`);
+          const m = await measure(s[side], settings, serverOf(s[side]).cpuMicros);
+          runs.set(`${s.scenario}/${side}`, [...(runs.get(`${s.scenario}/${side}`) ?? []), m]);
         }
       }
     }
     const rows: Row[] = scenarios.flatMap((s) =>
-      (['api', 'bare'] as const).map((target) => ({ scenario: s.scenario, target, m: combine(runs.get(`${s.scenario}/${target}`)!) })),
+      (['subject', 'baseline'] as const).map((side, i) => ({ scenario: s.scenario, target: s.labels[i]!, m: combine(runs.get(`${s.scenario}/${side}`)!) })),
     );
 
     console.log(table(rows));
     console.log(`load average after: ${loadavg()}`);
     console.log('');
-    const get = (scenario: Row['scenario'], target: Row['target']) => rows.find((r) => r.scenario === scenario && r.target === target)!.m;
-    for (const { scenario } of scenarios) {
-      const a = get(scenario, 'api');
-      const b = get(scenario, 'bare');
+    for (const s of scenarios) {
+      const a = combine(runs.get(`${s.scenario}/subject`)!);
+      const b = combine(runs.get(`${s.scenario}/baseline`)!);
       const ratio = a.requestsPerSecond / b.requestsPerSecond;
-      const verdict = scenario === 'read' ? `  (target ≥ ${READ_RATIO_TARGET}: ${ratio >= READ_RATIO_TARGET ? 'met' : 'NOT met'})` : '';
+      const verdict = s.ratioTarget !== undefined ? `  (target ≥ ${s.ratioTarget}: ${ratio >= s.ratioTarget ? 'met' : 'NOT met'})` : '';
       console.log(
-        `${scenario} ratio api/bare: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
+        `${s.scenario} ratio ${s.labels[0]} / ${s.labels[1]}: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
           `p99 ${(a.p99 / b.p99).toFixed(2)}x; server CPU/req ${(a.cpuPerRequest / b.cpuPerRequest).toFixed(2)}x`,
       );
     }

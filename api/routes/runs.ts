@@ -13,6 +13,7 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
   app.post(
     '/api/agents/:id/runs',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Run an agent',
@@ -36,6 +37,7 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
   app.get(
     '/api/agents/:id/runs',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'List an agent\'s runs',
@@ -52,6 +54,7 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
   app.get(
     '/api/runs/:id',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'Get a run',
@@ -66,6 +69,7 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
   app.get(
     '/api/runs/:id/steps',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: "List a run's steps",

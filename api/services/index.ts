@@ -2,6 +2,7 @@ import type { Connection } from '@temporalio/client';
 import type { Db } from '../../db/pool';
 import { createAccountsRepository } from '../../db/repositories/accounts';
 import { createAgentsRepository } from '../../db/repositories/agents';
+import { createAuditRepository } from '../../db/repositories/audit';
 import { createConnectorsRepository } from '../../db/repositories/connectors';
 import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
@@ -19,6 +20,8 @@ import type { HandOff } from '../../lib/handoff';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
 import { createAgentService } from './agent-service';
+import { createAgentTransferService } from './agent-transfer';
+import { createAuditTrail } from './audit-trail';
 import { createAuthService } from './auth-service';
 import { createConnectorService } from './connector-service';
 import { createDeliveryService } from './delivery-service';
@@ -37,6 +40,7 @@ export function createRepositories(db: Db) {
   return {
     accounts: createAccountsRepository(db),
     agents: createAgentsRepository(db),
+    audit: createAuditRepository(db),
     connectors: createConnectorsRepository(db),
     credentials: createCredentialsRepository(db),
     deliveries: createDeliveriesRepository(db),
@@ -73,20 +77,24 @@ export function createServices(deps: ServiceDeps) {
   const { allowPrivateTargets } = config.webhooks;
   const { quotas } = repos;
 
+  // Every write of every service records itself here, in its own transaction.
+  const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
   const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
-  return {
+  const services = {
     auth: createAuthService({
       db,
       users: repos.users,
       accounts: repos.accounts,
       credentials: repos.credentials,
+      team: repos.team,
       tokens,
       initialBalance: config.billing.initialBalance,
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
     }),
     account: createAccountService({ accounts: repos.accounts }),
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, agentCreateCost: config.billing.agentCreateCost }),
+    audit,
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, agentCreateCost: config.billing.agentCreateCost }),
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
@@ -95,6 +103,7 @@ export function createServices(deps: ServiceDeps) {
       secrets,
       quotas,
       quota: config.quotas.connectorsPerAgent,
+      audit,
     }),
     tools: createToolService({
       db,
@@ -104,6 +113,7 @@ export function createServices(deps: ServiceDeps) {
       allowPrivateTargets,
       quotas,
       quota: config.quotas.toolsPerAgent,
+      audit,
     }),
     webhooks: createWebhookService({
       db,
@@ -113,6 +123,7 @@ export function createServices(deps: ServiceDeps) {
       allowPrivateTargets,
       quotas,
       quota: config.quotas.webhooksPerAccount,
+      audit,
     }),
     deliveries: createDeliveryService({
       db,
@@ -120,6 +131,7 @@ export function createServices(deps: ServiceDeps) {
       deliveries: repos.deliveries,
       handOff,
       timeoutMs: config.webhooks.timeoutMs,
+      audit,
     }),
     triggers: createTriggerService({
       db,
@@ -130,10 +142,11 @@ export function createServices(deps: ServiceDeps) {
       handOff,
       quotas,
       quota: config.quotas.triggersPerAccount,
+      audit,
     }),
-    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
-    team: createTeamService({ db, team: repos.team }),
-    runs: createRunService({ db, agents: repos.agents, handOff }),
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission, audit }),
+    team: createTeamService({ db, team: repos.team, audit }),
+    runs: createRunService({ db, agents: repos.agents, handOff, audit }),
     hooks: createHookService({
       db,
       hooks: repos.hooks,
@@ -142,6 +155,20 @@ export function createServices(deps: ServiceDeps) {
       guards: repos.guards,
       rateLimitPerSecond: config.hooks.rateLimitPerSecond,
       fireAdmission,
+    }),
+  };
+  return {
+    ...services,
+    transfer: createAgentTransferService({
+      agentsRepository: repos.agents,
+      toolsRepository: repos.tools,
+      connectorsRepository: repos.connectors,
+      triggersRepository: repos.triggers,
+      agents: services.agents,
+      tools: services.tools,
+      connectors: services.connectors,
+      triggers: services.triggers,
+      audit,
     }),
   };
 }

@@ -9,10 +9,11 @@ import { ConflictError, NotFoundError } from '../errors';
 import { toRun, toRunStep, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
-export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff }) {
-  const { db, agents, handOff } = deps;
+export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff; audit: AuditTrail }) {
+  const { db, agents, handOff, audit } = deps;
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -33,6 +34,7 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
         if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
         const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null });
         await startRun(tx, run);
+        await audit.record(tx, caller, 'run.create', run.id);
         return run;
       });
       handOff.kick();

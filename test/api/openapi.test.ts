@@ -43,6 +43,11 @@ describe('OpenAPI document covers every route', () => {
       '/api/team/{id}': ['get', 'put', 'patch', 'delete'],
       '/api/invitations': ['get'],
       '/api/invitations/{id}/accept': ['post'],
+      // Workspaces.
+      '/api/accounts': ['get'],
+      '/api/account/audit': ['get'],
+      '/api/agents/{id}/export': ['get'],
+      '/api/agents/import': ['post'],
       // The engine (issue 4).
       '/api/triggers/{id}/fires': ['get'],
       '/api/triggers/{id}/fires/{fireId}': ['get'],
@@ -65,7 +70,7 @@ describe('OpenAPI document covers every route', () => {
   });
 
   it('gives each operation its parameters, body and response schemas', () => {
-    const bodiless = new Set(['post /api/invitations/{id}/accept', 'post /api/webhooks/{id}/deliveries/{deliveryId}/retry']);
+    const bodiless = new Set(['post /api/webhooks/{id}/deliveries/{deliveryId}/retry']);
     let count = 0;
     for (const [path, operations] of Object.entries(paths)) {
       for (const [method, op] of Object.entries(operations)) {
@@ -111,7 +116,8 @@ describe('OpenAPI document covers every route', () => {
       for (const [method, op] of Object.entries(operations)) {
         const name = `${method.toUpperCase()} ${path}`;
         const isPublic = Array.isArray(op.security) && op.security.length === 0;
-        const query = op.parameters?.some((p) => p.in === 'query' || p.in === 'header');
+        // Account-Id is never a 400: an account the caller may not act in, malformed or not, is a 404.
+        const query = op.parameters?.some((p) => p.in === 'query' || (p.in === 'header' && p.name !== 'account-id'));
         const carriesBody = ['post', 'put', 'patch', 'delete'].includes(method);
         const expected = new Set<string>();
         if (carriesBody) ['400', '413', '415'].forEach((s) => expected.add(s));
@@ -128,6 +134,8 @@ describe('OpenAPI document covers every route', () => {
         if (method === 'post' && !isPublic && !op.parameters?.some((p) => p.in === 'header' && p.name === 'idempotency-key')) {
           problems.push(`${name}: Idempotency-Key undocumented`);
         }
+        if (!isPublic && !op.parameters?.some((p) => p.in === 'header' && p.name === 'account-id')) problems.push(`${name}: Account-Id undocumented`);
+        if (!isPublic && !/Account-Id/.test(op.responses['404']?.description ?? '')) problems.push(`${name}: the Account-Id 404 undocumented`);
         for (const [status, response] of Object.entries(op.responses)) {
           if (!response.description || response.description === 'Default Response') problems.push(`${name}: ${status} has no description`);
         }
