@@ -234,6 +234,8 @@ export function toRun(r: RunRow) {
     output: r.output,
     error: r.error,
     chainDepth: r.chain_depth,
+    threadId: r.thread_id,
+    executor: r.executor,
     startedAt: r.started_at ? iso(r.started_at) : null,
     finishedAt: r.finished_at ? iso(r.finished_at) : null,
     createdAt: iso(r.created_at),

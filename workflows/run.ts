@@ -29,12 +29,12 @@ const { beginRun, finishRun, failRun } = proxyActivities<Activities>({
  * run. A step's attempt can't outlast the run, so its limit is the run's time left.
  */
 function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => Promise<StepOutcome>> {
-  const { runToolStep } = proxyActivities<Activities>({
+  const { runToolStep, runModelStep } = proxyActivities<Activities>({
     startToCloseTimeout: Math.max(timeLeftMs, 1_000),
     heartbeatTimeout: '5 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
   });
-  return { tool: runToolStep };
+  return { tool: runToolStep, model: runModelStep };
 }
 
 /**

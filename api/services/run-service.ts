@@ -31,7 +31,7 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
         if (!agent) throw new NotFoundError('Agent');
         if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
         if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
-        const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null });
+        const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null });
         await startRun(tx, run);
         return run;
       });

@@ -1,7 +1,7 @@
 import type { StepType } from '../../workflows/types';
 import type { Queryable } from '../pool';
 
-/** One step of a run (DESIGN §9): a tool call today, a model call later. */
+/** One step of a run (DESIGN §9): a tool call or a model call. */
 export interface RunStepRow {
   run_id: string;
   step_index: number;
@@ -13,12 +13,14 @@ export interface RunStepRow {
   output: unknown;
   error: string | null;
   usage: unknown;
+  /** The step whose answer added this one; null for the steps planned when the run started. */
+  planned_by: number | null;
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
 }
 
-const COLUMNS = `run_id, step_index, type, name, tool_id, tool_type, input, output, error, usage, started_at, finished_at, created_at`;
+const COLUMNS = `run_id, step_index, type, name, tool_id, tool_type, input, output, error, usage, planned_by, started_at, finished_at, created_at`;
 
 export interface NewRunStep {
   type: StepType;
@@ -29,13 +31,13 @@ export interface NewRunStep {
   input?: unknown;
 }
 
-/** Appends steps to a run, numbered after its last one. */
-export async function insertRunSteps(q: Queryable, runId: string, steps: NewRunStep[]): Promise<RunStepRow[]> {
+/** Appends steps to a run, numbered after its last one; `plannedBy`: the step whose answer adds them. */
+export async function insertRunSteps(q: Queryable, runId: string, steps: NewRunStep[], plannedBy: number | null = null): Promise<RunStepRow[]> {
   if (steps.length === 0) return [];
   const { rows } = await q.query<RunStepRow>(
-    `INSERT INTO run_steps (run_id, step_index, type, name, tool_id, tool_type, input)
+    `INSERT INTO run_steps (run_id, step_index, type, name, tool_id, tool_type, input, planned_by)
      SELECT $1, coalesce((SELECT max(step_index) + 1 FROM run_steps WHERE run_id = $1), 0) + s.ord - 1,
-            s.step ->> 'type', s.step ->> 'name', (s.step ->> 'tool_id')::uuid, s.step ->> 'tool_type', nullif(s.step -> 'input', 'null')
+            s.step ->> 'type', s.step ->> 'name', (s.step ->> 'tool_id')::uuid, s.step ->> 'tool_type', nullif(s.step -> 'input', 'null'), $3
        FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS s(step, ord)
      RETURNING ${COLUMNS}`,
     [
@@ -43,9 +45,25 @@ export async function insertRunSteps(q: Queryable, runId: string, steps: NewRunS
       JSON.stringify(
         steps.map((s) => ({ type: s.type, name: s.name, tool_id: s.toolId ?? null, tool_type: s.toolType ?? null, input: s.input ?? null })),
       ),
+      plannedBy,
     ],
   );
   return rows.sort((a, b) => a.step_index - b.step_index);
+}
+
+/** The steps a step's answer added (see insertRunSteps), in order. */
+export async function listStepsPlannedBy(q: Queryable, runId: string, index: number): Promise<RunStepRow[]> {
+  const { rows } = await q.query<RunStepRow>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND planned_by = $2 ORDER BY step_index`, [runId, index]);
+  return rows;
+}
+
+/** A run's finished steps after `afterIndex`, in order (what a live event stream has not sent yet). */
+export async function listFinishedStepsAfter(q: Queryable, runId: string, afterIndex: number, limit: number): Promise<RunStepRow[]> {
+  const { rows } = await q.query<RunStepRow>(
+    `SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND step_index > $2 AND finished_at IS NOT NULL ORDER BY step_index LIMIT $3`,
+    [runId, afterIndex, limit],
+  );
+  return rows;
 }
 
 /** Every step of a run, in order. */

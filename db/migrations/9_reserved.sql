@@ -1,0 +1,1 @@
+-- reserved (another branch's migration 9; replaced when the two are merged)
