@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { indexPageRequest, pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery } from '../schemas/common';
-import { createRunBody, runSchema, runStepSchema } from '../schemas/runs';
+import { createRunBody, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
 import type { RunService } from '../services/run-service';
 import { callerOf, type App } from '../types';
 
@@ -47,6 +47,31 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
     },
     async (request, reply) =>
       sendPage(request, reply, await runs.list(callerOf(request), request.params.id, pageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/agents/:id/threads/:threadId/messages',
+    {
+      schema: {
+        tags,
+        summary: "List a conversation thread's messages",
+        description:
+          'The messages of the thread (runs of this agent started with this threadId), newest first, paged like every list. Each ' +
+          "succeeded run with a language model adds two: its input as the user's message and the model's answer. When a run starts, " +
+          'the model is sent the newest memoryConfig.maxMessages of them that are younger than memoryConfig.ttlMinutes (none with ' +
+          'memoryConfig.type "none"). A thread nothing was said in yet answers an empty list.',
+        params: threadParams,
+        querystring: listQuery,
+        response: { 200: z.array(threadMessageSchema) },
+      },
+    },
+    async (request, reply) =>
+      sendPage(
+        request,
+        reply,
+        await runs.threadMessages(callerOf(request), request.params.id, request.params.threadId, pageRequest(request.query)),
+        deps.publicBaseUrl,
+      ),
   );
 
   app.get(

@@ -107,3 +107,17 @@ export const runStepSchema = z
     finishedAt: timestamp.nullable().describe('When its call returned and was recorded; a step that finished is never made again'),
   })
   .meta({ id: 'RunStep' });
+
+export const threadParams = z.object({ id: z.uuid(), threadId });
+
+export const threadMessageSchema = z
+  .object({
+    id: z.uuid(),
+    agentId: z.uuid(),
+    threadId: z.string(),
+    runId: z.uuid().nullable().describe('The run that added it (its id stays after the run itself is deleted by retention)'),
+    role: z.enum(['user', 'assistant']).describe("user: a run's input; assistant: the model's answer"),
+    content: z.string(),
+    createdAt: timestamp.describe("When it was said: a user message when its run was created, an answer when its run finished"),
+  })
+  .meta({ id: 'ThreadMessage' });

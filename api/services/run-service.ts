@@ -3,10 +3,11 @@ import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import { listRunStepsPage } from '../../db/repositories/run-steps';
 import { findAccountRun, insertRun, listAgentRuns } from '../../db/repositories/runs';
+import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { startRun } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
-import { toRun, toRunStep, type Run, type RunStep } from '../mappers';
+import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
 import type { Caller } from './auth-service';
@@ -49,6 +50,13 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
       const row = await findAccountRun(db, caller.accountId, id);
       if (!row) throw new NotFoundError('Run');
       return toRun(row);
+    },
+
+    /** A conversation thread of the agent, newest message first; a thread nothing was said in yet is empty. */
+    async threadMessages(caller: Caller, agentId: string, threadId: string, page: PageRequest) {
+      await requireAgent(caller, agentId);
+      const result = await listThreadMessages(db, caller.accountId, agentId, threadId, page);
+      return { ...result, items: result.items.map(toThreadMessage) };
     },
 
     /** The run's steps in the order they are made (not newest first: a run reads top to bottom). */

@@ -57,6 +57,8 @@ describe('OpenAPI document covers every route', () => {
       '/api/agents/{id}/runs': ['get', 'post'],
       '/api/runs/{id}': ['get'],
       '/api/runs/{id}/steps': ['get'],
+      // Agents that think (issue 13).
+      '/api/agents/{id}/threads/{threadId}/messages': ['get'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       for (const method of methods) assert.ok(paths[path]?.[method], `${method.toUpperCase()} ${path} is not documented`);

@@ -304,4 +304,74 @@ describe('model runs', () => {
     assert.equal(chained.chain_depth, 1);
     assert.equal(chained.input.payload.output.text, 'SIGNAL: buy solana');
   });
+
+  describe('memory', () => {
+    /** The conversation the model was sent, minus the system message: [role, content] pairs. */
+    const sent = (model: string, i: number) =>
+      models.callsFor(model)[i]!.body.messages.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]);
+
+    it('the model sees the newest memoryConfig.maxMessages messages of the thread, and only of that thread', async () => {
+      models.script('m-count', (_call, n) => textReply(`answer ${n}`));
+      const agentId = await createAgent({ configJson: { model: 'm-count' }, memoryConfig: { maxMessages: 3 } });
+      const first = await run(agentId, { input: 'one', threadId: 'chat-1' });
+      assert.equal(first.threadId, 'chat-1');
+      await run(agentId, { input: 'two', threadId: 'chat-1' });
+      await run(agentId, { input: 'three', threadId: 'chat-1' });
+      await run(agentId, { input: 'elsewhere', threadId: 'chat-2' });
+      await run(agentId, { input: 'alone' });
+
+      assert.deepEqual(sent('m-count', 0), [['user', 'one']]);
+      assert.deepEqual(sent('m-count', 1), [['user', 'one'], ['assistant', 'answer 0'], ['user', 'two']]);
+      assert.deepEqual(sent('m-count', 2), [['assistant', 'answer 0'], ['user', 'two'], ['assistant', 'answer 1'], ['user', 'three']], 'the newest 3, oldest first');
+      assert.deepEqual(sent('m-count', 3), [['user', 'elsewhere']], 'another thread remembers nothing of this one');
+      assert.deepEqual(sent('m-count', 4), [['user', 'alone']], 'a run without a thread remembers nothing');
+
+      const thread = await readAllPages(h.app, user, `/api/agents/${agentId}/threads/chat-1/messages?limit=4`);
+      const messages = thread.items as unknown as { role: string; content: string; runId: string; threadId: string; agentId: string }[];
+      assert.deepEqual(messages.map((m) => [m.role, m.content]), [
+        ['assistant', 'answer 2'], ['user', 'three'], ['assistant', 'answer 1'], ['user', 'two'], ['assistant', 'answer 0'], ['user', 'one'],
+      ], 'newest first, paged');
+      assert.equal(thread.pages, 2);
+      assert.equal(messages.at(-1)!.runId, first.id);
+      assert.ok(messages.every((m) => m.threadId === 'chat-1' && m.agentId === agentId));
+    });
+
+    it('forgets messages older than memoryConfig.ttlMinutes, and all of them with memoryConfig.type none', async () => {
+      models.script('m-age', (_call, n) => textReply(`answer ${n}`));
+      const agentId = await createAgent({ configJson: { model: 'm-age' }, memoryConfig: { maxMessages: 50, ttlMinutes: 5 } });
+      const old = await run(agentId, { input: 'long ago', threadId: 't' });
+      // Ten minutes pass for the first exchange.
+      await h.db.query(`UPDATE thread_messages SET created_at = created_at - interval '10 minutes' WHERE run_id = $1`, [old.id]);
+      await run(agentId, { input: 'recently', threadId: 't' });
+      await run(agentId, { input: 'now', threadId: 't' });
+      assert.deepEqual(sent('m-age', 2), [['user', 'recently'], ['assistant', 'answer 1'], ['user', 'now']]);
+
+      const patched = await h.app.inject({ method: 'PATCH', url: `/api/agents/${agentId}`, headers: user.auth, payload: { memoryConfig: { type: 'none' } } });
+      assert.equal(patched.statusCode, 200, patched.body);
+      await run(agentId, { input: 'forgetful', threadId: 't' });
+      assert.deepEqual(sent('m-age', 3), [['user', 'forgetful']]);
+      const listed = await h.app.inject({ method: 'GET', url: `/api/agents/${agentId}/threads/t/messages`, headers: user.auth });
+      assert.equal(listed.json().length, 8, 'the thread still records every exchange');
+    });
+
+    it('a failed run adds nothing to its thread; threads of other accounts and malformed ids answer 404', async () => {
+      models.script('m-fails', () => errorReply(400, 'bad request'));
+      const agentId = await createAgent({ configJson: { model: 'm-fails' } });
+      const failed = await run(agentId, { input: 'hello', threadId: 'x' });
+      assert.equal(failed.status, 'failed');
+      const empty = await h.app.inject({ method: 'GET', url: `/api/agents/${agentId}/threads/x/messages`, headers: user.auth });
+      assert.equal(empty.statusCode, 200);
+      assert.deepEqual(empty.json(), []);
+
+      const stranger = await registerUser(h.app);
+      const other = await h.app.inject({ method: 'GET', url: `/api/agents/${agentId}/threads/x/messages`, headers: stranger.auth });
+      assert.equal(other.statusCode, 404);
+      assert.deepEqual(other.json(), { message: 'Agent not found' });
+      const malformed = await h.app.inject({ method: 'GET', url: `/api/agents/${agentId}/threads/a%20b/messages`, headers: user.auth });
+      assert.equal(malformed.statusCode, 404);
+      const bad = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { threadId: 'a b' } });
+      assert.equal(bad.statusCode, 400);
+      assert.match(bad.json().message, /^body\.threadId: /);
+    });
+  });
 });
