@@ -57,6 +57,7 @@ describe('model runs', () => {
   }
 
   async function stepsOf(runId: string) {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- steps are read as JSON, field by field
     return (await readAllPages(h.app, user, `/api/runs/${runId}/steps`)).items as unknown as Record<string, any>[];
   }
 
