@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { indexPageRequest, pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery } from '../schemas/common';
-import { createRunBody, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
+import { createRunBody, runEventsHeaders, runEventStream, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
+import type { RunEventService } from '../services/run-events';
 import type { RunService } from '../services/run-service';
 import { callerOf, type App } from '../types';
 
 /** Agent runs (DESIGN §4 Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
-export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: string }): void {
-  const { runs } = deps;
+export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEventService; heartbeatMs: number; publicBaseUrl: string }): void {
+  const { runs, runEvents } = deps;
   const tags = ['runs'];
 
   app.post(
@@ -105,5 +106,48 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
     },
     async (request, reply) =>
       sendPage(request, reply, await runs.steps(callerOf(request), request.params.id, indexPageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/runs/:id/events',
+    {
+      schema: {
+        tags,
+        summary: "Follow a run live (Server-Sent Events)",
+        description:
+          'A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its ' +
+          '`id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; then `event: done` with the finished run, ' +
+          'and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run ' +
+          'that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes ' +
+          `after that step. A comment line \`: heartbeat\` comes every ${Math.round(deps.heartbeatMs / 1000)} s while nothing happens ` +
+          '(RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header.',
+        params: idParams,
+        headers: runEventsHeaders,
+        response: { 200: { description: 'The stream of the run\'s events', content: { 'text/event-stream': { schema: runEventStream } } } },
+      },
+    },
+    async (request, reply) => {
+      const run = await runEvents.find(callerOf(request), request.params.id);
+      const lastEventId = request.headers['last-event-id'];
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string | string[]>),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+        'api-version': '1',
+      });
+      const gone = new AbortController();
+      raw.on('close', () => gone.abort());
+      try {
+        await runEvents.stream(run, typeof lastEventId === 'string' ? Number(lastEventId) : -1, { write: (chunk) => void raw.write(chunk), signal: gone.signal });
+      } catch (err) {
+        // The stream has started: there is no status left to answer. The client reconnects with Last-Event-ID.
+        request.log.error({ err }, 'run event stream failed');
+      } finally {
+        raw.end();
+      }
+    },
   );
 }

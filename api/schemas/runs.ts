@@ -121,3 +121,18 @@ export const threadMessageSchema = z
     createdAt: timestamp.describe("When it was said: a user message when its run was created, an answer when its run finished"),
   })
   .meta({ id: 'ThreadMessage' });
+
+export const runEventsHeaders = z.looseObject({
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,9}$/, 'must be the id of a step event (a step index)')
+    .optional()
+    .describe('Resumes a stream: the id of the last event received (a step index); the stream starts with the steps after it'),
+});
+
+export const runEventStream = z
+  .string()
+  .describe(
+    'text/event-stream. `event: step` (id: the step index; data: a RunStep, once it finished), in index order; then `event: done` ' +
+      '(data: the Run, finished) and the stream ends; a `: heartbeat` comment line while nothing happens.',
+  );
