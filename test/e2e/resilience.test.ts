@@ -10,6 +10,7 @@ import { workflowIds } from '../../lib/temporal-names';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
 import { startFixtureServer } from '../helpers/fixture-servers';
+import { errorReply, startModelServer, textReply, toolCallsReply } from '../helpers/model-server';
 import { freePort, startProcess, waitFor, type RunningProcess } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
@@ -160,6 +161,72 @@ describe('resilience: processes killed, Temporal stopped', () => {
     assert.deepEqual(done.output.tools.second.result, { path: '/second' });
     const steps = await api(base, token, 'GET', `/api/runs/${run.body.id}/steps`);
     assert.deepEqual(steps.body.map((st: { name: string; error: string | null }) => [st.name, st.error]), [['first', null], ['second', null]]);
+  });
+
+  it('the worker killed with SIGKILL between a tool step and the next model step: the tool is called once, and the key is in no log line', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    const key = 'sk-resilience-0123456789abcdef-KEY';
+    const models = await startModelServer();
+    cleanups.push(() => models.close());
+    // The model asks for the tool; the call after the tool's result hangs the first time (the worker
+    // dies meanwhile) and answers at once after that.
+    models.script('m-resume', (_call, n) =>
+      n === 0 ? toolCallsReply([{ name: 'probe', arguments: { q: 1 } }]) : n === 1 ? { ...textReply('too late'), delayMs: 120_000 } : textReply('resumed'),
+    );
+    models.script('m-echo-key', () => errorReply(401, `Incorrect API key provided: ${key}`));
+    const tools = await startFixtureServer(() => ({ body: { probed: true } }));
+    cleanups.push(() => tools.close());
+    const stack = await stackEnv(database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const { base } = stack;
+    const env = { ...stack.env, MODEL_BASE_URL: models.baseUrl, MODEL_API_KEY: key, LOG_LEVEL: 'debug' };
+    const apiProcess = startProcess('api/server.ts', env);
+    cleanups.push(() => apiProcess.stop('SIGKILL'));
+    let worker = startProcess('worker/main.ts', env);
+    cleanups.push(() => worker.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+
+    const token = await register(base, 'kill-model-run@example.com');
+    const agent = await api(base, token, 'POST', '/api/agents', { name: 'thinks', configJson: { model: 'm-resume' } });
+    const tool = await api(base, token, 'POST', `/api/agents/${agent.body.id}/tools`, { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST', bodyTemplate: '{{input}}' } });
+    assert.equal(tool.status, 201, JSON.stringify(tool.body));
+    const run = await api(base, token, 'POST', `/api/agents/${agent.body.id}/runs`, { input: 'probe it' });
+    assert.equal(run.status, 202);
+
+    await waitFor('the model call after the tool step in flight', async () => models.callsFor('m-resume').length === 2, 30_000);
+    assert.equal(tools.requests.length, 1);
+    const steps = await api(base, token, 'GET', `/api/runs/${run.body.id}/steps`);
+    assert.deepEqual(steps.body.map((st: { type: string; finishedAt: string | null }) => [st.type, st.finishedAt !== null]), [['model', true], ['tool', true], ['model', false]]);
+    assert.equal(await worker.stop('SIGKILL'), 'SIGKILL');
+    const killedWorkerOutput = worker.output();
+    worker = startProcess('worker/main.ts', env);
+
+    const done = await waitFor('the run to finish', async () => {
+      const res = await api(base, token, 'GET', `/api/runs/${run.body.id}`);
+      return ['succeeded', 'failed'].includes(res.body.status) && res.body;
+    }, 90_000).catch((err) => {
+      throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+    });
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.equal(done.output.text, 'resumed');
+    assert.equal(tools.requests.length, 1, 'the tool call that returned before the kill was not made again');
+    assert.deepEqual(JSON.parse(tools.requests[0]!.body), { q: 1 });
+    assert.equal(models.callsFor('m-resume').length, 3, 'the model call cut by the kill was made again, the first one was not');
+    const after = await api(base, token, 'GET', `/api/runs/${run.body.id}/steps`);
+    assert.deepEqual(after.body.map((st: { type: string; error: string | null }) => [st.type, st.error]), [['model', null], ['tool', null], ['model', null]]);
+
+    // A provider that echoes the key: the run fails with its message, and the key is in no output of either process.
+    const echo = await api(base, token, 'POST', '/api/agents', { name: 'echo', configJson: { model: 'm-echo-key' } });
+    const failing = await api(base, token, 'POST', `/api/agents/${echo.body.id}/runs`, { input: 'hi' });
+    const failed = await waitFor('the echoing run to fail', async () => {
+      const res = await api(base, token, 'GET', `/api/runs/${failing.body.id}`);
+      return res.body.status === 'failed' && res.body;
+    }, 30_000);
+    assert.match(failed.error, /Incorrect API key provided: \[redacted\]/);
+    assert.equal(models.callsFor('m-echo-key')[0]!.headers.authorization, `Bearer ${key}`, 'the key was sent to the provider');
+    const logs = apiProcess.output() + killedWorkerOutput + worker.output();
+    assert.ok(logs.length > 0);
+    assert.equal(logs.includes(key), false, 'the key in a log line');
   });
 
   it('Temporal stopped while triggers are created, then restarted: their schedules exist and fire', async () => {
