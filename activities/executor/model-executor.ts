@@ -45,11 +45,14 @@ function fitOutput(output: ModelRunOutput): void {
     total -= jsonBytes(step) - jsonBytes({ ...step, error: undefined });
     delete step.error;
   }
-  if (total <= MAX_RUN_OUTPUT_BYTES) return;
-  const over = total - MAX_RUN_OUTPUT_BYTES;
-  const text = Buffer.from(output.text, 'utf8');
-  // Cut at a character boundary (toString drops a partial one), leaving room for the escapes JSON adds.
-  output.text = `${text.subarray(0, Math.max(0, text.length - over * 2 - 16)).toString('utf8').replace(/\uFFFD$/, '')}…`;
+  // Cut at a character boundary (toString drops a partial one); removing n bytes of text removes at least
+  // n bytes of JSON (escapes only add), so this ends in a pass or two.
+  let text = Buffer.from(output.text, 'utf8');
+  while (total > MAX_RUN_OUTPUT_BYTES && text.length > 0) {
+    text = text.subarray(0, Math.max(0, text.length - (total - MAX_RUN_OUTPUT_BYTES) - 8));
+    output.text = `${text.toString('utf8').replace(/\uFFFD$/, '')}…`;
+    total = jsonBytes(output);
+  }
 }
 
 /**

@@ -142,7 +142,7 @@ describe('run events (SSE)', () => {
     assert.deepEqual(await other.json(), { message: 'Run not found' });
     const malformed = await fetch(`${base}/api/runs/${runId}/events`, { headers: { ...user.auth, 'last-event-id': 'abc' } });
     assert.equal(malformed.status, 400);
-    assert.match((await malformed.json()).message, /last-event-id/);
+    assert.match(((await malformed.json()) as { message: string }).message, /last-event-id/);
     assert.equal((await fetch(`${base}/api/runs/${runId}/events`)).status, 401);
 
     const stream = await events(runId);
