@@ -4,11 +4,13 @@ import { createAgentsRepository } from '../db/repositories/agents';
 import { insertEvent } from '../db/repositories/events';
 import {
   findRunStep,
+  findStepOfRun,
   finishRunStep,
   insertRunSteps,
   listRunSteps,
   listStepsPlannedBy,
   markRunStepStarted,
+  type NewRunStep,
   type RunStepRow,
 } from '../db/repositories/run-steps';
 import {
@@ -21,6 +23,7 @@ import {
   markRunWaiting,
   nextQueuedRuns,
   recordRunEnd,
+  type RunExecutor,
   type RunRow,
 } from '../db/repositories/runs';
 import { insertThreadMessages, listThreadWindow, type ThreadMessageRow } from '../db/repositories/thread-messages';
@@ -165,10 +168,12 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
    */
   async function afterEnd(accountId: string): Promise<void> {
     handOff.kick();
+    // Most runs end with nobody waiting: one read of the line, and the running runs counted only when it is not empty.
+    const waiting = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, limit);
+    if (waiting.length === 0) return;
     const free = limit - (await countRunningRuns(db, accountId, holdMs));
     if (free <= 0) return;
-    const next = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, free);
-    await Promise.all(next.map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
+    await Promise.all(waiting.slice(0, free).map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
   }
 
   /** Ends the run in its own transaction (once) and wakes the next in line; answers the run's status. */
@@ -190,7 +195,10 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
   }
 
   /** The call a tool step makes (its tool, secrets opened, and input); or why it can't be made (recorded as the step's error). */
-  async function toolCallOf(run: RunRow, step: RunStepRow): Promise<{ tool: ToolRow; input: unknown } | { error: string }> {
+  async function toolCallOf(
+    run: Pick<RunRow, 'account_id' | 'executor' | 'input'>,
+    step: RunStepRow,
+  ): Promise<{ tool: ToolRow; input: unknown } | { error: string }> {
     if (!step.tool_id) return { error: `the model called "${step.name}", which is not one of the tools it was offered` };
     const tool = await toolsRepository.findById(run.account_id, step.tool_id);
     if (!tool) return { error: 'the tool was deleted before this step ran' };
@@ -205,29 +213,30 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
 
   /**
    * Records a finished step (once, while its run is running) with the steps its answer adds, in one
-   * transaction: a retry finds both or neither. Answers the step's outcome, or 'stopped' when the run
+   * statement: a retry finds both or neither. Answers the step's outcome, or 'stopped' when the run
    * ended meanwhile.
    */
   async function recordStep(
-    run: RunRow,
+    runId: string,
     step: RunStepRow,
     r: { output: unknown; error: string | null; usage?: Usage; startedAt: Date; next?: ReturnType<typeof stepsAfter> },
   ): Promise<StepOutcome> {
-    const recorded = await withTransaction(db, async (tx) => {
-      const row = await finishRunStep(tx, run.id, step.step_index, {
+    const recorded = await finishRunStep(
+      db,
+      runId,
+      step.step_index,
+      {
         output: capValue(r.output, MAX_STEP_OUTPUT_BYTES),
         error: r.error === null ? null : capError(r.error),
         usage: r.usage,
         startedAt: r.startedAt,
         finishedAt: new Date(),
-      });
-      if (!row) return null;
-      const added = await insertRunSteps(tx, run.id, r.next ?? [], step.step_index);
-      return { row, added };
-    });
-    if (recorded) return { status: 'done', ok: recorded.row.error === null, ...(recorded.added.length ? { next: recorded.added.map(toRef) } : {}) };
+      },
+      r.next,
+    );
+    if (recorded) return { status: 'done', ok: recorded.step.error === null, ...(recorded.added.length ? { next: recorded.added.map(toRef) } : {}) };
     // Not recorded: another attempt recorded it first, or the run ended meanwhile.
-    return answered(run.id, step.step_index);
+    return answered(runId, step.step_index);
   }
 
   /** A finished step's outcome as it was recorded, with the steps it added; 'stopped' when it is not finished. */
@@ -236,6 +245,26 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     if (!step?.finished_at) return { status: 'stopped' };
     const next = (await listStepsPlannedBy(db, runId, index)).map(toRef);
     return { status: 'done', ok: step.error === null, ...(next.length ? { next } : {}) };
+  }
+
+  /** Whether the account seems to have a slot for this run (read without the lock: the locked decision is the one that counts). */
+  async function slotLooksFree(run: RunRow): Promise<boolean> {
+    const running = await countRunningRuns(db, run.account_id, holdMs);
+    return running < limit && running + (await countQueuedAhead(db, run, QUEUE_PLACE_MS, limit)) < limit;
+  }
+
+  /** Which executor runs the agent, and the steps it plans for this run (reads only). */
+  async function planOf(q: Queryable, run: RunRow): Promise<{ kind: RunExecutor; steps: NewRunStep[] }> {
+    const agent = await agents.findById(run.account_id, run.agent_id, q);
+    if (!agent) return { kind: 'tools', steps: [] }; // deleted: the locked read says 'gone'
+    const kind = executors.kindFor(agent);
+    const tools = await toolsRepository.listEnabledForAgent(agent.id, q);
+    const memory = agent.memory_config;
+    const history: ThreadMessageRow[] =
+      kind === 'model' && run.thread_id && memory.type !== 'none'
+        ? await listThreadWindow(q, { agentId: agent.id, threadId: run.thread_id, maxMessages: memory.maxMessages, ttlMinutes: memory.ttlMinutes })
+        : [];
+    return { kind, steps: fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history })) };
   }
 
   return {
@@ -251,6 +280,10 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       try {
         const first = await findRun(db, input.runId);
         if (!first) return { status: 'gone' }; // its agent was deleted
+        if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
+        // The plan is made before the account's lock is taken (reads of the agent, its tools and its
+        // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
+        const plan = first.status === 'queued' && (await slotLooksFree(first)) ? await planOf(db, first) : null;
         const result = await withTransaction(db, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
           await lockAccountRunSlots(tx, first.account_id);
           const run = await findRunForUpdate(tx, input.runId);
@@ -271,17 +304,10 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
             await markRunWaiting(tx, run.id);
             return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
           }
-          const kind = executors.kindFor(agent);
-          const started = (await markRunRunning(tx, run.id, kind))!;
-          const tools = await toolsRepository.listEnabledForAgent(agent.id, tx);
-          const memory = agent.memory_config;
-          const history: ThreadMessageRow[] =
-            kind === 'model' && run.thread_id && memory.type !== 'none'
-              ? await listThreadWindow(tx, { agentId: agent.id, threadId: run.thread_id, maxMessages: memory.maxMessages, ttlMinutes: memory.ttlMinutes })
-              : [];
-          const plan = fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history }));
-          await insertRunSteps(tx, run.id, plan);
-          return { outcome: await runningOutcome(tx, started, true) };
+          const { kind, steps } = plan ?? (await planOf(tx, run));
+          await markRunRunning(tx, run.id, kind);
+          const planned = await insertRunSteps(tx, run.id, steps);
+          return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
         });
         if (result.ended) await afterEnd(first.account_id);
         return result.outcome;
@@ -300,11 +326,15 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      */
     async runToolStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const run = await findRun(db, ref.runId);
-        if (!run || run.status !== 'running') return { status: 'stopped' };
-        const step = await findRunStep(db, ref.runId, ref.index);
-        if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
-        if (step.finished_at) return answered(run.id, step.step_index);
+        const found = await findStepOfRun(db, ref.runId, ref.index);
+        if (!found) {
+          const run = await findRun(db, ref.runId);
+          if (!run || run.status !== 'running') return { status: 'stopped' };
+          throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
+        }
+        const { step, run } = found;
+        if (run.status !== 'running') return { status: 'stopped' };
+        if (step.finished_at) return answered(ref.runId, step.step_index);
 
         const startedAt = new Date();
         let output: unknown = null;
@@ -312,7 +342,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         const call = await toolCallOf(run, step);
         if ('error' in call) error = call.error;
         else {
-          await markRunStepStarted(db, run.id, step.step_index, startedAt);
+          await markRunStepStarted(db, ref.runId, step.step_index, startedAt);
           try {
             output = await heartbeating((signal) => callTool(call.tool, call.input, config, signal));
           } catch (err) {
@@ -321,7 +351,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
             error = (err as Error).message;
           }
         }
-        return await recordStep(run, step, { output, error, startedAt });
+        return await recordStep(ref.runId, step, { output, error, startedAt });
       } catch (err) {
         throw classified(err);
       }
@@ -366,7 +396,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
           }
         }
         const next = answer ? stepsAfter(steps, step.step_index, answer) : [];
-        return await recordStep(run, step, { output: answer, error, usage, startedAt, next });
+        return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next });
       } catch (err) {
         throw classified(err);
       }
