@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * An agent's model settings, in its `configJson` (DESIGN §9): which model it thinks with, at which
+ * An agent's model settings, in its `configJson`: which model it thinks with, at which
  * temperature, and how many model calls a run may make. Shared by the API, which refuses invalid values
  * on write (400 naming the field), and the model executor, which reads them when a run starts (an agent
  * stored before these rules is refused there, with the same message).

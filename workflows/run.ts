@@ -29,7 +29,7 @@ const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING);
 
 /**
  * The bookkeeping activities run as local activities: in the workflow's own task, recorded with its
- * completion, so a run costs the server one activity task per step and nothing more (DESIGN §10: one
+ * completion, so a run costs the server one activity task per step and nothing more (one
  * hop per effect; bench/runs.ts). Each is idempotent (a retry after a crash finds what it wrote).
  * Runs started before this change replay with the activity tasks their history holds (`patched`).
  */
@@ -57,7 +57,7 @@ function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => 
 }
 
 /**
- * One agent run, id `run:<runId>` (DESIGN §8, §9):
+ * One agent run, id `run:<runId>`:
  * 1. beginRun: waits for a slot of its account (RUN_CONCURRENCY_PER_ACCOUNT, in created order) — woken
  *    by the `runSlotFreed` signal when a run of the account ends, or rechecking at a slow interval —
  *    then the run is running and its steps are planned;

@@ -56,7 +56,7 @@ function fitOutput(output: ModelRunOutput): void {
 }
 
 /**
- * The model executor (DESIGN §9): a run is a conversation with a language model that may call the
+ * The model executor: a run is a conversation with a language model that may call the
  * agent's enabled tools. It plans one model step whose input is the run's context (model, temperature,
  * maxSteps, the composed system message, the thread's remembered messages, the user's message, the tools
  * offered); each model step's answer adds the tool calls it asks for and the next model step

@@ -4,7 +4,7 @@ import { jsonBytes, MAX_STEP_OUTPUT_BYTES } from './output-cap';
 import { parseArguments, type OfferedTool } from './tool-functions';
 
 /**
- * One model step of a run (DESIGN §9): the request it sends — the run's context (its first step's input),
+ * One model step of a run: the request it sends — the run's context (its first step's input),
  * then every earlier step as a message — and what its answer adds to the run: a tool step per tool call
  * and the model step that reads their results, or nothing when the model answered in text.
  */

@@ -7,7 +7,7 @@ import { createModelExecutor } from './model-executor';
 import type { AgentExecutor } from './types';
 
 /**
- * Which executor runs an agent (DESIGN §9: "with a language model when one is configured; otherwise
+ * Which executor runs an agent ("with a language model when one is configured; otherwise
  * today's tool executor"): the model executor when the deployment has a model provider (MODEL_BASE_URL)
  * and a model is named for the agent (its configJson.model, else MODEL_NAME); the tool executor
  * otherwise. Decided when a run starts running and kept on the run (`runs.executor`), so a run is

@@ -1,7 +1,7 @@
 import type { AgentRow } from '../../db/repositories/agents';
 
 /**
- * The system message a model run starts with, composed from the agent's fields (DESIGN §9): the
+ * The system message a model run starts with, composed from the agent's fields: the
  * systemPrompt as written, then a section for each of persona, goal, voice and policies that is set
  * (a string policy as written, an object policy as its JSON). Null when every field is empty.
  */

@@ -2,7 +2,7 @@ import type { ToolRow } from '../../db/repositories/tools';
 import { compileJsonSchema, describeSchemaErrors } from '../../lib/json-schema';
 
 /**
- * How an agent's tools are offered to a language model (DESIGN §9): each enabled tool is a function
+ * How an agent's tools are offered to a language model: each enabled tool is a function
  * with a valid name, a description and a JSON Schema of its arguments — fixed for the data tools (the
  * model may narrow or change what they look up; the configured lists are the default), the tool's
  * `configJson.parameters` for custom tools. A model's arguments are checked against that schema before

@@ -18,14 +18,17 @@ export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEven
         tags,
         summary: 'Run an agent',
         description:
-          'Starts a run of the agent: 202 with the queued run; poll GET /api/runs/:id for its status and output, and ' +
-          'GET /api/runs/:id/steps for each tool call. It waits as queued while RUN_CONCURRENCY_PER_ACCOUNT runs of the account are ' +
-          "running (runs start in created order), then executes the agent's enabled tools in created order, one step each (custom " +
-          'tools call their endpoint with bodyTemplate filled from input: {{input}} is the whole input as JSON, {{input.a.b}} the ' +
-          'value at that path as JSON; data tools call their public APIs), within RUN_TIMEOUT_MS of starting (then it fails with ' +
-          '"timed out"). It succeeds when it has no enabled tools or at least one tool succeeded, and fails when every tool failed; ' +
-          'on finish it emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, runId, error, chainDepth }. ' +
-          'Draft and active agents run; a template or a paused agent answers 409.',
+          'Starts a run of the agent: 202 with the queued run; follow it live with GET /api/runs/:id/events (Server-Sent Events), or ' +
+          'poll GET /api/runs/:id and GET /api/runs/:id/steps. It waits as queued while RUN_CONCURRENCY_PER_ACCOUNT runs of the ' +
+          'account are running (runs start in created order), then runs within RUN_TIMEOUT_MS of starting (then it fails with "timed ' +
+          'out"). With a language model (MODEL_BASE_URL on the deployment and a model named by configJson.model or MODEL_NAME) the ' +
+          "agent thinks: input is the user's message, the system message is composed from systemPrompt, persona, goal, voice and " +
+          'policies, the enabled tools are offered as functions, and each model call and tool call is a step, up to configJson.maxSteps ' +
+          'model calls; runs with the same threadId share a conversation (memoryConfig). Output { text, steps, usage }. Without one, ' +
+          "the tool executor calls the agent's enabled tools in created order with the input (custom tools fill bodyTemplate: " +
+          '{{input}} is the whole input as JSON, {{input.a.b}} the value at that path) and succeeds when it has no enabled tools or at ' +
+          'least one succeeded. On finish it emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, ' +
+          'runId, error, chainDepth }. Draft and active agents run; a template or a paused agent answers 409.',
         params: idParams,
         body: createRunBody,
         response: { 202: runSchema, 409: errorResponse('The agent is a template or paused: it does not run.') },
@@ -97,8 +100,9 @@ export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEven
         summary: "List a run's steps",
         description:
           "The run's steps in the order they are made (index 0 first, not newest first), paged with limit and cursor like every " +
-          'list: one step per tool call, planned when the run starts running. A step that finished is never made again, even ' +
-          'when the run resumes after a crash.',
+          'list: one step per model call and per tool call. The tool executor plans its tool steps when the run starts running; a ' +
+          "model step adds the tool calls its answer asks for and the model step after them. A step that finished is never made " +
+          'again, even when the run resumes after a crash.',
         params: idParams,
         querystring: listQuery,
         response: { 200: z.array(runStepSchema) },

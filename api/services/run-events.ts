@@ -7,7 +7,7 @@ import { toRun, toRunStep } from '../mappers';
 import type { Caller } from './auth-service';
 
 /**
- * Live run events (DESIGN §9): `GET /api/runs/:id/events` as Server-Sent Events. Each finished step is
+ * Live run events: `GET /api/runs/:id/events` as Server-Sent Events. Each finished step is
  * an event `step` with the step's index as its id, in index order (steps are made one after another),
  * then one event `done` with the run, and the stream ends. A client that reconnects with `Last-Event-ID`
  * gets the steps after that index. An idle stream gets a comment line every RUN_EVENTS_HEARTBEAT_MS.

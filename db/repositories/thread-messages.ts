@@ -1,7 +1,7 @@
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 
-/** One message of a conversation thread (DESIGN §9 Memory). */
+/** One message of a conversation thread. */
 export interface ThreadMessageRow {
   id: string;
   account_id: string;

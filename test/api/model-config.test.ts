@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
-/** What a run with a language model reads from an agent and its tools is checked on write (DESIGN §9). */
+/** What a run with a language model reads from an agent and its tools is checked on write. */
 describe('model settings on write', () => {
   let app: TestApp;
   let close: () => Promise<void>;
