@@ -71,7 +71,7 @@ export function createDeliveryActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * One attempt of a delivery (DESIGN §4, §5, §8): the event's envelope, the same bytes and `webhook-id`
+     * One attempt of a delivery (docs/architecture.md § When a delivery is made): the event's envelope, the same bytes and `webhook-id`
      * on every attempt, signed when the webhook has a secret, sent to the target re-checked for SSRF.
      * Only DELIVERY_CONCURRENCY_PER_WEBHOOK attempts per webhook are in flight at once: without a free
      * slot nothing is sent and 'wait' is answered (no attempt is used); the workflow waits for the

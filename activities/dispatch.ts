@@ -11,7 +11,7 @@ import type { DispatchResult } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 
 /**
- * What one event's filters may cost in all (DESIGN §8): as many `$regex` work units as 100 filters at
+ * What one event's filters may cost in all (docs/architecture.md § Limits and fairness): as many `$regex` work units as 100 filters at
  * their limit (REGEX_WORK_BUDGET each, ~10 ms at worst), so an event costs at most ~1 s of matching,
  * however many triggers listen. Filters beyond it are not evaluated, and the event's dispatch says how many.
  */
@@ -47,7 +47,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Fans one event out, once (DESIGN §4, §8):
+     * Fans one event out, once (docs/architecture.md § When an event is emitted):
      * 1. read the event and the enabled triggers listening for its type (none when it is a
      *    webhook.test, or already at MAX_CHAIN_DEPTH: a cycle of triggers stops there);
      * 2. match their filters, outside any transaction, within FANOUT_WORK_UNITS;

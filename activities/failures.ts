@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import pg from 'pg';
 
 /**
- * Which activity failures are worth retrying (DESIGN §8: every activity's retries are bounded, and a
+ * Which activity failures are worth retrying (docs/architecture.md § Limits and fairness: every activity's retries are bounded, and a
  * failure that would only repeat fails at once). Deterministic: the same input fails the same way —
  * Postgres refusing the data or the statement (SQLSTATE classes below) and JavaScript's own errors
  * (a TypeError on a malformed row, a RangeError, …). Everything else — the database or the network

@@ -26,7 +26,7 @@ async function payloadOf(q: Queryable, input: FireInput): Promise<unknown> {
   return input.payload ?? null;
 }
 
-/** Agents that are not run: a template is a blueprint, a paused agent is switched off (DESIGN §8). */
+/** Agents that are not run: a template is a blueprint, a paused agent is switched off (docs/architecture.md § When a trigger fires). */
 const NOT_RUN = new Set(['template', 'paused']);
 
 export function createFireActivities(deps: ActivityDeps) {

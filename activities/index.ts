@@ -15,7 +15,7 @@ import { createRunActivities } from './runs';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...healthActivities(deps.db),
-    // Their deterministic failures are non-retryable: retrying would only repeat them (DESIGN §8).
+    // Their deterministic failures are non-retryable: retrying would only repeat them (docs/architecture.md § Limits and fairness).
     ...withFailureClassification(createFireActivities(deps)),
     ...withFailureClassification(createDispatchActivities(deps)),
     ...withFailureClassification(createDeliveryActivities(deps)),

@@ -27,7 +27,7 @@ export class PaymentRequiredError extends AppError {
   }
 }
 
-/** Allowed in general but not now: a quota is full (DESIGN §8). */
+/** Allowed in general but not now: a quota is full (docs/api.md § Quotas and charges). */
 export class ForbiddenError extends AppError {
   constructor(message: string) {
     super(403, message);

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:fairness`: one tenant's load against another tenant's latency on Temporal task queues,
- * on a fresh in-memory dev server per round (DESIGN §8).
+ * on a fresh in-memory dev server per round (docs/architecture.md § Limits and fairness).
  *
  * (a) Fairness. A worker with BENCH_SLOTS activity slots; tenant B starts BENCH_FLOOD workflows at once
  *     (one BENCH_TASK_MS activity each, like a fire's recordFire), then tenant A starts BENCH_PROBES, one

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:regex`: what one event filter's `$regex` costs at worst. DESIGN §8 promises ~10 ms per
+ * `npm run bench:regex`: what one event filter's `$regex` costs at worst. The engine promises ~10 ms per
  * filter; lib/event-filter.ts keeps to it by looking at no more than REGEX_WORK_BUDGET / (k × program
  * size) characters of a value.
  *

@@ -28,8 +28,9 @@ import { startRun } from '../lib/engine-starts';
 import { workflowIds } from '../lib/temporal-names';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { findFreePort } from '../scripts/processes';
-import { startFixtureServer } from '../test/helpers/fixture-servers';
+import type { Cleanup } from '../test/helpers/cleanup';
 import { startModelServer, textReply, toolCallsReply } from '../test/helpers/model-server';
+import { startReceiver } from '../test/helpers/receiver';
 import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
 import { createBenchDatabase } from './database';
 
@@ -121,10 +122,13 @@ async function createBenchAgent(db: Db, toolUrl: string): Promise<{ accountId: s
 
 async function main() {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const models = await startModelServer();
+  // The loopback servers of the test helpers, closed at the end.
+  const closing: (() => unknown)[] = [];
+  const servers: Cleanup = { after: (fn) => void closing.push(fn) };
+  const models = await startModelServer(servers);
   // Deterministic for concurrent runs: ask for the tool until its result is in the conversation.
   models.script(MODEL, (call) => (call.body.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: { q: 1 } }])));
-  const tools = await startFixtureServer(() => ({ body: { probed: true } }));
+  const tools = await startReceiver(servers, () => ({ body: { probed: true } }));
   const database = await createBenchDatabase();
   const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
   const db = createPool(database.url, 20);
@@ -233,8 +237,7 @@ async function main() {
     await temporal.stop();
     if (process.env.BENCH_KEEP_DB) console.log(`kept database ${database.url}`);
     else await database.drop();
-    await models.close();
-    await tools.close();
+    for (const close of closing.reverse()) await close();
   }
 }
 

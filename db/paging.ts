@@ -1,5 +1,5 @@
 /**
- * Keyset pagination on (created_at, id), newest first (DESIGN §2). The cursor keeps created_at as
+ * Keyset pagination on (created_at, id), newest first (docs/api.md § Pagination). The cursor keeps created_at as
  * Postgres prints it, so microseconds survive the round trip (a JS Date would drop them).
  */
 export interface PageRequest {

@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
- * The one configuration module (DESIGN §1). Every process parses the environment once at start-up;
+ * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
  * a bad value stops it with a message naming the variable.
  */
 
@@ -44,7 +44,7 @@ function isEveryAddress(entry: string): boolean {
 }
 
 /**
- * Which peers may tell us the client's address (DESIGN §8): `false` (none: the socket's address), a hop
+ * Which peers may tell us the client's address (README § Configuration, TRUST_PROXY): `false` (none: the socket's address), a hop
  * count (that many proxies in front of the API), or the proxies' addresses/CIDRs. Never everyone: the
  * left-most X-Forwarded-For entry is whatever the client sent.
  */
@@ -128,18 +128,18 @@ export interface Config {
   billing: { initialBalance: number; agentCreateCost: number };
   /**
    * concurrencyPerWebhook: delivery attempts in flight per webhook, across every worker; workerSlots:
-   * attempts in flight per worker process, on the delivery task queue (DESIGN §8).
+   * attempts in flight per worker process, on the delivery task queue (docs/architecture.md § Limits and fairness).
    */
   webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean; concurrencyPerWebhook: number; workerSlots: number };
-  /** Fires one root event's chain may make in all, and fires per account per minute (DESIGN §8). */
+  /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
   /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
-  /** DESIGN §8: how many of each resource an account (or an agent) may hold. */
+  /** docs/api.md § Quotas and charges: how many of each resource an account (or an agent) may hold. */
   quotas: { triggersPerAccount: number; webhooksPerAccount: number; toolsPerAgent: number; connectorsPerAgent: number };
-  /** Requests per second each public hook accepts (DESIGN §8). */
+  /** Requests per second each public hook accepts (docs/api.md § Rate limits). */
   hooks: { rateLimitPerSecond: number };
   /** Agent runs: how many of one account's runs may be running at once, and how long one may run. */
   runs: { concurrencyPerAccount: number; timeoutMs: number };

@@ -2,7 +2,7 @@ import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { DAY_MS, parseDuration, SECOND_MS } from './durations';
 
 /**
- * Cron expressions of schedule/cron triggers (DESIGN §4 Triggers). Accepted:
+ * Cron expressions of schedule/cron triggers (README § Triggers). Accepted:
  * - 5 fields `minute hour day-of-month month day-of-week`;
  * - 6 fields with seconds first `second minute hour day-of-month month day-of-week`;
  * - the macros @yearly @annually @monthly @weekly @daily @midnight @hourly;

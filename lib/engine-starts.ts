@@ -9,7 +9,7 @@ import type { DeliveryInput, FireInput } from '../workflows/types';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
 
 /**
- * Every piece of work handed to Temporal is asked for here, and nowhere else (DESIGN §1). Each verb
+ * Every piece of work handed to Temporal is asked for here, and nowhere else (docs/architecture.md). Each verb
  * writes one outbox row inside the caller's transaction, so the work is queued if and only if the
  * change that caused it commits; after the commit the caller kicks `handOff` (lib/handoff.ts), and the
  * worker's reconciler hands off whatever is left. Each verb builds its workflow's type, id

@@ -4,7 +4,7 @@ import { valueAtPath } from './json-path';
 import { compileRegex, headOf, searchRegex } from './re2-cache';
 
 /**
- * The `eventFilter` of event, agent_finished and agent_output triggers (DESIGN §4 Triggers).
+ * The `eventFilter` of event, agent_finished and agent_output triggers (README § Triggers, `eventFilter`).
  *
  * An object whose keys are dotted paths into the event's `data` and whose values are conditions; an
  * event matches when every condition holds (an empty filter matches every event of the type):
@@ -15,11 +15,11 @@ import { compileRegex, headOf, searchRegex } from './re2-cache';
  * A path that is missing never matches, not even `null`. A path segment that is a number indexes an
  * array (`items.0.id`).
  *
- * Paths start at `data`, except for agent_output triggers, which match on `data.output` (DESIGN §4):
+ * Paths start at `data`, except for agent_output triggers, which match on `data.output` (README § Triggers):
  * their paths start inside the run's output, e.g. `{ "tools.lookup.result.status": "ok" }`.
  *
  * `$regex` is RE2 (re2js, lib/re2-cache.ts), so matching takes time linear in the input whatever the
- * pattern (DESIGN §8): no backreferences or lookaround, refused when written, as is a pattern that
+ * pattern (docs/architecture.md § Limits and fairness): no backreferences or lookaround, refused when written, as is a pattern that
  * compiles to more than MAX_PROGRAM_SIZE instructions. Linear is not free — the worst inputs cost time
  * per character times the size of the compiled program — so each `$regex` condition looks at no more
  * than `floor(REGEX_WORK_BUDGET / (k × programSize))` characters of its value, k being the number of
@@ -42,7 +42,7 @@ export const MAX_FILTER_REGEX = 200;
  * one event, split evenly among them. On the 2-core build machine (npm run bench:regex, and a random
  * search over patterns) the costliest inputs take up to ~90 ns per unit — Unicode classes under `(?i)`;
  * ASCII patterns stay under ~30 — so a filter costs at most ~4.5 ms, twice that or more while the
- * machine is busy: the ~10 ms of DESIGN §8. Every condition still looks at something:
+ * machine is busy: the ~10 ms a filter may cost at most. Every condition still looks at something:
  * 50 000 / (MAX_FILTER_KEYS × MAX_PROGRAM_SIZE) = 5 characters.
  */
 export const REGEX_WORK_BUDGET = 50_000;

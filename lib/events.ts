@@ -1,4 +1,4 @@
-/** The event catalog (DESIGN §4 Events): the types webhooks subscribe to and triggers listen for. */
+/** The event catalog (docs/api.md § Events): the types webhooks subscribe to and triggers listen for. */
 export const EVENT_TYPES = [
   'agent.created',
   'agent.updated',

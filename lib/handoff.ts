@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Db } from '../db/pool';
+import { afterCommit } from '../db/write-unit';
 import { createOutboxRepository, type OutboxItem } from '../db/repositories/outbox';
 import { syncTriggerSchedule } from './schedules';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE } from './temporal-names';
@@ -10,7 +11,7 @@ const RPC_DEADLINE_MS = 10_000;
 const SYNC_CONCURRENCY = 4;
 
 /**
- * Hands outbox rows to Temporal (DESIGN §1). Every process that commits outbox rows calls `kick()`
+ * Hands outbox rows to Temporal (docs/architecture.md § The outbox…). Every process that commits outbox rows calls `kick()`
  * after the commit, so the hand-off is immediate in the normal case; the worker's reconciler calls
  * `drain()` every few seconds, so a row whose hand-off failed (Temporal down, process killed) is
  * handed off later. Every hand-off is idempotent: deterministic workflow ids, and schedule syncs that
@@ -96,9 +97,13 @@ export function createHandOff(deps: { db: Db; client: Client; log?: (msg: string
 
   return {
     drain,
-    /** After a commit that wrote outbox rows: hand them off now, without waiting (errors are the reconciler's). */
+    /**
+     * After a commit that wrote outbox rows: hand them off now, without waiting (errors are the
+     * reconciler's). Inside a write unit (db/write-unit.ts) "now" is when the unit commits; never if it
+     * rolls back.
+     */
     kick(): void {
-      drain().catch((err) => log('outbox drain failed; the reconciler will retry', err));
+      afterCommit(() => void drain().catch((err) => log('outbox drain failed; the reconciler will retry', err)));
     },
     /** Resolves when no drain is running (tests, shutdown). */
     async idle(): Promise<void> {

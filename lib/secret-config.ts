@@ -1,7 +1,7 @@
 import { maskSecret, type SecretBox } from './secrets';
 
 /**
- * Secret values inside a resource's configJson (DESIGN §2). A path names one string value, e.g.
+ * Secret values inside a resource's configJson (docs/api.md § Secrets). A path names one string value, e.g.
  * ['botToken'] or ['headers', 'Authorization']. Stored configs hold sealed values at those paths;
  * responses hold masks, except for the values the current request itself set. The API seals and
  * presents; the worker opens (a run's tool secrets), so this lives in lib/, shared by both.

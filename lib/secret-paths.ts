@@ -4,7 +4,7 @@ import type { TriggerKind } from '../db/repositories/triggers';
 import type { Config, SecretPath } from './secret-config';
 
 /**
- * Where each resource keeps its secrets inside configJson (DESIGN §2): sealed at rest, masked in
+ * Where each resource keeps its secrets inside configJson (docs/api.md § Secrets): sealed at rest, masked in
  * responses. The API reads these to seal and present; the worker to open a run's tool secrets and
  * the hook to check a trigger's token.
  */

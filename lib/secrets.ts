@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 /**
- * Secrets at rest (DESIGN §2): AES-256-GCM under SECRETS_KEY. A sealed value is
+ * Secrets at rest (docs/api.md § Secrets): AES-256-GCM under SECRETS_KEY. A sealed value is
  * `v1.<iv>.<ciphertext>.<tag>` (base64url parts); the version prefix leaves room for key rotation.
  */
 export interface SecretBox {

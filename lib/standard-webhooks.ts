@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 
 /**
- * Standard Webhooks (DESIGN §5), through the `standardwebhooks` package itself so that receivers using
+ * Standard Webhooks (docs/api.md § Signatures), through the `standardwebhooks` package itself so that receivers using
  * it verify what we send and we verify what they send. A `whsec_` secret is base64 after the prefix
  * (the package's default); any other secret is its raw UTF-8 bytes.
  */

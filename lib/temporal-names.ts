@@ -1,11 +1,11 @@
 import { defineSearchAttributeKey, SearchAttributeType, type Priority, type SearchAttributePair } from '@temporalio/common';
 
-/** Task queues, workflow-id formats and search attributes live here and nowhere else (DESIGN §1). */
+/** Task queues, workflow-id formats and search attributes live here and nowhere else (docs/architecture.md § Deterministic ids). */
 export const TASK_QUEUE = 'agent-platform';
 /**
  * Delivery attempts only (outbound HTTP to the accounts' endpoints), served by their own worker with
  * its own slots (DELIVERY_WORKER_SLOTS): slow endpoints can hold those, never the slots fires,
- * fan-outs and runs need on TASK_QUEUE (DESIGN §8).
+ * fan-outs and runs need on TASK_QUEUE (docs/architecture.md § Limits and fairness).
  */
 export const DELIVERY_TASK_QUEUE = 'agent-platform-deliveries';
 
@@ -32,7 +32,7 @@ export function searchAttributePairs(tags: WorkflowTags): SearchAttributePair[] 
 }
 
 /**
- * Every workflow and schedule action is started with its account as its fairness key (DESIGN §8): with
+ * Every workflow and schedule action is started with its account as its fairness key (docs/architecture.md § Limits and fairness): with
  * fairness on (the dev server's `matching.enableFairness`; a namespace setting on Temporal Cloud),
  * Temporal dispatches a task queue's backlog round-robin across accounts, so one account's burst does
  * not queue everyone else's tasks behind it. Activities inherit their workflow's key.
@@ -50,7 +50,7 @@ export const WORKFLOW_TYPES = {
   retention: 'retentionWorkflow',
 } as const;
 
-/** Signalled to a delivery waiting for a slot when an attempt to its webhook ends (DESIGN §8). */
+/** Signalled to a delivery waiting for a slot when an attempt to its webhook ends (docs/architecture.md § When a delivery is made). */
 export const SLOT_FREED_SIGNAL = 'slotFreed';
 /** A delivery waiting for a slot asks again after this long without a signal (a lost signal, an expired lease). */
 export const SLOT_WAIT_MS = 30_000;

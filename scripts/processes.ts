@@ -11,6 +11,15 @@ export type LinePrinter = (line: string, stream: 'stdout' | 'stderr') => void;
 /** `[name] `, coloured when stdout is a terminal. */
 const linePrefix = (name: string, color: number) => (process.stdout.isTTY && color ? `\x1b[${color}m[${name}]\x1b[0m ` : `[${name}] `);
 
+/**
+ * A child's line as `[name] line`, with one prefix: a line that already starts with `[name] ` (the worker
+ * prints its own, for when it runs alone in production) keeps that one, coloured like the others.
+ */
+export function prefixLine(name: string, color: number, line: string): string {
+  const own = `[${name}] `;
+  return linePrefix(name, color) + (line.startsWith(own) ? line.slice(own.length) : line);
+}
+
 /** Prints lines as `[name] line`. */
 export function prefixedPrinter(name: string, color = 0): LinePrinter {
   const prefix = linePrefix(name, color);
@@ -116,10 +125,9 @@ const STABLE_AFTER_MS = 60_000;
  * exits on its own after start-up: after 1 s, doubling up to 30 s while it keeps crashing.
  */
 export function superviseNode(options: SuperviseOptions): SupervisedNode {
-  const prefix = linePrefix(options.name, options.color);
   const prefixed = [
     function* (line: unknown) {
-      yield prefix + String(line);
+      yield prefixLine(options.name, options.color, String(line));
     },
     'inherit',
   ] as const;

@@ -6,7 +6,7 @@ import type { HandOff } from '../lib/handoff';
 import { SCHEDULE_ID_PREFIX } from '../lib/temporal-names';
 
 /**
- * Converges Temporal to Postgres (DESIGN §1), in the worker process:
+ * Converges Temporal to Postgres (docs/architecture.md § The outbox, the hand-off and the reconciler), in the worker process:
  * - every `intervalMs`: hands off the outbox rows not yet acknowledged (Temporal was down, a process
  *   died between commit and hand-off);
  * - on start and every `sweepEveryMs`: compares the `trigger:*` schedules Temporal lists with the

@@ -57,7 +57,7 @@ function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => 
 }
 
 /**
- * One agent run, id `run:<runId>`:
+ * One agent run, id `run:<runId>` (docs/architecture.md § When a run is started):
  * 1. beginRun: waits for a slot of its account (RUN_CONCURRENCY_PER_ACCOUNT, in created order) — woken
  *    by the `runSlotFreed` signal when a run of the account ends, or rechecking at a slow interval —
  *    then the run is running and its steps are planned;

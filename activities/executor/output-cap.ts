@@ -1,5 +1,5 @@
 /**
- * Bounds on what a run stores (DESIGN §8): a run's output is at most 256 KiB of JSON, and so is each
+ * Bounds on what a run stores (docs/architecture.md § Limits and fairness): a run's output is at most 256 KiB of JSON, and so is each
  * step's. A value that does not fit is replaced by `{ truncated: true, bytes }` (`bytes`: the size of
  * its JSON), never cut in the middle, so what is stored stays valid, filterable JSON.
  */

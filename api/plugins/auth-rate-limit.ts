@@ -18,7 +18,7 @@ export interface AuthRateLimits {
 const retryAfterSeconds = (ttlMs: number) => Math.max(1, Math.ceil(ttlMs / 1000));
 
 /**
- * The auth endpoints' budgets, counted in Postgres so that every API instance shares them (DESIGN §3, §8):
+ * The auth endpoints' budgets, counted in Postgres so that every API instance shares them (docs/api.md § Rate limits):
  * - per client address (an IPv6 client by its /64): every request to register, login, refresh, logout;
  * - per email: failed logins. An attempt takes a slot before the password is checked (so a refused
  *   attempt costs no scrypt, and concurrent guesses cannot overrun the budget) and a successful login

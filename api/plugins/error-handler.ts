@@ -19,7 +19,7 @@ const FASTIFY_MESSAGES: Record<string, string> = {
 };
 
 /**
- * The one error handler (DESIGN §2): every error becomes `{ message }`. Domain errors carry their
+ * The one error handler (docs/api.md § Errors): every error becomes `{ message }`. Domain errors carry their
  * status; validation names the field; anything unexpected is a 500 whose details stay in the log.
  */
 export function installErrorHandling(app: FastifyInstance): void {

@@ -5,7 +5,7 @@ import { deliveryDetailSchema, deliveryParams, deliverySchema, testEventBody, te
 import type { DeliveryService } from '../services/delivery-service';
 import { callerOf, type App } from '../types';
 
-/** Delivery log, manual retry and test event of outgoing webhooks (DESIGN §4 Webhooks). */
+/** Delivery log, manual retry and test event of outgoing webhooks (README § Webhooks). */
 export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; publicBaseUrl: string }): void {
   const { deliveries } = deps;
   const tags = ['webhooks'];

@@ -6,7 +6,7 @@ import type { RunEventService } from '../services/run-events';
 import type { RunService } from '../services/run-service';
 import { callerOf, type App } from '../types';
 
-/** Agent runs (DESIGN §4 Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
+/** Agent runs (README § Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
 export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEventService; heartbeatMs: number; publicBaseUrl: string }): void {
   const { runs, runEvents } = deps;
   const tags = ['runs'];

@@ -24,7 +24,7 @@ const UPDATE =
 
 /**
  * Agent triggers (`/api/agents/:agentId/triggers`, `/api/triggers/:id`) and standalone user triggers
- * (`/api/user-triggers`, `/api/user-triggers/:id`): one table, two APIs (DESIGN §4 Triggers).
+ * (`/api/user-triggers`, `/api/user-triggers/:id`): one table, two APIs (README § Triggers).
  */
 export function triggerRoutes(app: App, deps: { triggers: TriggerService; publicBaseUrl: string }): void {
   const { triggers } = deps;

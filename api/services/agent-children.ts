@@ -13,7 +13,7 @@ import { withinAgentQuota, type Quota } from './quotas';
 
 /**
  * What connectors and tools share: a child of an agent with a `type` and a configJson whose shape
- * depends on the type and which may hold secrets (sealed at rest, masked in reads, DESIGN §2).
+ * depends on the type and which may hold secrets (sealed at rest, masked in reads: docs/api.md § Secrets).
  */
 
 const CONFIG_FIELD = 'body.configJson';
@@ -59,7 +59,7 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   /** 'Connector' → "Connector not found". */
   resource: string;
   quotas: QuotasRepository;
-  /** DESIGN §8: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
+  /** docs/api.md § Quotas: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
   quota: Quota & { count(agentId: string, q: Queryable): Promise<number> };
   rules: TypedConfigRules<T>;
   valuesOf(row: Row): Values;

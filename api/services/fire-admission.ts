@@ -11,7 +11,7 @@ export interface FireAdmission {
 }
 
 /**
- * Queues a manual or hook fire within the account's FIRES_PER_MINUTE (DESIGN §8): the fire is counted
+ * Queues a manual or hook fire within the account's FIRES_PER_MINUTE (docs/api.md § Rate limits): the fire is counted
  * and queued in one transaction; over the limit nothing is queued and the caller gets 429 with
  * Retry-After (the seconds until the account's minute ends). Returns the fire's id.
  */

@@ -8,7 +8,7 @@ import type { Caller } from './auth-service';
 import { queueFire, type FireAdmission } from './fire-admission';
 
 /**
- * A trigger's fire history and `POST …/fire` (DESIGN §4 Triggers), under both trigger APIs: each scope
+ * A trigger's fire history and `POST …/fire` (README § Triggers), under both trigger APIs: each scope
  * only sees its own triggers, like the trigger routes themselves.
  */
 export function createFireService(deps: { triggers: TriggersRepository; fires: FiresRepository; handOff: HandOff; admission: FireAdmission }) {

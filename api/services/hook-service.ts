@@ -24,7 +24,7 @@ function tokensMatch(given: string, expected: string): boolean {
 export type SignatureHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string | undefined>;
 
 /**
- * The public hook endpoints (DESIGN §4 Webhooks "incoming", Triggers `webhook`): each checks its own
+ * The public hook endpoints (docs/api.md § Signatures; README § Webhooks "Incoming", § Triggers "Hook"): each checks its own
  * secret, records what must happen in one transaction (outbox), and answers at once; the events and
  * the fire are carried out durably by the engine.
  */
@@ -42,7 +42,7 @@ export function createHookService(deps: {
   const { db, hooks, secrets, handOff, guards, fireAdmission } = deps;
 
   /**
-   * DESIGN §8: at most HOOK_RATE_LIMIT requests per second per hook, in a fixed window counted in
+   * docs/api.md § Rate limits: at most HOOK_RATE_LIMIT requests per second per hook, in a fixed window counted in
    * Postgres like the auth limit, so every API instance shares it. Only a hook that exists is counted
    * (no counter row for a guessed id), and before its secret is checked: requests with a wrong
    * signature or token cost the flooder's budget too.

@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/pool';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import { ForbiddenError, NotFoundError } from '../errors';
 
-/** A quota of DESIGN §8: `{ limit: 100, plural: 'webhooks' }` → "at most 100 webhooks per account". */
+/** A quota (docs/api.md § Quotas and charges): `{ limit: 100, plural: 'webhooks' }` → "at most 100 webhooks per account". */
 export interface Quota {
   limit: number;
   plural: string;

@@ -30,7 +30,7 @@ async function checkEndpoint(type: ToolType, config: Config, current: { type: To
 
 const originOf = (url: unknown) => new URL(String(url)).origin;
 
-/** DESIGN §8: a custom tool's secret headers were given for its endpoint's origin (scheme, host, port) only. */
+/** docs/api.md § Secrets: a custom tool's secret headers were given for its endpoint's origin (scheme, host, port) only. */
 function secretsStayBlocked(type: ToolType, next: Config, current: { type: ToolType; config: Config }): string | null {
   if (type !== 'custom' || current.type !== 'custom') return null;
   return originOf(next.endpoint) === originOf(current.config.endpoint) ? null : "the endpoint's origin changed";

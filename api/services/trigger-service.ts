@@ -28,7 +28,7 @@ const generateSecretToken = () => randomBytes(32).toString('base64url');
 /**
  * Agent triggers (scope 'agent', under /api/agents/:agentId/triggers and /api/triggers/:id) and
  * standalone user triggers (scope 'user', /api/user-triggers) share one table and these rules
- * (DESIGN §4 Triggers). Each scope only ever sees its own rows: a user trigger's id is unknown to the
+ * (README § Triggers). Each scope only ever sees its own rows: a user trigger's id is unknown to the
  * agent-trigger routes and the other way round.
  */
 export function createTriggerService(deps: {

@@ -149,7 +149,7 @@ export function createWebhookService(deps: {
         const plan = planUpdate(row, patch);
         if (plan.checkUrl !== null && plan.checkUrl !== draft.checkUrl) await checkTarget(plan.checkUrl);
         const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
-        // Disabling stops its pending deliveries (DESIGN §4); their workflows see them cancelled and stop.
+        // Disabling stops its pending deliveries (README § Webhooks); their workflows see them cancelled and stop.
         if (row.enabled && !plan.values.enabled) await cancelPendingDeliveries(tx, id);
         return toWebhook(updated!, plan.shownSecret, publicBaseUrl);
       });

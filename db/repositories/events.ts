@@ -8,7 +8,7 @@ export interface EventRow {
   data: Record<string, unknown>;
   chain_depth: number;
   target_webhook_id: string | null;
-  /** The first event of its chain (DESIGN §8): itself unless a fire or a run caused it. */
+  /** The first event of its chain (docs/api.md § Events "Chains"): itself unless a fire or a run caused it. */
   root_event_id: string;
   created_at: Date;
 }
@@ -40,7 +40,7 @@ function reportedRun(e: NewEvent): string | null {
 
 /**
  * Only the row: an event is dispatched when its writer also calls startEventDispatch (lib/engine-starts.ts).
- * Its chain's root (DESIGN §8): `rootEventId` when given (a fire's event); for a run's result, the root of
+ * Its chain's root (docs/api.md § Events "Chains"): `rootEventId` when given (a fire's event); for a run's result, the root of
  * the fire that started the run, so a chain of runs stays one chain; otherwise the event itself.
  */
 export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow> {
@@ -61,7 +61,7 @@ export async function findEvent(q: Queryable, id: string): Promise<EventRow | nu
   return rows[0] ?? null;
 }
 
-/** The envelope delivered to outgoing webhooks (DESIGN §4 Events); the same bytes on every retry. */
+/** The envelope delivered to outgoing webhooks (docs/api.md § Events); the same bytes on every retry. */
 export function eventEnvelope(e: EventRow) {
   return { id: e.id, type: e.type, timestamp: e.created_at.toISOString(), accountId: e.account_id, data: e.data };
 }

@@ -100,7 +100,7 @@ export function createFiresRepository(db: Queryable) {
 export type FiresRepository = ReturnType<typeof createFiresRepository>;
 
 /**
- * FIRES_PER_MINUTE (DESIGN §8): one fixed one-minute window per account, in Postgres so the API (manual
+ * FIRES_PER_MINUTE (docs/api.md § Rate limits): one fixed one-minute window per account, in Postgres so the API (manual
  * and hook fires) and every worker (schedule and event fires) share it. One upsert per fire.
  */
 export function createFireRateRepository(db: Queryable) {

@@ -1,7 +1,7 @@
 import type { WorkflowTags } from '../../lib/temporal-names';
 import type { Queryable } from '../pool';
 
-/** A workflow to start, recorded in the transaction of its cause (DESIGN §1, outbox). */
+/** A workflow to start, recorded in the transaction of its cause (docs/architecture.md § The outbox…). */
 export interface WorkflowStart {
   workflowType: string;
   workflowId: string;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../pool';
 
 /**
- * The count-and-lock half of a quota check (DESIGN §8). A create locks the row its quota belongs to
+ * The count-and-lock half of a quota check (docs/api.md § Quotas and charges). A create locks the row its quota belongs to
  * (the account, or the agent) before counting, in the transaction that inserts: a concurrent create
  * of the same kind waits on the lock and then counts with a fresh snapshot (a new statement under
  * READ COMMITTED), so it sees the row inserted before it and no quota is ever overshot.

@@ -1,7 +1,7 @@
 import type { StepType } from '../../workflows/types';
 import type { Queryable } from '../pool';
 
-/** One step of a run: a tool call or a model call. */
+/** One step of a run (docs/architecture.md § When a run is started): a tool call or a model call. */
 export interface RunStepRow {
   run_id: string;
   step_index: number;

@@ -1,23 +1,23 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 /** What a run with a language model reads from an agent and its tools is checked on write. */
 describe('model settings on write', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let user: TestUser;
   let agentId: string;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
     user = await registerUser(app);
     const res = await app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'a', configJson: { model: 'gpt-4o-mini', temperature: 0.7, maxSteps: 12, other: { kept: true } } } });
     assert.equal(res.statusCode, 201, res.body);
     agentId = res.json().id;
     assert.deepEqual(res.json().configJson, { model: 'gpt-4o-mini', temperature: 0.7, maxSteps: 12, other: { kept: true } });
   });
-  after(() => close());
 
   const agentWrites = (configJson: unknown) => [
     { method: 'POST' as const, url: '/api/agents', payload: { name: 'b', configJson } },

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
+import { fakeUsdPrice, startDataFixtures } from '../helpers/data-fixtures';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { fakeUsdPrice, startDataFixtures, startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { errorReply, startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
 import { waitFor } from '../helpers/processes';
+import { startReceiver, type Receiver } from '../helpers/receiver';
 
 const KEY = 'sk-test-0123456789abcdef-TOPSECRET';
 
@@ -14,24 +16,19 @@ const KEY = 'sk-test-0123456789abcdef-TOPSECRET';
  * the provider answers each with its own script.
  */
 describe('model runs', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let models: ModelServer;
   let data: Awaited<ReturnType<typeof startDataFixtures>>;
-  let service: FixtureServer;
+  let service: Receiver;
   let user: TestUser;
 
   before(async () => {
-    models = await startModelServer();
-    data = await startDataFixtures();
-    service = await startFixtureServer((req) => ({ body: { plan: 'gold', asked: JSON.parse(req.body || 'null') } }));
-    h = await startEngine(__filename, { ...data.env, MODEL_BASE_URL: models.baseUrl, MODEL_API_KEY: KEY, MODEL_MAX_RETRIES: '2', INITIAL_BALANCE: '100000' });
+    models = await startModelServer(suite);
+    data = await startDataFixtures(suite);
+    service = await startReceiver(suite, (req) => ({ body: { plan: 'gold', asked: JSON.parse(req.body || 'null') } }));
+    h = await startEngine(suite, __filename, { ...data.env, MODEL_BASE_URL: models.baseUrl, MODEL_API_KEY: KEY, MODEL_MAX_RETRIES: '2', INITIAL_BALANCE: '100000' });
     user = await registerUser(h.app);
-  });
-  after(async () => {
-    await h.close();
-    await models.close();
-    await data.close();
-    await service.close();
   });
 
   async function createAgent(body: Record<string, unknown>, u = user): Promise<string> {

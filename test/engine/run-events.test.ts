@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { registerUser, type TestUser } from '../helpers/app';
+import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { errorReply, startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
 import { waitFor } from '../helpers/processes';
+import { startReceiver, type Receiver } from '../helpers/receiver';
 import { openSse, type SseStream } from '../helpers/sse';
 
 const KEY = 'sk-events-0123456789abcdef-SSE';
@@ -13,17 +14,18 @@ const HEARTBEAT_MS = 300;
 
 /** GET /api/runs/:id/events: live run events over a real socket (Server-Sent Events). */
 describe('run events (SSE)', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let models: ModelServer;
-  let tools: FixtureServer;
+  let tools: Receiver;
   let user: TestUser;
   let base: string;
   const open: SseStream[] = [];
 
   before(async () => {
-    models = await startModelServer();
-    tools = await startFixtureServer(() => ({ body: { ok: true } }));
-    h = await startEngine(__filename, {
+    models = await startModelServer(suite);
+    tools = await startReceiver(suite, () => ({ body: { ok: true } }));
+    h = await startEngine(suite, __filename, {
       MODEL_BASE_URL: models.baseUrl,
       MODEL_API_KEY: KEY,
       MODEL_MAX_RETRIES: '0',
@@ -32,13 +34,9 @@ describe('run events (SSE)', () => {
     });
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    // Registered last, so undone first: the streams close before the app does.
+    onCleanup(suite, () => open.forEach((s) => s.close()));
     user = await registerUser(h.app);
-  });
-  after(async () => {
-    for (const s of open) s.close();
-    await h.close();
-    await models.close();
-    await tools.close();
   });
 
   /** An agent thinking with `model`, with one custom tool `probe`. */

@@ -1,11 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onCleanup, type Cleanup } from './cleanup';
 
 /**
  * A scripted OpenAI-compatible model provider on loopback: `POST /v1/chat/completions` answers what the
  * script says for each request — text, tool calls, errors (429 with Retry-After, 400, …), after an
  * optional delay. It stands in for the external provider only; everything else in a test is real.
  * Scripts are chosen by the request's `model`, so each test names its own model and gets its own script.
+ * Closed when `t` ends.
  */
 
 export interface ChatMessage {
@@ -97,10 +99,9 @@ export interface ModelServer {
   /** The requests made for one model. */
   callsFor: (model: string) => ModelCall[];
   script: (model: string, script: ModelScript) => void;
-  close: () => Promise<void>;
 }
 
-export async function startModelServer(): Promise<ModelServer> {
+export async function startModelServer(t: Cleanup): Promise<ModelServer> {
   const calls: ModelCall[] = [];
   const scripts = new Map<string, ModelScript>();
   const counts = new Map<string, number>();
@@ -134,16 +135,19 @@ export async function startModelServer(): Promise<ModelServer> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(
+    t,
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     calls,
     callsFor: (model) => calls.filter((c) => c.body.model === model),
     script: (model, script) => void scripts.set(model, script),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

@@ -10,7 +10,7 @@ const valid = {
 };
 
 describe('config', () => {
-  it('applies the DESIGN defaults', () => {
+  it('applies the documented defaults', () => {
     const c = loadConfig(valid);
     assert.equal(c.temporal.namespace, 'default');
     assert.equal(c.http.port, 3000);

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { standardWebhookHeaders } from '../../lib/standard-webhooks';
 
-/** DESIGN §5: the headers of a signed delivery, checked with the `standardwebhooks` package and by hand. */
+/** docs/api.md § Signatures: the headers of a signed delivery, checked with the `standardwebhooks` package and by hand. */
 describe('standardWebhookHeaders', () => {
   const body = JSON.stringify({ id: 'evt', type: 'webhook.test', data: { ü: 'ünïcode' } });
   const now = new Date();

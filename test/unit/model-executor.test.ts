@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { suiteContext } from '../helpers/cleanup';
 import { createModelClient, ModelError, redactKey } from '../../activities/executor/model-client';
 import { createModelExecutor } from '../../activities/executor/model-executor';
 import type { ModelAnswer, ModelContext } from '../../activities/executor/model-step';
@@ -127,14 +128,14 @@ describe('model executor compose', () => {
 });
 
 describe('model client', () => {
+  const suite = suiteContext();
   let models: ModelServer;
   const saved = process.env.OPENAI_API_KEY;
   before(async () => {
-    models = await startModelServer();
+    models = await startModelServer(suite);
     process.env.OPENAI_API_KEY = 'sk-from-the-environment';
   });
   after(async () => {
-    await models.close();
     if (saved === undefined) delete process.env.OPENAI_API_KEY;
     else process.env.OPENAI_API_KEY = saved;
   });
