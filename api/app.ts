@@ -5,6 +5,7 @@ import type { Config } from '../lib/config';
 import { createHandOff } from '../lib/handoff';
 import type { TemporalClient } from '../lib/temporal-client';
 import { createSecretBox } from '../lib/secrets';
+import { createNotificationListener } from '../db/notifications';
 import type { Db } from '../db/pool';
 import { fastifyTrustProxy } from './client-address';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
@@ -74,7 +75,16 @@ export async function buildApp(deps: AppDeps) {
   const secrets = createSecretBox(config.secretsKey);
   // The one place repositories and services are built; each route module gets only the services it calls.
   const repositories = createRepositories(db);
-  const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection });
+  // One LISTEN connection for every live run stream of this process (opened when the first stream opens).
+  const runEventsListener = createNotificationListener({
+    connectionString: config.databaseUrl,
+    channel: 'run_events',
+    log: (msg, err) => app.log.warn({ err }, msg),
+  });
+  const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, runEventsListener });
+  // Open streams end before the server waits for its connections to close; then the listener goes.
+  app.addHook('preClose', async () => services.runEvents.closeAll());
+  app.addHook('onClose', () => runEventsListener.close());
   const publicBaseUrl = config.http.publicBaseUrl;
 
   await registerDocs(app);
@@ -106,7 +116,7 @@ export async function buildApp(deps: AppDeps) {
     teamRoutes(scoped, { team: services.team, publicBaseUrl });
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
     deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
-    runRoutes(scoped, { runs: services.runs, publicBaseUrl });
+    runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
   });
 
   return app;

@@ -7,6 +7,7 @@ import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliver
 import type { FireDetailRow, FireListRow } from '../db/repositories/fires';
 import type { RunStepRow } from '../db/repositories/run-steps';
 import type { RunRow } from '../db/repositories/runs';
+import type { ThreadMessageRow } from '../db/repositories/thread-messages';
 import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
 import type { ToolRow } from '../db/repositories/tools';
 import type { TriggerRow } from '../db/repositories/triggers';
@@ -253,6 +254,8 @@ export function toRun(r: RunRow) {
     output: r.output,
     error: r.error,
     chainDepth: r.chain_depth,
+    threadId: r.thread_id,
+    executor: r.executor,
     startedAt: r.started_at ? iso(r.started_at) : null,
     finishedAt: r.finished_at ? iso(r.finished_at) : null,
     createdAt: iso(r.created_at),
@@ -277,3 +280,9 @@ export function toRunStep(s: RunStepRow) {
   };
 }
 export type RunStep = ReturnType<typeof toRunStep>;
+
+/** The API shape of one message of a conversation thread. */
+export function toThreadMessage(m: ThreadMessageRow) {
+  return { id: m.id, agentId: m.agent_id, threadId: m.thread_id, runId: m.run_id, role: m.role, content: m.content, createdAt: iso(m.created_at) };
+}
+export type ThreadMessage = ReturnType<typeof toThreadMessage>;

@@ -1,4 +1,5 @@
 import type { Connection } from '@temporalio/client';
+import type { NotificationListener } from '../../db/notifications';
 import type { Db } from '../../db/pool';
 import { createAccountsRepository } from '../../db/repositories/accounts';
 import { createAgentsRepository } from '../../db/repositories/agents';
@@ -28,6 +29,7 @@ import { createDeliveryService } from './delivery-service';
 import { createFireService } from './fire-service';
 import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
+import { createRunEventService } from './run-events';
 import { createRunService } from './run-service';
 import { createTeamService } from './team-service';
 import { createTokenService } from './tokens';
@@ -68,6 +70,8 @@ export interface ServiceDeps {
   handOff: HandOff;
   /** The Temporal connection, for the health check only. */
   temporal: Connection;
+  /** The process's one LISTEN connection for run events (live run streams). */
+  runEventsListener: NotificationListener;
 }
 
 /** Every service of the API, each built once from its dependencies; buildApp hands each route module its own. */
@@ -147,6 +151,7 @@ export function createServices(deps: ServiceDeps) {
     fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission, audit }),
     team: createTeamService({ db, team: repos.team, audit }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit }),
+    runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),
     hooks: createHookService({
       db,
       hooks: repos.hooks,
