@@ -81,7 +81,7 @@ const REFUSALS: Record<Exclude<Rule, 'read' | 'self'>, string> = {
 
 /** What the operations work on: `shared` rows any request may use, `own` rows one actor's requests use up. */
 interface Fixture {
-  shared: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'run' | 'fire' | 'userFire' | 'member' | 'delivery', string>;
+  shared: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery', string>;
   own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'member' | 'apiKey' | 'delivery' | 'invitation', string> & {
     invitationToken: string;
   };
@@ -165,6 +165,8 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs` }),
   'GET /api/runs/{id}': (f) => ({ url: `/api/runs/${f.shared.run}` }),
   'GET /api/runs/{id}/steps': (f) => ({ url: `/api/runs/${f.shared.run}/steps` }),
+  'GET /api/runs/{id}/events': (f) => ({ url: `/api/runs/${f.shared.finishedRun}/events` }),
+  'GET /api/agents/{id}/threads/{threadId}/messages': (f) => ({ url: `/api/agents/${f.shared.agent}/threads/matrix/messages` }),
 
   'GET /api/team': () => ({ url: '/api/team' }),
   'POST /api/team': () => ({ url: '/api/team', payload: { email: `invitee-${unique()}@example.com`, role: 'viewer' } }),
@@ -264,6 +266,9 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
     shared.userTrigger = await created('/api/user-triggers', { type: 'webhook', name: 'u' });
     shared.webhook = await created('/api/webhooks', { name: 'w', url: 'http://127.0.0.1:9/w' });
     shared.run = await created(`/api/agents/${shared.agent}/runs`, {});
+    // A finished run, so that its event stream ends (no worker runs here).
+    shared.finishedRun = await created(`/api/agents/${shared.agent}/runs`, {});
+    await db.query(`UPDATE runs SET status = 'succeeded', finished_at = now() WHERE id = $1`, [shared.finishedRun]);
     shared.member = await created('/api/team', { email: `shared-${unique()}@example.com`, role: 'viewer' });
     shared.fire = await fireOf(shared.trigger);
     shared.userFire = await fireOf(shared.userTrigger);
