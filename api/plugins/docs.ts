@@ -115,7 +115,8 @@ function documentedSchema(schema: FastifySchema, route: RouteOptions): FastifySc
     ...schema,
     body: documentationOf(schema.body),
     response,
-    ...(Object.keys(headers).length && !schema.headers ? { headers: z.object(headers) } : {}),
+    // A route's own headers (e.g. a stream's Last-Event-ID) are documented beside the shared ones.
+    ...(Object.keys(headers).length ? { headers: schema.headers instanceof z.ZodObject ? schema.headers.extend(headers) : z.object(headers) } : {}),
     ...(authenticated ? {} : { security: [] }),
   };
 }
