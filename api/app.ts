@@ -11,6 +11,7 @@ import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
 import { registerDocs } from './plugins/docs';
+import { measureRequests, metricsRoute } from './plugins/metrics';
 import { frameworkErrors, installErrorHandling } from './plugins/error-handler';
 import { supportIdempotencyKeys } from './plugins/idempotency';
 import { registerSecurityHeaders } from './plugins/security-headers';
@@ -30,7 +31,9 @@ import { runRoutes } from './routes/runs';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
 import { webhookRoutes } from './routes/webhooks';
+import { requestIdOf } from './request-id';
 import { createRepositories, createServices } from './services';
+import { createMetricsService } from './services/metrics-service';
 import './types';
 
 export interface AppDeps {
@@ -54,6 +57,9 @@ export async function buildApp(deps: AppDeps) {
     onConstructorPoisoning: 'ignore',
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,
+    // Every log line of a request carries its id (reqId), and the response sends it back (Request-Id).
+    requestIdHeader: false,
+    genReqId: requestIdOf,
   }).withTypeProvider<ZodTypeProvider>();
   await registerSecurityHeaders(app);
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
@@ -62,8 +68,9 @@ export async function buildApp(deps: AppDeps) {
   app.setSerializerCompiler(responseSerializerCompiler);
   installErrorHandling(app);
   guardBodies(app);
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     reply.header('API-Version', '1');
+    reply.header('Request-Id', request.id);
     return payload;
   });
 
@@ -76,6 +83,9 @@ export async function buildApp(deps: AppDeps) {
   const repositories = createRepositories(db);
   const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection });
   const publicBaseUrl = config.http.publicBaseUrl;
+  // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
+  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;
+  if (metrics) measureRequests(app, metrics);
 
   await registerDocs(app);
   const authRateLimit = await registerAuthRateLimit(app, {
@@ -85,6 +95,7 @@ export async function buildApp(deps: AppDeps) {
   });
 
   healthRoutes(app, services.health);
+  if (metrics) metricsRoute(app, { metrics, token: config.metrics.token });
   // Public hook endpoints: no credential; each checks its own secret (signature or X-Trigger-Token).
   await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));
   await app.register(async (api) => {

@@ -7,6 +7,7 @@ import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
 import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createHooksRepository } from '../../db/repositories/hooks';
+import { createMetricsRepository } from '../../db/repositories/metrics';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
@@ -44,6 +45,7 @@ export function createRepositories(db: Db) {
     fireRate: createFireRateRepository(db),
     guards: createRequestGuardsRepository(db),
     hooks: createHooksRepository(db),
+    metrics: createMetricsRepository(db),
     quotas: createQuotasRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),

@@ -1,0 +1,1 @@
+-- reserved for another branch's migration (workspaces branch placeholder; replaced at merge)

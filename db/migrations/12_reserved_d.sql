@@ -1,0 +1,1 @@
+-- reserved for another branch's migration (operations branch placeholder; replaced at merge)
