@@ -1,8 +1,10 @@
 /**
  * `npm run bench` (or `npx tsx bench/run.ts`): the API's overhead over a bare Fastify + pg server.
  *
- *   read:  API `GET /api/agents/:id` (bearer JWT)  vs  bare `GET /agents/:id` (SELECT * … WHERE id = $1)
- *   write: API `POST /api/agents`     (bearer JWT)  vs  bare `POST /agents` (conditional UPDATE + INSERT, one tx)
+ *   read:    API `GET /api/agents/:id` (bearer JWT)  vs  bare `GET /agents/:id` (SELECT * … WHERE id = $1)
+ *   write:   API `POST /api/agents`     (bearer JWT)  vs  bare `POST /agents` (conditional UPDATE + INSERT, one tx)
+ *   metrics: API `GET /api/agents/:id` with metrics on (METRICS_ENABLED=true, the default: every response
+ *            counted and timed)  vs  the same API with METRICS_ENABLED=false, a third server process
  *
  * Approach: this process only generates load (autocannon, same connections/duration/warm-up for every
  * target, one target at a time). Each server runs in its own child process (`node --import tsx
@@ -21,7 +23,7 @@
  * Settings: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (3),
  * BENCH_ROUNDS (1; with more, api and bare alternate which goes first and the table shows medians),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432; DATABASE_URL's server if set),
- * BENCH_SCENARIOS (read,write: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
+ * BENCH_SCENARIOS (read,write,metrics: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
  * <dir>/api and <dir>/bare when they exit; summarize with `npx tsx bench/profile-summary.ts <dir>/api`).
  * Exits 1 if any response is not 2xx or a request errored.
  */
@@ -30,11 +32,15 @@ import { createBenchDatabase } from './database';
 import { combine, loadSettingsFromEnv, measure, probe, type Measurement, type Target } from './load';
 import { startServer, type ServerProcess } from './server-process';
 
-const READ_RATIO_TARGET = 0.6;
+const RATIO_TARGETS: Record<string, number> = { read: 0.6, metrics: 0.95 };
+
+type Scenario = 'read' | 'write' | 'metrics';
+/** The server under test, and the one it is compared with (bare, or the API without metrics). */
+type Side = 'api' | 'baseline';
 
 interface Row {
-  scenario: 'read' | 'write';
-  target: 'api' | 'bare';
+  scenario: Scenario;
+  target: string;
   m: Measurement;
 }
 
@@ -78,10 +84,16 @@ async function main(): Promise<number> {
     const db = await createBenchDatabase();
     cleanups.push(db.drop);
     const env = { BENCH_DATABASE_URL: db.url };
+    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,metrics').split(',').map((w) => w.trim());
     const servers: ServerProcess[] = [];
-    const [api, bare] = await Promise.all([startServer('api', 'serve-api.ts', env), startServer('bare', 'serve-bare.ts', env)]);
-    servers.push(api, bare);
     cleanups.push(() => Promise.all(servers.map((s) => s.stop())).then(() => {}));
+    const [api, bare, unmeasured] = await Promise.all([
+      startServer('api', 'serve-api.ts', env),
+      startServer('bare', 'serve-bare.ts', env),
+      // The same API with METRICS_ENABLED=false (no hook per response, no /metrics), for the metrics scenario.
+      wanted.includes('metrics') ? startServer('api, metrics off', 'serve-api.ts', { ...env, BENCH_METRICS_ENABLED: 'false' }) : undefined,
+    ]);
+    servers.push(api, bare, ...(unmeasured ? [unmeasured] : []));
 
     // One user, one agent, created over HTTP like any client.
     const session = await postJson<{ accessToken: string }>(
@@ -94,11 +106,16 @@ async function main(): Promise<number> {
     const agentId = agent.id;
     const accountId = agent.accountId;
 
-    const allScenarios: { scenario: Row['scenario']; api: Target; bare: Target }[] = [
+    const apiRead = (server: ServerProcess): Target => ({
+      name: `${server.name} read`, url: `${server.baseUrl}/api/agents/${agentId}`, method: 'GET', headers: { authorization }, expectStatus: 200,
+    });
+    type Plan = { scenario: Scenario; api: Target; baseline: Target; servers: Record<Side, ServerProcess> };
+    const allScenarios: Plan[] = [
       {
         scenario: 'read',
-        api: { name: 'api read', url: `${api.baseUrl}/api/agents/${agentId}`, method: 'GET', headers: { authorization }, expectStatus: 200 },
-        bare: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET', expectStatus: 200 },
+        api: apiRead(api),
+        baseline: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET', expectStatus: 200 },
+        servers: { api, baseline: bare },
       },
       {
         scenario: 'write',
@@ -110,7 +127,7 @@ async function main(): Promise<number> {
           body: JSON.stringify({ name: 'bench agent' }),
           expectStatus: 201,
         },
-        bare: {
+        baseline: {
           name: 'bare write',
           url: `${bare.baseUrl}/agents`,
           method: 'POST',
@@ -118,11 +135,12 @@ async function main(): Promise<number> {
           body: JSON.stringify({ accountId, name: 'bench agent' }),
           expectStatus: 201,
         },
+        servers: { api, baseline: bare },
       },
+      ...(unmeasured ? [{ scenario: 'metrics' as const, api: apiRead(api), baseline: apiRead(unmeasured), servers: { api, baseline: unmeasured } }] : []),
     ];
-    const wanted = (process.env.BENCH_SCENARIOS || 'read,write').split(',').map((w) => w.trim());
     const scenarios = allScenarios.filter((s) => wanted.includes(s.scenario));
-    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read and/or write, got "${process.env.BENCH_SCENARIOS}"`);
+    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write and/or metrics, got "${process.env.BENCH_SCENARIOS}"`);
 
     const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(
@@ -133,37 +151,37 @@ async function main(): Promise<number> {
     );
     console.log(`load average before: ${loadavg()}`);
     for (const s of scenarios) {
-      const [apiBytes, bareBytes] = [await probe(s.api), await probe(s.bare)];
-      console.log(`${s.scenario}: response body ${apiBytes} B (api) vs ${bareBytes} B (bare)`);
+      const [apiBytes, baselineBytes] = [await probe(s.api), await probe(s.baseline)];
+      console.log(`${s.scenario}: response body ${apiBytes} B (${s.servers.api.name}) vs ${baselineBytes} B (${s.servers.baseline.name})`);
     }
     console.log('');
 
     const runs = new Map<string, Measurement[]>();
-    const byTarget = { api, bare };
     for (const s of scenarios) {
       for (let round = 0; round < settings.rounds; round++) {
-        for (const target of round % 2 === 0 ? (['api', 'bare'] as const) : (['bare', 'api'] as const)) {
-          process.stderr.write(`measuring ${s.scenario} ${target} (round ${round + 1}/${settings.rounds}) …\n`);
-          const m = await measure(s[target], settings, byTarget[target].cpuMicros);
-          runs.set(`${s.scenario}/${target}`, [...(runs.get(`${s.scenario}/${target}`) ?? []), m]);
+        for (const side of round % 2 === 0 ? (['api', 'baseline'] as const) : (['baseline', 'api'] as const)) {
+          process.stderr.write(`measuring ${s.scenario} ${s.servers[side].name} (round ${round + 1}/${settings.rounds}) …\n`);
+          const m = await measure(s[side], settings, s.servers[side].cpuMicros);
+          runs.set(`${s.scenario}/${side}`, [...(runs.get(`${s.scenario}/${side}`) ?? []), m]);
         }
       }
     }
-    const rows: Row[] = scenarios.flatMap((s) =>
-      (['api', 'bare'] as const).map((target) => ({ scenario: s.scenario, target, m: combine(runs.get(`${s.scenario}/${target}`)!) })),
+    const rows: (Row & { side: Side })[] = scenarios.flatMap((s) =>
+      (['api', 'baseline'] as const).map((side) => ({ scenario: s.scenario, side, target: s.servers[side].name, m: combine(runs.get(`${s.scenario}/${side}`)!) })),
     );
 
     console.log(table(rows));
     console.log(`load average after: ${loadavg()}`);
     console.log('');
-    const get = (scenario: Row['scenario'], target: Row['target']) => rows.find((r) => r.scenario === scenario && r.target === target)!.m;
-    for (const { scenario } of scenarios) {
+    const get = (scenario: Scenario, side: Side) => rows.find((r) => r.scenario === scenario && r.side === side)!.m;
+    for (const { scenario, servers: pair } of scenarios) {
       const a = get(scenario, 'api');
-      const b = get(scenario, 'bare');
+      const b = get(scenario, 'baseline');
       const ratio = a.requestsPerSecond / b.requestsPerSecond;
-      const verdict = scenario === 'read' ? `  (target ≥ ${READ_RATIO_TARGET}: ${ratio >= READ_RATIO_TARGET ? 'met' : 'NOT met'})` : '';
+      const target = RATIO_TARGETS[scenario];
+      const verdict = target !== undefined ? `  (target ≥ ${target}: ${ratio >= target ? 'met' : 'NOT met'})` : '';
       console.log(
-        `${scenario} ratio api/bare: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
+        `${scenario} ratio ${pair.api.name}/${pair.baseline.name}: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
           `p99 ${(a.p99 / b.p99).toFixed(2)}x; server CPU/req ${(a.cpuPerRequest / b.cpuPerRequest).toFixed(2)}x`,
       );
     }
