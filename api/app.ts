@@ -28,6 +28,7 @@ import { fireRoutes } from './routes/fires';
 import { hookRoutes } from './routes/hooks';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
+import { scheduleTruthRoutes } from './routes/schedule-truth';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
 import { webhookRoutes } from './routes/webhooks';
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDeps) {
     triggerRoutes(scoped, { triggers: services.triggers, publicBaseUrl });
     teamRoutes(scoped, { team: services.team, publicBaseUrl });
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
+    scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
     deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
     runRoutes(scoped, { runs: services.runs, publicBaseUrl });
   });

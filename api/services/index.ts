@@ -8,6 +8,7 @@ import { createDeliveriesRepository } from '../../db/repositories/deliveries';
 import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createHooksRepository } from '../../db/repositories/hooks';
 import { createMetricsRepository } from '../../db/repositories/metrics';
+import { createScheduleHistoryRepository } from '../../db/repositories/schedule-history';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
@@ -27,6 +28,7 @@ import { createFireService } from './fire-service';
 import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunService } from './run-service';
+import { createScheduleTruthService } from './schedule-truth-service';
 import { createTeamService } from './team-service';
 import { createTokenService } from './tokens';
 import { createToolService } from './tool-service';
@@ -46,6 +48,7 @@ export function createRepositories(db: Db) {
     guards: createRequestGuardsRepository(db),
     hooks: createHooksRepository(db),
     metrics: createMetricsRepository(db),
+    scheduleHistory: createScheduleHistoryRepository(db),
     quotas: createQuotasRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),
@@ -134,6 +137,12 @@ export function createServices(deps: ServiceDeps) {
       quota: config.quotas.triggersPerAccount,
     }),
     fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
+    scheduleTruth: createScheduleTruthService({
+      triggers: repos.triggers,
+      history: repos.scheduleHistory,
+      retentionDays: config.retention.days,
+      graceMs: config.missedFires.graceMs,
+    }),
     team: createTeamService({ db, team: repos.team }),
     runs: createRunService({ db, agents: repos.agents, handOff }),
     hooks: createHookService({
