@@ -5,6 +5,7 @@ import { createTriggersRepository } from '../db/repositories/triggers';
 import { startScheduleSync } from '../lib/engine-starts';
 import type { HandOff } from '../lib/handoff';
 import { SCHEDULE_ID_PREFIX, workflowIds } from '../lib/temporal-names';
+import { createMissedFireSearch } from './missed-fires';
 
 const WHY: Record<CorrectionReason, string> = {
   missing: 'Temporal has no schedule for this cron/schedule trigger',
@@ -23,7 +24,8 @@ const WHY: Record<CorrectionReason, string> = {
  *   a difference only queues an idempotent sync, never a direct delete. A difference that Temporal's own
  *   describe confirms, and that no queued sync is already mending (a trigger written a moment ago), is a
  *   correction: logged with the trigger and the reason, and recorded (schedule_corrections; GET /metrics
- *   counts them).
+ *   counts them). Then it looks for missed fires (worker/missed-fires.ts): schedule times that passed
+ *   without a fire and without a reason each emit `trigger.missed` once.
  */
 export function startReconciler(deps: {
   db: Db;
@@ -31,11 +33,14 @@ export function startReconciler(deps: {
   handOff: HandOff;
   intervalMs: number;
   sweepEveryMs: number;
+  /** MISSED_FIRE_GRACE_MS (default 60 s). */
+  missedFireGraceMs?: number;
   log: (msg: string, err?: unknown) => void;
 }) {
   const { db, client, handOff, log } = deps;
   const triggers = createTriggersRepository(db);
   const corrections = createScheduleCorrectionsRepository(db);
+  const searchMissedFires = createMissedFireSearch({ db, client, graceMs: deps.missedFireGraceMs ?? 60_000, log });
   let stopped = false;
   let lastSweep = 0;
   let wake: (() => void) | null = null;
@@ -66,6 +71,11 @@ export function startReconciler(deps: {
         return found;
       });
       if (reason) log(`reconciler: corrected schedule ${workflowIds.triggerSchedule(id)} (${reason}: ${WHY[reason]}); syncing it`);
+    }
+    try {
+      await searchMissedFires();
+    } catch (err) {
+      log('reconciler: the search for missed fires failed; the next sweep looks again', err);
     }
     return stale.size;
   }

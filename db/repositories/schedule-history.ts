@@ -83,6 +83,14 @@ export function createScheduleHistoryRepository(db: Queryable) {
       return rows;
     },
 
+    /** Every cron/schedule trigger, with what its events name. */
+    async scheduledTriggers(q: Queryable = db): Promise<{ id: string; account_id: string; agent_id: string | null }[]> {
+      const { rows } = await q.query<{ id: string; account_id: string; agent_id: string | null }>(
+        `SELECT id, account_id, agent_id FROM triggers WHERE type IN ('schedule', 'cron')`,
+      );
+      return rows;
+    },
+
     /** When the reconciler corrected each trigger's schedule (missing or paused) within [from, to]. */
     async corrections(triggerIds: string[], from: Date, to: Date, q: Queryable = db): Promise<{ trigger_id: string; created_at: Date }[]> {
       const { rows } = await q.query<{ trigger_id: string; created_at: Date }>(
