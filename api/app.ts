@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDeps) {
   const secrets = createSecretBox(config.secretsKey);
   // The one place repositories and services are built; each route module gets only the services it calls.
   const repositories = createRepositories(db);
-  const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection });
+  const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client });
   const publicBaseUrl = config.http.publicBaseUrl;
   // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
   const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;

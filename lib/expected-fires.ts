@@ -108,13 +108,43 @@ export function expectedTimes(
   return times;
 }
 
+/** The fire scheduled last before `t` (`ordered` by scheduled time). */
+function previousFire(ordered: readonly RecordedFire[], t: number): RecordedFire | undefined {
+  let found: RecordedFire | undefined;
+  for (const f of ordered) {
+    if (f.scheduledAt.getTime() < t) found = f;
+    else break;
+  }
+  return found;
+}
+
+/**
+ * The fires whose workflow may explain the times after them that have no fire (its fire workflow still
+ * running then): ask Temporal when each workflow ended (`workflowEnds` of judgeExpectedFires).
+ */
+export function firesBeforeGaps(times: readonly { at: Date }[], fires: readonly RecordedFire[]): RecordedFire[] {
+  const recorded = new Set(fires.map((f) => f.scheduledAt.getTime()));
+  const ordered = [...fires].sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
+  const found = new Map<string, RecordedFire>();
+  for (const { at } of times) {
+    if (recorded.has(at.getTime())) continue;
+    const previous = previousFire(ordered, at.getTime());
+    if (previous) found.set(previous.id, previous);
+  }
+  return [...found.values()];
+}
+
 /**
  * What became of each time. `fires` are the trigger's schedule fires scheduled in the times' span and the
- * nearest one on either side; `corrections` the times the reconciler found its schedule missing or paused.
+ * nearest one on either side; `corrections` the times the reconciler found its schedule missing or paused;
+ * `workflowEnds` when Temporal says the fire workflows of some fires (by scheduled time, ms) ended — a
+ * workflow ends a moment after its fire is recorded, unless no worker was there to finish it (still
+ * running: a time far ahead).
  * A time without a fire is, in this order:
  * - `before-created` / `disabled`: before the trigger existed, or while it was disabled (schedule paused);
- * - `overlap-skipped`: the fire before it was still running (recorded only after this time) and the
- *   overlap policy starts nothing meanwhile (skip, buffer_one: one is kept and fires later, cancel_other);
+ * - `overlap-skipped`: the workflow of the fire before it was still running at this time (its fire was
+ *   recorded after it, or Temporal says the workflow ended after it) and the overlap policy starts nothing
+ *   meanwhile (skip; buffer_one: one is kept and fires later; cancel_other);
  * - `missed`: the reconciler found its schedule missing or paused after this time (and before the next
  *   fire): Temporal had nothing to fire it with, and a re-created schedule does not catch up;
  * - `catchup-skipped`: the next fire was recorded more than the catch-up window after this time: the
@@ -131,6 +161,7 @@ export function judgeExpectedFires(
   corrections: readonly Date[],
   now: Date,
   graceMs: number,
+  workflowEnds: ReadonlyMap<number, Date> = new Map(),
 ): ExpectedFire[] {
   const byTime = new Map(fires.map((f) => [f.scheduledAt.getTime(), f]));
   const ordered = [...fires].sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
@@ -145,8 +176,9 @@ export function judgeExpectedFires(
     const unfired = (status: ExpectedFireStatus): ExpectedFire => ({ scheduledAt: at, status, fireId: null, runId: null, recordedAt: null, lagMs: null });
     if (beforeCreated) return unfired('before-created');
     if (!version.enabled) return unfired('disabled');
-    const previous = ordered.filter((f) => f.scheduledAt.getTime() < t).at(-1);
-    if (previous && previous.recordedAt.getTime() > t && OVERLAP_SKIPPING.has(version.overlapPolicy ?? 'skip')) return unfired('overlap-skipped');
+    const previous = previousFire(ordered, t);
+    const previousEnded = previous && Math.max(previous.recordedAt.getTime(), workflowEnds.get(previous.scheduledAt.getTime())?.getTime() ?? 0);
+    if (previousEnded && previousEnded > t && OVERLAP_SKIPPING.has(version.overlapPolicy ?? 'skip')) return unfired('overlap-skipped');
     const next = ordered.find((f) => f.scheduledAt.getTime() > t);
     const nextRecorded = next ? next.recordedAt.getTime() : now.getTime();
     if (corrections.some((c) => c.getTime() > t && c.getTime() <= nextRecorded)) return unfired('missed');

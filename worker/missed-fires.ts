@@ -4,9 +4,9 @@ import { withTransaction, type Db } from '../db/pool';
 import { insertEvent } from '../db/repositories/events';
 import { createMissedFiresRepository, createScheduleHistoryRepository } from '../db/repositories/schedule-history';
 import { startEventDispatch } from '../lib/engine-starts';
-import { expectedTimes, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../lib/expected-fires';
+import { expectedTimes, firesBeforeGaps, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../lib/expected-fires';
 import { parseDuration } from '../lib/durations';
-import { workflowIds } from '../lib/temporal-names';
+import { fireWorkflowEnds, scheduledFireWorkflowId } from '../lib/fire-workflows';
 
 /** Times judged per trigger and search at most (a trigger firing every second, after a day away: the rest are not judged). */
 const MAX_TIMES_PER_TRIGGER = 10_000;
@@ -29,9 +29,6 @@ const catchupMs = (v: ScheduleVersion | undefined) => {
   }
 };
 
-/** `2026-11-21T10:00:02Z`: the scheduled time as Temporal appends it to a schedule's workflow id. */
-const temporalTime = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 /**
  * The search for missed fires (README § Operating it), part of the reconciler's sweep: every cron/schedule
  * trigger's times that have just become judgeable — older than its catch-up window plus MISSED_FIRE_GRACE_MS,
@@ -48,7 +45,7 @@ export function createMissedFireSearch(deps: { db: Db; client: Client; graceMs: 
 
   async function stillRunning(triggerId: string, at: Date): Promise<boolean> {
     try {
-      const run = await client.workflow.getHandle(`${workflowIds.scheduledFire(triggerId)}-${temporalTime(at)}`).describe();
+      const run = await client.workflow.getHandle(scheduledFireWorkflowId(triggerId, at)).describe();
       return run.status.name === 'RUNNING';
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;
@@ -90,7 +87,8 @@ export function createMissedFireSearch(deps: { db: Db; client: Client; graceMs: 
           .filter((f) => f.trigger_id === trigger.id)
           .map((f) => ({ id: f.id, scheduledAt: f.scheduled_at, recordedAt: f.recorded_at, status: f.status, runId: f.run_id }));
         const fixed = corrections.filter((c) => c.trigger_id === trigger.id).map((c) => c.created_at);
-        for (const judged of judgeExpectedFires(times, own, recorded, fixed, now, graceMs)) {
+        const ends = await fireWorkflowEnds(client, trigger.id, firesBeforeGaps(times, recorded).map((f) => f.scheduledAt));
+        for (const judged of judgeExpectedFires(times, own, recorded, fixed, now, graceMs, ends)) {
           if (judged.status !== 'missed' || (await stillRunning(trigger.id, judged.scheduledAt))) continue;
           const eventId = randomUUID();
           if (!(await missed.record(trigger.id, judged.scheduledAt, eventId, tx))) continue;

@@ -1,4 +1,4 @@
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import type { Db } from '../../db/pool';
 import { createAccountsRepository } from '../../db/repositories/accounts';
 import { createAgentsRepository } from '../../db/repositories/agents';
@@ -69,6 +69,8 @@ export interface ServiceDeps {
   handOff: HandOff;
   /** The Temporal connection, for the health check only. */
   temporal: Connection;
+  /** The process's Temporal client: schedule truth asks it when fire workflows ended. */
+  temporalClient: Client;
 }
 
 /** Every service of the API, each built once from its dependencies; buildApp hands each route module its own. */
@@ -142,6 +144,7 @@ export function createServices(deps: ServiceDeps) {
       history: repos.scheduleHistory,
       retentionDays: config.retention.days,
       graceMs: config.missedFires.graceMs,
+      temporal: deps.temporalClient,
     }),
     team: createTeamService({ db, team: repos.team }),
     runs: createRunService({ db, agents: repos.agents, handOff }),

@@ -1,7 +1,9 @@
 import type { ScheduleFireRow, ScheduleHistoryRepository, ScheduleVersionRow } from '../../db/repositories/schedule-history';
 import type { TriggerScope, TriggersRepository } from '../../db/repositories/triggers';
 import { describeCronExpression } from '../../lib/cron';
-import { expectedTimes, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../../lib/expected-fires';
+import type { Client } from '@temporalio/client';
+import { expectedTimes, firesBeforeGaps, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../../lib/expected-fires';
+import { fireWorkflowEnds } from '../../lib/fire-workflows';
 import { isScheduled } from '../../lib/schedules';
 import { localTime, scheduleClock } from '../../lib/schedule-times';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
@@ -56,6 +58,8 @@ export function createScheduleTruthService(deps: {
   retentionDays: number;
   /** MISSED_FIRE_GRACE_MS */
   graceMs: number;
+  /** The process's Temporal client: when did the fire workflows before gaps end (fireWorkflowEnds). */
+  temporal: Client;
   now?: () => Date;
 }) {
   const { triggers, history } = deps;
@@ -97,7 +101,8 @@ export function createScheduleTruthService(deps: {
       const [lo, hi] = [page[0]!.at, page.at(-1)!.at];
       const fires = (await history.fires([id], lo, hi)).map(toRecordedFire);
       const corrections = (await history.corrections([id], lo, at)).map((c) => c.created_at);
-      const judged = judgeExpectedFires(page, versions, fires, corrections, at, deps.graceMs);
+      const ends = await fireWorkflowEnds(deps.temporal, id, firesBeforeGaps(page, fires).map((f) => f.scheduledAt));
+      const judged = judgeExpectedFires(page, versions, fires, corrections, at, deps.graceMs, ends);
       return {
         items: judged.map((e, i) => ({
           scheduledAt: e.scheduledAt.toISOString(),
