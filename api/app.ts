@@ -31,6 +31,7 @@ import { runRoutes } from './routes/runs';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
+import { webhookStatsRoutes } from './routes/webhook-stats';
 import { webhookRoutes } from './routes/webhooks';
 import { requestIdOf } from './request-id';
 import { createRepositories, createServices } from './services';
@@ -114,6 +115,7 @@ export async function buildApp(deps: AppDeps) {
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
     scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
     deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
+    webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
     runRoutes(scoped, { runs: services.runs, publicBaseUrl });
   });
 

@@ -9,6 +9,7 @@ import { createFireRateRepository, createFiresRepository } from '../../db/reposi
 import { createHooksRepository } from '../../db/repositories/hooks';
 import { createMetricsRepository } from '../../db/repositories/metrics';
 import { createScheduleHistoryRepository } from '../../db/repositories/schedule-history';
+import { createWebhookStatsRepository } from '../../db/repositories/webhook-stats';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
@@ -29,6 +30,7 @@ import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunService } from './run-service';
 import { createScheduleTruthService } from './schedule-truth-service';
+import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
 import { createTokenService } from './tokens';
 import { createToolService } from './tool-service';
@@ -49,6 +51,7 @@ export function createRepositories(db: Db) {
     hooks: createHooksRepository(db),
     metrics: createMetricsRepository(db),
     scheduleHistory: createScheduleHistoryRepository(db),
+    webhookStats: createWebhookStatsRepository(db),
     quotas: createQuotasRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),
@@ -139,6 +142,7 @@ export function createServices(deps: ServiceDeps) {
       quota: config.quotas.triggersPerAccount,
     }),
     fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
+    webhookStats: createWebhookStatsService({ webhooks: repos.webhooks, stats: repos.webhookStats }),
     scheduleTruth: createScheduleTruthService({
       triggers: repos.triggers,
       history: repos.scheduleHistory,

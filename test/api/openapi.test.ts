@@ -63,6 +63,7 @@ describe('OpenAPI document covers every route', () => {
       '/api/triggers/{id}/preview': ['get'],
       '/api/user-triggers/{id}/expected-fires': ['get'],
       '/api/user-triggers/{id}/preview': ['get'],
+      '/api/webhooks/{id}/stats': ['get'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       for (const method of methods) assert.ok(paths[path]?.[method], `${method.toUpperCase()} ${path} is not documented`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 
 interface ExpectedFire {
@@ -159,7 +160,7 @@ describe('expected fires and previews', () => {
     let url: string | undefined = `/api/user-triggers/${trigger.id}/expected-fires?from=${from.toISOString()}&to=${to.toISOString()}&limit=10`;
     let pages = 0;
     while (url) {
-      const res = await app.inject({ method: 'GET', url, headers: user.auth });
+      const res: LightMyRequestResponse = await app.inject({ method: 'GET', url, headers: user.auth });
       assert.equal(res.statusCode, 200);
       const page = res.json<ExpectedFire[]>();
       assert.ok(page.length <= 10);

@@ -62,6 +62,10 @@ describe('engine metrics', () => {
     assert.ok(moved(before, after, 'agent_platform_deliveries_total', { outcome: 'succeeded' }) >= 1);
     assert.ok(moved(before, after, 'agent_platform_runs_finished_total', { status: 'succeeded' }) >= 1);
     assert.equal(sampleValue(after, 'agent_platform_engine_metrics_up'), 1);
+    // The endpoint's health shows the same real attempts (each carries its webhook: migration 13's trigger).
+    const stats = (await call('GET', `/api/webhooks/${webhook.body.id}/stats`)).body as { last24h: { attempts: { succeeded: number } }; lastSuccess: { statusCode: number } | null };
+    assert.ok(stats.last24h.attempts.succeeded >= 1);
+    assert.equal(stats.lastSuccess?.statusCode, 200);
     // The outbox drains: nothing is left behind once the work is handed off.
     await waitFor('the outbox drained', async () => sampleValue(await scrape(h.app), 'agent_platform_outbox_rows') === 0, 20_000);
   });
