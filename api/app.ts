@@ -102,7 +102,12 @@ export async function buildApp(deps: AppDeps) {
   await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));
   await app.register(async (api) => {
     requireAuthentication(api, services.auth);
-    supportIdempotencyKeys(api, repositories.guards, secrets, createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest());
+    supportIdempotencyKeys(api, {
+      db,
+      guards: repositories.guards,
+      secrets,
+      fingerprintKey: createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest(),
+    });
     const scoped = api.withTypeProvider<ZodTypeProvider>();
     authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl });
     accountRoutes(scoped, { account: services.account, publicBaseUrl });

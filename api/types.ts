@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { WriteUnit } from '../db/write-unit';
 import type { Caller } from './services/auth-service';
 
 /** The Fastify instance as routes see it: zod schemas give typed params, bodies and replies. */
@@ -9,7 +10,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every non-public route. */
     caller: Caller | null;
-    idempotency?: { callerId: string; key: string };
+    /** A POST with an Idempotency-Key: its claim, and the write unit its work and response share. */
+    idempotency?: { unit: WriteUnit; callerId: string; key: string };
   }
   interface FastifyContextConfig {
     /** Reachable without a credential. */

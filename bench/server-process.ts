@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import path from 'node:path';
 
 const REPO_ROOT = path.join(__dirname, '..');
@@ -96,4 +96,65 @@ export function requiredEnv(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is required`);
   return value;
+}
+
+export interface EntryProcess {
+  pid: number;
+  /** Everything the process printed so far (for a failure's message). */
+  output: () => string;
+  /** Resolves once a line containing `text` has been printed; rejects if the process exits first or after timeoutMs. */
+  printed: (text: string, timeoutMs?: number) => Promise<void>;
+  /** SIGTERM (the entries' ordered shutdown), SIGKILL after 10 s. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts one of the production entries (`api/server.ts`, `worker/main.ts`) as its own process, as `npm
+ * start` does (`node --import tsx <entry>`), configured by `env` alone: the bench then measures the
+ * processes a deployment runs, not a copy of their wiring.
+ */
+export function startEntry(entry: string, env: Record<string, string>): EntryProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const waiters = new Set<() => void>();
+  const append = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const check of waiters) check();
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    pid: child.pid!,
+    output: () => output,
+    printed: (text, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        const done = (err?: Error) => {
+          waiters.delete(check);
+          clearTimeout(timer);
+          child.off('exit', onExit);
+          if (err) reject(err);
+          else resolve();
+        };
+        const check = () => {
+          if (output.includes(text)) done();
+        };
+        const onExit = () => done(new Error(`${entry} exited before printing "${text}":\n${output}`));
+        const timer = setTimeout(() => done(new Error(`${entry} did not print "${text}" within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+        waiters.add(check);
+        child.once('exit', onExit);
+        check();
+      }),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(force);
+    },
+  };
 }

@@ -113,6 +113,9 @@ const envSchema = z.object({
 
 export type Env = z.input<typeof envSchema>;
 
+/** Every variable the configuration reads, with its parser and default (the README's configuration table is checked against it). */
+export const configVariables = envSchema.shape;
+
 /** `false`, a hop count, or trusted proxy addresses/CIDRs (see `trustProxy` above). */
 export type TrustProxy = false | number | string[];
 

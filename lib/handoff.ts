@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Db } from '../db/pool';
+import { afterCommit } from '../db/write-unit';
 import { createOutboxRepository, type OutboxItem } from '../db/repositories/outbox';
 import { syncTriggerSchedule } from './schedules';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE } from './temporal-names';
@@ -96,9 +97,13 @@ export function createHandOff(deps: { db: Db; client: Client; log?: (msg: string
 
   return {
     drain,
-    /** After a commit that wrote outbox rows: hand them off now, without waiting (errors are the reconciler's). */
+    /**
+     * After a commit that wrote outbox rows: hand them off now, without waiting (errors are the
+     * reconciler's). Inside a write unit (db/write-unit.ts) "now" is when the unit commits; never if it
+     * rolls back.
+     */
     kick(): void {
-      drain().catch((err) => log('outbox drain failed; the reconciler will retry', err));
+      afterCommit(() => void drain().catch((err) => log('outbox drain failed; the reconciler will retry', err)));
     },
     /** Resolves when no drain is running (tests, shutdown). */
     async idle(): Promise<void> {

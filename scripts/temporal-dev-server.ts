@@ -25,6 +25,8 @@ export interface TemporalDevServerOptions {
   port?: number;
   /** Web UI port; none when unset. */
   uiPort?: number;
+  /** Port of the server's Prometheus `/metrics`; a free one of the CLI's choosing when unset. */
+  metricsPort?: number;
   /** SQLite file for persistence; omitted = in memory. */
   dbFilename?: string;
   namespace?: string;
@@ -85,6 +87,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
       '--dynamic-config-value',
       'matching.enableFairness=true',
       ...(options.extraNamespaces ?? []).flatMap((name) => ['--namespace', name]),
+      ...(options.metricsPort !== undefined ? ['--metrics-port', String(options.metricsPort)] : []),
     ],
     log: { format: 'pretty', level: options.onLine ? 'never' : (options.logLevel ?? 'warn') },
   };

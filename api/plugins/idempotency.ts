@@ -1,54 +1,117 @@
 import { createHmac } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/pool';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
+import { WriteUnit } from '../../db/write-unit';
 import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors';
 
 const TTL_HOURS = 24;
+/** The savepoint after the claim: an error answer rolls the request's work back to it. */
+const WORK = 'request_work';
+
+export interface IdempotencyDeps {
+  db: Db;
+  guards: RequestGuardsRepository;
+  secrets: SecretBox;
+  /** Keys the HMAC of the request fingerprint. */
+  fingerprintKey: Buffer;
+}
 
 /**
- * `Idempotency-Key` on authenticated POSTs (docs/api.md § Idempotency): the first response is stored per
- * (caller, key) for 24 h and replayed for a repeat with the same body; a different body gets 422,
- * a repeat while the first is still running gets 409. 5xx and 429 responses are not stored, so the
- * client can retry them (a 429's Retry-After would mean nothing if the 429 were replayed for 24 h). A stored response may show a secret in full (the request that set it), so it is
- * sealed like every other secret, and the request fingerprint is an HMAC, not a plain hash.
+ * `Idempotency-Key` on authenticated POSTs (docs/api.md § Idempotency): the first response is stored per (caller, key)
+ * for 24 h and replayed for a repeat with the same body; a different body gets 422, a repeat while the
+ * first is still running gets 409 at once. The request runs in a write unit (db/write-unit.ts): the
+ * claim, the request's work and its stored response are one transaction, so a failure anywhere,
+ * storing the response included, leaves nothing of the request and the key free. 5xx and 429 answers are
+ * rolled back and not stored, so the client can retry them (a 429's Retry-After would mean nothing if
+ * the 429 were replayed for 24 h); any other error answer is stored with its work rolled back. A stored
+ * response may show a secret in full (the request that set it), so it is sealed like every other
+ * secret, and the request fingerprint is an HMAC, not a plain hash.
  */
-export function supportIdempotencyKeys(app: FastifyInstance, guards: RequestGuardsRepository, secrets: SecretBox, fingerprintKey: Buffer): void {
-  app.addHook('preHandler', async (request, reply) => {
+export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDeps): void {
+  const { db, guards, secrets, fingerprintKey } = deps;
+
+  /** The unit the request's work runs in; `replayed` when the stored response was sent instead. */
+  async function claim(request: FastifyRequest, reply: FastifyReply): Promise<WriteUnit | 'replayed' | undefined> {
     const key = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || key === undefined || !request.caller) return;
+    if (request.method !== 'POST' || key === undefined || !request.caller) return undefined;
     if (typeof key !== 'string' || key.length < 1 || key.length > 255) {
       throw new ValidationError('Idempotency-Key header: must be 1–255 characters');
     }
+    const callerId = request.caller.userId;
     const requestHash = createHmac('sha256', fingerprintKey)
       .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
-    const existing = await guards.claimIdempotencyKey(request.caller.userId, key, requestHash, TTL_HOURS);
-    if (!existing) {
-      request.idempotency = { callerId: request.caller.userId, key };
-      return;
+    const unit = await WriteUnit.begin(db);
+    let existing: Awaited<ReturnType<typeof guards.claimIdempotencyKey>>;
+    try {
+      existing = await guards.claimIdempotencyKey(callerId, key, requestHash, TTL_HOURS, unit.client);
+      if (!existing) {
+        await unit.savepoint(WORK);
+        request.idempotency = { unit, callerId, key };
+        return unit;
+      }
+    } catch (err) {
+      await unit.rollback();
+      throw err;
     }
+    await unit.rollback();
     if (existing.request_hash !== requestHash) {
       throw new UnprocessableError('Idempotency-Key was already used with a different request');
     }
     if (existing.status_code === null) throw new ConflictError('A request with this Idempotency-Key is still in progress');
     reply.header('Idempotent-Replayed', 'true');
-    return reply
+    reply
       .code(existing.status_code)
       .type('application/json; charset=utf-8')
       .serializer((payload: unknown) => payload as string)
       .send(existing.response_body === null ? '' : secrets.open(existing.response_body));
+    return 'replayed';
+  }
+
+  // Callback style, so that the handler runs inside `unit.run` (an async hook's context would not
+  // reach it): every query of the handler joins the unit's transaction.
+  app.addHook('preHandler', (request, reply, done) => {
+    claim(request, reply).then(
+      (unit) => {
+        // A replay is already being sent: the handler must not run (`done` is not called).
+        if (unit === 'replayed') return;
+        if (unit) unit.run(() => done());
+        else done();
+      },
+      (err: Error) => done(err),
+    );
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    const claim = request.idempotency;
-    if (!claim) return payload;
+    const claimed = request.idempotency;
+    if (!claimed) return payload;
     request.idempotency = undefined;
+    const { unit } = claimed;
     if (reply.statusCode >= 500 || reply.statusCode === 429) {
-      await guards.releaseIdempotencyKey(claim.callerId, claim.key);
-    } else {
-      await guards.completeIdempotencyKey(claim.callerId, claim.key, reply.statusCode, secrets.seal(typeof payload === 'string' ? payload : ''));
+      await unit.rollback();
+      return payload;
     }
-    return payload;
+    try {
+      // An error answer changes nothing, whatever was written before the error was raised.
+      if (reply.statusCode >= 400) await unit.rollbackTo(WORK);
+      await guards.completeIdempotencyKey(claimed.callerId, claimed.key, reply.statusCode, secrets.seal(typeof payload === 'string' ? payload : ''), unit.client);
+      await unit.commit();
+      return payload;
+    } catch (err) {
+      // The response could not be stored, so the work is not kept either: the client may retry.
+      await unit.rollback();
+      request.log.error({ err }, 'storing the idempotent response failed; the request was rolled back');
+      reply.code(500).type('application/json; charset=utf-8').removeHeader('location');
+      return JSON.stringify({ message: 'Internal server error' });
+    }
+  });
+
+  // A unit whose response was never sent (onSend did not run) is not left holding its connection.
+  app.addHook('onResponse', async (request) => {
+    const claimed = request.idempotency;
+    request.idempotency = undefined;
+    await claimed?.unit.rollback();
   });
 }

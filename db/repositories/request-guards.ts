@@ -23,8 +23,12 @@ const TTL_MS = `GREATEST(0, CEIL(EXTRACT(EPOCH FROM (reset_at - now())) * 1000))
 export function createRequestGuardsRepository(db: Queryable) {
   return {
     /**
-     * Claims (caller, key) for a new request. Returns null when claimed now; otherwise the existing
-     * record. A record older than `ttlHours` is treated as gone and claimed afresh.
+     * Claims (caller, key) for a new request, inside the transaction `q` that will also do the request's
+     * work and store its response. Returns null when claimed now; otherwise the existing record, or one
+     * with no status when another request holds the key right now (its transaction has not ended): the
+     * claim takes a transaction-scoped advisory lock on (caller, key) without waiting, so a second request
+     * never waits on the first's transaction. A record older than `ttlHours` is claimed afresh, and so is
+     * one without a status (left by a version that wrote the response after the work had committed).
      */
     async claimIdempotencyKey(
       callerId: string,
@@ -33,43 +37,45 @@ export function createRequestGuardsRepository(db: Queryable) {
       ttlHours: number,
       q: Queryable = db,
     ): Promise<IdempotencyRow | null> {
-      const { rows } = await q.query<IdempotencyRow & { claimed: boolean }>(
-        `WITH claimed AS (
-           INSERT INTO idempotency_keys AS k (caller_id, key, request_hash) VALUES ($1, $2, $3)
+      const { rows } = await q.query<IdempotencyRow & { state: 'claimed' | 'busy' | 'stored' }>(
+        `WITH lock AS (
+           SELECT pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || ' ' || $2::text, 0)) AS held
+         ), claimed AS (
+           INSERT INTO idempotency_keys AS k (caller_id, key, request_hash)
+           SELECT $1::uuid, $2::text, $3::text FROM lock WHERE held
            ON CONFLICT (caller_id, key) DO UPDATE
              SET request_hash = EXCLUDED.request_hash, status_code = NULL, response_body = NULL, created_at = now()
-             WHERE k.created_at < now() - make_interval(hours => $4)
-           RETURNING true AS claimed
+             WHERE k.created_at < now() - make_interval(hours => $4) OR k.status_code IS NULL
+           RETURNING true
          )
-         SELECT true AS claimed, NULL::text AS request_hash, NULL::int AS status_code, NULL::text AS response_body
-         FROM claimed
+         SELECT 'claimed' AS state, NULL AS request_hash, NULL::int AS status_code, NULL AS response_body FROM claimed
          UNION ALL
-         SELECT false, request_hash, status_code, response_body FROM idempotency_keys
-         WHERE caller_id = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+         SELECT 'busy', NULL, NULL, NULL FROM lock WHERE NOT held
+         UNION ALL
+         SELECT 'stored', request_hash, status_code, response_body FROM idempotency_keys
+         WHERE caller_id = $1::uuid AND key = $2::text AND (SELECT held FROM lock) AND NOT EXISTS (SELECT 1 FROM claimed)`,
         [callerId, key, requestHash, ttlHours],
       );
       const row = rows[0];
-      if (row?.claimed) return null;
+      if (row?.state === 'claimed') return null;
+      if (row?.state === 'busy') return { request_hash: requestHash, status_code: null, response_body: null };
       if (row) return row;
-      // The key was claimed by a transaction that committed after this statement's snapshot:
-      // read it again with a fresh snapshot.
+      // The lock was free, but the request that held it committed its record after this statement's
+      // snapshot was taken: read it again with a fresh snapshot.
       const again = await q.query<IdempotencyRow>(
         `SELECT request_hash, status_code, response_body FROM idempotency_keys WHERE caller_id = $1 AND key = $2`,
         [callerId, key],
       );
-      // Gone again (its first request failed and released it): report it as still in flight.
+      // Gone again (deleted by retention meanwhile): report it as still in flight.
       return again.rows[0] ?? { request_hash: requestHash, status_code: null, response_body: null };
     },
 
+    /** Stores the response, in the transaction of the claim and the request's work. */
     async completeIdempotencyKey(callerId: string, key: string, statusCode: number, body: string, q: Queryable = db): Promise<void> {
       await q.query(
         `UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE caller_id = $1 AND key = $2`,
         [callerId, key, statusCode, body],
       );
-    },
-
-    async releaseIdempotencyKey(callerId: string, key: string, q: Queryable = db): Promise<void> {
-      await q.query(`DELETE FROM idempotency_keys WHERE caller_id = $1 AND key = $2 AND status_code IS NULL`, [callerId, key]);
     },
 
     /** One atomic fixed-window hit: returns the count in the current window and ms until it resets. */

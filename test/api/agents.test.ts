@@ -1,23 +1,22 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 describe('agents (README § Agents)', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
   });
-  after(() => close());
 
-  const call = (user: TestUser, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
-    app.inject({ method, url, headers: user.auth, payload: payload as object });
-  const balanceOf = async (user: TestUser) => (await call(user, 'GET', '/api/account')).json().balance as number;
+  const balanceOf = async (user: TestUser) => (await api(app, user).get('/api/account')).json().balance as number;
 
   it('creates with defaults and charges 100 units in the ledger', async () => {
     const user = await registerUser(app);
-    const res = await call(user, 'POST', '/api/agents', { name: 'Scout' });
+    const res = await api(app, user).post('/api/agents', { name: 'Scout' });
     assert.equal(res.statusCode, 201);
     const agent = res.json();
     assert.match(agent.id, /^[0-9a-f-]{36}$/);
@@ -29,7 +28,7 @@ describe('agents (README § Agents)', () => {
     for (const f of ['description', 'goal', 'persona', 'voice', 'systemPrompt']) assert.equal(agent[f], '');
     assert.ok(!Number.isNaN(Date.parse(agent.createdAt)) && agent.createdAt.endsWith('Z'));
     assert.equal(await balanceOf(user), 900);
-    const ledger = (await call(user, 'GET', '/api/account/transactions')).json();
+    const ledger = (await api(app, user).get('/api/account/transactions')).json();
     assert.deepEqual(ledger[0], { ...ledger[0], amount: -100, reason: 'agent.create', resourceId: agent.id, balanceAfter: 900 });
   });
 
@@ -40,60 +39,60 @@ describe('agents (README § Agents)', () => {
       policies: ['be kind', { rule: 'no pii', severity: 'high' }], memoryConfig: { type: 'summary', maxMessages: 10, ttlMinutes: 60 },
       configJson: { model: 'x', nested: { a: [1, 2] } }, status: 'active',
     };
-    const created = (await call(user, 'POST', '/api/agents', input)).json();
-    const read = (await call(user, 'GET', `/api/agents/${created.id}`)).json();
+    const created = (await api(app, user).post('/api/agents', input)).json();
+    const read = (await api(app, user).get(`/api/agents/${created.id}`)).json();
     for (const [k, v] of Object.entries(input)) assert.deepEqual(read[k], v, k);
   });
 
   it('creates templates for free', async () => {
     const user = await registerUser(app);
-    assert.equal((await call(user, 'POST', '/api/agents', { name: 'T', status: 'template' })).statusCode, 201);
+    assert.equal((await api(app, user).post('/api/agents', { name: 'T', status: 'template' })).statusCode, 201);
     assert.equal(await balanceOf(user), 1000);
   });
 
   it('answers 402 and writes nothing when the balance is short', async () => {
     const user = await registerUser(app);
-    for (let i = 0; i < 10; i++) assert.equal((await call(user, 'POST', '/api/agents', { name: `a${i}` })).statusCode, 201);
-    const res = await call(user, 'POST', '/api/agents', { name: 'one too many' });
+    for (let i = 0; i < 10; i++) assert.equal((await api(app, user).post('/api/agents', { name: `a${i}` })).statusCode, 201);
+    const res = await api(app, user).post('/api/agents', { name: 'one too many' });
     assert.equal(res.statusCode, 402);
     assert.deepEqual(res.json(), { message: 'Insufficient balance: this costs 100 units and the balance is 0' });
     assert.equal(await balanceOf(user), 0);
-    assert.equal((await call(user, 'GET', '/api/agents?limit=200')).json().length, 10);
+    assert.equal((await api(app, user).get('/api/agents?limit=200')).json().length, 10);
     // A template is still free at zero balance.
-    assert.equal((await call(user, 'POST', '/api/agents', { name: 'tpl', status: 'template' })).statusCode, 201);
+    assert.equal((await api(app, user).post('/api/agents', { name: 'tpl', status: 'template' })).statusCode, 201);
   });
 
   it('charges leaving template, and refuses (402, unchanged) when short', async () => {
     const user = await registerUser(app);
-    const tpl = (await call(user, 'POST', '/api/agents', { name: 'T', status: 'template' })).json();
-    const activated = await call(user, 'PATCH', `/api/agents/${tpl.id}`, { status: 'active' });
+    const tpl = (await api(app, user).post('/api/agents', { name: 'T', status: 'template' })).json();
+    const activated = await api(app, user).patch(`/api/agents/${tpl.id}`, { status: 'active' });
     assert.equal(activated.statusCode, 200);
     assert.equal(activated.json().status, 'active');
     assert.equal(await balanceOf(user), 900);
     // Other transitions are free, including back to template.
     for (const status of ['paused', 'draft', 'active', 'template']) {
-      assert.equal((await call(user, 'PUT', `/api/agents/${tpl.id}`, { status })).statusCode, 200, status);
+      assert.equal((await api(app, user).put(`/api/agents/${tpl.id}`, { status })).statusCode, 200, status);
     }
     assert.equal(await balanceOf(user), 900);
-    for (let i = 0; i < 9; i++) await call(user, 'POST', '/api/agents', { name: `a${i}` });
+    for (let i = 0; i < 9; i++) await api(app, user).post('/api/agents', { name: `a${i}` });
     assert.equal(await balanceOf(user), 0);
-    const refused = await call(user, 'PATCH', `/api/agents/${tpl.id}`, { status: 'draft', name: 'renamed' });
+    const refused = await api(app, user).patch(`/api/agents/${tpl.id}`, { status: 'draft', name: 'renamed' });
     assert.equal(refused.statusCode, 402);
     assert.equal(refused.json().message, 'Insufficient balance: this costs 100 units and the balance is 0');
-    const after = (await call(user, 'GET', `/api/agents/${tpl.id}`)).json();
+    const after = (await api(app, user).get(`/api/agents/${tpl.id}`)).json();
     assert.equal(after.status, 'template');
     assert.equal(after.name, 'T', 'nothing half-written');
   });
 
   it('updates partially with PUT and PATCH, merging memoryConfig', async () => {
     const user = await registerUser(app);
-    const agent = (await call(user, 'POST', '/api/agents', { name: 'A', goal: 'keep me' })).json();
-    const put = await call(user, 'PUT', `/api/agents/${agent.id}`, { persona: 'new persona', memoryConfig: { ttlMinutes: 5 } });
+    const agent = (await api(app, user).post('/api/agents', { name: 'A', goal: 'keep me' })).json();
+    const put = await api(app, user).put(`/api/agents/${agent.id}`, { persona: 'new persona', memoryConfig: { ttlMinutes: 5 } });
     assert.equal(put.statusCode, 200);
     assert.equal(put.json().goal, 'keep me');
     assert.equal(put.json().persona, 'new persona');
     assert.deepEqual(put.json().memoryConfig, { type: 'conversation', maxMessages: 50, ttlMinutes: 5 });
-    const patch = await call(user, 'PATCH', `/api/agents/${agent.id}`, { name: 'B' });
+    const patch = await api(app, user).patch(`/api/agents/${agent.id}`, { name: 'B' });
     assert.equal(patch.json().name, 'B');
     assert.equal(patch.json().persona, 'new persona');
     assert.ok(Date.parse(patch.json().updatedAt) >= Date.parse(agent.updatedAt));
@@ -117,12 +116,12 @@ describe('agents (README § Agents)', () => {
       [[], /body/],
     ];
     for (const [payload, message] of cases) {
-      const res = await call(user, 'POST', '/api/agents', payload);
+      const res = await api(app, user).post('/api/agents', payload);
       assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 80));
       assert.match(res.json().message, message);
     }
-    const agent = (await call(user, 'POST', '/api/agents', { name: 'ok' })).json();
-    const bad = await call(user, 'PATCH', `/api/agents/${agent.id}`, { memoryConfig: { maxMessages: 10_001 } });
+    const agent = (await api(app, user).post('/api/agents', { name: 'ok' })).json();
+    const bad = await api(app, user).patch(`/api/agents/${agent.id}`, { memoryConfig: { maxMessages: 10_001 } });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().message, /body\.memoryConfig\.maxMessages/);
     assert.equal(await balanceOf(user), 900, 'rejected requests charge nothing');
@@ -131,52 +130,52 @@ describe('agents (README § Agents)', () => {
   it('shows one account nothing of another: 404 on every item route, absent from lists', async () => {
     const owner = await registerUser(app);
     const stranger = await registerUser(app);
-    const agent = (await call(owner, 'POST', '/api/agents', { name: 'private' })).json();
+    const agent = (await api(app, owner).post('/api/agents', { name: 'private' })).json();
     for (const [method, url, body] of [
       ['GET', `/api/agents/${agent.id}`], ['PUT', `/api/agents/${agent.id}`, { name: 'x' }], ['PATCH', `/api/agents/${agent.id}`, { name: 'x' }],
       ['DELETE', `/api/agents/${agent.id}`], ['GET', `/api/agents/${agent.id}/graph`], ['PUT', `/api/agents/${agent.id}/graph`, { nodes: [], edges: [] }],
     ] as const) {
-      const res = await call(stranger, method, url, body);
+      const res = await api(app, stranger).request(method, url, body);
       assert.equal(res.statusCode, 404, `${method} ${url}`);
     }
-    assert.deepEqual((await call(stranger, 'GET', '/api/agents')).json(), []);
-    const still = (await call(owner, 'GET', `/api/agents/${agent.id}`)).json();
+    assert.deepEqual((await api(app, stranger).get('/api/agents')).json(), []);
+    const still = (await api(app, owner).get(`/api/agents/${agent.id}`)).json();
     assert.equal(still.name, 'private');
   });
 
   it('deletes with 204, then 404', async () => {
     const user = await registerUser(app);
-    const agent = (await call(user, 'POST', '/api/agents', { name: 'gone soon' })).json();
-    const del = await call(user, 'DELETE', `/api/agents/${agent.id}`);
+    const agent = (await api(app, user).post('/api/agents', { name: 'gone soon' })).json();
+    const del = await api(app, user).delete(`/api/agents/${agent.id}`);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
-    assert.equal((await call(user, 'GET', `/api/agents/${agent.id}`)).statusCode, 404);
-    assert.equal((await call(user, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 404);
+    assert.equal((await api(app, user).get(`/api/agents/${agent.id}`)).statusCode, 404);
+    assert.equal((await api(app, user).delete(`/api/agents/${agent.id}`)).statusCode, 404);
   });
 
   it('stores the graph and refuses edges to missing nodes and repeated node ids', async () => {
     const user = await registerUser(app);
-    const agent = (await call(user, 'POST', '/api/agents', { name: 'G' })).json();
+    const agent = (await api(app, user).post('/api/agents', { name: 'G' })).json();
     const graph = { nodes: [{ id: 'a', type: 'input' }, { id: 'b', type: 'llm', data: { model: 'm' } }], edges: [{ id: 'e1', source: 'a', target: 'b' }] };
-    const put = await call(user, 'PUT', `/api/agents/${agent.id}/graph`, graph);
+    const put = await api(app, user).put(`/api/agents/${agent.id}/graph`, graph);
     assert.equal(put.statusCode, 200);
     assert.deepEqual(put.json(), graph);
-    assert.deepEqual((await call(user, 'GET', `/api/agents/${agent.id}/graph`)).json(), graph);
-    assert.deepEqual((await call(user, 'GET', `/api/agents/${agent.id}`)).json().graph, graph);
+    assert.deepEqual((await api(app, user).get(`/api/agents/${agent.id}/graph`)).json(), graph);
+    assert.deepEqual((await api(app, user).get(`/api/agents/${agent.id}`)).json().graph, graph);
 
-    const missing = await call(user, 'PUT', `/api/agents/${agent.id}/graph`, { nodes: [{ id: 'a', type: 'x' }], edges: [{ source: 'a', target: 'zzz' }] });
+    const missing = await api(app, user).put(`/api/agents/${agent.id}/graph`, { nodes: [{ id: 'a', type: 'x' }], edges: [{ source: 'a', target: 'zzz' }] });
     assert.equal(missing.statusCode, 400);
     assert.match(missing.json().message, /edges\.0\.target.*zzz/);
-    const dup = await call(user, 'PUT', `/api/agents/${agent.id}/graph`, { nodes: [{ id: 'a', type: 'x' }, { id: 'a', type: 'y' }], edges: [] });
+    const dup = await api(app, user).put(`/api/agents/${agent.id}/graph`, { nodes: [{ id: 'a', type: 'x' }, { id: 'a', type: 'y' }], edges: [] });
     assert.equal(dup.statusCode, 400);
     assert.match(dup.json().message, /duplicate/);
-    assert.deepEqual((await call(user, 'GET', `/api/agents/${agent.id}/graph`)).json(), graph, 'unchanged after refusals');
+    assert.deepEqual((await api(app, user).get(`/api/agents/${agent.id}/graph`)).json(), graph, 'unchanged after refusals');
   });
 
   it('pages newest first with a Link header until the end, without gaps or repeats', async () => {
     const user = await registerUser(app);
     const created: string[] = [];
-    for (let i = 0; i < 7; i++) created.push((await call(user, 'POST', '/api/agents', { name: `p${i}`, status: 'template' })).json().id);
+    for (let i = 0; i < 7; i++) created.push((await api(app, user).post('/api/agents', { name: `p${i}`, status: 'template' })).json().id);
     const { ids, pages } = await readAllPages(app, user, '/api/agents?limit=3');
     assert.equal(pages, 3);
     assert.deepEqual(ids, [...created].reverse());
@@ -184,17 +183,10 @@ describe('agents (README § Agents)', () => {
 });
 
 describe('a 402 says the price and the balance', () => {
-  let app: TestApp;
-  let close: () => Promise<void>;
-
-  before(async () => {
-    ({ app, close } = await startTestApp({ AGENT_CREATE_COST: '300' }));
-  });
-  after(() => close());
-
-  it('names both when the balance is short but not empty', async () => {
+  it('names both when the balance is short but not empty', async (t) => {
+    const { app } = await startTestApp(t, { AGENT_CREATE_COST: '300' });
     const user = await registerUser(app);
-    const create = () => app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'costly' } });
+    const create = () => api(app, user).post('/api/agents', { name: 'costly' });
     for (let i = 0; i < 3; i++) assert.equal((await create()).statusCode, 201);
     const refused = await create();
     assert.equal(refused.statusCode, 402);

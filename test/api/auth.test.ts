@@ -1,24 +1,25 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createSigner } from 'fast-jwt';
 import { ACCESS_TOKEN_AUDIENCE, ACCESS_TOKEN_ISSUER, createTokenService } from '../../api/services/tokens';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 let ip = 0;
 const fromNewIp = () => `10.2.${Math.floor(++ip / 250)}.${ip % 250}`;
 
 describe('authentication (docs/api.md § Authentication and tokens)', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let db: Awaited<ReturnType<typeof startTestApp>>['db'];
 
   before(async () => {
-    ({ app, close, db } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
   });
-  after(() => close());
 
   const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    app.inject({ method: 'POST', url, payload: payload as object, headers, remoteAddress: fromNewIp() });
+    api(app, null, { remoteAddress: fromNewIp() }).post(url, payload, headers);
 
   it('registers with the initial balance and a token pair', async () => {
     const res = await post('/api/auth/register', { email: 'Alice@Example.com', password: 'longenough', name: 'Alice' });
@@ -29,10 +30,10 @@ describe('authentication (docs/api.md § Authentication and tokens)', () => {
     assert.equal(body.expiresIn, 900);
     assert.ok(body.accessToken && body.refreshToken);
     assert.equal('password' in body.user || 'passwordHash' in body.user, false);
-    const me = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${body.accessToken}` } });
+    const me = await api(app, body.accessToken).get('/api/auth/me');
     assert.equal(me.statusCode, 200);
     assert.deepEqual(Object.keys(me.json()).sort(), ['balance', 'createdAt', 'email', 'id', 'name']);
-    const ledger = await app.inject({ method: 'GET', url: '/api/account/transactions', headers: { authorization: `Bearer ${body.accessToken}` } });
+    const ledger = await api(app, body.accessToken).get('/api/account/transactions');
     assert.deepEqual(ledger.json().map((t: { amount: number }) => t.amount), [1000]);
   });
 
@@ -83,7 +84,7 @@ describe('authentication (docs/api.md § Authentication and tokens)', () => {
     assert.equal(first.statusCode, 200);
     const pair1 = first.json();
     assert.notEqual(pair1.refreshToken, user.refreshToken);
-    const me = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${pair1.accessToken}` } });
+    const me = await api(app, pair1.accessToken).get('/api/auth/me');
     assert.equal(me.statusCode, 200);
 
     // Reusing the rotated token is theft: 401, and the newest token of the family dies too.
@@ -102,7 +103,7 @@ describe('authentication (docs/api.md § Authentication and tokens)', () => {
     for (const authorization of [undefined, 'Bearer nonsense', 'Basic abc', `Bearer ${user.refreshToken}`, 'Bearer apk_doesnotexist']) {
       for (const [method, url] of [['GET', '/api/agents'], ['POST', '/api/agents'], ['GET', '/api/account'], ['GET', '/api/auth/me'],
         ['GET', `/api/agents/00000000-0000-4000-8000-000000000000`], ['GET', '/api/auth/api-keys']] as const) {
-        const res = await app.inject({ method, url, headers: authorization ? { authorization } : {}, payload: method === 'POST' ? { name: 'x' } : undefined });
+        const res = await api(app).request(method, url, method === 'POST' ? { name: 'x' } : undefined, authorization ? { authorization } : {});
         assert.equal(res.statusCode, 401, `${method} ${url} with ${authorization}`);
         assert.deepEqual(Object.keys(res.json()), ['message']);
       }
@@ -113,15 +114,15 @@ describe('authentication (docs/api.md § Authentication and tokens)', () => {
     const user = await registerUser(app);
     const forged = createTokenService({ jwtSecret: 'another-secret-another-secret-another', accessTokenTtlSeconds: 900 })
       .signAccessToken({ sub: user.id, acc: user.id });
-    assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${forged}` } })).statusCode, 401);
+    assert.equal((await api(app, forged).get('/api/auth/me')).statusCode, 401);
     const expired = createTokenService({ jwtSecret: 'test-secret-test-secret-test-secret-0123', accessTokenTtlSeconds: -10 })
       .signAccessToken({ sub: user.id, acc: user.id });
-    assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${expired}` } })).statusCode, 401);
+    assert.equal((await api(app, expired).get('/api/auth/me')).statusCode, 401);
   });
 
   it('signs access tokens with its issuer and audience and refuses tokens without them', async () => {
     const user = await registerUser(app);
-    const me = (token: string) => app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
+    const me = (token: string) => api(app, token).get('/api/auth/me');
     const [, payload] = user.accessToken.split('.');
     const issued = JSON.parse(Buffer.from(payload!, 'base64url').toString());
     const sign = (claims: { iss?: string; aud?: string }) =>
@@ -142,28 +143,28 @@ describe('authentication (docs/api.md § Authentication and tokens)', () => {
 
   it('issues API keys that work as bearer credentials, are stored hashed, listed without the key, and die on delete', async () => {
     const user = await registerUser(app);
-    const created = await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: user.auth, payload: { name: 'ci' } });
+    const created = await api(app, user).post('/api/auth/api-keys', { name: 'ci' });
     assert.equal(created.statusCode, 201);
     const key = created.json();
     assert.match(key.key, /^apk_/);
     assert.equal(key.prefix, key.key.slice(0, 12));
 
     const viaKey = { authorization: `Bearer ${key.key}` };
-    const agent = await app.inject({ method: 'POST', url: '/api/agents', headers: viaKey, payload: { name: 'made with a key' } });
+    const agent = await api(app).post('/api/agents', { name: 'made with a key' }, viaKey);
     assert.equal(agent.statusCode, 201);
-    const mine = await app.inject({ method: 'GET', url: `/api/agents/${agent.json().id}`, headers: user.auth });
+    const mine = await api(app, user).get(`/api/agents/${agent.json().id}`);
     assert.equal(mine.statusCode, 200, 'the key acts for its user');
 
     const { rows } = await db.query(`SELECT key_hash FROM api_keys WHERE id = $1`, [key.id]);
     assert.notEqual(rows[0].key_hash, key.key);
 
-    const list = await app.inject({ method: 'GET', url: '/api/auth/api-keys', headers: user.auth });
+    const list = await api(app, user).get('/api/auth/api-keys');
     assert.equal(list.json().length, 1);
     assert.equal('key' in list.json()[0], false);
 
     const other = await registerUser(app);
-    assert.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${key.id}`, headers: other.auth })).statusCode, 404);
-    assert.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${key.id}`, headers: user.auth })).statusCode, 204);
-    assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: viaKey })).statusCode, 401);
+    assert.equal((await api(app, other).delete(`/api/auth/api-keys/${key.id}`)).statusCode, 404);
+    assert.equal((await api(app, user).delete(`/api/auth/api-keys/${key.id}`)).statusCode, 204);
+    assert.equal((await api(app).get('/api/auth/me', viaKey)).statusCode, 401);
   });
 });

@@ -1,26 +1,26 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 /** Bad input of any kind gets a 4xx `{ message }` naming the problem: never a 500, never a hang. */
 describe('bad input on every write and list route', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let user: TestUser;
   const routes: { method: 'POST' | 'PUT' | 'PATCH'; url: string }[] = [];
   /** The id to put in each path parameter of a list route, by the collection it follows. */
   const pathIds: Record<string, string> = {};
 
-  const call = (method: string, url: string, payload?: string) =>
-    app.inject({ method: method as 'POST', url, headers: { ...user.auth, 'content-type': 'application/json' }, payload });
   const create = async (url: string, body: unknown) => {
-    const res = await call('POST', url, JSON.stringify(body));
+    const res = await api(app, user).post(url, JSON.stringify(body));
     assert.equal(res.statusCode, 201, res.body);
     return res.json().id as string;
   };
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
     user = await registerUser(app);
     const agent = await create('/api/agents', { name: 'A', status: 'template' });
     const ids = {
@@ -32,7 +32,7 @@ describe('bad input on every write and list route', () => {
       member: await create('/api/team', { email: 'm@example.com', role: 'viewer' }),
     };
     const runner = await create('/api/agents', { name: 'R' });
-    const run = await call('POST', `/api/agents/${runner}/runs`, JSON.stringify({ input: 'x' }));
+    const run = await api(app, user).post(`/api/agents/${runner}/runs`, JSON.stringify({ input: 'x' }));
     assert.equal(run.statusCode, 202, run.body);
     Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook, runs: run.json().id });
     for (const url of [`/api/agents/${agent}/connectors`, `/api/agents/${agent}/tools`, `/api/agents/${agent}/triggers`, '/api/webhooks', '/api/user-triggers', '/api/team', '/api/agents']) {
@@ -43,7 +43,6 @@ describe('bad input on every write and list route', () => {
       routes.push({ method: 'PUT', url }, { method: 'PATCH', url });
     }
   });
-  after(() => close());
 
   const deep = (n: number): unknown => (n === 0 ? 'x' : { a: deep(n - 1) });
   const bodies = [
@@ -73,7 +72,7 @@ describe('bad input on every write and list route', () => {
     let checked = 0;
     for (const { method, url } of routes) {
       for (const body of bodies) {
-        const res = await call(method, url, body);
+        const res = await api(app, user).request(method, url, body);
         const where = `${method} ${url} ${body.slice(0, 80)} → ${res.statusCode} ${res.body.slice(0, 200)}`;
         assert.ok(res.statusCode >= 400 && res.statusCode < 500, where);
         assert.deepEqual(Object.keys(res.json()), ['message'], where);
@@ -93,7 +92,7 @@ describe('bad input on every write and list route', () => {
     const hooks = ['/api/hooks/webhooks/0b5e8f2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b', '/api/hooks/triggers/some-path'].map((url) => ({ method: 'POST' as const, url }));
     for (const { method, url } of [...routes, ...hooks]) {
       for (const [body, message] of cases) {
-        const res = await call(method, url, body);
+        const res = await api(app, user).request(method, url, body);
         assert.equal(res.statusCode, 400, `${method} ${url} ${body}: ${res.body}`);
         assert.deepEqual(res.json(), { message }, `${method} ${url} ${body}`);
       }
@@ -102,7 +101,7 @@ describe('bad input on every write and list route', () => {
 
   it('answers 400, never 500, for a crafted cursor on every list route', async () => {
     const paths: Record<string, { get?: { parameters?: { in: string; name: string }[] } }> =
-      (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths;
+      (await api(app).get('/api/openapi.json')).json().paths;
     const lists = Object.entries(paths)
       .filter(([, ops]) => ops.get?.parameters?.some((p) => p.in === 'query' && p.name === 'cursor'))
       .map(([path]) =>
@@ -119,19 +118,19 @@ describe('bad input on every write and list route', () => {
       '2026-01-01 24:00:00+00', '2026-01-01 00:00:60+00', '2026-01-01 00:00:00+16', '2026-01-01 00:00:00.1234567+00', '2026-01-01 00:00:00'];
     for (const url of lists) {
       for (const createdAt of crafted) {
-        const res = await app.inject({ method: 'GET', url: `${url}?cursor=${cursor(createdAt)}`, headers: user.auth });
+        const res = await api(app, user).get(`${url}?cursor=${cursor(createdAt)}`);
         assert.equal(res.statusCode, 400, `${url} ${createdAt}: ${res.statusCode} ${res.body}`);
         assert.deepEqual(res.json(), { message: 'querystring.cursor: is not a valid cursor' }, `${url} ${createdAt}`);
       }
       // A run's steps page by position: their cursor holds the last index seen.
       if (url.endsWith('/steps')) {
-        const res = await app.inject({ method: 'GET', url: `${url}?cursor=${Buffer.from('[0]').toString('base64url')}`, headers: user.auth });
+        const res = await api(app, user).get(`${url}?cursor=${Buffer.from('[0]').toString('base64url')}`);
         assert.equal(res.statusCode, 200, `${url}: ${res.statusCode} ${res.body}`);
         continue;
       }
       // What Postgres prints, in any session time zone, is a cursor.
       for (const createdAt of ['2026-01-01 00:00:00+00', '2026-11-21 11:00:00.123456+00', '2026-01-01 05:30:00.5+05:30', '2025-12-31 21:00:00-03']) {
-        const res = await app.inject({ method: 'GET', url: `${url}?cursor=${cursor(createdAt)}`, headers: user.auth });
+        const res = await api(app, user).get(`${url}?cursor=${cursor(createdAt)}`);
         assert.equal(res.statusCode, 200, `${url} ${createdAt}: ${res.statusCode} ${res.body}`);
       }
     }

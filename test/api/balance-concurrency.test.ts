@@ -1,26 +1,27 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 describe('balance under concurrent creations', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let db: Awaited<ReturnType<typeof startTestApp>>['db'];
 
   before(async () => {
-    ({ app, close, db } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
   });
-  after(() => close());
 
   it('50 parallel creations with balance for 10: exactly 10 created, balance 0, ledger agrees', async () => {
     const user = await registerUser(app);
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: `race ${i}` } })),
+      Array.from({ length: 50 }, (_, i) => api(app, user).post('/api/agents', { name: `race ${i}` })),
     );
     const codes = results.map((r) => r.statusCode);
     assert.equal(codes.filter((c) => c === 201).length, 10, `codes: ${codes.join(',')}`);
     assert.equal(codes.filter((c) => c === 402).length, 40);
-    const account = (await app.inject({ method: 'GET', url: '/api/account', headers: user.auth })).json();
+    const account = (await api(app, user).get('/api/account')).json();
     assert.equal(account.balance, 0);
     const { rows } = await db.query(
       `SELECT (SELECT count(*) FROM agents WHERE account_id = $1)::int AS agents,
@@ -33,13 +34,13 @@ describe('balance under concurrent creations', () => {
   it('parallel template activations charge once each and never go negative', async () => {
     const user = await registerUser(app);
     const templates = await Promise.all(
-      Array.from({ length: 15 }, (_, i) => app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: `t${i}`, status: 'template' } })),
+      Array.from({ length: 15 }, (_, i) => api(app, user).post('/api/agents', { name: `t${i}`, status: 'template' })),
     );
     const results = await Promise.all(
-      templates.map((t) => app.inject({ method: 'PATCH', url: `/api/agents/${t.json().id}`, headers: user.auth, payload: { status: 'active' } })),
+      templates.map((t) => api(app, user).patch(`/api/agents/${t.json().id}`, { status: 'active' })),
     );
     assert.equal(results.filter((r) => r.statusCode === 200).length, 10);
     assert.equal(results.filter((r) => r.statusCode === 402).length, 5);
-    assert.equal((await app.inject({ method: 'GET', url: '/api/account', headers: user.auth })).json().balance, 0);
+    assert.equal((await api(app, user).get('/api/account')).json().balance, 0);
   });
 });

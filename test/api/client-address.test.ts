@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { buildApp } from '../../api/app';
-import { createTemporalClient, type TemporalClient } from '../../lib/temporal-client';
-import { testConfig } from '../helpers/config';
-import { createTestDatabase } from '../helpers/database';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
+import { testEnv } from '../helpers/config';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { startProcess } from '../helpers/processes';
-
-type App = Awaited<ReturnType<typeof buildApp>>;
 
 /**
  * Who the client is decides whose auth budget a request spends (docs/api.md § Rate limits). Each request below is a
@@ -15,36 +14,20 @@ type App = Awaited<ReturnType<typeof buildApp>>;
  */
 describe('client address: TRUST_PROXY and the auth rate-limit key', () => {
   const MAX = 50;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let temporal: TemporalClient;
-  const apps: App[] = [];
+  const suite = suiteContext();
+  let database: TestDatabase;
 
   before(async () => {
-    database = await createTestDatabase();
-    temporal = createTemporalClient(testConfig(database.url));
-  });
-  after(async () => {
-    await Promise.all(apps.map((a) => a.close()));
-    await temporal.close();
-    await database.drop();
+    database = await createTestDatabase(suite);
   });
 
-  async function appTrusting(trustProxy: string): Promise<App> {
-    const config = testConfig(database.url, { TRUST_PROXY: trustProxy, AUTH_RATE_LIMIT_MAX: String(MAX) });
-    const app = await buildApp({ config, db: database.db, temporal, logger: false });
-    apps.push(app);
-    return app;
+  async function appTrusting(trustProxy: string): Promise<TestApp> {
+    return (await startTestApp(suite, { TRUST_PROXY: trustProxy, AUTH_RATE_LIMIT_MAX: String(MAX) }, database)).app;
   }
 
   /** How many requests are left in the budget this request spent from. */
-  async function remainingAfter(app: App, remoteAddress: string, forwardedFor?: string): Promise<number> {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/auth/logout',
-      remoteAddress,
-      headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
-      payload: { refreshToken: 'rt_unknown' },
-    });
+  async function remainingAfter(app: TestApp, remoteAddress: string, forwardedFor?: string): Promise<number> {
+    const res = await api(app, null, { remoteAddress }).post('/api/auth/logout', { refreshToken: 'rt_unknown' }, forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor });
     assert.equal(res.statusCode, 204, res.body);
     return Number(res.headers['ratelimit-remaining']);
   }
@@ -103,7 +86,7 @@ describe('client address: TRUST_PROXY and the auth rate-limit key', () => {
   });
 
   it('stops the API process at start-up when TRUST_PROXY=true, saying what to write instead', async () => {
-    const api = startProcess('api/server.ts', { ...configEnv(database.url), TRUST_PROXY: 'true' });
+    const api = startProcess('api/server.ts', testEnv(database.url, { TEMPORAL_ADDRESS: '127.0.0.1:1', PORT: '0', TRUST_PROXY: 'true' }));
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
       new Promise((resolve) => api.child.on('exit', resolve)),
@@ -116,12 +99,3 @@ describe('client address: TRUST_PROXY and the auth rate-limit key', () => {
   });
 });
 
-function configEnv(databaseUrl: string): Record<string, string> {
-  return {
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    JWT_SECRET: 'test-secret-test-secret-test-secret-0123',
-    SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
-    PORT: '0',
-  };
-}

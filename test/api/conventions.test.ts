@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 describe('API conventions (docs/api.md § Conventions)', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let user: TestUser;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
     user = await registerUser(app);
   });
-  after(() => close());
 
   function assertOnlyMessage(body: string): string {
     const parsed = JSON.parse(body);
@@ -22,7 +23,7 @@ describe('API conventions (docs/api.md § Conventions)', () => {
   }
 
   it('answers 404 { message } for an unknown route', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/no-such-thing', headers: user.auth });
+    const res = await api(app, user).get('/api/no-such-thing');
     assert.equal(res.statusCode, 404);
     assert.match(assertOnlyMessage(res.body), /not found/);
   });
@@ -37,7 +38,7 @@ describe('API conventions (docs/api.md § Conventions)', () => {
     ] as const;
     for (const [method, url, allow] of cases) {
       for (const headers of [{}, user.auth]) {
-        const res = await app.inject({ method, url, headers });
+        const res = await api(app).request(method, url, undefined, headers);
         assert.equal(res.statusCode, 405, `${method} ${url}: ${res.body}`);
         assert.equal(res.headers.allow, allow, `${method} ${url}`);
         assert.match(assertOnlyMessage(res.body), new RegExp(`^Method ${method} is not allowed on /api/`));
@@ -45,53 +46,45 @@ describe('API conventions (docs/api.md § Conventions)', () => {
       }
     }
     // Unknown paths stay 404, whatever the method.
-    for (const method of ['GET', 'DELETE'] as const) assert.equal((await app.inject({ method, url: '/api/agents/x/y/z' })).statusCode, 404);
+    for (const method of ['GET', 'DELETE'] as const) assert.equal((await api(app).request(method, '/api/agents/x/y/z')).statusCode, 404);
   });
 
   it('answers { message } for what the router refuses before any route: a too-long path segment (404), bad percent-encoding (400)', async () => {
-    const long = await app.inject({ method: 'GET', url: `/api/agents/${'x'.repeat(150)}`, headers: user.auth });
+    const long = await api(app, user).get(`/api/agents/${'x'.repeat(150)}`);
     assert.equal(long.statusCode, 404);
     assertOnlyMessage(long.body);
-    const bad = await app.inject({ method: 'GET', url: '/api/agents/%zz', headers: user.auth });
+    const bad = await api(app, user).get('/api/agents/%zz');
     assert.equal(bad.statusCode, 400);
     assertOnlyMessage(bad.body);
   });
 
   it('answers 400 { message } for malformed JSON', async () => {
-    const res = await app.inject({
-      method: 'POST', url: '/api/agents', headers: { ...user.auth, 'content-type': 'application/json' }, payload: '{"name": ',
-    });
+    const res = await api(app, user).post('/api/agents', '{"name": ');
     assert.equal(res.statusCode, 400);
     assert.match(assertOnlyMessage(res.body), /JSON/);
   });
 
   it('answers 415 { message } for a non-JSON content type', async () => {
-    const res = await app.inject({
-      method: 'POST', url: '/api/agents', headers: { ...user.auth, 'content-type': 'text/plain' }, payload: 'name=x',
-    });
+    const res = await api(app, user).post('/api/agents', 'name=x', { 'content-type': 'text/plain' });
     assert.equal(res.statusCode, 415);
     assertOnlyMessage(res.body);
   });
 
   it('answers 413 { message } for a body over 1 MiB', async () => {
-    const res = await app.inject({
-      method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'big', description: 'x'.repeat(1024 * 1024) },
-    });
+    const res = await api(app, user).post('/api/agents', { name: 'big', description: 'x'.repeat(1024 * 1024) });
     assert.equal(res.statusCode, 413);
     assertOnlyMessage(res.body);
   });
 
   it('names the field in a validation error', async () => {
-    const res = await app.inject({
-      method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'x', memoryConfig: { maxMessages: 0 } },
-    });
+    const res = await api(app, user).post('/api/agents', { name: 'x', memoryConfig: { maxMessages: 0 } });
     assert.equal(res.statusCode, 400);
     assert.match(assertOnlyMessage(res.body), /memoryConfig\.maxMessages/);
   });
 
   it('answers 404, never 500, for a malformed id in a path', async () => {
     for (const url of ['/api/agents/not-a-uuid', '/api/agents/123', "/api/agents/'%20OR%201=1"]) {
-      const res = await app.inject({ method: 'GET', url, headers: user.auth });
+      const res = await api(app, user).get(url);
       assert.equal(res.statusCode, 404, url);
       assertOnlyMessage(res.body);
     }
@@ -99,7 +92,7 @@ describe('API conventions (docs/api.md § Conventions)', () => {
 
   it('answers 400 for a bad limit or cursor', async () => {
     for (const qs of ['limit=0', 'limit=201', 'limit=abc', 'cursor=garbage']) {
-      const res = await app.inject({ method: 'GET', url: `/api/agents?${qs}`, headers: user.auth });
+      const res = await api(app, user).get(`/api/agents?${qs}`);
       assert.equal(res.statusCode, 400, qs);
       assertOnlyMessage(res.body);
     }
@@ -107,13 +100,13 @@ describe('API conventions (docs/api.md § Conventions)', () => {
 
   it('sends API-Version: 1 on success, errors and unknown routes', async () => {
     for (const [url, headers] of [['/api/health', {}], ['/api/agents', {}], ['/api/nope', user.auth], ['/api/agents', user.auth]] as const) {
-      const res = await app.inject({ method: 'GET', url, headers });
+      const res = await api(app).get(url, headers);
       assert.equal(res.headers['api-version'], '1', url);
     }
   });
 
   it('serves an OpenAPI 3.1 document with every route and its schemas', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/openapi.json' });
+    const res = await api(app).get('/api/openapi.json');
     assert.equal(res.statusCode, 200);
     const doc = res.json();
     assert.match(doc.openapi, /^3\.1/);
@@ -130,7 +123,7 @@ describe('API conventions (docs/api.md § Conventions)', () => {
   });
 
   it('serves interactive docs', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/docs' });
+    const res = await api(app).get('/api/docs');
     assert.equal(res.statusCode, 200);
     assert.match(res.headers['content-type'] as string, /text\/html/);
   });

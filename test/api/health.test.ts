@@ -1,56 +1,45 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { buildApp } from '../../api/app';
-import { createTemporalClient } from '../../lib/temporal-client';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { testConfig } from '../helpers/config';
-import { createTestDatabase } from '../helpers/database';
+import { suiteContext } from '../helpers/cleanup';
 
 describe('health', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
   });
-  after(() => close());
 
   it('GET /api/health answers ok and a timestamp without auth', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/health' });
+    const res = await api(app).get('/api/health');
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().ok, true);
     assert.ok(!Number.isNaN(Date.parse(res.json().timestamp)));
   });
 
   it('GET /api/health/db answers ok against the real database', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/health/db' });
+    const res = await api(app).get('/api/health/db');
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), { ok: true });
   });
 
   it('GET /api/health/temporal answers ok against the real dev server', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/health/temporal' });
+    const res = await api(app).get('/api/health/temporal');
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), { ok: true });
   });
 
-  it('answers 503 { ok: false } when Temporal or the database is unreachable', async () => {
-    const database = await createTestDatabase();
+  it('answers 503 { ok: false } when Temporal or the database is unreachable', async (t) => {
     // Port 1 on loopback: nothing listens there.
-    const config = testConfig(database.url, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
-    const temporal = createTemporalClient(config);
-    const broken = await buildApp({ config, db: database.db, temporal, logger: false });
-    try {
-      const t = await broken.inject({ method: 'GET', url: '/api/health/temporal' });
-      assert.equal(t.statusCode, 503);
-      assert.deepEqual(t.json(), { ok: false });
-      await database.drop(); // ends the pool: the database is now unreachable for this app
-      const d = await broken.inject({ method: 'GET', url: '/api/health/db' });
-      assert.equal(d.statusCode, 503);
-      assert.deepEqual(d.json(), { ok: false });
-    } finally {
-      await broken.close();
-      await temporal.close();
-    }
+    const { app: broken, database } = await startTestApp(t, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    const temporal = await api(broken).get('/api/health/temporal');
+    assert.equal(temporal.statusCode, 503);
+    assert.deepEqual(temporal.json(), { ok: false });
+    await database.drop(); // ends the pool: the database is now unreachable for this app
+    const d = await api(broken).get('/api/health/db');
+    assert.equal(d.statusCode, 503);
+    assert.deepEqual(d.json(), { ok: false });
   });
 });

@@ -2,21 +2,23 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { waitFor } from '../helpers/processes';
 
 /** docs/api.md § Rate limits and § Events on the public hook endpoints: a rate limit per hook, and no forged platform events. */
 describe('public hooks: limits', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
   let user: TestUser;
   const LIMIT = 3;
 
   before(async () => {
-    ({ app, db, close } = await startTestApp({ HOOK_RATE_LIMIT: String(LIMIT) }));
+    ({ app, db } = await startTestApp(suite, { HOOK_RATE_LIMIT: String(LIMIT) }));
     user = await registerUser(app);
     // The first hand-off to Temporal loads its client, which holds the event loop for about a second:
     // get that done here, so the windows measured below are not stretched by it.
@@ -24,16 +26,10 @@ describe('public hooks: limits', () => {
     assert.equal((await hook(`/api/hooks/webhooks/${warm.id}`)).statusCode, 202);
     await waitFor('the first hand-off', async () => (await db.query('SELECT 1 FROM outbox')).rowCount === 0, 10_000);
   });
-  after(() => close());
 
-  const api = async (method: 'GET' | 'POST', url: string, payload?: unknown) => {
-    const res = await app.inject({ method, url, headers: user.auth, payload: payload as object });
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json();
-  };
   const hook = (url: string, headers: Record<string, string> = {}) =>
-    app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: '{"n": 1}' });
-  const incoming = async () => api('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
+    api(app).post(url, '{"n": 1}', headers);
+  const incoming = async () => api(app, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
   const counters = async (like: string) =>
     (await db.query<{ key: string }>(`SELECT key FROM auth_rate_limits WHERE key LIKE $1`, [like])).rows.map((r) => r.key);
 
@@ -56,7 +52,7 @@ describe('public hooks: limits', () => {
     assert.deepEqual(counter.rows, [{ hits: LIMIT }]);
     // Counters need no durability (a crash costs one extra window): no WAL, no disk sync per hit.
     assert.equal((await db.query(`SELECT relpersistence FROM pg_class WHERE relname = 'auth_rate_limits'`)).rows[0].relpersistence, 'u');
-    assert.equal((await api('GET', `/api/webhooks/${webhook.id}`)).triggerCount, LIMIT, 'refused requests are not counted');
+    assert.equal((await api(app, user).ok('GET', `/api/webhooks/${webhook.id}`)).triggerCount, LIMIT, 'refused requests are not counted');
 
     // Another webhook has its own budget; this one takes requests again in the next window.
     const other = await incoming();
@@ -71,7 +67,7 @@ describe('public hooks: limits', () => {
   });
 
   it('limits a webhook trigger the same way, counting requests with a wrong token too', async () => {
-    const trigger = await api('POST', '/api/user-triggers', { type: 'webhook', name: 'h', configJson: { secretToken: 'trigger-token-0123456789' } });
+    const trigger = await api(app, user).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'h', configJson: { secretToken: 'trigger-token-0123456789' } });
     const url = `/api/hooks/triggers/${trigger.configJson.webhookPath}`;
     assert.equal((await hook(url, { 'x-trigger-token': 'wrong-token-0123456789' })).statusCode, 401);
     assert.equal((await hook(url)).statusCode, 401);
@@ -89,8 +85,8 @@ describe('public hooks: limits', () => {
     }
     // A disabled hook is as good as absent.
     const webhook = await incoming();
-    await api('POST', '/api/webhooks', { name: 'unused', url: 'https://93.184.215.14/x' });
-    await app.inject({ method: 'PATCH', url: `/api/webhooks/${webhook.id}`, headers: user.auth, payload: { enabled: false } });
+    await api(app, user).ok('POST', '/api/webhooks', { name: 'unused', url: 'https://93.184.215.14/x' });
+    await api(app, user).patch(`/api/webhooks/${webhook.id}`, { enabled: false });
     assert.equal((await hook(`/api/hooks/webhooks/${webhook.id}`)).statusCode, 404);
     assert.deepEqual(await counters(`%${id}%`), []);
     assert.deepEqual(await counters(`%${webhook.id}%`), []);
@@ -112,14 +108,14 @@ describe('public hooks: limits', () => {
     }
 
     // The migration rewrites such rows to what they emit; outgoing webhooks keep their subscriptions.
-    const outgoing = await api('POST', '/api/webhooks', { name: 'out', url: 'https://93.184.215.14/x', events: ['agent.completed'] });
+    const outgoing = await api(app, user).ok('POST', '/api/webhooks', { name: 'out', url: 'https://93.184.215.14/x', events: ['agent.completed'] });
     await db.query(readFileSync(path.join(__dirname, '../../db/migrations/5_api_limits.sql'), 'utf8'));
-    for (const webhook of [mixed, forged]) assert.deepEqual((await api('GET', `/api/webhooks/${webhook.id}`)).events, ['webhook.received']);
-    assert.deepEqual((await api('GET', `/api/webhooks/${outgoing.id}`)).events, ['agent.completed']);
+    for (const webhook of [mixed, forged]) assert.deepEqual((await api(app, user).ok('GET', `/api/webhooks/${webhook.id}`)).events, ['webhook.received']);
+    assert.deepEqual((await api(app, user).ok('GET', `/api/webhooks/${outgoing.id}`)).events, ['agent.completed']);
   });
 
   it('documents the 429 of both hook routes', async () => {
-    const paths = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json().paths;
+    const paths = (await api(app).get('/api/openapi.json')).json().paths;
     for (const route of ['/api/hooks/webhooks/{id}', '/api/hooks/triggers/{webhookPath}']) assert.ok(paths[route].post.responses['429'], route);
   });
 });

@@ -1,20 +1,21 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 describe('Idempotency-Key', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
   });
-  after(() => close());
 
   const create = (user: TestUser, key: string | undefined, payload: unknown) =>
-    app.inject({ method: 'POST', url: '/api/agents', headers: { ...user.auth, ...(key ? { 'idempotency-key': key } : {}) }, payload: payload as object });
-  const balanceOf = async (user: TestUser) => (await app.inject({ method: 'GET', url: '/api/account', headers: user.auth })).json().balance;
-  const countAgents = async (user: TestUser) => (await app.inject({ method: 'GET', url: '/api/agents', headers: user.auth })).json().length;
+    api(app, user).post('/api/agents', payload, key ? { 'idempotency-key': key } : {});
+  const balanceOf = async (user: TestUser) => (await api(app, user).get('/api/account')).json().balance;
+  const countAgents = async (user: TestUser) => (await api(app, user).get('/api/agents')).json().length;
 
   it('replays the first response for a retry and charges once', async () => {
     const user = await registerUser(app);

@@ -1,25 +1,26 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 let ip = 0;
 /** Every attempt from another address, so only the per-email budget can refuse it. */
 const fromNewIp = () => `10.3.${Math.floor(++ip / 250)}.${ip % 250}`;
 
 describe('failed logins per email (docs/api.md § Rate limits)', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, db, close } = await startTestApp({ AUTH_RATE_LIMIT_MAX: '10', AUTH_RATE_LIMIT_WINDOW_MS: '900000' }));
+    ({ app, db } = await startTestApp(suite, { AUTH_RATE_LIMIT_MAX: '10', AUTH_RATE_LIMIT_WINDOW_MS: '900000' }));
   });
-  after(() => close());
 
   const login = (email: string, password: string) =>
-    app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: fromNewIp(), payload: { email, password } });
+    api(app, null, { remoteAddress: fromNewIp() }).post('/api/auth/login', { email, password });
 
   it('refuses an email after 10 failed attempts from any addresses, before the password is checked', async () => {
     const victim = await registerUser(app);

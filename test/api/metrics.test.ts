@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import type { Db } from '../../db/pool';
 import { buildApp } from '../../api/app';
 import { createTemporalClient } from '../../lib/temporal-client';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { testConfig } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { family, histogram, sampleValue, scrape } from '../helpers/prometheus';
@@ -12,16 +14,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** GET /metrics and request ids (README § Operating it), on a real database; the engine's side in test/engine/metrics.test.ts. */
 describe('metrics and request ids', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let db: Awaited<ReturnType<typeof startTestApp>>['db'];
-  let close: () => Promise<void>;
+  let db: Db;
   let user: TestUser;
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
     user = await registerUser(app);
   });
-  after(() => close());
 
   it('counts and times requests by route pattern and status, never by URL', async () => {
     const agent = (await app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: 'measured' } })).json<{ id: string }>();
@@ -160,34 +161,32 @@ describe('metrics and request ids', () => {
     assert.equal(error.headers['request-id'], 'trace-404');
   });
 
-  it('every log line of a request carries its id', async () => {
+  it('every log line of a request carries its id', async (t) => {
     const lines: Record<string, unknown>[] = [];
-    const database = await createTestDatabase();
+    const database = await createTestDatabase(t);
     const config = testConfig(database.url, { LOG_LEVEL: 'info' });
     const temporal = createTemporalClient(config);
+    onCleanup(t, () => temporal.close());
     const logged = await buildApp({
       config, db: database.db, temporal,
       logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } },
     });
-    try {
+    onCleanup(t, () => logged.close());
+    {
       await logged.inject({ method: 'GET', url: '/api/health', headers: { 'request-id': 'req-one' } });
       await logged.inject({ method: 'POST', url: '/api/agents', payload: { name: 'x' }, headers: { 'request-id': 'req-two' } });
       const ofRequests = lines.filter((l) => l.req !== undefined || l.res !== undefined || l.responseTime !== undefined);
       assert.ok(ofRequests.length >= 4, `request log lines: ${JSON.stringify(lines)}`);
       for (const line of ofRequests) assert.ok(['req-one', 'req-two'].includes(line.reqId as string), JSON.stringify(line));
-    } finally {
-      await logged.close();
-      await temporal.close();
-      await database.drop();
     }
   });
 });
 
 describe('METRICS_TOKEN and METRICS_ENABLED', () => {
-  it('with a token, /metrics answers 401 without it or with another, 200 with it', async () => {
+  it('with a token, /metrics answers 401 without it or with another, 200 with it', async (t) => {
     const token = 'prometheus-scrape-token-0123456789';
-    const { app, close } = await startTestApp({ METRICS_TOKEN: token });
-    try {
+    const { app } = await startTestApp(t, { METRICS_TOKEN: token });
+    {
       const none = await app.inject({ method: 'GET', url: '/metrics' });
       assert.equal(none.statusCode, 401);
       assert.equal(none.headers['www-authenticate'], 'Bearer');
@@ -196,19 +195,13 @@ describe('METRICS_TOKEN and METRICS_ENABLED', () => {
       assert.equal((await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: token } })).statusCode, 401);
       const families = await scrape(app, { authorization: `Bearer ${token}` });
       assert.ok(sampleValue(families, 'agent_platform_http_requests_total', { route: '/metrics', status: '401' }) >= 3);
-    } finally {
-      await close();
     }
   });
 
-  it('disabled: no /metrics route, and requests are still answered with their id', async () => {
-    const { app, close } = await startTestApp({ METRICS_ENABLED: 'false' });
-    try {
-      const res = await app.inject({ method: 'GET', url: '/metrics' });
-      assert.equal(res.statusCode, 404);
-      assert.match(String(res.headers['request-id']), UUID);
-    } finally {
-      await close();
-    }
+  it('disabled: no /metrics route, and requests are still answered with their id', async (t) => {
+    const { app } = await startTestApp(t, { METRICS_ENABLED: 'false' });
+    const res = await app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(res.statusCode, 404);
+    assert.match(String(res.headers['request-id']), UUID);
   });
 });

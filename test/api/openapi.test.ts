@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 interface Operation {
   summary?: string;
@@ -13,18 +15,17 @@ interface Operation {
 
 /** Every route is documented with its request and response schemas (issue 3 §7). */
 describe('OpenAPI document covers every route', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let paths: Record<string, Record<string, Operation>>;
   let components: Record<string, Record<string, unknown>>;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
-    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    ({ app } = await startTestApp(suite));
+    const doc = (await api(app).get('/api/openapi.json')).json();
     ({ paths } = doc);
     components = doc.components.schemas;
   });
-  after(() => close());
 
   it('lists every resource route', () => {
     const expected: Record<string, string[]> = {
@@ -103,7 +104,7 @@ describe('OpenAPI document covers every route', () => {
 
   it('documents a run step with the fields of README § Agent runs "Steps"', async () => {
     const ok = paths['/api/runs/{id}/steps']!.get!.responses['200']!.content!['application/json']!.schema as { items: { $ref?: string } };
-    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const doc = (await api(app).get('/api/openapi.json')).json();
     const schemas = doc.components.schemas as Record<string, { properties: Record<string, unknown> }>;
     const step = schemas[ok.items.$ref!.split('/').pop()!]!;
     for (const field of ['index', 'type', 'name', 'input', 'output', 'error', 'usage', 'startedAt', 'finishedAt']) {
@@ -146,9 +147,9 @@ describe('OpenAPI document covers every route', () => {
   });
 
   it('calls the server the document was loaded from (a relative servers entry)', async () => {
-    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const doc = (await api(app).get('/api/openapi.json')).json();
     assert.deepEqual(doc.servers.map((s: { url: string }) => s.url), ['/']);
-    const page = await app.inject({ method: 'GET', url: '/api/docs/static/index.html' });
+    const page = await api(app).get('/api/docs/static/index.html');
     assert.match(page.headers['content-security-policy'] as string, /connect-src 'self'(;|$)/);
   });
 
@@ -199,7 +200,7 @@ describe('OpenAPI document covers every route', () => {
   it('has examples that the API accepts: each creates its type, each update applies to one of that type', async () => {
     const user = await registerUser(app);
     const call = async (method: 'POST' | 'PATCH' | 'PUT', url: string, payload: Record<string, unknown>, status: number) => {
-      const res = await app.inject({ method, url, headers: user.auth, payload });
+      const res = await api(app, user).request(method, url, payload);
       assert.equal(res.statusCode, status, `${method} ${url} ${JSON.stringify(payload)}: ${res.body}`);
       return res.json();
     };

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { sha256 } from '../../api/services/tokens';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 let ip = 0;
 const fromNewIp = () => `10.4.${Math.floor(++ip / 250)}.${ip % 250}`;
@@ -12,17 +14,16 @@ const fromNewIp = () => `10.4.${Math.floor(++ip / 250)}.${ip % 250}`;
  * the token the rotation inserts (docs/api.md § Authentication and tokens: reuse revokes the whole family).
  */
 describe('refresh-token families under concurrent rotation, reuse and logout', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
   });
-  after(() => close());
 
-  const refresh = (refreshToken: string) => app.inject({ method: 'POST', url: '/api/auth/refresh', remoteAddress: fromNewIp(), payload: { refreshToken } });
-  const logout = (refreshToken: string) => app.inject({ method: 'POST', url: '/api/auth/logout', remoteAddress: fromNewIp(), payload: { refreshToken } });
+  const refresh = (refreshToken: string) => api(app, null, { remoteAddress: fromNewIp() }).post('/api/auth/refresh', { refreshToken });
+  const logout = (refreshToken: string) => api(app, null, { remoteAddress: fromNewIp() }).post('/api/auth/logout', { refreshToken });
 
   async function liveTokensOfFamily(token: string): Promise<number> {
     const { rows } = await db.query<{ live: number }>(

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import type { Db } from '../../db/pool';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 interface ExpectedFire {
   scheduledAt: string;
@@ -17,9 +19,9 @@ interface ExpectedFire {
  * days of Europe/Berlin and America/New_York judged from a trigger's recorded history, and bad input.
  */
 describe('expected fires and previews', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let db: Awaited<ReturnType<typeof startTestApp>>['db'];
-  let close: () => Promise<void>;
+  let db: Db;
   let user: TestUser;
 
   async function call(method: 'GET' | 'POST', url: string, payload?: object, who: TestUser = user) {
@@ -43,10 +45,9 @@ describe('expected fires and previews', () => {
 
   before(async () => {
     // Years of history, so that the DST days of 2026 stay judgeable whenever this runs.
-    ({ app, db, close } = await startTestApp({ RETENTION_DAYS: '36500' }));
+    ({ app, db } = await startTestApp(suite, { RETENTION_DAYS: '36500' }));
     user = await registerUser(app);
   });
-  after(() => close());
 
   it('Europe/Berlin: the skipped hour (2026-03-29) is not expected, the repeated one (2026-10-25) once, each joined to its fire', async () => {
     const trigger = await triggerSince('30 2 * * *', 'Europe/Berlin', '2026-03-01T00:00:00Z');
@@ -103,7 +104,7 @@ describe('expected fires and previews', () => {
     assert.equal((await call('GET', `/api/user-triggers/${trigger.id}/preview`)).body.length, 10);
   });
 
-  it('answers 400 naming the problem, 404 for unknown or other accounts\' triggers or the other scope, 409 for a trigger without a schedule', async () => {
+  it('answers 400 naming the problem, 404 for unknown or other accounts\' triggers or the other scope, 409 for a trigger without a schedule', async (t) => {
     const trigger = await triggerSince('*/5 * * * *', 'UTC', new Date(Date.now() - 3_600_000).toISOString());
     const base = `/api/user-triggers/${trigger.id}`;
     const bad: [string, RegExp][] = [
@@ -123,8 +124,8 @@ describe('expected fires and previews', () => {
       assert.equal(res.status, 400, url);
       assert.match(res.body.message, message, url);
     }
-    const { app: short, close: closeShort } = await startTestApp({ RETENTION_DAYS: '7' });
-    try {
+    const { app: short } = await startTestApp(t, { RETENTION_DAYS: '7' });
+    {
       const other = await registerUser(short);
       const created = await short.inject({ method: 'POST', url: '/api/user-triggers', headers: other.auth, payload: { type: 'cron', name: 'c', configJson: { cronExpression: '@hourly' } } });
       const res = await short.inject({
@@ -132,8 +133,6 @@ describe('expected fires and previews', () => {
       });
       assert.equal(res.statusCode, 400);
       assert.match(res.json().message, /^querystring\.from: must be within the last 7 days \(RETENTION_DAYS\)/);
-    } finally {
-      await closeShort();
     }
 
     const stranger = await registerUser(app);

@@ -1,18 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
-import { createSecretBox } from '../../lib/secrets';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
-import { testConfig } from '../helpers/config';
+import { suiteContext } from '../helpers/cleanup';
+import { testSecretBox } from '../helpers/config';
 
 /**
  * docs/api.md § Secrets across every resource that holds one: full only in the response to the request
  * that set it, masked in every later read, and never in plaintext anywhere in the database.
  */
 describe('secrets at rest', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
   let user: TestUser;
   const secrets = {
     discord: 'discord-token-AAAA-1111',
@@ -26,24 +27,22 @@ describe('secrets at rest', () => {
   };
   const reads: { url: string; list: string }[] = [];
 
-  const call = (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-    app.inject({ method, url, headers: { ...user.auth, ...headers }, payload: payload as object });
   // Each create carries an Idempotency-Key: the stored first response (which shows the secret) must not leak it either.
   let key = 0;
   const create = async (url: string, list: string, payload: unknown) => {
     const headers = { 'idempotency-key': `create-${++key}` };
-    const res = await call('POST', url, payload, headers);
+    const res = await api(app, user).post(url, payload, headers);
     assert.equal(res.statusCode, 201, res.body);
-    const replay = await call('POST', url, payload, headers);
+    const replay = await api(app, user).post(url, payload, headers);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.body, res.body, 'the replay is the first response');
     return res;
   };
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
     user = await registerUser(app);
-    const agent = (await call('POST', '/api/agents', { name: 'Holder' })).json().id;
+    const agent = (await api(app, user).post('/api/agents', { name: 'Holder' })).json().id;
     const made = [
       await create(`/api/agents/${agent}/connectors`, `/api/agents/${agent}/connectors`, { type: 'discord', name: 'd', configJson: { botToken: secrets.discord, guildId: 'g' } }),
       await create(`/api/agents/${agent}/connectors`, `/api/agents/${agent}/connectors`, {
@@ -69,12 +68,11 @@ describe('secrets at rest', () => {
     for (const [name, value] of Object.entries(secrets)) assert.ok(shown.includes(value), `${name} not shown in full on create`);
     assert.ok(shown.includes('application/json'), 'a non-secret header is shown as written');
   });
-  after(() => close());
 
   it('masks every secret in later reads and lists', async () => {
     for (const { url, list } of reads) {
       for (const target of [url, list]) {
-        const body = (await call('GET', target)).body;
+        const body = (await api(app, user).get(target)).body;
         for (const [name, value] of Object.entries(secrets)) assert.ok(!body.includes(value), `${name} readable at ${target}`);
         assert.match(body, /••••/, `${target} shows no mask`);
       }
@@ -85,23 +83,22 @@ describe('secrets at rest', () => {
     // "🔑" is two UTF-16 code units: the last four units of this secret start with the second half of one.
     const emoji = 'emoji-token-🔑x🔑';
     const mask = '••••-🔑x🔑';
-    const box = createSecretBox(testConfig('postgres://unused').secretsKey);
-    const agent = (await call('POST', '/api/agents', { name: 'Emoji', status: 'template' })).json().id;
-    const connector = (await call('POST', `/api/agents/${agent}/connectors`, { type: 'telegram', name: 't', configJson: { botToken: emoji } })).json();
-    const webhook = (await call('POST', '/api/webhooks', { name: 'w', url: 'https://93.184.215.14/hook', secret: emoji })).json();
+    const agent = (await api(app, user).post('/api/agents', { name: 'Emoji', status: 'template' })).json().id;
+    const connector = (await api(app, user).post(`/api/agents/${agent}/connectors`, { type: 'telegram', name: 't', configJson: { botToken: emoji } })).json();
+    const webhook = (await api(app, user).post('/api/webhooks', { name: 'w', url: 'https://93.184.215.14/hook', secret: emoji })).json();
     type Shown = { configJson: { botToken: string }; secret: string };
     const cases = [
       { url: `/api/connectors/${connector.id}`, shown: (b: Shown) => b.configJson.botToken, back: { configJson: { botToken: mask }, name: 'renamed' },
-        stored: async () => box.open((await db.query(`SELECT config_json->>'botToken' AS s FROM connectors WHERE id = $1`, [connector.id])).rows[0].s) },
+        stored: async () => testSecretBox.open((await db.query(`SELECT config_json->>'botToken' AS s FROM connectors WHERE id = $1`, [connector.id])).rows[0].s) },
       { url: `/api/webhooks/${webhook.id}`, shown: (b: Shown) => b.secret, back: { secret: mask, name: 'renamed' },
-        stored: async () => box.open((await db.query(`SELECT secret_sealed AS s FROM webhooks WHERE id = $1`, [webhook.id])).rows[0].s) },
+        stored: async () => testSecretBox.open((await db.query(`SELECT secret_sealed AS s FROM webhooks WHERE id = $1`, [webhook.id])).rows[0].s) },
     ];
     for (const c of cases) {
-      const read = await call('GET', c.url);
+      const read = await api(app, user).get(c.url);
       const shown = c.shown(read.json());
       assert.ok(!/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(shown), `${c.url}: the mask holds half a character`);
       assert.equal(shown, mask, c.url);
-      const sentBack = await app.inject({ method: 'PATCH', url: c.url, headers: user.auth, payload: c.back });
+      const sentBack = await api(app, user).patch(c.url, c.back);
       assert.equal(sentBack.statusCode, 200, `${c.url}: ${sentBack.body}`);
       assert.equal(c.shown(sentBack.json()), mask, 'still masked: the request did not set it');
       assert.equal(await c.stored(), emoji, 'the secret is unchanged');

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 /** `script-src 'self'; …` → Map of directive → sources. */
 function parseCsp(header: string | undefined): Map<string, string[]> {
@@ -25,23 +27,22 @@ function allows(csp: Map<string, string[]>, directive: string, url: URL, page: U
 }
 
 describe('security headers (helmet) and the docs page CSP', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, close } = await startTestApp());
+    ({ app } = await startTestApp(suite));
   });
-  after(() => close());
 
   it('puts the usual security headers on every API response, errors included', async () => {
     const user = await registerUser(app);
     const responses = {
-      health: await app.inject({ method: 'GET', url: '/api/health' }),
-      authenticated: await app.inject({ method: 'GET', url: '/api/agents', headers: user.auth }),
-      unauthorized: await app.inject({ method: 'GET', url: '/api/agents' }),
-      'unknown route': await app.inject({ method: 'GET', url: '/api/nothing-here' }),
-      'bad JSON': await app.inject({ method: 'POST', url: '/api/agents', headers: { ...user.auth, 'content-type': 'application/json' }, payload: '{' }),
-      openapi: await app.inject({ method: 'GET', url: '/api/openapi.json' }),
+      health: await api(app).get('/api/health'),
+      authenticated: await api(app, user).get('/api/agents'),
+      unauthorized: await api(app).get('/api/agents'),
+      'unknown route': await api(app).get('/api/nothing-here'),
+      'bad JSON': await api(app, user).post('/api/agents', '{'),
+      openapi: await api(app).get('/api/openapi.json'),
     };
     for (const [name, res] of Object.entries(responses)) {
       const h = res.headers;
@@ -62,7 +63,7 @@ describe('security headers (helmet) and the docs page CSP', () => {
 
   it("serves the docs page with a policy that allows its own scripts, styles, images and spec, and nothing else", async () => {
     for (const pageUrl of ['/api/docs', '/api/docs/']) {
-      const res = await app.inject({ method: 'GET', url: pageUrl });
+      const res = await api(app).get(pageUrl);
       assert.equal(res.statusCode, 200);
       assert.match(String(res.headers['content-type']), /text\/html/);
       assert.equal(res.headers['x-content-type-options'], 'nosniff');
@@ -80,14 +81,14 @@ describe('security headers (helmet) and the docs page CSP', () => {
         assert.ok(src && body!.trim() === '', 'no inline script');
         const url = new URL(src, page);
         assert.ok(allows(csp, 'script-src', url, page), `script ${url.href} blocked by ${res.headers['content-security-policy']}`);
-        const asset = await app.inject({ method: 'GET', url: url.pathname });
+        const asset = await api(app).get(url.pathname);
         assert.equal(asset.statusCode, 200, url.pathname);
         assert.match(String(asset.headers['content-type']), /javascript/);
       }
       for (const href of styles) {
         const url = new URL(href, page);
         assert.ok(allows(csp, 'style-src', url, page), `style ${url.href} blocked by ${res.headers['content-security-policy']}`);
-        assert.equal((await app.inject({ method: 'GET', url: url.pathname })).statusCode, 200, url.pathname);
+        assert.equal((await api(app).get(url.pathname)).statusCode, 200, url.pathname);
       }
       // The UI fetches the spec from this server, shows its logo as a data: image, and sends
       // "Try it out" requests to PUBLIC_BASE_URL.

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../api/services/team-permissions';
+import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 const uniqueEmail = (name: string) => `${name}-${randomBytes(4).toString('hex')}@example.com`;
 
@@ -27,20 +29,16 @@ describe('team permissions (pure)', () => {
 });
 
 describe('team and invitations (README § Team and invitations)', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
   });
-  after(() => close());
 
-  type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  const call = (user: TestUser, method: Method, url: string, payload?: unknown) =>
-    app.inject({ method, url, headers: user.auth, payload: payload as object });
   const invite = async (user: TestUser, body: unknown) => {
-    const res = await call(user, 'POST', '/api/team', body);
+    const res = await api(app, user).post('/api/team', body);
     assert.equal(res.statusCode, 201, res.body);
     return res.json();
   };
@@ -66,7 +64,7 @@ describe('team and invitations (README § Team and invitations)', () => {
       assert.equal(member.acceptedAt, null);
       assert.equal(member.removedAt, null);
       for (const f of ['invitedAt', 'createdAt', 'updatedAt']) assert.ok(member[f].endsWith('Z') && !Number.isNaN(Date.parse(member[f])), f);
-      const read = (await call(owner, 'GET', `/api/team/${member.id}`)).json();
+      const read = (await api(app, owner).get(`/api/team/${member.id}`)).json();
       assert.deepEqual(read, member);
     }
     const expected = { admin: [true, true, true], editor: [true, true, false], viewer: [false, false, false] };
@@ -81,16 +79,16 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.deepEqual(member.permissions, { canExport: true, canDelete: false, canManageTeam: false });
     assert.deepEqual(member.customPermissions, { canExport: true });
 
-    const merged = (await call(owner, 'PATCH', `/api/team/${member.id}`, { permissions: { canManageTeam: true } })).json();
+    const merged = (await api(app, owner).patch(`/api/team/${member.id}`, { permissions: { canManageTeam: true } })).json();
     assert.deepEqual(merged.customPermissions, { canExport: true, canManageTeam: true });
     assert.deepEqual(merged.permissions, { canExport: true, canDelete: false, canManageTeam: true });
 
-    const removed = (await call(owner, 'PUT', `/api/team/${member.id}`, { permissions: { canExport: null } })).json();
+    const removed = (await api(app, owner).put(`/api/team/${member.id}`, { permissions: { canExport: null } })).json();
     assert.deepEqual(removed.customPermissions, { canManageTeam: true });
     assert.deepEqual(removed.permissions, { canExport: false, canDelete: false, canManageTeam: true }, 'role default applies again');
 
-    const overriddenOff = (await call(owner, 'PATCH', `/api/team/${member.id}`, { permissions: { canManageTeam: false, canDelete: false } })).json();
-    const promoted = (await call(owner, 'PATCH', `/api/team/${member.id}`, { role: 'admin' })).json();
+    const overriddenOff = (await api(app, owner).patch(`/api/team/${member.id}`, { permissions: { canManageTeam: false, canDelete: false } })).json();
+    const promoted = (await api(app, owner).patch(`/api/team/${member.id}`, { role: 'admin' })).json();
     assert.equal(promoted.role, 'admin');
     assert.deepEqual(promoted.customPermissions, overriddenOff.customPermissions);
     assert.deepEqual(promoted.customPermissions, { canManageTeam: false, canDelete: false });
@@ -104,18 +102,18 @@ describe('team and invitations (README § Team and invitations)', () => {
   it('updates partially with PUT and PATCH; an empty body changes nothing', async () => {
     const owner = await registerUser(app);
     const member = await invite(owner, { email: uniqueEmail('p'), role: 'editor', permissions: { canDelete: false } });
-    const put = await call(owner, 'PUT', `/api/team/${member.id}`, { role: 'viewer' });
+    const put = await api(app, owner).put(`/api/team/${member.id}`, { role: 'viewer' });
     assert.equal(put.statusCode, 200);
     assert.equal(put.json().role, 'viewer');
     assert.deepEqual(put.json().customPermissions, { canDelete: false });
     assert.equal(put.json().email, member.email);
     assert.ok(Date.parse(put.json().updatedAt) >= Date.parse(member.updatedAt));
-    const patch = await call(owner, 'PATCH', `/api/team/${member.id}`, { permissions: { canExport: true } });
+    const patch = await api(app, owner).patch(`/api/team/${member.id}`, { permissions: { canExport: true } });
     assert.equal(patch.statusCode, 200);
     assert.equal(patch.json().role, 'viewer', 'role kept');
     assert.deepEqual(patch.json().customPermissions, { canDelete: false, canExport: true });
     for (const method of ['PUT', 'PATCH'] as const) {
-      const same = await call(owner, method, `/api/team/${member.id}`, {});
+      const same = await api(app, owner).request(method, `/api/team/${member.id}`, {});
       assert.equal(same.statusCode, 200, method);
       assert.deepEqual(same.json(), patch.json(), method);
     }
@@ -138,7 +136,7 @@ describe('team and invitations (README § Team and invitations)', () => {
       [{ email: uniqueEmail('v'), role: 'viewer', status: 'active' }, /status/],
     ];
     for (const [payload, message] of cases) {
-      const res = await call(owner, 'POST', '/api/team', payload);
+      const res = await api(app, owner).post('/api/team', payload);
       assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 80));
       assert.deepEqual(Object.keys(res.json()), ['message']);
       assert.match(res.json().message, message);
@@ -152,16 +150,16 @@ describe('team and invitations (README § Team and invitations)', () => {
     ];
     for (const method of ['PUT', 'PATCH'] as const) {
       for (const [payload, message] of updates) {
-        const res = await call(owner, method, `/api/team/${member.id}`, payload);
+        const res = await api(app, owner).request(method, `/api/team/${member.id}`, payload);
         assert.equal(res.statusCode, 400, `${method} ${JSON.stringify(payload)}`);
         assert.match(res.json().message, message);
       }
     }
-    assert.deepEqual((await call(owner, 'GET', `/api/team/${member.id}`)).json(), member, 'unchanged after refusals');
-    const badStatus = await call(owner, 'GET', '/api/team?status=gone');
+    assert.deepEqual((await api(app, owner).get(`/api/team/${member.id}`)).json(), member, 'unchanged after refusals');
+    const badStatus = await api(app, owner).get('/api/team?status=gone');
     assert.equal(badStatus.statusCode, 400);
     assert.match(badStatus.json().message, /querystring\.status/);
-    assert.deepEqual(ids((await call(owner, 'GET', '/api/team')).json()), [member.id], 'refused invites wrote nothing');
+    assert.deepEqual(ids((await api(app, owner).get('/api/team')).json()), [member.id], 'refused invites wrote nothing');
   });
 
   it('refuses a duplicate invite case-insensitively (409), but another account may invite the same email', async () => {
@@ -169,30 +167,30 @@ describe('team and invitations (README § Team and invitations)', () => {
     const email = uniqueEmail('Dup');
     await invite(owner, { email, role: 'viewer' });
     for (const variant of [email, email.toUpperCase(), email.toLowerCase()]) {
-      const res = await call(owner, 'POST', '/api/team', { email: variant, role: 'admin' });
+      const res = await api(app, owner).post('/api/team', { email: variant, role: 'admin' });
       assert.equal(res.statusCode, 409, variant);
       assert.equal(res.json().message, `body.email: ${variant} is already a member or invited`);
     }
-    assert.equal((await call(owner, 'GET', '/api/team')).json().length, 1);
+    assert.equal((await api(app, owner).get('/api/team')).json().length, 1);
 
     // Concurrent invites of one address: the unique index decides, and the loser is a 409, never a 500.
     const raced = uniqueEmail('race-invite');
-    const results = await Promise.all([raced, raced.toUpperCase(), raced].map((e) => call(owner, 'POST', '/api/team', { email: e, role: 'viewer' })));
+    const results = await Promise.all([raced, raced.toUpperCase(), raced].map((e) => api(app, owner).post('/api/team', { email: e, role: 'viewer' })));
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409, 409]);
-    assert.equal((await call(owner, 'GET', '/api/team')).json().length, 2);
+    assert.equal((await api(app, owner).get('/api/team')).json().length, 2);
 
     const other = await registerUser(app);
-    assert.equal((await call(other, 'POST', '/api/team', { email, role: 'viewer' })).statusCode, 201);
+    assert.equal((await api(app, other).post('/api/team', { email, role: 'viewer' })).statusCode, 201);
   });
 
   it("refuses inviting the owner's own address (400), in any case", async () => {
     const owner = await registerUser(app);
     for (const email of [owner.email, owner.email.toUpperCase()]) {
-      const res = await call(owner, 'POST', '/api/team', { email, role: 'admin' });
+      const res = await api(app, owner).post('/api/team', { email, role: 'admin' });
       assert.equal(res.statusCode, 400, email);
       assert.equal(res.json().message, "body.email: is the account owner's own address");
     }
-    assert.deepEqual((await call(owner, 'GET', '/api/team')).json(), []);
+    assert.deepEqual((await api(app, owner).get('/api/team')).json(), []);
   });
 
   it('shows an invitation only to its addressee, who accepts it once', async () => {
@@ -203,9 +201,9 @@ describe('team and invitations (README § Team and invitations)', () => {
     const invitee = await registerUser(app, inviteeEmail);
     const third = await registerUser(app);
 
-    const listed = await call(invitee, 'GET', '/api/invitations');
+    const listed = await api(app, invitee).get('/api/invitations');
     assert.equal(listed.statusCode, 200);
-    const account = (await call(owner, 'GET', '/api/account')).json();
+    const account = (await api(app, owner).get('/api/account')).json();
     assert.deepEqual(listed.json(), [
       {
         id: member.id,
@@ -217,19 +215,19 @@ describe('team and invitations (README § Team and invitations)', () => {
         invitedAt: member.invitedAt,
       },
     ]);
-    assert.deepEqual((await call(third, 'GET', '/api/invitations')).json(), []);
-    assert.deepEqual((await call(owner, 'GET', '/api/invitations')).json(), []);
+    assert.deepEqual((await api(app, third).get('/api/invitations')).json(), []);
+    assert.deepEqual((await api(app, owner).get('/api/invitations')).json(), []);
 
     for (const stranger of [third, owner]) {
-      const res = await call(stranger, 'POST', `/api/invitations/${member.id}/accept`);
+      const res = await api(app, stranger).post(`/api/invitations/${member.id}/accept`);
       assert.equal(res.statusCode, 404);
       assert.equal(res.json().message, 'Invitation not found');
     }
-    assert.equal((await call(invitee, 'POST', '/api/invitations/00000000-0000-4000-8000-000000000000/accept')).statusCode, 404);
-    assert.equal((await call(invitee, 'POST', '/api/invitations/not-a-uuid/accept')).statusCode, 404);
-    assert.equal((await call(owner, 'GET', `/api/team/${member.id}`)).json().status, 'invited', 'strangers changed nothing');
+    assert.equal((await api(app, invitee).post('/api/invitations/00000000-0000-4000-8000-000000000000/accept')).statusCode, 404);
+    assert.equal((await api(app, invitee).post('/api/invitations/not-a-uuid/accept')).statusCode, 404);
+    assert.equal((await api(app, owner).get(`/api/team/${member.id}`)).json().status, 'invited', 'strangers changed nothing');
 
-    const accepted = await call(invitee, 'POST', `/api/invitations/${member.id}/accept`);
+    const accepted = await api(app, invitee).post(`/api/invitations/${member.id}/accept`);
     assert.equal(accepted.statusCode, 200, accepted.body);
     const active = accepted.json();
     assert.equal(active.id, member.id);
@@ -237,16 +235,16 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.equal(active.userId, invitee.id);
     assert.ok(active.acceptedAt && Date.parse(active.acceptedAt) >= Date.parse(member.invitedAt));
     assert.deepEqual(active.customPermissions, { canManageTeam: true });
-    assert.deepEqual((await call(owner, 'GET', `/api/team/${member.id}`)).json(), active);
-    assert.deepEqual((await call(invitee, 'GET', '/api/invitations')).json(), [], 'no longer open');
+    assert.deepEqual((await api(app, owner).get(`/api/team/${member.id}`)).json(), active);
+    assert.deepEqual((await api(app, invitee).get('/api/invitations')).json(), [], 'no longer open');
 
-    const again = await call(invitee, 'POST', `/api/invitations/${member.id}/accept`);
+    const again = await api(app, invitee).post(`/api/invitations/${member.id}/accept`);
     assert.equal(again.statusCode, 409);
     assert.equal(again.json().message, 'Invitation is no longer open');
-    assert.equal((await call(third, 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 404, 'others still see nothing');
+    assert.equal((await api(app, third).post(`/api/invitations/${member.id}/accept`)).statusCode, 404, 'others still see nothing');
 
     // An active member is still a member: inviting the address again conflicts.
-    assert.equal((await call(owner, 'POST', '/api/team', { email: inviteeEmail, role: 'viewer' })).statusCode, 409);
+    assert.equal((await api(app, owner).post('/api/team', { email: inviteeEmail, role: 'viewer' })).statusCode, 409);
   });
 
   it('lets exactly one of two concurrent accepts succeed', async () => {
@@ -255,7 +253,7 @@ describe('team and invitations (README § Team and invitations)', () => {
     const member = await invite(owner, { email, role: 'viewer' });
     const invitee = await registerUser(app, email);
     const results = await Promise.all(
-      Array.from({ length: 2 }, () => call(invitee, 'POST', `/api/invitations/${member.id}/accept`)),
+      Array.from({ length: 2 }, () => api(app, invitee).post(`/api/invitations/${member.id}/accept`)),
     );
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 409]);
     const { rows } = await db.query('SELECT status, user_id FROM team_members WHERE id = $1', [member.id]);
@@ -279,34 +277,34 @@ describe('team and invitations (README § Team and invitations)', () => {
     const member = await invite(owner, { email, role: 'editor' });
     const keep = await invite(owner, { email: uniqueEmail('stayer'), role: 'viewer' });
 
-    const del = await call(owner, 'DELETE', `/api/team/${member.id}`);
+    const del = await api(app, owner).delete(`/api/team/${member.id}`);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
     for (const [method, body] of [['GET'], ['PUT', { role: 'admin' }], ['PATCH', { role: 'admin' }], ['DELETE']] as const) {
-      const res = await call(owner, method, `/api/team/${member.id}`, body);
+      const res = await api(app, owner).request(method, `/api/team/${member.id}`, body);
       assert.equal(res.statusCode, 404, method);
       assert.equal(res.json().message, 'Team member not found');
     }
-    assert.deepEqual(ids((await call(owner, 'GET', '/api/team')).json()), [keep.id]);
-    const history = (await call(owner, 'GET', '/api/team?status=removed')).json();
+    assert.deepEqual(ids((await api(app, owner).get('/api/team')).json()), [keep.id]);
+    const history = (await api(app, owner).get('/api/team?status=removed')).json();
     assert.deepEqual(ids(history), [member.id]);
     assert.equal(history[0].status, 'removed');
     assert.ok(history[0].removedAt && !Number.isNaN(Date.parse(history[0].removedAt)));
     assert.equal(history[0].role, 'editor', 'kept as it was');
-    assert.deepEqual(ids((await call(owner, 'GET', '/api/team?status=invited')).json()), [keep.id]);
-    assert.deepEqual((await call(owner, 'GET', '/api/team?status=active')).json(), []);
+    assert.deepEqual(ids((await api(app, owner).get('/api/team?status=invited')).json()), [keep.id]);
+    assert.deepEqual((await api(app, owner).get('/api/team?status=active')).json(), []);
 
     // A withdrawn invitation is no longer open: 409 to its addressee, still 404 to anyone else.
     const invitee = await registerUser(app, email);
-    assert.deepEqual((await call(invitee, 'GET', '/api/invitations')).json(), []);
-    assert.equal((await call(invitee, 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 409);
-    assert.equal((await call(await registerUser(app), 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 404);
+    assert.deepEqual((await api(app, invitee).get('/api/invitations')).json(), []);
+    assert.equal((await api(app, invitee).post(`/api/invitations/${member.id}/accept`)).statusCode, 409);
+    assert.equal((await api(app, await registerUser(app)).post(`/api/invitations/${member.id}/accept`)).statusCode, 404);
 
-    const reinvited = await call(owner, 'POST', '/api/team', { email: email.toUpperCase(), role: 'viewer' });
+    const reinvited = await api(app, owner).post('/api/team', { email: email.toUpperCase(), role: 'viewer' });
     assert.equal(reinvited.statusCode, 201);
     assert.notEqual(reinvited.json().id, member.id);
-    assert.deepEqual(ids((await call(invitee, 'GET', '/api/invitations')).json()), [reinvited.json().id]);
-    assert.deepEqual(ids((await call(owner, 'GET', '/api/team?status=removed')).json()), [member.id], 'history kept');
+    assert.deepEqual(ids((await api(app, invitee).get('/api/invitations')).json()), [reinvited.json().id]);
+    assert.deepEqual(ids((await api(app, owner).get('/api/team?status=removed')).json()), [member.id], 'history kept');
   });
 
   it('removes an active member too', async () => {
@@ -314,9 +312,9 @@ describe('team and invitations (README § Team and invitations)', () => {
     const email = uniqueEmail('active');
     const member = await invite(owner, { email, role: 'viewer' });
     const invitee = await registerUser(app, email);
-    assert.equal((await call(invitee, 'POST', `/api/invitations/${member.id}/accept`)).statusCode, 200);
-    assert.equal((await call(owner, 'DELETE', `/api/team/${member.id}`)).statusCode, 204);
-    const [removed] = (await call(owner, 'GET', '/api/team?status=removed')).json();
+    assert.equal((await api(app, invitee).post(`/api/invitations/${member.id}/accept`)).statusCode, 200);
+    assert.equal((await api(app, owner).delete(`/api/team/${member.id}`)).statusCode, 204);
+    const [removed] = (await api(app, owner).get('/api/team?status=removed')).json();
     assert.equal(removed.status, 'removed');
     assert.equal(removed.userId, invitee.id);
     assert.ok(removed.acceptedAt);
@@ -330,11 +328,11 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.equal(all.pages, 3);
     assert.deepEqual(ids(all.seen), [...created].reverse());
 
-    for (const id of created.slice(0, 5)) assert.equal((await call(owner, 'DELETE', `/api/team/${id}`)).statusCode, 204);
+    for (const id of created.slice(0, 5)) assert.equal((await api(app, owner).delete(`/api/team/${id}`)).statusCode, 204);
     const removed = await readAll(owner, '/api/team?status=removed&limit=2');
     assert.equal(removed.pages, 3);
     assert.deepEqual(ids(removed.seen), created.slice(0, 5).reverse());
-    const first = await call(owner, 'GET', '/api/team?status=removed&limit=2');
+    const first = await api(app, owner).get('/api/team?status=removed&limit=2');
     assert.match(first.headers.link as string, /status=removed/);
   });
 
@@ -343,19 +341,19 @@ describe('team and invitations (README § Team and invitations)', () => {
     const stranger = await registerUser(app);
     const member = await invite(owner, { email: uniqueEmail('private'), role: 'viewer' });
     for (const [method, body] of [['GET'], ['PUT', { role: 'admin' }], ['PATCH', { permissions: { canExport: true } }], ['DELETE']] as const) {
-      const res = await call(stranger, method, `/api/team/${member.id}`, body);
+      const res = await api(app, stranger).request(method, `/api/team/${member.id}`, body);
       assert.equal(res.statusCode, 404, method);
       assert.equal(res.json().message, 'Team member not found');
     }
-    assert.deepEqual((await call(stranger, 'GET', '/api/team')).json(), []);
-    assert.deepEqual((await call(stranger, 'GET', '/api/team?status=removed')).json(), []);
-    assert.deepEqual((await call(owner, 'GET', `/api/team/${member.id}`)).json(), member, 'untouched');
-    assert.equal((await app.inject({ method: 'GET', url: '/api/team' })).statusCode, 401);
-    assert.equal((await app.inject({ method: 'GET', url: '/api/invitations' })).statusCode, 401);
+    assert.deepEqual((await api(app, stranger).get('/api/team')).json(), []);
+    assert.deepEqual((await api(app, stranger).get('/api/team?status=removed')).json(), []);
+    assert.deepEqual((await api(app, owner).get(`/api/team/${member.id}`)).json(), member, 'untouched');
+    assert.equal((await api(app).get('/api/team')).statusCode, 401);
+    assert.equal((await api(app).get('/api/invitations')).statusCode, 401);
   });
 
   it('documents the team routes in OpenAPI', async () => {
-    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const doc = (await api(app).get('/api/openapi.json')).json();
     for (const path of ['/api/team', '/api/team/{id}', '/api/invitations', '/api/invitations/{id}/accept']) assert.ok(doc.paths[path], path);
     for (const schema of ['TeamMember', 'Invitation', 'InviteTeamMember', 'UpdateTeamMember']) assert.ok(doc.components.schemas[schema], schema);
   });

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
-import { createSecretBox } from '../../lib/secrets';
+import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
-import { testConfig } from '../helpers/config';
-
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+import { suiteContext } from '../helpers/cleanup';
+import { testSecretBox } from '../helpers/config';
 
 const dexPairs = { type: 'dex_pairs', name: 'DEX pairs', configJson: { chainIds: ['ethereum', 'base'] } };
 const markets = { type: 'prediction_markets', name: 'Markets', configJson: { marketIds: ['m-1', 'm-2'] } };
@@ -29,20 +28,16 @@ const custom = {
 const maskedHeaders = { Authorization: '••••abcd', 'X-Api-Key': '••••efgh', 'x-auth-token': '••••ijkl', 'Client-SECRET': '••••mnop', Accept: 'application/json' };
 
 describe('tools (README § Connectors and tools)', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
-  const box = createSecretBox(testConfig('postgres://unused').secretsKey);
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
   });
-  after(() => close());
 
-  const call = (user: TestUser, method: Method, url: string, payload?: unknown, on: TestApp = app) =>
-    on.inject({ method, url, headers: user.auth, payload: payload as object });
   const newAgent = async (user: TestUser, on: TestApp = app) =>
-    (await call(user, 'POST', '/api/agents', { name: 'Host', status: 'template' }, on)).json().id as string;
+    (await api(on, user).post('/api/agents', { name: 'Host', status: 'template' })).json().id as string;
   const storedConfig = async (id: string) =>
     (await db.query<{ config_json: { headers?: Record<string, string> } & Record<string, unknown> }>('SELECT config_json FROM tools WHERE id = $1', [id]))
       .rows[0]!.config_json;
@@ -59,7 +54,7 @@ describe('tools (README § Connectors and tools)', () => {
       [custom, custom.configJson],
     ];
     for (const [input, config] of expected) {
-      const res = await call(user, 'POST', `/api/agents/${agentId}/tools`, input);
+      const res = await api(app, user).post(`/api/agents/${agentId}/tools`, input);
       assert.equal(res.statusCode, 201, res.body);
       const tool = res.json();
       const { type, name, description } = input as { type: string; name: string; description?: string };
@@ -69,23 +64,23 @@ describe('tools (README § Connectors and tools)', () => {
       );
       assert.match(tool.id, /^[0-9a-f-]{36}$/);
       assert.ok(tool.createdAt.endsWith('Z') && tool.updatedAt.endsWith('Z'));
-      const read = (await call(user, 'GET', `/api/tools/${tool.id}`)).json();
+      const read = (await api(app, user).get(`/api/tools/${tool.id}`)).json();
       if (type !== 'custom') assert.deepEqual(read, tool, 'nothing secret, so a read shows the same');
       const stored = await storedConfig(tool.id);
       assert.deepEqual(Object.keys(stored).sort(), Object.keys(config).sort(), 'defaults are stored');
     }
-    const list = (await call(user, 'GET', `/api/agents/${agentId}/tools`)).json();
+    const list = (await api(app, user).get(`/api/agents/${agentId}/tools`)).json();
     assert.deepEqual(list.map((t: { name: string }) => t.name), ['Weather', 'Minimal', 'Prices', 'Markets', 'DEX pairs', 'DEX pairs']);
   });
 
   it('masks secret headers on every read, shows the others as written', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
-    const created = (await call(user, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    const created = (await api(app, user).post(`/api/agents/${agentId}/tools`, custom)).json();
     assert.deepEqual(created.configJson.headers, custom.configJson.headers, 'full in the creating response');
-    const read = (await call(user, 'GET', `/api/tools/${created.id}`)).json();
+    const read = (await api(app, user).get(`/api/tools/${created.id}`)).json();
     assert.deepEqual(read.configJson, { ...custom.configJson, headers: maskedHeaders });
-    const list = await call(user, 'GET', `/api/agents/${agentId}/tools`);
+    const list = await api(app, user).get(`/api/agents/${agentId}/tools`);
     assert.deepEqual(list.json()[0].configJson.headers, maskedHeaders);
     for (const value of Object.values(secretHeaders)) assert.ok(!list.body.includes(value));
   });
@@ -135,38 +130,38 @@ describe('tools (README § Connectors and tools)', () => {
       [{ ...coins, configJson: undefined }, /^body\.configJson: is required$/],
     ];
     for (const [payload, message] of cases) {
-      const res = await call(user, 'POST', `/api/agents/${agentId}/tools`, payload);
+      const res = await api(app, user).post(`/api/agents/${agentId}/tools`, payload);
       assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 120));
       assert.deepEqual(Object.keys(res.json()), ['message']);
       assert.match(res.json().message, message, JSON.stringify(payload).slice(0, 120));
     }
     // Limits are inclusive.
     const atLimits = customWith({ headers: many(50), responseMapping: many(100), bodyTemplate: 'x'.repeat(65_536) });
-    assert.equal((await call(user, 'POST', `/api/agents/${agentId}/tools`, atLimits)).statusCode, 201);
-    assert.equal((await call(user, 'GET', `/api/agents/${agentId}/tools`)).json().length, 1, 'nothing written by the refusals');
+    assert.equal((await api(app, user).post(`/api/agents/${agentId}/tools`, atLimits)).statusCode, 201);
+    assert.equal((await api(app, user).get(`/api/agents/${agentId}/tools`)).json().length, 1, 'nothing written by the refusals');
   });
 
   it('updates partially with PUT and PATCH, merging configJson', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
-    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, { ...dexPairs, configJson: { chainIds: ['1'], pairAddresses: ['0xa'] } })).json();
+    const tool = (await api(app, user).post(`/api/agents/${agentId}/tools`, { ...dexPairs, configJson: { chainIds: ['1'], pairAddresses: ['0xa'] } })).json();
     const url = `/api/tools/${tool.id}`;
 
-    const put = await call(user, 'PUT', url, { description: 'now described' });
+    const put = await api(app, user).put(url, { description: 'now described' });
     assert.equal(put.statusCode, 200);
     assert.equal(put.json().description, 'now described');
     assert.equal(put.json().name, 'DEX pairs');
     assert.deepEqual(put.json().configJson, { chainIds: ['1'], pairAddresses: ['0xa'] });
 
-    const patch = await call(user, 'PATCH', url, { enabled: false, configJson: { chainIds: ['1', '8453'] } });
+    const patch = await api(app, user).patch(url, { enabled: false, configJson: { chainIds: ['1', '8453'] } });
     assert.equal(patch.statusCode, 200);
     assert.equal(patch.json().enabled, false);
     assert.equal(patch.json().description, 'now described');
     assert.deepEqual(patch.json().configJson, { chainIds: ['1', '8453'], pairAddresses: ['0xa'] }, 'arrays replace, other keys stay');
 
-    const removed = await call(user, 'PATCH', url, { configJson: { pairAddresses: null } });
+    const removed = await api(app, user).patch(url, { configJson: { pairAddresses: null } });
     assert.deepEqual(removed.json().configJson, { chainIds: ['1', '8453'], pairAddresses: [] }, 'null removes, the default comes back');
-    assert.deepEqual((await call(user, 'GET', url)).json().configJson, { chainIds: ['1', '8453'], pairAddresses: [] });
+    assert.deepEqual((await api(app, user).get(url)).json().configJson, { chainIds: ['1', '8453'], pairAddresses: [] });
 
     for (const [payload, message] of [
       [{ configJson: { chainIds: null } }, /^body\.configJson\.chainIds: is required$/],
@@ -179,64 +174,64 @@ describe('tools (README § Connectors and tools)', () => {
       [{ description: 'd'.repeat(2001) }, /^body\.description: /],
       [{ type: 'oracle', configJson: {} }, /^body\.type: /],
     ] as const) {
-      const res = await call(user, 'PATCH', url, payload);
+      const res = await api(app, user).patch(url, payload);
       assert.equal(res.statusCode, 400, JSON.stringify(payload));
       assert.match(res.json().message, message);
     }
-    const switched = await call(user, 'PUT', url, { type: 'coin_prices', configJson: { coinIds: ['eth'] } });
+    const switched = await api(app, user).put(url, { type: 'coin_prices', configJson: { coinIds: ['eth'] } });
     assert.equal(switched.statusCode, 200);
     assert.deepEqual({ type: switched.json().type, configJson: switched.json().configJson }, { type: 'coin_prices', configJson: { coinIds: ['eth'] } });
-    const toCustom = await call(user, 'PATCH', url, { type: 'custom', configJson: { endpoint: 'https://93.184.215.14/p' } });
+    const toCustom = await api(app, user).patch(url, { type: 'custom', configJson: { endpoint: 'https://93.184.215.14/p' } });
     assert.deepEqual(toCustom.json().configJson, { endpoint: 'https://93.184.215.14/p', method: 'GET', headers: {} });
   });
 
   it('shows a changed header secret once, keeps masked ones, refuses a wrong mask', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
-    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    const tool = (await api(app, user).post(`/api/agents/${agentId}/tools`, custom)).json();
     const url = `/api/tools/${tool.id}`;
 
     // Touching only a plain header: the secrets stay masked in the response.
-    const plain = await call(user, 'PATCH', url, { configJson: { headers: { Accept: 'text/plain' } } });
+    const plain = await api(app, user).patch(url, { configJson: { headers: { Accept: 'text/plain' } } });
     assert.equal(plain.statusCode, 200);
     assert.deepEqual(plain.json().configJson.headers, { ...maskedHeaders, Accept: 'text/plain' });
 
-    const changed = await call(user, 'PATCH', url, { configJson: { headers: { Authorization: 'Bearer rotated-9999-wxyz' } } });
+    const changed = await api(app, user).patch(url, { configJson: { headers: { Authorization: 'Bearer rotated-9999-wxyz' } } });
     assert.deepEqual(changed.json().configJson.headers, { ...maskedHeaders, Accept: 'text/plain', Authorization: 'Bearer rotated-9999-wxyz' });
-    assert.equal((await call(user, 'GET', url)).json().configJson.headers.Authorization, '••••wxyz');
+    assert.equal((await api(app, user).get(url)).json().configJson.headers.Authorization, '••••wxyz');
 
     // The config as read (masked) sent back whole: nothing changes.
-    const read = (await call(user, 'GET', url)).json();
-    const echoed = await call(user, 'PUT', url, { configJson: read.configJson });
+    const read = (await api(app, user).get(url)).json();
+    const echoed = await api(app, user).put(url, { configJson: read.configJson });
     assert.equal(echoed.statusCode, 200);
     assert.deepEqual(echoed.json().configJson, read.configJson);
     const stored = (await storedConfig(tool.id)).headers!;
-    assert.equal(box.open(stored.Authorization!), 'Bearer rotated-9999-wxyz');
-    assert.equal(box.open(stored['X-Api-Key']!), secretHeaders['X-Api-Key']);
+    assert.equal(testSecretBox.open(stored.Authorization!), 'Bearer rotated-9999-wxyz');
+    assert.equal(testSecretBox.open(stored['X-Api-Key']!), secretHeaders['X-Api-Key']);
     assert.equal(stored.Accept, 'text/plain');
 
-    const wrong = await call(user, 'PATCH', url, { configJson: { headers: { 'X-Api-Key': '••••0000' } } });
+    const wrong = await api(app, user).patch(url, { configJson: { headers: { 'X-Api-Key': '••••0000' } } });
     assert.equal(wrong.statusCode, 400);
     assert.match(wrong.json().message, /^body\.configJson\.headers\.X-Api-Key: a masked value/);
 
     // A new secret header is shown once; a removed one is gone.
-    const added = await call(user, 'PATCH', url, { configJson: { headers: { 'X-Session-Token': 'session-token-7777', 'Client-SECRET': null } } });
+    const added = await api(app, user).patch(url, { configJson: { headers: { 'X-Session-Token': 'session-token-7777', 'Client-SECRET': null } } });
     assert.equal(added.statusCode, 200);
     assert.equal(added.json().configJson.headers['X-Session-Token'], 'session-token-7777');
     assert.equal(added.json().configJson.headers.Authorization, '••••wxyz');
     assert.ok(!('Client-SECRET' in added.json().configJson.headers));
-    assert.equal((await call(user, 'GET', url)).json().configJson.headers['X-Session-Token'], '••••7777');
+    assert.equal((await api(app, user).get(url)).json().configJson.headers['X-Session-Token'], '••••7777');
   });
 
   it('requires the secret headers again when the endpoint changes origin: a secret never follows a new target', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
     const headers = { Authorization: 'Bearer origin-bound-0001', 'X-Api-Key': 'origin-key-0002', Accept: 'application/json' };
-    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'api', configJson: { endpoint: 'https://93.184.215.14/v1/x', headers } })).json();
+    const tool = (await api(app, user).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'api', configJson: { endpoint: 'https://93.184.215.14/v1/x', headers } })).json();
     const url = `/api/tools/${tool.id}`;
     const opened = async () => {
       const stored = await storedConfig(tool.id);
-      return { endpoint: stored.endpoint, headers: Object.fromEntries(Object.entries(stored.headers!).map(([k, v]) => [k, k === 'Accept' ? v : box.open(v)])) };
+      return { endpoint: stored.endpoint, headers: Object.fromEntries(Object.entries(stored.headers!).map(([k, v]) => [k, k === 'Accept' ? v : testSecretBox.open(v)])) };
     };
     const message = (header: string) =>
       `body.configJson.headers.${header}: the endpoint's origin changed, and a stored secret never follows a new target: send it again in full (or null to remove it)`;
@@ -252,7 +247,7 @@ describe('tools (README § Connectors and tools)', () => {
       ];
       for (const [sent, named] of cases) {
         for (const method of ['PATCH', 'PUT'] as const) {
-          const res = await call(user, method, url, { configJson: { endpoint, ...sent } });
+          const res = await api(app, user).request(method, url, { configJson: { endpoint, ...sent } });
           assert.equal(res.statusCode, 400, `${method} ${endpoint} ${JSON.stringify(sent)}: ${res.body}`);
           assert.ok(named.map(message).includes(res.json().message), res.body);
         }
@@ -262,34 +257,34 @@ describe('tools (README § Connectors and tools)', () => {
 
     // The same origin (another path or query, the default port spelled out): the secrets stay, masked.
     for (const endpoint of ['https://93.184.215.14/v2/y?q=1', 'https://93.184.215.14:443/v3']) {
-      const res = await call(user, 'PATCH', url, { configJson: { endpoint } });
+      const res = await api(app, user).patch(url, { configJson: { endpoint } });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(res.json().configJson.headers, { Authorization: '••••0001', 'X-Api-Key': '••••0002', Accept: 'application/json' });
     }
     assert.deepEqual((await opened()).headers, headers);
 
     // Each secret sent again in full, or removed: the move is made; what was sent is shown this once.
-    const moved = await call(user, 'PATCH', url, {
+    const moved = await api(app, user).patch(url, {
       configJson: { endpoint: 'https://198.51.100.7/api', headers: { Authorization: 'Bearer for-the-new-host-0004', 'X-Api-Key': null } },
     });
     assert.equal(moved.statusCode, 200, moved.body);
     assert.deepEqual(moved.json().configJson.headers, { Authorization: 'Bearer for-the-new-host-0004', Accept: 'application/json' });
     assert.deepEqual(await opened(), { endpoint: 'https://198.51.100.7/api', headers: { Authorization: 'Bearer for-the-new-host-0004', Accept: 'application/json' } });
     // Sending the same value again counts as sending it.
-    const back = await call(user, 'PATCH', url, { configJson: { endpoint: 'https://93.184.215.14/', headers: { Authorization: 'Bearer for-the-new-host-0004' } } });
+    const back = await api(app, user).patch(url, { configJson: { endpoint: 'https://93.184.215.14/', headers: { Authorization: 'Bearer for-the-new-host-0004' } } });
     assert.equal(back.statusCode, 200, back.body);
   });
 
   it('deletes with 204, then 404 on every item route', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
-    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, coins)).json();
+    const tool = (await api(app, user).post(`/api/agents/${agentId}/tools`, coins)).json();
     const url = `/api/tools/${tool.id}`;
-    const del = await call(user, 'DELETE', url);
+    const del = await api(app, user).delete(url);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
     for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
-      const res = await call(user, method, url, method === 'PUT' || method === 'PATCH' ? { name: 'x' } : undefined);
+      const res = await api(app, user).request(method, url, method === 'PUT' || method === 'PATCH' ? { name: 'x' } : undefined);
       assert.equal(res.statusCode, 404, method);
       assert.deepEqual(res.json(), { message: 'Tool not found' });
     }
@@ -298,9 +293,9 @@ describe('tools (README § Connectors and tools)', () => {
   it('pages newest first with a Link header until the end', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
-    await call(user, 'POST', `/api/agents/${await newAgent(user)}/tools`, coins);
+    await api(app, user).post(`/api/agents/${await newAgent(user)}/tools`, coins);
     const created: string[] = [];
-    for (let i = 0; i < 5; i++) created.push((await call(user, 'POST', `/api/agents/${agentId}/tools`, { ...coins, name: `t${i}` })).json().id);
+    for (let i = 0; i < 5; i++) created.push((await api(app, user).post(`/api/agents/${agentId}/tools`, { ...coins, name: `t${i}` })).json().id);
     const { ids, pages } = await readAllPages(app, user, `/api/agents/${agentId}/tools?limit=2`);
     assert.equal(pages, 3);
     assert.deepEqual(ids, [...created].reverse());
@@ -311,22 +306,22 @@ describe('tools (README § Connectors and tools)', () => {
     const stranger = await registerUser(app);
     const agentId = await newAgent(owner);
     const strangerAgent = await newAgent(stranger);
-    const tool = (await call(owner, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    const tool = (await api(app, owner).post(`/api/agents/${agentId}/tools`, custom)).json();
     for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['PATCH', { enabled: false }], ['DELETE']] as const) {
-      const res = await call(stranger, method, `/api/tools/${tool.id}`, body);
+      const res = await api(app, stranger).request(method, `/api/tools/${tool.id}`, body);
       assert.equal(res.statusCode, 404, method);
       assert.deepEqual(res.json(), { message: 'Tool not found' });
     }
     for (const agent of [agentId, randomUUID()]) {
       for (const [method, body] of [['GET'], ['POST', coins]] as const) {
-        const res = await call(stranger, method, `/api/agents/${agent}/tools`, body);
+        const res = await api(app, stranger).request(method, `/api/agents/${agent}/tools`, body);
         assert.equal(res.statusCode, 404, `${method} tools of ${agent}`);
         assert.deepEqual(res.json(), { message: 'Agent not found' });
       }
     }
-    for (const url of ['/api/tools/123', '/api/agents/123/tools']) assert.equal((await call(owner, 'GET', url)).statusCode, 404, url);
-    assert.deepEqual((await call(stranger, 'GET', `/api/agents/${strangerAgent}/tools`)).json(), []);
-    const still = (await call(owner, 'GET', `/api/tools/${tool.id}`)).json();
+    for (const url of ['/api/tools/123', '/api/agents/123/tools']) assert.equal((await api(app, owner).get(url)).statusCode, 404, url);
+    assert.deepEqual((await api(app, stranger).get(`/api/agents/${strangerAgent}/tools`)).json(), []);
+    const still = (await api(app, owner).get(`/api/tools/${tool.id}`)).json();
     assert.equal(still.name, 'Weather');
     assert.equal(still.enabled, true);
   });
@@ -335,17 +330,17 @@ describe('tools (README § Connectors and tools)', () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
     const ids = [];
-    for (const input of [coins, custom]) ids.push((await call(user, 'POST', `/api/agents/${agentId}/tools`, input)).json().id as string);
-    assert.equal((await call(user, 'GET', `/api/tools/${ids[1]}`)).statusCode, 200);
-    assert.equal((await call(user, 'DELETE', `/api/agents/${agentId}`)).statusCode, 204);
-    for (const id of ids) assert.equal((await call(user, 'GET', `/api/tools/${id}`)).statusCode, 404);
+    for (const input of [coins, custom]) ids.push((await api(app, user).post(`/api/agents/${agentId}/tools`, input)).json().id as string);
+    assert.equal((await api(app, user).get(`/api/tools/${ids[1]}`)).statusCode, 200);
+    assert.equal((await api(app, user).delete(`/api/agents/${agentId}`)).statusCode, 204);
+    for (const id of ids) assert.equal((await api(app, user).get(`/api/tools/${id}`)).statusCode, 404);
     assert.equal((await db.query('SELECT 1 FROM tools WHERE id = ANY($1)', [ids])).rows.length, 0);
   });
 
   it('stores secret headers sealed: no plaintext in the row, and the secret box opens them back', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
-    const tool = (await call(user, 'POST', `/api/agents/${agentId}/tools`, custom)).json();
+    const tool = (await api(app, user).post(`/api/agents/${agentId}/tools`, custom)).json();
     const { rows } = await db.query<{ text: string }>('SELECT config_json::text AS text FROM tools WHERE id = $1', [tool.id]);
     const raw = rows[0]!.text;
     for (const value of Object.values(secretHeaders)) {
@@ -354,18 +349,17 @@ describe('tools (README § Connectors and tools)', () => {
     }
     const stored = JSON.parse(raw) as typeof custom.configJson;
     assert.equal(stored.headers.Accept, 'application/json', 'plain headers stored as written');
-    const opened = Object.fromEntries(Object.entries(stored.headers).map(([k, v]) => [k, k === 'Accept' ? v : box.open(v)]));
+    const opened = Object.fromEntries(Object.entries(stored.headers).map(([k, v]) => [k, k === 'Accept' ? v : testSecretBox.open(v)]));
     assert.deepEqual(opened, custom.configJson.headers);
     assert.deepEqual({ ...stored, headers: null }, { ...custom.configJson, headers: null });
   });
 
   describe('with ALLOW_PRIVATE_TARGETS=false', () => {
+    const strictSuite = suiteContext();
     let strict: TestApp;
-    let closeStrict: () => Promise<void>;
     before(async () => {
-      ({ app: strict, close: closeStrict } = await startTestApp({ ALLOW_PRIVATE_TARGETS: 'false' }));
+      ({ app: strict } = await startTestApp(strictSuite, { ALLOW_PRIVATE_TARGETS: 'false' }));
     });
-    after(() => closeStrict());
 
     it('refuses custom endpoints on loopback, private and link-local addresses, on create and update', async () => {
       const user = await registerUser(strict);
@@ -373,28 +367,28 @@ describe('tools (README § Connectors and tools)', () => {
       const refused = ['http://127.0.0.1/x', 'http://169.254.169.254/latest', 'http://[::1]/', 'http://10.0.0.5/', 'http://localhost:8080/',
         'https://192.168.1.1/admin', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/'];
       for (const endpoint of refused) {
-        const res = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'ssrf', configJson: { endpoint } }, strict);
+        const res = await api(strict, user).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'ssrf', configJson: { endpoint } });
         assert.equal(res.statusCode, 400, endpoint);
         assert.match(res.json().message, /^body\.configJson\.endpoint: must not point at a (private|loopback)/, endpoint);
       }
       const host = new URL(`http://${hostname()}/`).hostname; // resolves to a private address, like db.internal → 10.x
-      const internal = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'ssrf', configJson: { endpoint: `http://${host}/` } }, strict);
+      const internal = await api(strict, user).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'ssrf', configJson: { endpoint: `http://${host}/` } });
       assert.deepEqual(internal.json(), { message: `body.configJson.endpoint: must not point at a private, loopback or link-local address (${host})` });
-      assert.deepEqual((await call(user, 'GET', `/api/agents/${agentId}/tools`, undefined, strict)).json(), []);
+      assert.deepEqual((await api(strict, user).get(`/api/agents/${agentId}/tools`)).json(), []);
 
-      const ok = await call(user, 'POST', `/api/agents/${agentId}/tools`, { type: 'custom', name: 'public', configJson: { endpoint: 'https://93.184.215.14/' } }, strict);
+      const ok = await api(strict, user).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'public', configJson: { endpoint: 'https://93.184.215.14/' } });
       assert.equal(ok.statusCode, 201, ok.body);
       const url = `/api/tools/${ok.json().id}`;
       for (const endpoint of refused.slice(0, 3)) {
-        const res = await call(user, 'PATCH', url, { configJson: { endpoint } }, strict);
+        const res = await api(strict, user).patch(url, { configJson: { endpoint } });
         assert.equal(res.statusCode, 400, endpoint);
         assert.match(res.json().message, /^body\.configJson\.endpoint: /);
       }
-      const fromOtherType = await call(user, 'POST', `/api/agents/${agentId}/tools`, coins, strict);
-      const switched = await call(user, 'PUT', `/api/tools/${fromOtherType.json().id}`, { type: 'custom', configJson: { endpoint: 'http://10.0.0.5/' } }, strict);
+      const fromOtherType = await api(strict, user).post(`/api/agents/${agentId}/tools`, coins);
+      const switched = await api(strict, user).put(`/api/tools/${fromOtherType.json().id}`, { type: 'custom', configJson: { endpoint: 'http://10.0.0.5/' } });
       assert.equal(switched.statusCode, 400);
-      assert.equal((await call(user, 'GET', url, undefined, strict)).json().configJson.endpoint, 'https://93.184.215.14/', 'unchanged');
-      assert.equal((await call(user, 'PATCH', url, { name: 'renamed' }, strict)).statusCode, 200);
+      assert.equal((await api(strict, user).get(url)).json().configJson.endpoint, 'https://93.184.215.14/', 'unchanged');
+      assert.equal((await api(strict, user).patch(url, { name: 'renamed' })).statusCode, 200);
     });
   });
 });

@@ -1,27 +1,25 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
-import { createSecretBox, maskSecret } from '../../lib/secrets';
+import { maskSecret } from '../../lib/secrets';
+import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
+import { testSecretBox } from '../helpers/config';
 
 /** Agent triggers: /api/agents/:agentId/triggers and /api/triggers/:id (README § Triggers). */
 describe('agent triggers', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
-  const box = createSecretBox(Buffer.alloc(32, 7)); // the tests' SECRETS_KEY
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
   });
-  after(() => close());
 
-  type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  const call = (user: TestUser, method: Method, url: string, payload?: unknown) =>
-    app.inject({ method, url, headers: user.auth, payload: payload as object });
-  const newAgent = async (user: TestUser) => (await call(user, 'POST', '/api/agents', { name: 'Agent', status: 'template' })).json().id as string;
+  const newAgent = async (user: TestUser) => (await api(app, user).post('/api/agents', { name: 'Agent', status: 'template' })).json().id as string;
   const create = async (user: TestUser, agentId: string, body: Record<string, unknown>) => {
-    const res = await call(user, 'POST', `/api/agents/${agentId}/triggers`, { name: 'T', ...body });
+    const res = await api(app, user).post(`/api/agents/${agentId}/triggers`, { name: 'T', ...body });
     assert.equal(res.statusCode, 201, res.body);
     return res.json();
   };
@@ -39,7 +37,7 @@ describe('agent triggers', () => {
   });
 
   it('creates every type, filling in and storing the defaults', async () => {
-    const accountId = (await call(user, 'GET', '/api/account')).json().id;
+    const accountId = (await api(app, user).get('/api/account')).json().id;
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
       [
         { type: 'cron', configJson: { cronExpression: '0 9 * * *' } },
@@ -76,7 +74,7 @@ describe('agent triggers', () => {
       assert.equal(typeof created.nextFireAt, body.type === 'cron' || body.type === 'schedule' ? 'string' : 'object');
       assert.ok(created.createdAt.endsWith('Z') && created.updatedAt.endsWith('Z'));
       assert.deepEqual(await storedConfig(created.id), config, 'defaults are stored');
-      const read = await call(user, 'GET', `/api/triggers/${created.id}`);
+      const read = await api(app, user).get(`/api/triggers/${created.id}`);
       assert.equal(read.statusCode, 200);
       assert.deepEqual(read.json(), created);
     }
@@ -90,7 +88,7 @@ describe('agent triggers', () => {
     assert.match(secretToken, /^[A-Za-z0-9_-]{43}$/, '32 random bytes, base64url');
     assert.equal(created.hookUrl, `http://localhost:3000/api/hooks/triggers/${webhookPath}`);
     assert.equal(created.nextFireAt, null);
-    const read = (await call(user, 'GET', `/api/triggers/${created.id}`)).json();
+    const read = (await api(app, user).get(`/api/triggers/${created.id}`)).json();
     assert.deepEqual(read.configJson, { webhookPath, secretToken: maskSecret(secretToken) });
     assert.equal(read.hookUrl, created.hookUrl);
     const other = await create(user, agent, { type: 'webhook' });
@@ -158,12 +156,12 @@ describe('agent triggers', () => {
       [{ type: 'event', name: 'e', configJson: { eventType: 'agent.created', eventFilter: { a: { $contains: 'x', $regex: 'y' } } } }, /^body\.configJson\.eventFilter\.a: .*exactly one operator/],
     ];
     for (const [payload, message] of cases) {
-      const res = await call(user, 'POST', `/api/agents/${own}/triggers`, payload);
+      const res = await api(app, user).post(`/api/agents/${own}/triggers`, payload);
       assert.equal(res.statusCode, 400, `${JSON.stringify(payload).slice(0, 100)} → ${res.statusCode} ${res.body}`);
       assert.deepEqual(Object.keys(res.json()), ['message']);
       assert.match(res.json().message, message, JSON.stringify(payload).slice(0, 100));
     }
-    assert.deepEqual((await call(user, 'GET', `/api/agents/${own}/triggers`)).json(), []);
+    assert.deepEqual((await api(app, user).get(`/api/agents/${own}/triggers`)).json(), []);
   });
 
   it('computes nextFireAt from the expression and the time zone', async () => {
@@ -187,13 +185,13 @@ describe('agent triggers', () => {
 
     const disabled = await create(user, agent, { type: 'cron', enabled: false, configJson: { cronExpression: '* * * * *' } });
     assert.equal(disabled.nextFireAt, null);
-    const enabled = (await call(user, 'PATCH', `/api/triggers/${disabled.id}`, { enabled: true })).json();
+    const enabled = (await api(app, user).patch(`/api/triggers/${disabled.id}`, { enabled: true })).json();
     assert.equal(wallClock(enabled.nextFireAt, 'UTC').slice(-2), '00', 'on a minute');
-    assert.equal((await call(user, 'GET', `/api/triggers/${disabled.id}`)).json().nextFireAt !== null, true);
-    assert.equal((await call(user, 'PUT', `/api/triggers/${disabled.id}`, { enabled: false })).json().nextFireAt, null);
+    assert.equal((await api(app, user).get(`/api/triggers/${disabled.id}`)).json().nextFireAt !== null, true);
+    assert.equal((await api(app, user).put(`/api/triggers/${disabled.id}`, { enabled: false })).json().nextFireAt, null);
 
     // A new time zone moves the next fire.
-    const moved = (await call(user, 'PATCH', `/api/triggers/${ny.id}`, { configJson: { timezone: 'Asia/Tokyo' } })).json();
+    const moved = (await api(app, user).patch(`/api/triggers/${ny.id}`, { configJson: { timezone: 'Asia/Tokyo' } })).json();
     assert.equal(wallClock(moved.nextFireAt, 'Asia/Tokyo'), '09:00:00');
     assert.equal(moved.configJson.cronExpression, '0 9 * * *');
   });
@@ -203,24 +201,24 @@ describe('agent triggers', () => {
     const otherAgent = await newAgent(other);
     const first = await create(user, agent, { type: 'webhook', configJson: { webhookPath: 'shared-path' } });
     for (const [who, url] of [[other, `/api/agents/${otherAgent}/triggers`], [other, '/api/user-triggers'], [user, `/api/agents/${agent}/triggers`]] as const) {
-      const clash = await call(who, 'POST', url, { type: 'webhook', name: 'w', configJson: { webhookPath: 'shared-path' } });
+      const clash = await api(app, who).post(url, { type: 'webhook', name: 'w', configJson: { webhookPath: 'shared-path' } });
       assert.equal(clash.statusCode, 409, `${url}: ${clash.body}`);
       assert.deepEqual(clash.json(), { message: 'body.configJson.webhookPath: is already in use' });
     }
     const second = await create(other, otherAgent, { type: 'webhook' });
     for (const method of ['PUT', 'PATCH'] as const) {
-      const clash = await call(other, method, `/api/triggers/${second.id}`, { configJson: { webhookPath: 'shared-path' } });
+      const clash = await api(app, other).request(method, `/api/triggers/${second.id}`, { configJson: { webhookPath: 'shared-path' } });
       assert.equal(clash.statusCode, 409, clash.body);
     }
-    assert.equal((await call(other, 'GET', `/api/triggers/${second.id}`)).json().configJson.webhookPath, second.configJson.webhookPath, 'unchanged');
+    assert.equal((await api(app, other).get(`/api/triggers/${second.id}`)).json().configJson.webhookPath, second.configJson.webhookPath, 'unchanged');
 
-    assert.equal((await call(user, 'DELETE', `/api/triggers/${first.id}`)).statusCode, 204);
-    const reused = await call(other, 'PATCH', `/api/triggers/${second.id}`, { configJson: { webhookPath: 'shared-path' } });
+    assert.equal((await api(app, user).delete(`/api/triggers/${first.id}`)).statusCode, 204);
+    const reused = await api(app, other).patch(`/api/triggers/${second.id}`, { configJson: { webhookPath: 'shared-path' } });
     assert.equal(reused.statusCode, 200, reused.body);
     assert.equal(reused.json().hookUrl, 'http://localhost:3000/api/hooks/triggers/shared-path');
 
     // Removing the path with a merge patch generates a new one, and frees the old.
-    const regenerated = (await call(other, 'PATCH', `/api/triggers/${second.id}`, { configJson: { webhookPath: null } })).json();
+    const regenerated = (await api(app, other).patch(`/api/triggers/${second.id}`, { configJson: { webhookPath: null } })).json();
     assert.match(regenerated.configJson.webhookPath, /^[0-9a-f]{24}$/);
     assert.equal(regenerated.configJson.secretToken, maskSecret(second.configJson.secretToken), 'the token is kept (and masked)');
     await create(user, agent, { type: 'webhook', configJson: { webhookPath: 'shared-path' } });
@@ -232,37 +230,37 @@ describe('agent triggers', () => {
     assert.equal(created.configJson.secretToken, token, 'full in the creating response');
     const masked = maskSecret(token);
     assert.equal(masked, '••••1-zz');
-    assert.equal((await call(user, 'GET', `/api/triggers/${created.id}`)).json().configJson.secretToken, masked);
-    const listed = (await call(user, 'GET', `/api/agents/${agent}/triggers?limit=200`)).json().find((t: { id: string }) => t.id === created.id);
+    assert.equal((await api(app, user).get(`/api/triggers/${created.id}`)).json().configJson.secretToken, masked);
+    const listed = (await api(app, user).get(`/api/agents/${agent}/triggers?limit=200`)).json().find((t: { id: string }) => t.id === created.id);
     assert.equal(listed.configJson.secretToken, masked);
 
     // Sending the masked value back (as a client echoing a GET does) changes nothing.
     for (const method of ['PUT', 'PATCH'] as const) {
-      const echoed = await call(user, method, `/api/triggers/${created.id}`, { name: 'renamed', configJson: { secretToken: masked } });
+      const echoed = await api(app, user).request(method, `/api/triggers/${created.id}`, { name: 'renamed', configJson: { secretToken: masked } });
       assert.equal(echoed.statusCode, 200, echoed.body);
       assert.equal(echoed.json().configJson.secretToken, masked, 'not revealed by an unchanged secret');
     }
-    const renamed = await call(user, 'PATCH', `/api/triggers/${created.id}`, { name: 'again' });
+    const renamed = await api(app, user).patch(`/api/triggers/${created.id}`, { name: 'again' });
     assert.equal(renamed.json().configJson.secretToken, masked);
-    assert.equal(box.open(String((await storedConfig(created.id)).secretToken)), token, 'stored sealed, unchanged');
+    assert.equal(testSecretBox.open(String((await storedConfig(created.id)).secretToken)), token, 'stored sealed, unchanged');
 
-    const wrongMask = await call(user, 'PATCH', `/api/triggers/${created.id}`, { configJson: { secretToken: '••••nope' } });
+    const wrongMask = await api(app, user).patch(`/api/triggers/${created.id}`, { configJson: { secretToken: '••••nope' } });
     assert.equal(wrongMask.statusCode, 400);
     assert.match(wrongMask.json().message, /^body\.configJson\.secretToken: a masked value/);
 
     // A new token is shown once, in the response that set it.
     const rotated = 'second-token-BBBB-2222-yy';
-    const changed = (await call(user, 'PATCH', `/api/triggers/${created.id}`, { configJson: { secretToken: rotated } })).json();
+    const changed = (await api(app, user).patch(`/api/triggers/${created.id}`, { configJson: { secretToken: rotated } })).json();
     assert.equal(changed.configJson.secretToken, rotated);
-    assert.equal((await call(user, 'GET', `/api/triggers/${created.id}`)).json().configJson.secretToken, maskSecret(rotated));
-    assert.equal(box.open(String((await storedConfig(created.id)).secretToken)), rotated);
+    assert.equal((await api(app, user).get(`/api/triggers/${created.id}`)).json().configJson.secretToken, maskSecret(rotated));
+    assert.equal(testSecretBox.open(String((await storedConfig(created.id)).secretToken)), rotated);
 
     // Removing it (null) generates a new one, shown once.
-    const regenerated = (await call(user, 'PATCH', `/api/triggers/${created.id}`, { configJson: { secretToken: null } })).json();
+    const regenerated = (await api(app, user).patch(`/api/triggers/${created.id}`, { configJson: { secretToken: null } })).json();
     const generated = regenerated.configJson.secretToken as string;
     assert.match(generated, /^[A-Za-z0-9_-]{43}$/);
-    assert.equal(box.open(String((await storedConfig(created.id)).secretToken)), generated);
-    assert.equal((await call(user, 'GET', `/api/triggers/${created.id}`)).json().configJson.secretToken, maskSecret(generated));
+    assert.equal(testSecretBox.open(String((await storedConfig(created.id)).secretToken)), generated);
+    assert.equal((await api(app, user).get(`/api/triggers/${created.id}`)).json().configJson.secretToken, maskSecret(generated));
 
     const { rows } = await db.query<{ config_json: string }>('SELECT config_json::text FROM triggers');
     const dump = rows.map((r) => r.config_json).join('\n');
@@ -276,7 +274,7 @@ describe('agent triggers', () => {
     const t = await create(user, agent, {
       type: 'cron', name: 'Nightly', configJson: { cronExpression: '0 2 * * *', timezone: 'Europe/Berlin', overlapPolicy: 'buffer_one' },
     });
-    const put = await call(user, 'PUT', `/api/triggers/${t.id}`, { configJson: { cronExpression: '30 3 * * *' } });
+    const put = await api(app, user).put(`/api/triggers/${t.id}`, { configJson: { cronExpression: '30 3 * * *' } });
     assert.equal(put.statusCode, 200, put.body);
     assert.deepEqual(put.json().configJson, { cronExpression: '30 3 * * *', timezone: 'Europe/Berlin', overlapPolicy: 'buffer_one', catchupWindow: '1h' });
     assert.equal(put.json().name, 'Nightly');
@@ -284,47 +282,47 @@ describe('agent triggers', () => {
     assert.equal(wallClock(put.json().nextFireAt, 'Europe/Berlin'), '03:30:00');
     assert.ok(Date.parse(put.json().updatedAt) >= Date.parse(t.updatedAt));
 
-    const patch = await call(user, 'PATCH', `/api/triggers/${t.id}`, { name: 'Renamed' });
+    const patch = await api(app, user).patch(`/api/triggers/${t.id}`, { name: 'Renamed' });
     assert.equal(patch.json().name, 'Renamed');
     assert.equal(patch.json().configJson.cronExpression, '30 3 * * *');
 
     // null removes a key; its default comes back.
-    const reset = await call(user, 'PATCH', `/api/triggers/${t.id}`, { configJson: { timezone: null, overlapPolicy: null, catchupWindow: '2h' } });
+    const reset = await api(app, user).patch(`/api/triggers/${t.id}`, { configJson: { timezone: null, overlapPolicy: null, catchupWindow: '2h' } });
     assert.deepEqual(reset.json().configJson, { cronExpression: '30 3 * * *', timezone: 'UTC', overlapPolicy: 'skip', catchupWindow: '2h' });
 
-    const required = await call(user, 'PATCH', `/api/triggers/${t.id}`, { configJson: { cronExpression: null } });
+    const required = await api(app, user).patch(`/api/triggers/${t.id}`, { configJson: { cronExpression: null } });
     assert.equal(required.statusCode, 400);
     assert.equal(required.json().message, 'body.configJson.cronExpression: is required');
-    const badZone = await call(user, 'PUT', `/api/triggers/${t.id}`, { name: 'not applied', configJson: { timezone: 'Mars/Base' } });
+    const badZone = await api(app, user).put(`/api/triggers/${t.id}`, { name: 'not applied', configJson: { timezone: 'Mars/Base' } });
     assert.equal(badZone.statusCode, 400);
     assert.equal(badZone.json().message, 'body.configJson.timezone: unknown IANA time zone "Mars/Base"');
-    const badName = await call(user, 'PATCH', `/api/triggers/${t.id}`, { name: '' });
+    const badName = await api(app, user).patch(`/api/triggers/${t.id}`, { name: '' });
     assert.equal(badName.statusCode, 400);
     assert.match(badName.json().message, /^body\.name:/);
-    const agentIdRefused = await call(user, 'PATCH', `/api/triggers/${t.id}`, { agentId: null });
+    const agentIdRefused = await api(app, user).patch(`/api/triggers/${t.id}`, { agentId: null });
     assert.equal(agentIdRefused.statusCode, 400);
     assert.match(agentIdRefused.json().message, /agentId/);
-    const unchanged = (await call(user, 'GET', `/api/triggers/${t.id}`)).json();
+    const unchanged = (await api(app, user).get(`/api/triggers/${t.id}`)).json();
     assert.equal(unchanged.name, 'Renamed');
     assert.deepEqual(unchanged.configJson, reset.json().configJson);
     assert.equal(unchanged.agentId, agent);
 
     // The eventFilter merges key by key too.
     const ev = await create(user, agent, { type: 'event', configJson: { eventType: 'agent.created', eventFilter: { a: 1, b: 'x' } } });
-    const merged = (await call(user, 'PATCH', `/api/triggers/${ev.id}`, { configJson: { eventFilter: { b: null, c: { $contains: 'y' } } } })).json();
+    const merged = (await api(app, user).patch(`/api/triggers/${ev.id}`, { configJson: { eventFilter: { b: null, c: { $contains: 'y' } } } })).json();
     assert.deepEqual(merged.configJson, { eventType: 'agent.created', eventFilter: { a: 1, c: { $contains: 'y' } } });
   });
 
   it('replaces the config when type changes, and requires it', async () => {
     const t = await create(user, agent, { type: 'cron', configJson: { cronExpression: '0 9 * * *' } });
-    const missing = await call(user, 'PATCH', `/api/triggers/${t.id}`, { type: 'webhook' });
+    const missing = await api(app, user).patch(`/api/triggers/${t.id}`, { type: 'webhook' });
     assert.equal(missing.statusCode, 400);
     assert.match(missing.json().message, /^body\.configJson: is required when type changes/);
-    const invalid = await call(user, 'PATCH', `/api/triggers/${t.id}`, { type: 'event', configJson: { cronExpression: '0 9 * * *' } });
+    const invalid = await api(app, user).patch(`/api/triggers/${t.id}`, { type: 'event', configJson: { cronExpression: '0 9 * * *' } });
     assert.equal(invalid.statusCode, 400);
     assert.match(invalid.json().message, /^body\.configJson/);
 
-    const hook = await call(user, 'PUT', `/api/triggers/${t.id}`, { type: 'webhook', configJson: {} });
+    const hook = await api(app, user).put(`/api/triggers/${t.id}`, { type: 'webhook', configJson: {} });
     assert.equal(hook.statusCode, 200, hook.body);
     assert.equal(hook.json().type, 'webhook');
     assert.deepEqual(Object.keys(hook.json().configJson).sort(), ['secretToken', 'webhookPath']);
@@ -332,32 +330,32 @@ describe('agent triggers', () => {
     assert.equal(hook.json().nextFireAt, null);
     assert.ok(hook.json().hookUrl.endsWith(hook.json().configJson.webhookPath));
 
-    const mixed = await call(user, 'PATCH', `/api/triggers/${t.id}`, { type: 'cron', configJson: { cronExpression: '@hourly', secretToken: hook.json().configJson.secretToken } });
+    const mixed = await api(app, user).patch(`/api/triggers/${t.id}`, { type: 'cron', configJson: { cronExpression: '@hourly', secretToken: hook.json().configJson.secretToken } });
     assert.equal(mixed.statusCode, 400, 'the old type\'s keys are not merged in');
-    const back = await call(user, 'PATCH', `/api/triggers/${t.id}`, { type: 'agent_output', configJson: {} });
+    const back = await api(app, user).patch(`/api/triggers/${t.id}`, { type: 'agent_output', configJson: {} });
     assert.deepEqual(back.json().configJson, { eventType: 'agent.completed', eventFilter: {} });
     assert.equal(back.json().hookUrl, null);
     assert.equal((await db.query('SELECT webhook_path FROM triggers WHERE id = $1', [t.id])).rows[0].webhook_path, null, 'the path is freed');
-    const toSchedule = (await call(user, 'PATCH', `/api/triggers/${t.id}`, { type: 'schedule', configJson: { cronExpression: '@every 10s' } })).json();
+    const toSchedule = (await api(app, user).patch(`/api/triggers/${t.id}`, { type: 'schedule', configJson: { cronExpression: '@every 10s' } })).json();
     assert.deepEqual(toSchedule.configJson, { cronExpression: '@every 10s', timezone: 'UTC', overlapPolicy: 'skip', catchupWindow: '1h' });
     assert.equal(Date.parse(toSchedule.nextFireAt) % 10_000, 0);
   });
 
   it('deletes with 204, then 404', async () => {
     const t = await create(user, agent, { type: 'agent_finished' });
-    const del = await call(user, 'DELETE', `/api/triggers/${t.id}`);
+    const del = await api(app, user).delete(`/api/triggers/${t.id}`);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
-    for (const method of ['GET', 'DELETE'] as const) assert.equal((await call(user, method, `/api/triggers/${t.id}`)).statusCode, 404);
-    assert.equal((await call(user, 'PATCH', `/api/triggers/${t.id}`, { name: 'x' })).statusCode, 404);
+    for (const method of ['GET', 'DELETE'] as const) assert.equal((await api(app, user).request(method, `/api/triggers/${t.id}`)).statusCode, 404);
+    assert.equal((await api(app, user).patch(`/api/triggers/${t.id}`, { name: 'x' })).statusCode, 404);
   });
 
   it('goes with its agent', async () => {
     const doomed = await newAgent(user);
     const t = await create(user, doomed, { type: 'webhook', configJson: { webhookPath: 'doomed-agent-hook' } });
-    assert.equal((await call(user, 'DELETE', `/api/agents/${doomed}`)).statusCode, 204);
-    assert.equal((await call(user, 'GET', `/api/triggers/${t.id}`)).statusCode, 404);
-    assert.equal((await call(user, 'GET', `/api/agents/${doomed}/triggers`)).statusCode, 404);
+    assert.equal((await api(app, user).delete(`/api/agents/${doomed}`)).statusCode, 204);
+    assert.equal((await api(app, user).get(`/api/triggers/${t.id}`)).statusCode, 404);
+    assert.equal((await api(app, user).get(`/api/agents/${doomed}/triggers`)).statusCode, 404);
     assert.equal((await db.query('SELECT 1 FROM triggers WHERE id = $1', [t.id])).rowCount, 0);
     await create(user, agent, { type: 'webhook', configJson: { webhookPath: 'doomed-agent-hook' } }); // the path is free again
   });
@@ -369,7 +367,7 @@ describe('agent triggers', () => {
     const { ids, pages } = await readAllPages(app, user, `/api/agents/${own}/triggers?limit=3`);
     assert.equal(pages, 3);
     assert.deepEqual(ids, [...created].reverse());
-    assert.equal((await call(user, 'GET', `/api/agents/${own}/triggers?limit=0`)).statusCode, 400);
+    assert.equal((await api(app, user).get(`/api/agents/${own}/triggers?limit=0`)).statusCode, 400);
   });
 
   it('shows another account nothing: 404 on every route, nothing in lists', async () => {
@@ -377,26 +375,26 @@ describe('agent triggers', () => {
     const strangerAgent = await newAgent(stranger);
     const t = await create(user, agent, { type: 'webhook' });
     for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
-      const res = await call(stranger, method, `/api/triggers/${t.id}`, method === 'PUT' || method === 'PATCH' ? { name: 'stolen' } : undefined);
+      const res = await api(app, stranger).request(method, `/api/triggers/${t.id}`, method === 'PUT' || method === 'PATCH' ? { name: 'stolen' } : undefined);
       assert.equal(res.statusCode, 404, `${method}: ${res.body}`);
       assert.deepEqual(res.json(), { message: 'Trigger not found' });
     }
     for (const method of ['GET', 'POST'] as const) {
-      const res = await call(stranger, method, `/api/agents/${agent}/triggers`, method === 'POST' ? { type: 'agent_finished', name: 'x' } : undefined);
+      const res = await api(app, stranger).request(method, `/api/agents/${agent}/triggers`, method === 'POST' ? { type: 'agent_finished', name: 'x' } : undefined);
       assert.equal(res.statusCode, 404);
       assert.deepEqual(res.json(), { message: 'Agent not found' });
     }
-    assert.deepEqual((await call(stranger, 'GET', `/api/agents/${strangerAgent}/triggers`)).json(), []);
-    assert.deepEqual((await call(stranger, 'GET', '/api/user-triggers')).json(), []);
-    const read = (await call(user, 'GET', `/api/triggers/${t.id}`)).json();
+    assert.deepEqual((await api(app, stranger).get(`/api/agents/${strangerAgent}/triggers`)).json(), []);
+    assert.deepEqual((await api(app, stranger).get('/api/user-triggers')).json(), []);
+    const read = (await api(app, user).get(`/api/triggers/${t.id}`)).json();
     assert.equal(read.name, 'T');
 
     // Unknown and malformed ids are absent too.
-    assert.equal((await call(user, 'GET', '/api/triggers/00000000-0000-4000-8000-000000000000')).statusCode, 404);
-    assert.equal((await call(user, 'GET', '/api/triggers/not-a-uuid')).statusCode, 404);
-    assert.equal((await call(user, 'GET', '/api/agents/not-a-uuid/triggers')).statusCode, 404);
-    const unknownAgent = await call(user, 'POST', '/api/agents/00000000-0000-4000-8000-000000000000/triggers', { type: 'agent_finished', name: 'x' });
+    assert.equal((await api(app, user).get('/api/triggers/00000000-0000-4000-8000-000000000000')).statusCode, 404);
+    assert.equal((await api(app, user).get('/api/triggers/not-a-uuid')).statusCode, 404);
+    assert.equal((await api(app, user).get('/api/agents/not-a-uuid/triggers')).statusCode, 404);
+    const unknownAgent = await api(app, user).post('/api/agents/00000000-0000-4000-8000-000000000000/triggers', { type: 'agent_finished', name: 'x' });
     assert.deepEqual([unknownAgent.statusCode, unknownAgent.json()], [404, { message: 'Agent not found' }]);
-    assert.equal((await app.inject({ method: 'GET', url: `/api/triggers/${t.id}` })).statusCode, 401);
+    assert.equal((await api(app).get(`/api/triggers/${t.id}`)).statusCode, 401);
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import type { Db } from '../../db/pool';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 
 interface Stats {
   webhookId: string;
@@ -26,9 +28,9 @@ interface Attempt {
 
 /** GET /api/webhooks/:id/stats (README § Operating it) over deliveries and attempts written at known times. */
 describe('an endpoint\'s health', () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let db: Awaited<ReturnType<typeof startTestApp>>['db'];
-  let close: () => Promise<void>;
+  let db: Db;
   let user: TestUser;
 
   async function call(url: string, who: TestUser = user) {
@@ -62,10 +64,9 @@ describe('an endpoint\'s health', () => {
   }
 
   before(async () => {
-    ({ app, db, close } = await startTestApp());
+    ({ app, db } = await startTestApp(suite));
     user = await registerUser(app);
   });
-  after(() => close());
 
   it('counts deliveries and attempts of the last 24 h and 7 days, their latency, and the last success and failure', async () => {
     const webhook = await createWebhook();

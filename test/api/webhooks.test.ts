@@ -1,34 +1,28 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
-import { createSecretBox } from '../../lib/secrets';
+import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
+import { testSecretBox } from '../helpers/config';
 
 const PUBLIC_BASE_URL = 'https://api.example.test';
-/** The SECRETS_KEY of test/helpers/config.ts. */
-const testBox = createSecretBox(Buffer.alloc(32, 7));
 const whsec = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}`;
 
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
 describe('webhooks (README § Webhooks)', () => {
+  const suite = suiteContext();
   let app: TestApp;
   let db: Db;
-  let close: () => Promise<void>;
 
   before(async () => {
     // A trailing slash on purpose: the display URL must not get a double slash.
-    ({ app, db, close } = await startTestApp({ PUBLIC_BASE_URL: `${PUBLIC_BASE_URL}/` }));
+    ({ app, db } = await startTestApp(suite, { PUBLIC_BASE_URL: `${PUBLIC_BASE_URL}/` }));
   });
-  after(() => close());
 
-  const callOn = (target: TestApp) => (user: TestUser, method: Method, url: string, payload?: unknown) =>
-    target.inject({ method, url, headers: user.auth, payload: payload as object });
-  const call = (user: TestUser, method: Method, url: string, payload?: unknown) => callOn(app)(user, method, url, payload);
   const create = async (user: TestUser, payload: Record<string, unknown>) => {
-    const res = await call(user, 'POST', '/api/webhooks', payload);
+    const res = await api(app, user).post('/api/webhooks', payload);
     assert.equal(res.statusCode, 201, res.body);
     return res.json();
   };
@@ -37,8 +31,8 @@ describe('webhooks (README § Webhooks)', () => {
 
   it('creates an outgoing webhook with defaults', async () => {
     const user = await registerUser(app);
-    const accountId = (await call(user, 'GET', '/api/account')).json().id;
-    const res = await call(user, 'POST', '/api/webhooks', { name: '  Deploys  ', url: 'https://example.com/hook' });
+    const accountId = (await api(app, user).get('/api/account')).json().id;
+    const res = await api(app, user).post('/api/webhooks', { name: '  Deploys  ', url: 'https://example.com/hook' });
     assert.equal(res.statusCode, 201);
     const hook = res.json();
     assert.deepEqual(Object.keys(hook).sort(), [
@@ -56,7 +50,7 @@ describe('webhooks (README § Webhooks)', () => {
     assert.equal(hook.lastTriggered, null);
     assert.ok(hook.createdAt.endsWith('Z') && !Number.isNaN(Date.parse(hook.createdAt)));
     assert.equal(hook.updatedAt, hook.createdAt);
-    assert.deepEqual((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json(), hook);
+    assert.deepEqual((await api(app, user).get(`/api/webhooks/${hook.id}`)).json(), hook);
     assert.equal((await storedRow(hook.id)).url, 'https://example.com/hook');
   });
 
@@ -68,7 +62,7 @@ describe('webhooks (README § Webhooks)', () => {
     assert.deepEqual(hook.events, ['webhook.received']);
     assert.equal(hook.enabled, true);
     assert.equal((await storedRow(hook.id)).url, null);
-    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().url, hook.url);
+    assert.equal((await api(app, user).get(`/api/webhooks/${hook.id}`)).json().url, hook.url);
 
     const noUrl = await create(user, { name: 'Inbound 2', direction: 'incoming', events: ['webhook.received', 'webhook.received'] });
     assert.deepEqual(noUrl.events, ['webhook.received']);
@@ -133,12 +127,12 @@ describe('webhooks (README § Webhooks)', () => {
       [[], /^body/],
     ];
     for (const [payload, message] of cases) {
-      const res = await call(user, 'POST', '/api/webhooks', payload);
+      const res = await api(app, user).post('/api/webhooks', payload);
       assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 100));
       assert.deepEqual(Object.keys(res.json()), ['message']);
       assert.match(res.json().message, message, JSON.stringify(payload).slice(0, 100));
     }
-    assert.deepEqual((await call(user, 'GET', '/api/webhooks')).json(), []);
+    assert.deepEqual((await api(app, user).get('/api/webhooks')).json(), []);
   });
 
   it('shows the secret in full only to the request that set it, and never stores it in plaintext', async () => {
@@ -148,67 +142,67 @@ describe('webhooks (README § Webhooks)', () => {
     assert.equal(hook.secret, first);
     const opened = async () => {
       const sealed = (await storedRow(hook.id)).secret_sealed;
-      return sealed === null ? null : testBox.open(sealed);
+      return sealed === null ? null : testSecretBox.open(sealed);
     };
     assert.equal(await opened(), first);
-    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().secret, '••••1234');
-    assert.equal((await call(user, 'GET', '/api/webhooks')).json()[0].secret, '••••1234');
+    assert.equal((await api(app, user).get(`/api/webhooks/${hook.id}`)).json().secret, '••••1234');
+    assert.equal((await api(app, user).get('/api/webhooks')).json()[0].secret, '••••1234');
 
     // The masked value sent back (as a client echoing a GET would) keeps the secret.
-    const echoed = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { name: 'Renamed', secret: '••••1234' });
+    const echoed = await api(app, user).put(`/api/webhooks/${hook.id}`, { name: 'Renamed', secret: '••••1234' });
     assert.equal(echoed.statusCode, 200);
     assert.equal(echoed.json().secret, '••••1234');
     assert.equal(echoed.json().name, 'Renamed');
     assert.equal(await opened(), first);
     // Sending the same secret in full changes nothing, so nothing is revealed.
-    assert.equal((await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: first })).json().secret, '••••1234');
+    assert.equal((await api(app, user).patch(`/api/webhooks/${hook.id}`, { secret: first })).json().secret, '••••1234');
     // A mask that matches nothing is refused, not stored.
-    const wrongMask = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: '••••9999' });
+    const wrongMask = await api(app, user).patch(`/api/webhooks/${hook.id}`, { secret: '••••9999' });
     assert.equal(wrongMask.statusCode, 400);
     assert.match(wrongMask.json().message, /^body\.secret: a masked value/);
     assert.equal(await opened(), first);
 
     const second = whsec(32);
-    const changed = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: second });
+    const changed = await api(app, user).patch(`/api/webhooks/${hook.id}`, { secret: second });
     assert.equal(changed.json().secret, second);
     assert.equal(await opened(), second);
-    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().secret, `••••${second.slice(-4)}`);
+    assert.equal((await api(app, user).get(`/api/webhooks/${hook.id}`)).json().secret, `••••${second.slice(-4)}`);
 
     const dump = (await db.query<{ row: string }>('SELECT row_to_json(w)::text AS row FROM webhooks w')).rows.map((r) => r.row).join('\n');
     assert.ok(dump.includes(hook.id), 'the dump covers the row');
     for (const plaintext of [first, second, second.slice('whsec_'.length)]) assert.ok(!dump.includes(plaintext), 'no plaintext secret at rest');
 
-    const removed = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { secret: null });
+    const removed = await api(app, user).put(`/api/webhooks/${hook.id}`, { secret: null });
     assert.equal(removed.statusCode, 200);
     assert.equal(removed.json().secret, null);
     assert.equal((await storedRow(hook.id)).secret_sealed, null);
-    assert.equal((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json().secret, null);
+    assert.equal((await api(app, user).get(`/api/webhooks/${hook.id}`)).json().secret, null);
     // With no secret left, a masked value has nothing to stand for.
-    assert.equal((await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { secret: `••••${second.slice(-4)}` })).statusCode, 400);
+    assert.equal((await api(app, user).patch(`/api/webhooks/${hook.id}`, { secret: `••••${second.slice(-4)}` })).statusCode, 400);
   });
 
   it('updates partially with PUT and PATCH', async () => {
     const user = await registerUser(app);
     const hook = await create(user, { name: 'Partial', url: 'https://example.com/a', events: ['agent.created'], secret: 'keep-me-secret' });
-    const put = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { enabled: false });
+    const put = await api(app, user).put(`/api/webhooks/${hook.id}`, { enabled: false });
     assert.equal(put.statusCode, 200);
     assert.deepEqual(put.json(), { ...hook, enabled: false, secret: '••••cret', updatedAt: put.json().updatedAt });
     assert.ok(Date.parse(put.json().updatedAt) >= Date.parse(hook.updatedAt));
 
-    const patch = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { name: ' New name ', events: ['agent.failed', 'agent.completed', 'agent.failed'] });
+    const patch = await api(app, user).patch(`/api/webhooks/${hook.id}`, { name: ' New name ', events: ['agent.failed', 'agent.completed', 'agent.failed'] });
     assert.equal(patch.statusCode, 200);
     assert.equal(patch.json().name, 'New name');
     assert.deepEqual(patch.json().events, ['agent.failed', 'agent.completed']);
     assert.equal(patch.json().enabled, false, 'kept from the PUT');
     assert.equal(patch.json().url, 'https://example.com/a');
 
-    const moved = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { url: 'https://example.org/b', enabled: true });
+    const moved = await api(app, user).patch(`/api/webhooks/${hook.id}`, { url: 'https://example.org/b', enabled: true });
     assert.equal(moved.json().url, 'https://example.org/b');
     assert.equal(moved.json().enabled, true);
     assert.equal(moved.json().name, 'New name');
-    assert.equal((await call(user, 'PATCH', `/api/webhooks/${hook.id}`, {})).statusCode, 200);
+    assert.equal((await api(app, user).patch(`/api/webhooks/${hook.id}`, {})).statusCode, 200);
 
-    const before = (await call(user, 'GET', `/api/webhooks/${hook.id}`)).json();
+    const before = (await api(app, user).get(`/api/webhooks/${hook.id}`)).json();
     for (const [body, message] of [
       [{ name: '' }, /^body\.name:/],
       [{ url: 'ftp://example.com/' }, /^body\.url: must be an absolute http or https URL/],
@@ -222,37 +216,37 @@ describe('webhooks (README § Webhooks)', () => {
       [{ url: null }, /^body\.url:/],
     ] as const) {
       for (const method of ['PUT', 'PATCH'] as const) {
-        const res = await call(user, method, `/api/webhooks/${hook.id}`, body);
+        const res = await api(app, user).request(method, `/api/webhooks/${hook.id}`, body);
         assert.equal(res.statusCode, 400, `${method} ${JSON.stringify(body)}`);
         assert.match(res.json().message, message, `${method} ${JSON.stringify(body)}`);
       }
     }
-    assert.deepEqual((await call(user, 'GET', `/api/webhooks/${hook.id}`)).json(), before, 'unchanged after refusals');
+    assert.deepEqual((await api(app, user).get(`/api/webhooks/${hook.id}`)).json(), before, 'unchanged after refusals');
   });
 
   it('changes direction: incoming drops the target, outgoing needs one', async () => {
     const user = await registerUser(app);
     const hook = await create(user, { name: 'Flip', url: 'https://example.com/out', events: ['agent.completed'] });
 
-    const incoming = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { direction: 'incoming', events: ['webhook.received'] });
+    const incoming = await api(app, user).patch(`/api/webhooks/${hook.id}`, { direction: 'incoming', events: ['webhook.received'] });
     assert.equal(incoming.statusCode, 200);
     assert.equal(incoming.json().url, `${PUBLIC_BASE_URL}/api/hooks/webhooks/${hook.id}`);
     assert.equal((await storedRow(hook.id)).url, null, 'stored target dropped');
 
     // A url sent to an incoming webhook is ignored, as on create.
-    const ignored = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { url: 'https://example.com/elsewhere' });
+    const ignored = await api(app, user).patch(`/api/webhooks/${hook.id}`, { url: 'https://example.com/elsewhere' });
     assert.equal(ignored.statusCode, 200);
     assert.equal(ignored.json().url, incoming.json().url);
     assert.equal((await storedRow(hook.id)).url, null);
-    const star = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { events: ['*'] });
+    const star = await api(app, user).patch(`/api/webhooks/${hook.id}`, { events: ['*'] });
     assert.equal(star.statusCode, 400);
     assert.match(star.json().message, /^body\.events\.0: "\*" is not allowed for incoming webhooks/);
 
     // Back to outgoing: the old target is gone, so the request must bring one.
-    const noUrl = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { direction: 'outgoing' });
+    const noUrl = await api(app, user).put(`/api/webhooks/${hook.id}`, { direction: 'outgoing' });
     assert.equal(noUrl.statusCode, 400);
     assert.equal(noUrl.json().message, 'body.url: is required for outgoing webhooks');
-    const outgoing = await call(user, 'PUT', `/api/webhooks/${hook.id}`, { direction: 'outgoing', url: 'https://example.com/back' });
+    const outgoing = await api(app, user).put(`/api/webhooks/${hook.id}`, { direction: 'outgoing', url: 'https://example.com/back' });
     assert.equal(outgoing.statusCode, 200);
     assert.equal(outgoing.json().direction, 'outgoing');
     assert.equal(outgoing.json().url, 'https://example.com/back');
@@ -260,11 +254,11 @@ describe('webhooks (README § Webhooks)', () => {
 
     // An outgoing webhook listening to "*" can't turn incoming without new events; the result is validated as a whole.
     const all = await create(user, { name: 'All', url: 'https://example.com/all' });
-    const refused = await call(user, 'PATCH', `/api/webhooks/${all.id}`, { direction: 'incoming' });
+    const refused = await api(app, user).patch(`/api/webhooks/${all.id}`, { direction: 'incoming' });
     assert.equal(refused.statusCode, 400);
     assert.match(refused.json().message, /^body\.events: the current events include "\*"/);
-    assert.equal((await call(user, 'GET', `/api/webhooks/${all.id}`)).json().direction, 'outgoing');
-    const turned = await call(user, 'PATCH', `/api/webhooks/${all.id}`, { direction: 'incoming', events: ['webhook.received'] });
+    assert.equal((await api(app, user).get(`/api/webhooks/${all.id}`)).json().direction, 'outgoing');
+    const turned = await api(app, user).patch(`/api/webhooks/${all.id}`, { direction: 'incoming', events: ['webhook.received'] });
     assert.equal(turned.statusCode, 200);
     assert.deepEqual(turned.json().events, ['webhook.received']);
   });
@@ -273,28 +267,28 @@ describe('webhooks (README § Webhooks)', () => {
     const user = await registerUser(app);
     const reserved = ['agent.created', 'agent.updated', 'agent.deleted', 'agent.triggered', 'agent.completed', 'agent.failed', 'trigger.fired', 'webhook.test'];
     for (const type of reserved) {
-      const res = await call(user, 'POST', '/api/webhooks', { name: 'forger', direction: 'incoming', events: ['webhook.received', type] });
+      const res = await api(app, user).post('/api/webhooks', { name: 'forger', direction: 'incoming', events: ['webhook.received', type] });
       assert.equal(res.statusCode, 400, type);
       assert.equal(
         res.json().message,
         `body.events.1: "${type}" is reserved for events the platform emits; an incoming webhook can emit only webhook.received`,
       );
     }
-    assert.deepEqual((await call(user, 'GET', '/api/webhooks')).json(), [], 'nothing written');
+    assert.deepEqual((await api(app, user).get('/api/webhooks')).json(), [], 'nothing written');
 
     // Updates: sent events, and events kept from an outgoing webhook turning incoming.
     const hook = await create(user, { name: 'in', direction: 'incoming' });
-    const patched = await call(user, 'PATCH', `/api/webhooks/${hook.id}`, { events: ['agent.completed'] });
+    const patched = await api(app, user).patch(`/api/webhooks/${hook.id}`, { events: ['agent.completed'] });
     assert.equal(patched.statusCode, 400);
     assert.match(patched.json().message, /^body\.events\.0: "agent\.completed" is reserved/);
     const out = await create(user, { name: 'out', url: 'https://example.com/out', events: ['agent.completed', 'trigger.fired'] });
-    const turned = await call(user, 'PATCH', `/api/webhooks/${out.id}`, { direction: 'incoming' });
+    const turned = await api(app, user).patch(`/api/webhooks/${out.id}`, { direction: 'incoming' });
     assert.equal(turned.statusCode, 400);
     assert.equal(
       turned.json().message,
       'body.events: the current events include "agent.completed", which an incoming webhook cannot emit (reserved for events the platform emits); send events',
     );
-    assert.equal((await call(user, 'GET', `/api/webhooks/${out.id}`)).json().direction, 'outgoing', 'unchanged');
+    assert.equal((await api(app, user).get(`/api/webhooks/${out.id}`)).json().direction, 'outgoing', 'unchanged');
     // Outgoing webhooks still subscribe to any type.
     assert.deepEqual(out.events, ['agent.completed', 'trigger.fired']);
   });
@@ -302,13 +296,13 @@ describe('webhooks (README § Webhooks)', () => {
   it('deletes with 204, then 404', async () => {
     const user = await registerUser(app);
     const hook = await create(user, { name: 'Doomed', url: 'https://example.com/' });
-    const del = await call(user, 'DELETE', `/api/webhooks/${hook.id}`);
+    const del = await api(app, user).delete(`/api/webhooks/${hook.id}`);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
     for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
-      assert.equal((await call(user, method, `/api/webhooks/${hook.id}`, body)).statusCode, 404, method);
+      assert.equal((await api(app, user).request(method, `/api/webhooks/${hook.id}`, body)).statusCode, 404, method);
     }
-    assert.deepEqual((await call(user, 'GET', '/api/webhooks')).json(), []);
+    assert.deepEqual((await api(app, user).get('/api/webhooks')).json(), []);
   });
 
   it('pages newest first with a Link header until the end, without gaps or repeats', async () => {
@@ -325,30 +319,30 @@ describe('webhooks (README § Webhooks)', () => {
     const owner = await registerUser(app);
     const stranger = await registerUser(app);
     const hook = await create(owner, { name: 'Private', url: 'https://example.com/', secret: 'owner-secret-0001' });
-    const missing = await call(stranger, 'GET', '/api/webhooks/00000000-0000-4000-8000-000000000000');
+    const missing = await api(app, stranger).get('/api/webhooks/00000000-0000-4000-8000-000000000000');
     for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['PATCH', { enabled: false }], ['DELETE']] as const) {
-      const res = await call(stranger, method, `/api/webhooks/${hook.id}`, body);
+      const res = await api(app, stranger).request(method, `/api/webhooks/${hook.id}`, body);
       assert.equal(res.statusCode, 404, method);
       assert.deepEqual(res.json(), missing.json(), 'same answer as an absent id');
     }
-    assert.deepEqual((await call(stranger, 'GET', '/api/webhooks')).json(), []);
-    const still = (await call(owner, 'GET', `/api/webhooks/${hook.id}`)).json();
+    assert.deepEqual((await api(app, stranger).get('/api/webhooks')).json(), []);
+    const still = (await api(app, owner).get(`/api/webhooks/${hook.id}`)).json();
     assert.equal(still.name, 'Private');
     assert.equal(still.enabled, true);
-    assert.equal((await call(owner, 'GET', '/api/webhooks')).json().length, 1);
+    assert.equal((await api(app, owner).get('/api/webhooks')).json().length, 1);
   });
 
   it('answers 404 for a malformed id and 401 without a credential', async () => {
     const user = await registerUser(app);
     for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
-      assert.equal((await call(user, method, '/api/webhooks/not-a-uuid', method === 'PATCH' ? {} : undefined)).statusCode, 404, method);
+      assert.equal((await api(app, user).request(method, '/api/webhooks/not-a-uuid', method === 'PATCH' ? {} : undefined)).statusCode, 404, method);
     }
-    assert.equal((await app.inject({ method: 'GET', url: '/api/webhooks' })).statusCode, 401);
-    assert.equal((await app.inject({ method: 'POST', url: '/api/webhooks', payload: { name: 'x', url: 'https://example.com/' } })).statusCode, 401);
+    assert.equal((await api(app).get('/api/webhooks')).statusCode, 401);
+    assert.equal((await api(app).post('/api/webhooks', { name: 'x', url: 'https://example.com/' })).statusCode, 401);
   });
 
   it('documents every webhook route in OpenAPI', async () => {
-    const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const doc = (await api(app).get('/api/openapi.json')).json();
     assert.ok(doc.components.schemas.Webhook, 'Webhook schema');
     for (const [path, methods] of [['/api/webhooks', ['get', 'post']], ['/api/webhooks/{id}', ['get', 'put', 'patch', 'delete']]] as const) {
       for (const m of methods) assert.ok(doc.paths[path]?.[m], `${m} ${path}`);
@@ -356,13 +350,12 @@ describe('webhooks (README § Webhooks)', () => {
   });
 
   describe('with ALLOW_PRIVATE_TARGETS=false', () => {
+    const strictSuite = suiteContext();
     let strict: TestApp;
     let strictDb: Db;
-    let closeStrict: () => Promise<void>;
     before(async () => {
-      ({ app: strict, db: strictDb, close: closeStrict } = await startTestApp({ ALLOW_PRIVATE_TARGETS: 'false' }));
+      ({ app: strict, db: strictDb } = await startTestApp(strictSuite, { ALLOW_PRIVATE_TARGETS: 'false' }));
     });
-    after(() => closeStrict());
 
     const refused = [
       'http://127.0.0.1:9/x',
@@ -378,56 +371,54 @@ describe('webhooks (README § Webhooks)', () => {
     ];
 
     it('refuses private, loopback and link-local targets on create and update', async () => {
-      const strictCall = callOn(strict);
       const user = await registerUser(strict);
       for (const url of refused) {
-        const res = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url });
+        const res = await api(strict, user).post('/api/webhooks', { name: 'x', url });
         assert.equal(res.statusCode, 400, url);
         assert.match(res.json().message, /^body\.url: must not point at/, url);
       }
       // A name that resolves to a private address (the machine's own, through /etc/hosts, like db.internal → 10.x):
       // the message names it as written and keeps what it resolved to to itself.
       const host = new URL(`http://${hostname()}/`).hostname;
-      const internal = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url: `http://${host}:8080/hook` });
+      const internal = await api(strict, user).post('/api/webhooks', { name: 'x', url: `http://${host}:8080/hook` });
       assert.equal(internal.statusCode, 400);
       assert.deepEqual(internal.json(), { message: `body.url: must not point at a private, loopback or link-local address (${host})` });
       for (const url of ['ftp://example.com/x', 'javascript:alert(1)']) {
-        const res = await strictCall(user, 'POST', '/api/webhooks', { name: 'x', url });
+        const res = await api(strict, user).post('/api/webhooks', { name: 'x', url });
         assert.equal(res.statusCode, 400, url);
         assert.match(res.json().message, /^body\.url: must be an absolute http or https URL/, url);
       }
-      assert.deepEqual((await strictCall(user, 'GET', '/api/webhooks')).json(), []);
+      assert.deepEqual((await api(strict, user).get('/api/webhooks')).json(), []);
 
       // A public IP literal needs no DNS and is accepted.
-      const ok = await strictCall(user, 'POST', '/api/webhooks', { name: 'public', url: 'https://93.184.215.14/hook' });
+      const ok = await api(strict, user).post('/api/webhooks', { name: 'public', url: 'https://93.184.215.14/hook' });
       assert.equal(ok.statusCode, 201, ok.body);
       const id = ok.json().id;
       for (const method of ['PUT', 'PATCH'] as const) {
-        const res = await strictCall(user, method, `/api/webhooks/${id}`, { url: 'http://10.1.2.3/' });
+        const res = await api(strict, user).request(method, `/api/webhooks/${id}`, { url: 'http://10.1.2.3/' });
         assert.equal(res.statusCode, 400, method);
         assert.match(res.json().message, /^body\.url: must not point at/);
       }
-      assert.equal((await strictCall(user, 'GET', `/api/webhooks/${id}`)).json().url, 'https://93.184.215.14/hook');
+      assert.equal((await api(strict, user).get(`/api/webhooks/${id}`)).json().url, 'https://93.184.215.14/hook');
 
       // Turning an incoming webhook outgoing vets the new target too.
-      const incoming = (await strictCall(user, 'POST', '/api/webhooks', { name: 'in', direction: 'incoming' })).json();
-      const toPrivate = await strictCall(user, 'PATCH', `/api/webhooks/${incoming.id}`, { direction: 'outgoing', url: 'http://192.168.0.1/' });
+      const incoming = (await api(strict, user).post('/api/webhooks', { name: 'in', direction: 'incoming' })).json();
+      const toPrivate = await api(strict, user).patch(`/api/webhooks/${incoming.id}`, { direction: 'outgoing', url: 'http://192.168.0.1/' });
       assert.equal(toPrivate.statusCode, 400);
       assert.match(toPrivate.json().message, /^body\.url: must not point at/);
-      const toPublic = await strictCall(user, 'PATCH', `/api/webhooks/${incoming.id}`, { direction: 'outgoing', url: 'https://93.184.215.14/in' });
+      const toPublic = await api(strict, user).patch(`/api/webhooks/${incoming.id}`, { direction: 'outgoing', url: 'https://93.184.215.14/in' });
       assert.equal(toPublic.statusCode, 200);
     });
 
     it('vets the target only when it changes', async () => {
-      const strictCall = callOn(strict);
       const user = await registerUser(strict);
-      const hook = (await strictCall(user, 'POST', '/api/webhooks', { name: 'legacy', url: 'https://93.184.215.14/hook' })).json();
+      const hook = (await api(strict, user).post('/api/webhooks', { name: 'legacy', url: 'https://93.184.215.14/hook' })).json();
       // A target stored while private targets were allowed (e.g. before the setting changed).
       await strictDb.query(`UPDATE webhooks SET url = 'http://10.0.0.5/hook' WHERE id = $1`, [hook.id]);
-      const rename = await strictCall(user, 'PATCH', `/api/webhooks/${hook.id}`, { name: 'renamed', enabled: false });
+      const rename = await api(strict, user).patch(`/api/webhooks/${hook.id}`, { name: 'renamed', enabled: false });
       assert.equal(rename.statusCode, 200, 'an update that leaves the url alone does not re-vet it');
-      assert.equal((await strictCall(user, 'PUT', `/api/webhooks/${hook.id}`, { url: 'http://10.0.0.5/hook' })).statusCode, 200, 'same url: unchanged');
-      const moved = await strictCall(user, 'PUT', `/api/webhooks/${hook.id}`, { url: 'http://10.0.0.6/hook' });
+      assert.equal((await api(strict, user).put(`/api/webhooks/${hook.id}`, { url: 'http://10.0.0.5/hook' })).statusCode, 200, 'same url: unchanged');
+      const moved = await api(strict, user).put(`/api/webhooks/${hook.id}`, { url: 'http://10.0.0.6/hook' });
       assert.equal(moved.statusCode, 400);
       assert.match(moved.json().message, /^body\.url: must not point at/);
     });

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { ensureChromium, launchChromium } from '../helpers/chromium';
+import { onCleanup, suiteContext } from '../helpers/cleanup';
 
 const SCREENSHOTS = path.join(__dirname, '..', '..', 'test-results');
 
@@ -18,24 +19,21 @@ if (unavailable) console.log(`# docs in a browser: skipped, ${unavailable}`);
  * Authorize'd token must be sent, and the docs page's Content-Security-Policy must let it connect.
  */
 describe('interactive docs in headless Chromium', { skip: unavailable ?? false }, () => {
+  const suite = suiteContext();
   let app: TestApp;
-  let close: () => Promise<void>;
   let browser: Browser;
   let port: number;
   let user: TestUser;
 
   before(async () => {
     // PUBLIC_BASE_URL names neither address the docs are loaded from: the docs must not depend on it.
-    ({ app, close } = await startTestApp({ PUBLIC_BASE_URL: 'https://api.example.com' }));
+    ({ app } = await startTestApp(suite, { PUBLIC_BASE_URL: 'https://api.example.com' }));
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = (app.server.address() as { port: number }).port;
     user = await registerUser(app);
     browser = await launchChromium();
+    onCleanup(suite, () => browser.close());
     mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-  after(async () => {
-    await browser?.close();
-    await close?.();
   });
 
   /**

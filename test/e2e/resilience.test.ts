@@ -2,15 +2,18 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/temporal-dev-server';
 import { workflowIds } from '../../lib/temporal-names';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { onCleanup, type Cleanup } from '../helpers/cleanup';
+import { testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
-import { startFixtureServer } from '../helpers/fixture-servers';
-import { freePort, startProcess, waitFor, type RunningProcess } from '../helpers/processes';
+import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
 /**
@@ -20,87 +23,65 @@ import { startReceiver } from '../helpers/receiver';
 
 const SECRET = `whsec_${Buffer.from('resilience-test-secret-32-bytes!').toString('base64')}`;
 
-async function stackEnv(databaseUrl: string, temporalAddress: string, namespace: string) {
+/**
+ * One stack's API and worker processes on `databaseUrl`, killed when `t` ends; answers once the API
+ * answers. `restartWorker()` starts a new worker in place of `worker` (after a kill).
+ */
+async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: string, namespace: string) {
   const port = await freePort();
-  return {
-    base: `http://127.0.0.1:${port}`,
-    env: {
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporalAddress,
-      TEMPORAL_NAMESPACE: namespace,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      JWT_SECRET: 'resilience-secret-resilience-secret-0123456',
-      SECRETS_KEY: Buffer.alloc(32, 5).toString('base64'),
-      ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s',
-      WEBHOOK_TIMEOUT_MS: '3000',
-      RECONCILE_INTERVAL_MS: '500',
-      LOG_LEVEL: 'warn',
+  const base = `http://127.0.0.1:${port}`;
+  const env = testEnv(databaseUrl, {
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: namespace,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: base,
+    WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s',
+    WEBHOOK_TIMEOUT_MS: '3000',
+    RECONCILE_INTERVAL_MS: '500',
+    LOG_LEVEL: 'warn',
+  });
+  const apiProcess = startProcess('api/server.ts', env);
+  onCleanup(t, () => apiProcess.stop('SIGKILL'));
+  const stack = {
+    base,
+    worker: startProcess('worker/main.ts', env),
+    restartWorker: () => {
+      stack.worker = startProcess('worker/main.ts', env);
     },
   };
-}
-
-async function api(base: string, token: string | null, method: string, url: string, body?: unknown) {
-  const res = await fetch(`${base}${url}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function register(base: string, email: string): Promise<string> {
-  const res = await api(base, null, 'POST', '/api/auth/register', { email, password: 'resilience-password' });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.accessToken;
-}
-
-async function waitForApi(base: string, proc: RunningProcess) {
-  await waitFor('the API to answer', async () => (await fetch(`${base}/api/health`)).ok, 60_000).catch((err) => {
-    throw new Error(`${err}\n--- api output ---\n${proc.output()}`);
-  });
+  onCleanup(t, () => stack.worker.stop('SIGKILL'));
+  await waitForApi(base, apiProcess);
+  return stack;
 }
 
 describe('resilience: processes killed, Temporal stopped', () => {
-  const cleanups: (() => Promise<unknown>)[] = [];
-  // Each test's processes go when it ends: workers of two tests would share this file's namespace.
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-  });
+  // Each test's processes go when it ends (clean-ups on its own `t`): workers of two tests would share this file's namespace.
 
-  it('the worker killed with SIGKILL mid-delivery and restarted: every delivery arrives and is counted once', async () => {
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
+  it('the worker killed with SIGKILL mid-delivery and restarted: every delivery arrives and is counted once', async (t) => {
+    const database = await createTestDatabase(t);
     const verifier = new Webhook(SECRET);
     // Slow answers, so deliveries are in flight when the worker dies.
-    const receiver = await startReceiver(() => ({ status: 200, delayMs: 1_500 }));
-    cleanups.push(() => receiver.close());
-    const { base, env } = await stackEnv(database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
-    const apiProcess = startProcess('api/server.ts', env);
-    cleanups.push(() => apiProcess.stop('SIGKILL'));
-    let worker = startProcess('worker/main.ts', env);
-    cleanups.push(() => worker.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const receiver = await startReceiver(t, () => ({ status: 200, delayMs: 1_500 }));
+    const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const { base } = stack;
 
-    const token = await register(base, 'kill-worker@example.com');
-    const webhook = await api(base, token, 'POST', '/api/webhooks', { name: 'receiver', url: receiver.url, events: ['agent.created'], secret: SECRET });
-    assert.equal(webhook.status, 201);
+    const user = await registerUser(base, 'kill-worker@example.com');
+    const webhook = await api(base, user).post('/api/webhooks', { name: 'receiver', url: `${receiver.url}/hook`, events: ['agent.created'], secret: SECRET });
+    assert.equal(webhook.statusCode, 201);
     const agentIds: string[] = [];
-    for (let i = 0; i < 5; i++) agentIds.push((await api(base, token, 'POST', '/api/agents', { name: `agent ${i}` })).body.id);
+    for (let i = 0; i < 5; i++) agentIds.push((await api(base, user).post('/api/agents', { name: `agent ${i}` })).json().id);
 
     await waitFor('a delivery in flight', async () => receiver.requests.length >= 1, 30_000);
-    assert.equal(await worker.stop('SIGKILL'), 'SIGKILL');
+    assert.equal(await stack.worker.stop('SIGKILL'), 'SIGKILL');
     const inFlightAtKill = receiver.requests.length;
-    worker = startProcess('worker/main.ts', env);
+    stack.restartWorker();
 
     const deliveries = await waitFor('every delivery succeeded', async () => {
-      const { rows } = await database.db.query(`SELECT status, event_id FROM deliveries WHERE webhook_id = $1`, [webhook.body.id]);
+      const { rows } = await database.db.query(`SELECT status, event_id FROM deliveries WHERE webhook_id = $1`, [webhook.json().id]);
       return rows.length === 5 && rows.every((r) => r.status === 'succeeded') && rows;
     }, 90_000).catch((err) => {
-      throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+      throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
     });
 
     // Every event arrived (at least once: a request cut by the kill is sent again with the same webhook-id)…
@@ -113,96 +94,86 @@ describe('resilience: processes killed, Temporal stopped', () => {
     assert.deepEqual(new Set([...received.values()].map((p) => p.data.agentId)), new Set(agentIds));
     assert.ok(inFlightAtKill >= 1);
     // …and each event is counted once.
-    const shown = await api(base, token, 'GET', `/api/webhooks/${webhook.body.id}`);
-    assert.equal(shown.body.triggerCount, 5);
+    const shown = await api(base, user).get(`/api/webhooks/${webhook.json().id}`);
+    assert.equal(shown.json().triggerCount, 5);
     const events = await database.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'agent.created'`);
     assert.equal(events.rows[0].n, 5);
   });
 
-  it('the worker killed with SIGKILL after a tool call returned and restarted: the run resumes, that call is not made again', async () => {
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
+  it('the worker killed with SIGKILL after a tool call returned and restarted: the run resumes, that call is not made again', async (t) => {
+    const database = await createTestDatabase(t);
     // The second tool hangs the first time (the worker dies meanwhile), and answers at once after that.
-    const tools = await startFixtureServer((req) => ({
+    const tools = await startReceiver(t, (req) => ({
       body: { path: req.url },
       delayMs: req.url === '/second' && tools.requests.filter((r) => r.url === '/second').length === 1 ? 120_000 : 0,
     }));
-    cleanups.push(() => tools.close());
-    const { base, env } = await stackEnv(database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
-    const apiProcess = startProcess('api/server.ts', env);
-    cleanups.push(() => apiProcess.stop('SIGKILL'));
-    let worker = startProcess('worker/main.ts', env);
-    cleanups.push(() => worker.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const { base } = stack;
 
-    const token = await register(base, 'kill-run@example.com');
-    const agent = await api(base, token, 'POST', '/api/agents', { name: 'resumes' });
+    const user = await registerUser(base, 'kill-run@example.com');
+    const agent = await api(base, user).post('/api/agents', { name: 'resumes' });
     for (const name of ['first', 'second']) {
-      const tool = await api(base, token, 'POST', `/api/agents/${agent.body.id}/tools`, { type: 'custom', name, configJson: { endpoint: `${tools.url}/${name}` } });
-      assert.equal(tool.status, 201, JSON.stringify(tool.body));
+      const tool = await api(base, user).post(`/api/agents/${agent.json().id}/tools`, { type: 'custom', name, configJson: { endpoint: `${tools.url}/${name}` } });
+      assert.equal(tool.statusCode, 201, tool.body);
     }
-    const run = await api(base, token, 'POST', `/api/agents/${agent.body.id}/runs`, { input: 'x' });
-    assert.equal(run.status, 202);
+    const run = await api(base, user).post(`/api/agents/${agent.json().id}/runs`, { input: 'x' });
+    assert.equal(run.statusCode, 202);
 
     await waitFor('the second call in flight', async () => tools.requests.some((r) => r.url === '/second'), 30_000);
-    assert.equal(await worker.stop('SIGKILL'), 'SIGKILL');
-    worker = startProcess('worker/main.ts', env);
+    assert.equal(await stack.worker.stop('SIGKILL'), 'SIGKILL');
+    stack.restartWorker();
 
     const done = await waitFor('the run to finish', async () => {
-      const res = await api(base, token, 'GET', `/api/runs/${run.body.id}`);
-      return ['succeeded', 'failed'].includes(res.body.status) && res.body;
+      const res = await api(base, user).get(`/api/runs/${run.json().id}`);
+      const shown = res.json();
+      return ['succeeded', 'failed'].includes(shown.status) && shown;
     }, 90_000).catch((err) => {
-      throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+      throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
     });
     assert.equal(done.status, 'succeeded', JSON.stringify(done));
     assert.equal(tools.requests.filter((r) => r.url === '/first').length, 1, 'the call that returned before the kill was not made again');
     assert.equal(tools.requests.filter((r) => r.url === '/second').length, 2, 'the call cut by the kill was made again');
     assert.deepEqual(done.output.tools.second.result, { path: '/second' });
-    const steps = await api(base, token, 'GET', `/api/runs/${run.body.id}/steps`);
-    assert.deepEqual(steps.body.map((st: { name: string; error: string | null }) => [st.name, st.error]), [['first', null], ['second', null]]);
+    const steps = await api(base, user).get(`/api/runs/${run.json().id}/steps`);
+    assert.deepEqual(steps.json().map((st: { name: string; error: string | null }) => [st.name, st.error]), [['first', null], ['second', null]]);
   });
 
-  it('Temporal stopped while triggers are created, then restarted: their schedules exist and fire', async () => {
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
+  it('Temporal stopped while triggers are created, then restarted: their schedules exist and fire', async (t) => {
+    const database = await createTestDatabase(t);
     const dir = mkdtempSync(path.join(tmpdir(), 'temporal-restart-'));
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    onCleanup(t, async () => rmSync(dir, { recursive: true, force: true }));
     const temporalPort = await freePort();
     const uiPort = await freePort();
     // The same port and SQLite file on restart: Temporal comes back with its state.
     const startTemporal = () => startTemporalDevServer({ port: temporalPort, uiPort, dbFilename: path.join(dir, 'temporal.db'), onLine: () => {} });
     let temporal: TemporalDevServer = await startTemporal();
-    cleanups.push(() => temporal.stop());
-    const { base, env } = await stackEnv(database.url, temporal.address, 'default');
-    const apiProcess = startProcess('api/server.ts', env);
-    cleanups.push(() => apiProcess.stop('SIGKILL'));
-    const worker = startProcess('worker/main.ts', env);
-    cleanups.push(() => worker.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
-    const token = await register(base, 'temporal-down@example.com');
+    onCleanup(t, () => temporal.stop());
+    const stack = await startStack(t, database.url, temporal.address, 'default');
+    const { base } = stack;
+    const user = await registerUser(base, 'temporal-down@example.com');
 
     await temporal.stop();
     // Writes are accepted while Temporal is down: they wait in the outbox.
     const triggerIds: string[] = [];
     for (let i = 0; i < 2; i++) {
       const started = Date.now();
-      const res = await api(base, token, 'POST', '/api/user-triggers', { type: 'cron', name: `t${i}`, configJson: { cronExpression: '*/2 * * * * *' } });
-      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const res = await api(base, user).post('/api/user-triggers', { type: 'cron', name: `t${i}`, configJson: { cronExpression: '*/2 * * * * *' } });
+      assert.equal(res.statusCode, 201, res.body);
       assert.ok(Date.now() - started < 5_000, 'the API answers without waiting for Temporal');
-      triggerIds.push(res.body.id);
+      triggerIds.push(res.json().id);
     }
     const pending = await database.db.query(`SELECT count(*)::int AS n FROM outbox WHERE kind = 'schedule'`);
     assert.ok(pending.rows[0].n >= 2, 'schedule syncs wait in the outbox');
 
     temporal = await startTemporal();
     const connection = await Connection.connect({ address: temporal.address });
-    cleanups.push(() => connection.close());
+    onCleanup(t, () => connection.close());
     const client = new Client({ connection, namespace: 'default' });
     for (const id of triggerIds) {
       await waitFor(`schedule of ${id}`, () => client.schedule.getHandle(workflowIds.triggerSchedule(id)).describe().catch(() => undefined), 60_000).catch((err) => {
-        throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+        throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
       });
-      await waitFor(`trigger ${id} fires`, async () => (await api(base, token, 'GET', `/api/user-triggers/${id}`)).body.fireCount >= 1, 30_000);
+      await waitFor(`trigger ${id} fires`, async () => (await api(base, user).get(`/api/user-triggers/${id}`)).json().fireCount >= 1, 30_000);
     }
     await waitFor('the outbox drained', async () => (await database.db.query(`SELECT count(*)::int AS n FROM outbox`)).rows[0].n === 0, 30_000);
   });

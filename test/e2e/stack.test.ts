@@ -1,70 +1,55 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { TASK_QUEUE, workflowIds } from '../../lib/temporal-names';
-import { createTestDatabase } from '../helpers/database';
+import { api } from '../helpers/api';
+import { onCleanup, suiteContext } from '../helpers/cleanup';
+import { testEnv } from '../helpers/config';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
-import { freePort, startProcess, waitFor, type RunningProcess } from '../helpers/processes';
+import { freePort, startProcess, waitFor, waitForApi, type RunningProcess } from '../helpers/processes';
 
 const namespace = testNamespace(__filename);
 
 describe('end to end: the real API and worker processes over HTTP', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let api: RunningProcess;
+  const suite = suiteContext();
+  let database: TestDatabase;
+  let apiProcess: RunningProcess;
   let worker: RunningProcess;
   let base: string;
 
   before(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase(suite);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const env = {
-      DATABASE_URL: database.url,
-      TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!,
-      TEMPORAL_NAMESPACE: namespace,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: base,
-      JWT_SECRET: 'e2e-secret-e2e-secret-e2e-secret-e2e-secret',
-      SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
-      LOG_LEVEL: 'warn',
-    };
-    api = startProcess('api/server.ts', env);
+    const env = testEnv(database.url, { TEMPORAL_NAMESPACE: namespace, PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn' });
+    apiProcess = startProcess('api/server.ts', env);
+    onCleanup(suite, () => apiProcess.stop('SIGKILL'));
     // At the default level, to see what an operator sees at every start.
     worker = startProcess('worker/main.ts', { ...env, LOG_LEVEL: 'info' });
-    await waitFor('the API to answer /api/health', async () => (await fetch(`${base}/api/health`)).ok, 60_000).catch((err) => {
-      throw new Error(`${err}\n--- api output ---\n${api.output()}`);
-    });
-  });
-
-  after(async () => {
-    await api?.stop('SIGKILL');
-    await worker?.stop('SIGKILL');
-    await database?.drop();
+    onCleanup(suite, () => worker.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
   });
 
   it('reports Temporal healthy through HTTP', async () => {
-    const res = await fetch(`${base}/api/health/temporal`);
-    assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { ok: true });
-    assert.equal(res.headers.get('api-version'), '1');
-    assert.deepEqual(await (await fetch(`${base}/api/health/db`)).json(), { ok: true });
+    const res = await api(base).get('/api/health/temporal');
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { ok: true });
+    assert.equal(res.headers['api-version'], '1');
+    assert.deepEqual((await api(base).get('/api/health/db')).json(), { ok: true });
   });
 
   it('registers, creates an agent and reads it back over HTTP', async () => {
-    const reg = await fetch(`${base}/api/auth/register`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'e2e@example.com', password: 'e2e-password' }),
-    });
-    assert.equal(reg.status, 201);
-    const { accessToken } = (await reg.json()) as { accessToken: string };
-    const auth = { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' };
-    const created = await fetch(`${base}/api/agents`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'over http' }) });
-    assert.equal(created.status, 201);
-    const agent = (await created.json()) as { id: string };
-    const read = await fetch(`${base}/api/agents/${agent.id}`, { headers: auth });
-    assert.equal(((await read.json()) as { name: string }).name, 'over http');
-    assert.equal((await fetch(`${base}/api/agents/${agent.id}`)).status, 401);
+    const reg = await api(base).post('/api/auth/register', { email: 'e2e@example.com', password: 'e2e-password' });
+    assert.equal(reg.statusCode, 201);
+    const { accessToken } = reg.json<{ accessToken: string }>();
+    const created = await api(base, accessToken).post('/api/agents', { name: 'over http' });
+    assert.equal(created.statusCode, 201);
+    const agent = created.json<{ id: string }>();
+    const read = await api(base, accessToken).get(`/api/agents/${agent.id}`);
+    assert.equal(read.json<{ name: string }>().name, 'over http');
+    assert.equal((await api(base).get(`/api/agents/${agent.id}`)).statusCode, 401);
   });
 
   it('the worker process polls agent-platform and runs activities against its database', async () => {
@@ -93,8 +78,8 @@ describe('end to end: the real API and worker processes over HTTP', () => {
   });
 
   it('both processes shut down cleanly on SIGTERM', async () => {
-    const [apiExit, workerExit] = await Promise.all([api.stop('SIGTERM'), worker.stop('SIGTERM')]);
-    assert.equal(apiExit, 0, api.output());
+    const [apiExit, workerExit] = await Promise.all([apiProcess.stop('SIGTERM'), worker.stop('SIGTERM')]);
+    assert.equal(apiExit, 0, apiProcess.output());
     assert.equal(workerExit, 0, worker.output());
   });
 });

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createDispatchActivities } from '../../activities/dispatch';
 import { withTransaction } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
-import { registerUser, type TestUser } from '../helpers/app';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 
 const BUDGET = 5;
@@ -14,18 +16,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Without the budget the two-agent example below makes 2,047 runs (1, 2, 4 … 1,024 per depth).
  */
 describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {
+  const suite = suiteContext();
   let h: EngineHarness;
 
   before(async () => {
-    h = await startEngine(__filename, { CHAIN_FIRE_BUDGET: String(BUDGET) });
+    h = await startEngine(suite, __filename, { CHAIN_FIRE_BUDGET: String(BUDGET) });
   });
-  after(() => h.close());
-
-  async function call(u: TestUser, method: 'POST' | 'GET', url: string, payload?: object) {
-    const res = await h.app.inject({ method, url, headers: u.auth, ...(payload ? { payload } : {}) });
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json();
-  }
 
   async function eventFires(accountId: string): Promise<number> {
     const { rows } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fires WHERE account_id = $1 AND source = 'event'`, [accountId]);
@@ -61,14 +57,14 @@ describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {
     const user = await registerUser(h.app);
     const agents: string[] = [];
     for (const name of ['A', 'B']) {
-      const agent = await call(user, 'POST', '/api/agents', { name });
+      const agent = await api(h.app, user).ok('POST', '/api/agents', { name });
       agents.push(agent.id);
       // The default empty filter: every agent.completed of the account fires it.
-      await call(user, 'POST', `/api/agents/${agent.id}/triggers`, { type: 'agent_finished', name: `${name} on any finish` });
+      await api(h.app, user).ok('POST', `/api/agents/${agent.id}/triggers`, { type: 'agent_finished', name: `${name} on any finish` });
     }
-    const { accountId } = await call(user, 'GET', `/api/agents/${agents[0]}`);
+    const { accountId } = await api(h.app, user).ok('GET', `/api/agents/${agents[0]}`);
 
-    const run = await call(user, 'POST', `/api/agents/${agents[0]}/runs`, { input: { go: 1 } });
+    const run = await api(h.app, user).ok('POST', `/api/agents/${agents[0]}/runs`, { input: { go: 1 } });
     assert.equal(await settledFires(accountId, BUDGET), BUDGET);
 
     const { rows: runs } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE account_id = $1`, [accountId]);
@@ -95,10 +91,10 @@ describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {
   it('four event triggers on trigger.fired and one manual fire: the budget, not 1.4 million', async () => {
     const user = await registerUser(h.app);
     for (let i = 0; i < 4; i++) {
-      await call(user, 'POST', '/api/user-triggers', { type: 'event', name: `echo ${i}`, configJson: { eventType: 'trigger.fired' } });
+      await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'event', name: `echo ${i}`, configJson: { eventType: 'trigger.fired' } });
     }
-    const start = await call(user, 'POST', '/api/user-triggers', { type: 'webhook', name: 'start' });
-    const { fireId } = await call(user, 'POST', `/api/user-triggers/${start.id}/fire`, {});
+    const start = await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'start' });
+    const { fireId } = await api(h.app, user).ok('POST', `/api/user-triggers/${start.id}/fire`, {});
 
     assert.equal(await settledFires(start.accountId, BUDGET), BUDGET);
     // The manual fire roots the chain at the event it emitted.
@@ -114,7 +110,7 @@ describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {
     const user = await registerUser(h.app);
     const listeners = [];
     for (let i = 0; i < 3; i++) {
-      listeners.push(await call(user, 'POST', '/api/user-triggers', { type: 'event', name: `l${i}`, configJson: { eventType: 'webhook.received' } }));
+      listeners.push(await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'event', name: `l${i}`, configJson: { eventType: 'webhook.received' } }));
     }
     const accountId = listeners[0].accountId as string;
     // A root and eight events of its chain, each matching all three triggers: 24 fires wanted, 5 allowed.

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { MAX_CHAIN_DEPTH, workflowIds } from '../../lib/temporal-names';
+import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { waitFor } from '../helpers/processes';
+import { startReceiver, type Receiver } from '../helpers/receiver';
 
 interface RunRow {
   id: string;
@@ -19,38 +21,30 @@ interface RunRow {
 
 /** agent_finished / agent_output triggers chain runs through events; the depth guard stops cycles. */
 describe('agent chains', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
-  let echo: FixtureServer;
+  let echo: Receiver;
 
   before(async () => {
     // Answers { label } with the label it was sent.
-    echo = await startFixtureServer((req) => ({ body: { label: JSON.parse(req.body || '{}').label ?? null } }));
-    h = await startEngine(__filename);
-  });
-  after(async () => {
-    await h.close();
-    await echo.close();
+    echo = await startReceiver(suite, (req) => ({ body: { label: JSON.parse(req.body || '{}').label ?? null } }));
+    h = await startEngine(suite, __filename);
   });
 
   async function createAgent(u: TestUser, name: string): Promise<string> {
-    const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: u.auth, payload: { name } });
+    const res = await api(h.app, u).post('/api/agents', { name });
     assert.equal(res.statusCode, 201, res.body);
     return res.json().id;
   }
 
   async function createTrigger(u: TestUser, agentId: string, type: string, eventFilter: Record<string, unknown>): Promise<string> {
-    const res = await h.app.inject({
-      method: 'POST',
-      url: `/api/agents/${agentId}/triggers`,
-      headers: u.auth,
-      payload: { type, name: `${type} on ${agentId}`, configJson: { eventFilter } },
-    });
+    const res = await api(h.app, u).post(`/api/agents/${agentId}/triggers`, { type, name: `${type} on ${agentId}`, configJson: { eventFilter } });
     assert.equal(res.statusCode, 201, res.body);
     return res.json().id;
   }
 
   async function startRun(u: TestUser, agentId: string, input: unknown): Promise<string> {
-    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: u.auth, payload: { input } });
+    const res = await api(h.app, u).post(`/api/agents/${agentId}/runs`, { input });
     assert.equal(res.statusCode, 202, res.body);
     return res.json().id;
   }
@@ -108,14 +102,14 @@ describe('agent chains', () => {
     assert.equal(fires.length, 1);
     assert.deepEqual(fires[0], { id: runB.fire_id, run_id: runB.id, source: 'event', chain_depth: 1 });
 
-    const trigger = (await h.app.inject({ method: 'GET', url: `/api/triggers/${triggerId}`, headers: user.auth })).json();
+    const trigger = (await api(h.app, user).get(`/api/triggers/${triggerId}`)).json();
     assert.equal(trigger.fireCount, 1);
     assert.ok(trigger.lastFired);
 
-    const api = (await h.app.inject({ method: 'GET', url: `/api/runs/${runB.id}`, headers: user.auth })).json();
-    assert.equal(api.triggerId, triggerId);
-    assert.equal(api.fireId, runB.fire_id);
-    assert.equal(api.chainDepth, 1);
+    const shown = (await api(h.app, user).get(`/api/runs/${runB.id}`)).json();
+    assert.equal(shown.triggerId, triggerId);
+    assert.equal(shown.fireId, runB.fire_id);
+    assert.equal(shown.chainDepth, 1);
 
     // B's own completion matches no trigger (the filter names A): the chain ends there.
     assert.equal(await firesFromRun(runB.id), 0);
@@ -154,16 +148,11 @@ describe('agent chains', () => {
     const user = await registerUser(h.app);
     const source = await createAgent(user, 'source');
     const follower = await createAgent(user, 'follower');
-    const tool = await h.app.inject({
-      method: 'POST',
-      url: `/api/agents/${source}/tools`,
-      headers: user.auth,
-      payload: {
+    const tool = await api(h.app, user).post(`/api/agents/${source}/tools`, {
         type: 'custom',
         name: 'probe',
         configJson: { endpoint: `${echo.url}/probe`, method: 'POST', bodyTemplate: '{"label": {{input.label}}}', responseMapping: { label: 'label' } },
-      },
-    });
+      });
     assert.equal(tool.statusCode, 201, tool.body);
     const triggerId = await createTrigger(user, follower, 'agent_output', { 'tools.probe.result.label': { $contains: 'match' } });
 

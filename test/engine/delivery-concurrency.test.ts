@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createDeliveryActivities } from '../../activities/deliveries';
 import { createDeliverySlotsRepository } from '../../db/repositories/deliveries';
-import { registerUser, type TestUser } from '../helpers/app';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
@@ -18,42 +20,31 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * attempt, and is woken by the attempt that frees one.
  */
 describe(`delivery concurrency per webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${LIMIT})`, () => {
+  const suite = suiteContext();
   let h: EngineHarness;
-  const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
 
   before(async () => {
-    h = await startEngine(__filename, { DELIVERY_CONCURRENCY_PER_WEBHOOK: String(LIMIT), WEBHOOK_TIMEOUT_MS: '5000' });
+    h = await startEngine(suite, __filename, { DELIVERY_CONCURRENCY_PER_WEBHOOK: String(LIMIT), WEBHOOK_TIMEOUT_MS: '5000' });
   });
-  after(async () => {
-    await h.close();
-    await Promise.all(receivers.map((r) => r.close()));
-  });
-
-  async function call(u: TestUser, method: 'GET' | 'POST', url: string, payload?: object) {
-    const res = await h.app.inject({ method, url, headers: u.auth, ...(payload ? { payload } : {}) });
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json();
-  }
 
   it('a slow endpoint gets at most the limit at once, all of them in the end; another webhook is served meanwhile', async () => {
-    const slow = await startReceiver(() => ({ status: 200, delayMs: HOLD_MS }));
-    const fast = await startReceiver(() => ({ status: 200 }));
-    receivers.push(slow, fast);
+    const slow = await startReceiver(suite, () => ({ status: 200, delayMs: HOLD_MS }));
+    const fast = await startReceiver(suite, () => ({ status: 200 }));
     const user = await registerUser(h.app);
-    const slowHook = await call(user, 'POST', '/api/webhooks', { name: 'slow', url: slow.url });
+    const slowHook = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'slow', url: `${slow.url}/hook` });
     const other = await registerUser(h.app);
-    const fastHook = await call(other, 'POST', '/api/webhooks', { name: 'fast', url: fast.url });
+    const fastHook = await api(h.app, other).ok('POST', '/api/webhooks', { name: 'fast', url: `${fast.url}/hook` });
 
-    for (let i = 0; i < DELIVERIES; i++) await call(user, 'POST', `/api/webhooks/${slowHook.id}/test`, { payload: { i } });
+    for (let i = 0; i < DELIVERIES; i++) await api(h.app, user).ok('POST', `/api/webhooks/${slowHook.id}/test`, { payload: { i } });
     await waitFor('the slow endpoint to be busy', async () => slow.requests.length > 0, 20_000);
-    await call(other, 'POST', `/api/webhooks/${fastHook.id}/test`, {});
+    await api(h.app, other).ok('POST', `/api/webhooks/${fastHook.id}/test`, {});
 
     await waitFor('the other webhook\'s delivery', async () => fast.requests.length === 1, 20_000);
     const slowDoneBefore = slow.requests.length;
     assert.ok(slowDoneBefore < DELIVERIES, `the other webhook waited for the slow one (${slowDoneBefore} of ${DELIVERIES} already sent)`);
 
     const list = await waitFor('every slow delivery to succeed', async () => {
-      const items: { status: string; attempts: number }[] = await call(user, 'GET', `/api/webhooks/${slowHook.id}/deliveries?limit=100`);
+      const items: { status: string; attempts: number }[] = await api(h.app, user).ok('GET', `/api/webhooks/${slowHook.id}/deliveries?limit=100`);
       return items.length === DELIVERIES && items.every((d) => d.status === 'succeeded') && items;
     }, 60_000);
     assert.equal(slow.requests.length, DELIVERIES);
@@ -66,7 +57,7 @@ describe(`delivery concurrency per webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${L
 
   it('a slot whose lease expired (its worker was killed) is free again; the line is served oldest first', async () => {
     const user = await registerUser(h.app);
-    const hook = await call(user, 'POST', '/api/webhooks', { name: 'nowhere', url: 'http://127.0.0.1:9/none' });
+    const hook = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'nowhere', url: 'http://127.0.0.1:9/none' });
     // Rows of this test's own (no workflow attempts them): three deliveries of three events to one webhook.
     const { rows } = await h.db.query<{ id: string }>(
       `WITH e AS (INSERT INTO events (account_id, type, data) SELECT $2, 'webhook.test', '{}' FROM generate_series(1, 3) RETURNING id)

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
@@ -12,22 +14,13 @@ const PER_MINUTE = 3;
  * recorded as `throttled` and not counted (no run, no event).
  */
 describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
+  const suite = suiteContext();
   let h: EngineHarness;
 
   before(async () => {
-    h = await startEngine(__filename, { FIRES_PER_MINUTE: String(PER_MINUTE) });
+    h = await startEngine(suite, __filename, { FIRES_PER_MINUTE: String(PER_MINUTE) });
   });
-  after(() => h.close());
 
-  async function call(u: TestUser | null, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, headers: Record<string, string> = {}) {
-    const res = await h.app.inject({ method, url, headers: { ...(u ? u.auth : {}), ...headers }, ...(payload ? { payload } : {}) });
-    return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers };
-  }
-  async function ok(u: TestUser, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
-    const res = await call(u, method, url, payload);
-    assert.ok(res.status < 300, `${method} ${url}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  }
   const fireRows = async (triggerId: string) =>
     (await h.db.query(`SELECT id, source, status, run_id FROM fires WHERE trigger_id = $1 ORDER BY created_at`, [triggerId])).rows;
   const queuedFires = async (triggerId: string) =>
@@ -35,34 +28,34 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
 
   /** Uses up the account's minute with manual fires of a fresh user trigger; returns its id. */
   async function spendTheMinute(u: TestUser): Promise<string> {
-    const trigger = await ok(u, 'POST', '/api/user-triggers', { type: 'webhook', name: 'spender' });
-    for (let i = 0; i < PER_MINUTE; i++) await ok(u, 'POST', `/api/user-triggers/${trigger.id}/fire`, {});
+    const trigger = await api(h.app, u).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'spender' });
+    for (let i = 0; i < PER_MINUTE; i++) await api(h.app, u).ok('POST', `/api/user-triggers/${trigger.id}/fire`, {});
     return trigger.id;
   }
 
   it('answers 429 with Retry-After to manual and hook fires over the limit, queueing nothing', async () => {
     const user = await registerUser(h.app);
     const spender = await spendTheMinute(user);
-    const hook = await ok(user, 'POST', '/api/user-triggers', { type: 'webhook', name: 'hook', configJson: { secretToken: 'a-secret-token-of-16+' } });
+    const hook = await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'hook', configJson: { secretToken: 'a-secret-token-of-16+' } });
     await waitFor('the spent fires to be recorded', async () => (await fireRows(spender)).length === PER_MINUTE, 30_000);
 
-    const manual = await call(user, 'POST', `/api/user-triggers/${spender}/fire`, {});
-    assert.equal(manual.status, 429, JSON.stringify(manual.body));
-    assert.deepEqual(Object.keys(manual.body), ['message']);
-    assert.match(manual.body.message, new RegExp(`at most ${PER_MINUTE} per minute`));
+    const manual = await api(h.app, user).post(`/api/user-triggers/${spender}/fire`, {});
+    assert.equal(manual.statusCode, 429, manual.body);
+    assert.deepEqual(Object.keys(manual.json()), ['message']);
+    assert.match(manual.json().message, new RegExp(`at most ${PER_MINUTE} per minute`));
     const retryAfter = Number(manual.headers['retry-after']);
     assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${manual.headers['retry-after']}`);
 
     const path = `/api/hooks/triggers/${new URL(hook.hookUrl).pathname.split('/').pop()}`;
-    const wrongToken = await call(null, 'POST', path, {}, { 'x-trigger-token': 'not-the-token-at-all' });
-    assert.equal(wrongToken.status, 401, 'a caller without the token learns nothing about the rate');
-    const hooked = await call(null, 'POST', path, { x: 1 }, { 'x-trigger-token': 'a-secret-token-of-16+' });
-    assert.equal(hooked.status, 429, JSON.stringify(hooked.body));
+    const wrongToken = await api(h.app).post(path, {}, { 'x-trigger-token': 'not-the-token-at-all' });
+    assert.equal(wrongToken.statusCode, 401, 'a caller without the token learns nothing about the rate');
+    const hooked = await api(h.app).post(path, { x: 1 }, { 'x-trigger-token': 'a-secret-token-of-16+' });
+    assert.equal(hooked.statusCode, 429, hooked.body);
     assert.ok(Number(hooked.headers['retry-after']) >= 1);
 
     // A 429 is not kept for its Idempotency-Key: the same request may be sent again after Retry-After.
-    const keyed = await call(user, 'POST', `/api/user-triggers/${spender}/fire`, {}, { 'idempotency-key': 'fire-later' });
-    assert.equal(keyed.status, 429);
+    const keyed = await api(h.app, user).post(`/api/user-triggers/${spender}/fire`, {}, { 'idempotency-key': 'fire-later' });
+    assert.equal(keyed.statusCode, 429);
     const { rows: kept } = await h.db.query(`SELECT 1 FROM idempotency_keys WHERE key = 'fire-later'`);
     assert.deepEqual(kept, []);
 
@@ -72,23 +65,23 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
     assert.deepEqual(await fireRows(hook.id), []);
     // Another account has its own minute.
     const other = await registerUser(h.app);
-    const theirs = await ok(other, 'POST', '/api/user-triggers', { type: 'webhook', name: 'theirs' });
-    assert.equal((await call(other, 'POST', `/api/user-triggers/${theirs.id}/fire`, {})).status, 202);
+    const theirs = await api(h.app, other).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'theirs' });
+    assert.equal((await api(h.app, other).post(`/api/user-triggers/${theirs.id}/fire`, {})).statusCode, 202);
   });
 
   it('records an event fire over the limit as throttled: no run, no event, not counted', async () => {
     const user = await registerUser(h.app);
-    const agent = await ok(user, 'POST', '/api/agents', { name: 'listener' });
-    const incoming = await ok(user, 'POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
-    const listener = await ok(user, 'POST', `/api/agents/${agent.id}/triggers`, {
+    const agent = await api(h.app, user).ok('POST', '/api/agents', { name: 'listener' });
+    const incoming = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
+    const listener = await api(h.app, user).ok('POST', `/api/agents/${agent.id}/triggers`, {
       type: 'event',
       name: 'on hook',
       configJson: { eventType: 'webhook.received' },
     });
     await spendTheMinute(user); // in the API
 
-    const hooked = await call(null, 'POST', `/api/hooks/webhooks/${incoming.id}`, { n: 1 });
-    assert.equal(hooked.status, 202, 'an incoming webhook call is not a fire');
+    const hooked = await api(h.app).post(`/api/hooks/webhooks/${incoming.id}`, { n: 1 });
+    assert.equal(hooked.statusCode, 202, 'an incoming webhook call is not a fire');
     // The worker's fire sees the API's count.
     const [fire] = await waitFor('the event fire', async () => {
       const rows = await fireRows(listener.id);
@@ -100,31 +93,31 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
     assert.deepEqual(runs, []);
     const { rows: events } = await h.db.query(`SELECT type FROM events WHERE data ->> 'fireId' = $1`, [fire.id]);
     assert.deepEqual(events, []);
-    const shown = await ok(user, 'GET', `/api/triggers/${listener.id}`);
+    const shown = await api(h.app, user).ok('GET', `/api/triggers/${listener.id}`);
     assert.equal(shown.fireCount, 0);
-    const [listed] = await ok(user, 'GET', `/api/triggers/${listener.id}/fires`);
+    const [listed] = await api(h.app, user).ok('GET', `/api/triggers/${listener.id}/fires`);
     assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fire.id, status: 'throttled', runId: null });
   });
 
   it('records schedule fires over the limit as throttled, uncounted; the worker\'s count holds for the API too', async () => {
     const user = await registerUser(h.app);
-    const cron = await ok(user, 'POST', '/api/user-triggers', { type: 'cron', name: 'every second', configJson: { cronExpression: '* * * * * *' } });
+    const cron = await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'cron', name: 'every second', configJson: { cronExpression: '* * * * * *' } });
     const rows = await waitFor('the limit and two throttled schedule fires', async () => {
       const r = await fireRows(cron.id);
       return r.filter((f) => f.status === 'throttled').length >= 2 && r;
     }, 30_000);
-    await ok(user, 'PATCH', `/api/user-triggers/${cron.id}`, { enabled: false });
+    await api(h.app, user).ok('PATCH', `/api/user-triggers/${cron.id}`, { enabled: false });
 
     assert.ok(rows.every((f) => f.source === 'schedule'));
     assert.deepEqual(
       rows.slice(0, PER_MINUTE + 2).map((f) => f.status),
       [...Array(PER_MINUTE).fill('fired'), 'throttled', 'throttled'],
     );
-    assert.equal((await ok(user, 'GET', `/api/user-triggers/${cron.id}`)).fireCount, PER_MINUTE);
-    const history = await ok(user, 'GET', `/api/user-triggers/${cron.id}/fires?limit=200`);
+    assert.equal((await api(h.app, user).ok('GET', `/api/user-triggers/${cron.id}`)).fireCount, PER_MINUTE);
+    const history = await api(h.app, user).ok('GET', `/api/user-triggers/${cron.id}/fires?limit=200`);
     assert.ok(history.some((f: { status: string }) => f.status === 'throttled'));
     // The worker's count holds for the API too.
-    const manual = await ok(user, 'POST', '/api/user-triggers', { type: 'webhook', name: 'manual' });
-    assert.equal((await call(user, 'POST', `/api/user-triggers/${manual.id}/fire`, {})).status, 429);
+    const manual = await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'manual' });
+    assert.equal((await api(h.app, user).post(`/api/user-triggers/${manual.id}/fire`, {})).statusCode, 429);
   });
 });

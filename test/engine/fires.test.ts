@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
@@ -9,33 +11,30 @@ const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'];
 
 /** Fire history and manual fires: `GET|POST /api/triggers/:id/fire(s)` and the same under user-triggers (README § Triggers). */
 describe('fires API', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let user: TestUser;
   let agentId: string;
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     user = await registerUser(h.app);
-    agentId = (await call('POST', '/api/agents', { name: 'Fired', status: 'active' })).json().id;
+    agentId = (await api(h.app, user).post('/api/agents', { name: 'Fired', status: 'active' })).json().id;
   });
-  after(() => h.close());
 
-  function call(method: string, url: string, payload?: unknown, headers: Record<string, string> = {}, who = user) {
-    return h.app.inject({ method: method as 'GET', url, headers: { ...who.auth, ...headers }, payload: payload as object });
-  }
   const created = async (url: string, body: Record<string, unknown>) => {
-    const res = await call('POST', url, { name: 'T', type: 'webhook', ...body });
+    const res = await api(h.app, user).post(url, { name: 'T', type: 'webhook', ...body });
     assert.equal(res.statusCode, 201, res.body);
     return res.json().id as string;
   };
   const fire = async (url: string, body?: unknown, headers?: Record<string, string>) => {
-    const res = await call('POST', `${url}/fire`, body, headers);
+    const res = await api(h.app, user).post(`${url}/fire`, body, headers);
     assert.equal(res.statusCode, 202, res.body);
     assert.deepEqual(Object.keys(res.json()), ['fireId']);
     return res.json().fireId as string;
   };
   const fires = async (url: string) => {
-    const res = await call('GET', `${url}/fires`);
+    const res = await api(h.app, user).get(`${url}/fires`);
     assert.equal(res.statusCode, 200, res.body);
     return res.json();
   };
@@ -49,7 +48,7 @@ describe('fires API', () => {
     const row = await recorded(fireId);
     assert.deepEqual(row.payload, { x: [1] });
 
-    const trigger = (await call('GET', url)).json();
+    const trigger = (await api(h.app, user).get(url)).json();
     assert.equal(trigger.fireCount, 1);
     assert.ok(trigger.lastFired);
     const list = await fires(url);
@@ -87,7 +86,7 @@ describe('fires API', () => {
     let fireId: string;
     try {
       fireId = await fire(url);
-      const res = await call('PATCH', url, { enabled: false });
+      const res = await api(h.app, user).patch(url, { enabled: false });
       assert.equal(res.statusCode, 200, res.body);
     } finally {
       await h.startWorker();
@@ -95,12 +94,12 @@ describe('fires API', () => {
     await recorded(fireId);
     const [listed] = await fires(url);
     assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fireId, status: 'skipped', runId: null });
-    assert.equal((await call('GET', url)).json().fireCount, 0);
+    assert.equal((await api(h.app, user).get(url)).json().fireCount, 0);
   });
 
   it('records a fire of a trigger linked to a template or paused agent as skipped: no run, uncounted', async () => {
     for (const status of ['template', 'paused']) {
-      const agent = (await call('POST', '/api/agents', { name: `A ${status}`, status })).json().id as string;
+      const agent = (await api(h.app, user).post('/api/agents', { name: `A ${status}`, status })).json().id as string;
       const agentTrigger = `/api/triggers/${await created(`/api/agents/${agent}/triggers`, {})}`;
       const userTrigger = `/api/user-triggers/${await created('/api/user-triggers', { agentId: agent })}`;
       for (const url of [agentTrigger, userTrigger]) {
@@ -109,7 +108,7 @@ describe('fires API', () => {
         assert.deepEqual({ status: row.status, run_id: row.run_id }, { status: 'skipped', run_id: null }, `${status} ${url}`);
         const [listed] = await fires(url);
         assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fireId, status: 'skipped', runId: null });
-        assert.equal((await call('GET', url)).json().fireCount, 0);
+        assert.equal((await api(h.app, user).get(url)).json().fireCount, 0);
         const { rows: events } = await h.db.query(`SELECT type FROM events WHERE data->>'fireId' = $1`, [fireId]);
         assert.deepEqual(events, [], 'a skipped fire emits nothing');
       }
@@ -120,13 +119,13 @@ describe('fires API', () => {
 
   it('refuses to fire a disabled trigger (409) and a bad body (400)', async () => {
     const url = `/api/user-triggers/${await created('/api/user-triggers', { enabled: false })}`;
-    const res = await call('POST', `${url}/fire`, {});
+    const res = await api(h.app, user).post(`${url}/fire`, {});
     assert.equal(res.statusCode, 409, res.body);
     assert.deepEqual(Object.keys(res.json()), ['message']);
 
     const enabled = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
     for (const body of [{ payload: 1, extra: true }, [1]]) {
-      const bad = await call('POST', `${enabled}/fire`, body);
+      const bad = await api(h.app, user).post(`${enabled}/fire`, body);
       assert.equal(bad.statusCode, 400, bad.body);
       assert.deepEqual(Object.keys(bad.json()), ['message']);
     }
@@ -148,30 +147,28 @@ describe('fires API', () => {
     ];
     for (const [url, who] of cases) {
       for (const [method, path] of [['GET', `${url}/fires`], ['POST', `${url}/fire`]] as const) {
-        const res = await call(method, path, method === 'POST' ? {} : undefined, {}, who);
+        const res = await api(h.app, who).request(method, path, method === 'POST' ? {} : undefined);
         assert.equal(res.statusCode, 404, `${method} ${path}: ${res.body}`);
         assert.deepEqual(Object.keys(res.json()), ['message']);
       }
     }
-    const unauthenticated = await h.app.inject({ method: 'POST', url: `/api/user-triggers/${userTrigger}/fire`, payload: {} });
+    const unauthenticated = await api(h.app).post(`/api/user-triggers/${userTrigger}/fire`, {});
     assert.equal(unauthenticated.statusCode, 401);
     const { rows } = await h.db.query(`SELECT count(*)::int AS n FROM fires WHERE trigger_id = ANY($1)`, [[userTrigger, agentTrigger]]);
     assert.equal(rows[0].n, 0);
   });
 
   it('shows one fire with its payload (a webhook trigger\'s hook body too); 404 for another account\'s, trigger\'s or an unknown fire', async () => {
-    const res = await call('POST', '/api/user-triggers', { name: 'Hooked', type: 'webhook' });
+    const res = await api(h.app, user).post('/api/user-triggers', { name: 'Hooked', type: 'webhook' });
     assert.equal(res.statusCode, 201, res.body);
     const { id, configJson } = res.json();
     const url = `/api/user-triggers/${id}`;
-    const hooked = await h.app.inject({
-      method: 'POST', url: `/api/hooks/triggers/${configJson.webhookPath}`, headers: { 'x-trigger-token': configJson.secretToken }, payload: { order: 42 },
-    });
+    const hooked = await api(h.app).post(`/api/hooks/triggers/${configJson.webhookPath}`, { order: 42 }, { 'x-trigger-token': configJson.secretToken });
     assert.equal(hooked.statusCode, 202, hooked.body);
     const { fireId } = hooked.json();
     const row = await recorded(fireId);
 
-    const shown = await call('GET', `${url}/fires/${fireId}`);
+    const shown = await api(h.app, user).get(`${url}/fires/${fireId}`);
     assert.equal(shown.statusCode, 200, shown.body);
     assert.deepEqual(shown.json(), {
       id: fireId, firedAt: row.created_at.toISOString(), source: 'webhook', runId: null, status: 'fired', scheduledAt: null, payload: { order: 42 },
@@ -179,7 +176,7 @@ describe('fires API', () => {
     // A manual fire without a payload shows null.
     const manual = await fire(url);
     await recorded(manual);
-    assert.equal((await call('GET', `${url}/fires/${manual}`)).json().payload, null);
+    assert.equal((await api(h.app, user).get(`${url}/fires/${manual}`)).json().payload, null);
 
     const other = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
     const stranger = await registerUser(h.app);
@@ -191,7 +188,7 @@ describe('fires API', () => {
       [`${url}/fires/not-a-uuid`, user],
     ];
     for (const [path, who] of cases) {
-      const missing = await call('GET', path, undefined, {}, who);
+      const missing = await api(h.app, who).get(path);
       assert.equal(missing.statusCode, 404, `${path}: ${missing.body}`);
       assert.deepEqual(Object.keys(missing.json()), ['message']);
     }
@@ -211,6 +208,6 @@ describe('fires API', () => {
     assert.deepEqual(new Set(all.ids), new Set(ids));
     const times = (all.items as unknown as { firedAt: string }[]).map((f) => f.firedAt);
     assert.deepEqual(times, [...times].sort().reverse(), 'newest first');
-    assert.equal((await call('GET', url)).json().fireCount, 6);
+    assert.equal((await api(h.app, user).get(url)).json().fireCount, 6);
   });
 });

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
@@ -11,39 +13,24 @@ const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** Public hook endpoints (docs/api.md § Signatures), over real HTTP. */
 describe('public hooks', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let base: string;
   let user: TestUser;
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
     user = await registerUser(h.app);
   });
-  after(() => h.close());
 
-  const api = async (method: string, url: string, payload?: unknown, who = user) => {
-    const res = await h.app.inject({ method: method as 'GET', url, headers: who.auth, payload: payload as object });
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json();
-  };
-  /** A raw POST with no credential: the exact bytes given are what is sent (and signed). */
-  const post = async (path: string, body: string | undefined, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      body,
-      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
   const signed = (secret: Webhook, body: string, at = new Date(), msgId = `msg_${randomUUID()}`) => ({
     'webhook-id': msgId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
     'webhook-signature': secret.sign(msgId, at, body),
   });
-  const incoming = (body: Record<string, unknown> = {}) => api('POST', '/api/webhooks', { name: 'in', direction: 'incoming', ...body });
+  const incoming = (body: Record<string, unknown> = {}) => api(h.app, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming', ...body });
   const eventsOf = async (webhookId: string) =>
     (await h.db.query(`SELECT id, type, data FROM events WHERE data->>'webhookId' = $1 ORDER BY created_at`, [webhookId])).rows;
 
@@ -51,46 +38,46 @@ describe('public hooks', () => {
     it('counts an unsigned call and emits webhook.received, which fires a matching event trigger', async () => {
       const webhook = await incoming();
       assert.deepEqual(webhook.events, ['webhook.received']);
-      const trigger = await api('POST', '/api/user-triggers', {
+      const trigger = await api(h.app, user).ok('POST', '/api/user-triggers', {
         name: 'on hook',
         type: 'event',
         configJson: { eventType: 'webhook.received', eventFilter: { webhookId: webhook.id } },
       });
 
-      const res = await post(`/api/hooks/webhooks/${webhook.id}`, '{"order": {"id": 7}}');
-      assert.equal(res.status, 202, JSON.stringify(res.body));
-      assert.deepEqual(Object.keys(res.body).sort(), ['eventIds', 'id']);
-      assert.deepEqual(res.body.eventIds, [res.body.id]);
+      const res = await api(base).post(`/api/hooks/webhooks/${webhook.id}`, '{"order": {"id": 7}}');
+      assert.equal(res.statusCode, 202, res.body);
+      assert.deepEqual(Object.keys(res.json()).sort(), ['eventIds', 'id']);
+      assert.deepEqual(res.json().eventIds, [res.json().id]);
 
-      const after = await api('GET', `/api/webhooks/${webhook.id}`);
+      const after = await api(h.app, user).ok('GET', `/api/webhooks/${webhook.id}`);
       assert.equal(after.triggerCount, 1);
       assert.ok(after.lastTriggered);
       const events = await eventsOf(webhook.id);
-      assert.deepEqual(events, [{ id: res.body.id, type: 'webhook.received', data: { webhookId: webhook.id, payload: { order: { id: 7 } } } }]);
+      assert.deepEqual(events, [{ id: res.json().id, type: 'webhook.received', data: { webhookId: webhook.id, payload: { order: { id: 7 } } } }]);
 
       // Dispatched durably: the event trigger fires with the event's data as its payload.
       const fire = await waitFor('the event trigger to fire', async () => {
         const { rows } = await h.db.query(`SELECT source, status, event_id, payload FROM fires WHERE trigger_id = $1`, [trigger.id]);
         return rows[0];
       }, 30_000);
-      assert.deepEqual(fire, { source: 'event', status: 'fired', event_id: res.body.id, payload: { webhookId: webhook.id, payload: { order: { id: 7 } } } });
-      assert.equal((await api('GET', `/api/user-triggers/${trigger.id}`)).fireCount, 1);
+      assert.deepEqual(fire, { source: 'event', status: 'fired', event_id: res.json().id, payload: { webhookId: webhook.id, payload: { order: { id: 7 } } } });
+      assert.equal((await api(h.app, user).ok('GET', `/api/user-triggers/${trigger.id}`)).fireCount, 1);
     });
 
     it('emits webhook.received once per call (no type the platform reserves); any JSON value is a payload', async () => {
       const webhook = await incoming({ events: ['webhook.received', 'webhook.received'] });
-      const res = await post(`/api/hooks/webhooks/${webhook.id}`, '[1, "two", null]');
-      assert.equal(res.status, 202, JSON.stringify(res.body));
-      assert.deepEqual(res.body.eventIds, [res.body.id]);
+      const res = await api(base).post(`/api/hooks/webhooks/${webhook.id}`, '[1, "two", null]');
+      assert.equal(res.statusCode, 202, res.body);
+      assert.deepEqual(res.json().eventIds, [res.json().id]);
       const events = await eventsOf(webhook.id);
       assert.deepEqual(events.map((e) => e.type), ['webhook.received']);
-      assert.deepEqual(events.map((e) => e.id), res.body.eventIds);
+      assert.deepEqual(events.map((e) => e.id), res.json().eventIds);
       for (const e of events) assert.deepEqual(e.data.payload, [1, 'two', null]);
 
       // No body at all: payload null.
-      const empty = await post(`/api/hooks/webhooks/${webhook.id}`, undefined);
-      assert.equal(empty.status, 202, JSON.stringify(empty.body));
-      assert.equal((await api('GET', `/api/webhooks/${webhook.id}`)).triggerCount, 2);
+      const empty = await api(base).post(`/api/hooks/webhooks/${webhook.id}`, undefined);
+      assert.equal(empty.statusCode, 202, empty.body);
+      assert.equal((await api(h.app, user).ok('GET', `/api/webhooks/${webhook.id}`)).triggerCount, 2);
     });
 
     it('checks the Standard Webhooks signature of a webhook with a whsec_ secret, on the bytes sent', async () => {
@@ -101,8 +88,8 @@ describe('public hooks', () => {
       // Spacing and key order a re-serialization would change: the signature covers these exact bytes.
       const body = '{ "b": 1,   "a": [ 2 ] }';
 
-      const ok = await post(url, body, signed(signer, body));
-      assert.equal(ok.status, 202, JSON.stringify(ok.body));
+      const ok = await api(base).post(url, body, signed(signer, body));
+      assert.equal(ok.statusCode, 202, ok.body);
 
       const refused: [string, Record<string, string>][] = [
         ['no signature headers', {}],
@@ -113,11 +100,11 @@ describe('public hooks', () => {
         ['a signature without the v1 prefix', { ...signed(signer, body), 'webhook-signature': signed(signer, body)['webhook-signature'].slice(3) }],
       ];
       for (const [what, headers] of refused) {
-        const res = await post(url, body, headers);
-        assert.equal(res.status, 401, `${what}: ${JSON.stringify(res.body)}`);
-        assert.deepEqual(Object.keys(res.body), ['message'], what);
+        const res = await api(base).post(url, body, headers);
+        assert.equal(res.statusCode, 401, `${what}: ${res.body}`);
+        assert.deepEqual(Object.keys(res.json()), ['message'], what);
       }
-      const after = await api('GET', `/api/webhooks/${webhook.id}`);
+      const after = await api(h.app, user).ok('GET', `/api/webhooks/${webhook.id}`);
       assert.equal(after.triggerCount, 1, 'refused calls are not counted');
       assert.equal((await eventsOf(webhook.id)).length, 1);
     });
@@ -126,11 +113,11 @@ describe('public hooks', () => {
       const secret = 'plain-shared-secret-ü';
       const webhook = await incoming({ secret });
       const body = '{"n":1}';
-      const res = await post(`/api/hooks/webhooks/${webhook.id}`, body, signed(new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }), body));
-      assert.equal(res.status, 202, JSON.stringify(res.body));
+      const res = await api(base).post(`/api/hooks/webhooks/${webhook.id}`, body, signed(new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }), body));
+      assert.equal(res.statusCode, 202, res.body);
       // Read as Latin-1 (what the package does with a raw string) it is another key.
-      const wrong = await post(`/api/hooks/webhooks/${webhook.id}`, body, signed(new Webhook(Buffer.from(secret, 'latin1'), { format: 'raw' }), body));
-      assert.equal(wrong.status, 401);
+      const wrong = await api(base).post(`/api/hooks/webhooks/${webhook.id}`, body, signed(new Webhook(Buffer.from(secret, 'latin1'), { format: 'raw' }), body));
+      assert.equal(wrong.statusCode, 401);
     });
 
     it('counts and emits a signed message once, answering a repeat with the same ids', async () => {
@@ -141,31 +128,31 @@ describe('public hooks', () => {
       const body = '{"attempt":1}';
       const headers = signed(signer, body);
 
-      const first = await post(url, body, headers);
-      assert.equal(first.status, 202);
+      const first = await api(base).post(url, body, headers);
+      assert.equal(first.statusCode, 202);
       // The sender's retry: same message id, a fresh timestamp and signature; and two at once.
-      const retried = await Promise.all([1, 2].map(() => post(url, body, signed(signer, body, new Date(), headers['webhook-id']))));
+      const retried = await Promise.all([1, 2].map(() => api(base).post(url, body, signed(signer, body, new Date(), headers['webhook-id']))));
       for (const r of retried) {
-        assert.equal(r.status, 202);
-        assert.deepEqual(r.body, first.body);
+        assert.equal(r.statusCode, 202);
+        assert.deepEqual(r.json(), first.json());
       }
-      const other = await post(url, body, signed(signer, body));
-      assert.equal(other.status, 202);
-      assert.notEqual(other.body.id, first.body.id);
+      const other = await api(base).post(url, body, signed(signer, body));
+      assert.equal(other.statusCode, 202);
+      assert.notEqual(other.json().id, first.json().id);
 
-      assert.equal((await api('GET', `/api/webhooks/${webhook.id}`)).triggerCount, 2);
+      assert.equal((await api(h.app, user).ok('GET', `/api/webhooks/${webhook.id}`)).triggerCount, 2);
       assert.equal((await eventsOf(webhook.id)).length, 2);
     });
 
     it('answers 404 for an unknown, malformed, outgoing or disabled webhook, and 400 for a bad body', async () => {
       const disabled = await incoming({ enabled: false });
-      const outgoing = await api('POST', '/api/webhooks', { name: 'out', url: 'http://127.0.0.1:9/x' });
+      const outgoing = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'out', url: 'http://127.0.0.1:9/x' });
       for (const id of [randomUUID(), 'not-a-uuid', outgoing.id, disabled.id]) {
-        const res = await post(`/api/hooks/webhooks/${id}`, '{}');
-        assert.equal(res.status, 404, `${id}: ${JSON.stringify(res.body)}`);
-        assert.deepEqual(Object.keys(res.body), ['message']);
+        const res = await api(base).post(`/api/hooks/webhooks/${id}`, '{}');
+        assert.equal(res.statusCode, 404, `${id}: ${res.body}`);
+        assert.deepEqual(Object.keys(res.json()), ['message']);
       }
-      assert.equal((await api('GET', `/api/webhooks/${disabled.id}`)).triggerCount, 0);
+      assert.equal((await api(h.app, user).ok('GET', `/api/webhooks/${disabled.id}`)).triggerCount, 0);
 
       const webhook = await incoming();
       const bad: [string, string | undefined, Record<string, string>, number][] = [
@@ -175,27 +162,27 @@ describe('public hooks', () => {
         ['text/plain', 'hello', { 'content-type': 'text/plain' }, 415],
       ];
       for (const [what, body, headers, status] of bad) {
-        const res = await post(`/api/hooks/webhooks/${webhook.id}`, body, headers);
-        assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`);
-        assert.deepEqual(Object.keys(res.body), ['message'], what);
+        const res = await api(base).post(`/api/hooks/webhooks/${webhook.id}`, body, headers);
+        assert.equal(res.statusCode, status, `${what}: ${res.body}`);
+        assert.deepEqual(Object.keys(res.json()), ['message'], what);
       }
-      assert.equal((await post(`/api/hooks/webhooks/${webhook.id}`, '{"a":', {})).body.message, 'Malformed JSON in request body');
-      assert.equal((await api('GET', `/api/webhooks/${webhook.id}`)).triggerCount, 0);
+      assert.equal((await api(base).post(`/api/hooks/webhooks/${webhook.id}`, '{"a":', {})).json().message, 'Malformed JSON in request body');
+      assert.equal((await api(h.app, user).ok('GET', `/api/webhooks/${webhook.id}`)).triggerCount, 0);
     });
   });
 
   describe('trigger hooks', () => {
     it('fires a webhook trigger with the right X-Trigger-Token; the payload reaches the agent run', async () => {
-      const agent = await api('POST', '/api/agents', { name: 'Hooked', status: 'active' });
-      const trigger = await api('POST', `/api/agents/${agent.id}/triggers`, { name: 'hook', type: 'webhook' });
+      const agent = await api(h.app, user).ok('POST', '/api/agents', { name: 'Hooked', status: 'active' });
+      const trigger = await api(h.app, user).ok('POST', `/api/agents/${agent.id}/triggers`, { name: 'hook', type: 'webhook' });
       const { webhookPath, secretToken } = trigger.configJson;
       assert.equal(trigger.hookUrl.endsWith(`/api/hooks/triggers/${webhookPath}`), true);
       const url = `/api/hooks/triggers/${webhookPath}`;
 
-      const res = await post(url, '{"order": 42}', { 'x-trigger-token': secretToken });
-      assert.equal(res.status, 202, JSON.stringify(res.body));
-      assert.deepEqual(Object.keys(res.body), ['fireId']);
-      const { fireId } = res.body;
+      const res = await api(base).post(url, '{"order": 42}', { 'x-trigger-token': secretToken });
+      assert.equal(res.statusCode, 202, res.body);
+      assert.deepEqual(Object.keys(res.json()), ['fireId']);
+      const { fireId } = res.json();
 
       const fire = await waitFor('the fire row', async () => {
         const { rows } = await h.db.query(`SELECT id, trigger_id, source, status, run_id, payload FROM fires WHERE id = $1`, [fireId]);
@@ -205,7 +192,7 @@ describe('public hooks', () => {
       assert.equal(fire.source, 'webhook');
       assert.equal(fire.status, 'fired');
       assert.deepEqual(fire.payload, { order: 42 });
-      const stored = await api('GET', `/api/triggers/${trigger.id}`);
+      const stored = await api(h.app, user).ok('GET', `/api/triggers/${trigger.id}`);
       assert.equal(stored.fireCount, 1);
       assert.ok(stored.lastFired);
       const { rows: runs } = await h.db.query(`SELECT id, agent_id, trigger_id, input FROM runs WHERE fire_id = $1`, [fireId]);
@@ -215,16 +202,16 @@ describe('public hooks', () => {
       assert.deepEqual(runs[0].input, { source: 'webhook', triggerId: trigger.id, fireId, payload: { order: 42 } });
 
       // No body: payload null.
-      const bare = await post(url, undefined, { 'x-trigger-token': secretToken });
-      assert.equal(bare.status, 202, JSON.stringify(bare.body));
-      const bareFire = await waitFor('the second fire', async () => (await h.db.query(`SELECT payload FROM fires WHERE id = $1`, [bare.body.fireId])).rows[0]);
+      const bare = await api(base).post(url, undefined, { 'x-trigger-token': secretToken });
+      assert.equal(bare.statusCode, 202, bare.body);
+      const bareFire = await waitFor('the second fire', async () => (await h.db.query(`SELECT payload FROM fires WHERE id = $1`, [bare.json().fireId])).rows[0]);
       assert.equal(bareFire.payload, null);
     });
 
     it('refuses a missing or wrong token (401) and an unknown, malformed or disabled path (404), firing nothing', async () => {
       const token = 'right-token-0123456789';
-      const trigger = await api('POST', '/api/user-triggers', { name: 'hook', type: 'webhook', configJson: { secretToken: token } });
-      const shown = (await api('GET', `/api/user-triggers/${trigger.id}`)).configJson.secretToken as string;
+      const trigger = await api(h.app, user).ok('POST', '/api/user-triggers', { name: 'hook', type: 'webhook', configJson: { secretToken: token } });
+      const shown = (await api(h.app, user).ok('GET', `/api/user-triggers/${trigger.id}`)).configJson.secretToken as string;
       const url = `/api/hooks/triggers/${trigger.configJson.webhookPath}`;
       const refused: [Record<string, string>, string][] = [
         [{}, 'missing'],
@@ -235,29 +222,29 @@ describe('public hooks', () => {
         [{ 'x-trigger-token': shown.slice(-4) }, 'the last 4 characters a read shows'],
       ];
       for (const [headers, what] of refused) {
-        const res = await post(url, '{}', headers);
-        assert.equal(res.status, 401, `${what}: ${JSON.stringify(res.body)}`);
-        assert.deepEqual(Object.keys(res.body), ['message']);
+        const res = await api(base).post(url, '{}', headers);
+        assert.equal(res.statusCode, 401, `${what}: ${res.body}`);
+        assert.deepEqual(Object.keys(res.json()), ['message']);
       }
       const good = { 'x-trigger-token': token };
       for (const path of ['no-such-path', 'NOT_A_PATH!', trigger.id]) {
-        const res = await post(`/api/hooks/triggers/${encodeURIComponent(path)}`, '{}', good);
-        assert.equal(res.status, 404, `${path}: ${JSON.stringify(res.body)}`);
-        assert.deepEqual(Object.keys(res.body), ['message']);
+        const res = await api(base).post(`/api/hooks/triggers/${encodeURIComponent(path)}`, '{}', good);
+        assert.equal(res.statusCode, 404, `${path}: ${res.body}`);
+        assert.deepEqual(Object.keys(res.json()), ['message']);
       }
 
       // The refused calls queued nothing: after a good one has fired, it is the only fire.
-      const ok = await post(url, '{}', good);
-      assert.equal(ok.status, 202, JSON.stringify(ok.body));
-      await waitFor('the good fire', async () => (await h.db.query(`SELECT 1 FROM fires WHERE id = $1`, [ok.body.fireId])).rows[0], 30_000);
+      const ok = await api(base).post(url, '{}', good);
+      assert.equal(ok.statusCode, 202, ok.body);
+      await waitFor('the good fire', async () => (await h.db.query(`SELECT 1 FROM fires WHERE id = $1`, [ok.json().fireId])).rows[0], 30_000);
       const { rows } = await h.db.query(`SELECT id FROM fires WHERE trigger_id = $1`, [trigger.id]);
-      assert.deepEqual(rows.map((r) => r.id), [ok.body.fireId]);
-      assert.equal((await api('GET', `/api/user-triggers/${trigger.id}`)).fireCount, 1);
+      assert.deepEqual(rows.map((r) => r.id), [ok.json().fireId]);
+      assert.equal((await api(h.app, user).ok('GET', `/api/user-triggers/${trigger.id}`)).fireCount, 1);
 
-      await api('PATCH', `/api/user-triggers/${trigger.id}`, { enabled: false });
-      const disabled = await post(url, '{}', good);
-      assert.equal(disabled.status, 404, JSON.stringify(disabled.body));
-      assert.deepEqual(Object.keys(disabled.body), ['message']);
+      await api(h.app, user).ok('PATCH', `/api/user-triggers/${trigger.id}`, { enabled: false });
+      const disabled = await api(base).post(url, '{}', good);
+      assert.equal(disabled.statusCode, 404, disabled.body);
+      assert.deepEqual(Object.keys(disabled.json()), ['message']);
     });
   });
 });

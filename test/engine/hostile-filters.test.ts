@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createDispatchActivities, FANOUT_WORK_UNITS } from '../../activities/dispatch';
 import { insertEvent } from '../../db/repositories/events';
 import { REGEX_WORK_BUDGET } from '../../lib/event-filter';
-import { registerUser, type TestUser } from '../helpers/app';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
@@ -19,53 +21,38 @@ const HOSTILE_EVENTS = 5;
  * and delivery go through.
  */
 describe('a hostile $regex filter does not stop the engine', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let base: string;
-  const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
   });
-  after(async () => {
-    await h.close();
-    await Promise.all(receivers.map((r) => r.close()));
-  });
-
-  async function call(u: TestUser, method: 'GET' | 'POST', url: string, payload?: object) {
-    const res = await h.app.inject({ method, url, headers: u.auth, ...(payload ? { payload } : {}) });
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json();
-  }
 
   it('another account\'s manual fire and its delivery are served while the hostile events are dispatched', async () => {
     const attacker = await registerUser(h.app);
-    const hook = await call(attacker, 'POST', '/api/webhooks', { name: 'public', direction: 'incoming' });
-    const trap = await call(attacker, 'POST', '/api/user-triggers', {
+    const hook = await api(h.app, attacker).ok('POST', '/api/webhooks', { name: 'public', direction: 'incoming' });
+    const trap = await api(h.app, attacker).ok('POST', '/api/user-triggers', {
       type: 'event',
       name: 'catastrophic backtracking',
       configJson: { eventType: 'webhook.received', eventFilter: { 'payload.s': { $regex: '.*.*.*.*!' } } },
     });
 
     const victim = await registerUser(h.app);
-    const rx = await startReceiver();
-    receivers.push(rx);
-    await call(victim, 'POST', '/api/webhooks', { name: 'mine', url: rx.url, events: ['trigger.fired'] });
-    const mine = await call(victim, 'POST', '/api/user-triggers', { type: 'webhook', name: 'mine' });
+    const rx = await startReceiver(suite);
+    await api(h.app, victim).ok('POST', '/api/webhooks', { name: 'mine', url: `${rx.url}/hook`, events: ['trigger.fired'] });
+    const mine = await api(h.app, victim).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'mine' });
 
     // The hostile requests first, with no credential: anyone can send them.
     const hostileIds: string[] = [];
     for (let i = 0; i < HOSTILE_EVENTS; i++) {
-      const res = await fetch(`${base}/api/hooks/webhooks/${hook.id}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ s: 'a'.repeat(5000) }),
-      });
-      assert.equal(res.status, 202);
-      hostileIds.push(((await res.json()) as { id: string }).id);
+      const res = await api(base).post(`/api/hooks/webhooks/${hook.id}`, { s: 'a'.repeat(5000) });
+      assert.equal(res.statusCode, 202);
+      hostileIds.push(res.json<{ id: string }>().id);
     }
-    const { fireId } = await call(victim, 'POST', `/api/user-triggers/${mine.id}/fire`, { payload: { ok: true } });
+    const { fireId } = await api(h.app, victim).ok('POST', `/api/user-triggers/${mine.id}/fire`, { payload: { ok: true } });
 
     // The victim's fire is recorded and its event delivered to its webhook...
     const fire = await waitFor('the victim\'s fire', async () => (await h.db.query(`SELECT status FROM fires WHERE id = $1`, [fireId])).rows[0], 30_000);
@@ -91,7 +78,7 @@ describe('a hostile $regex filter does not stop the engine', () => {
     const listening = affordable + 10;
     let accountId = '';
     for (let i = 0; i < listening; i++) {
-      const trigger = await call(user, 'POST', '/api/user-triggers', {
+      const trigger = await api(h.app, user).ok('POST', '/api/user-triggers', {
         type: 'event',
         name: `costly ${i}`,
         configJson: { eventType: 'webhook.received', eventFilter: { 'payload.s': { $regex: 'never' } } },

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { workflowIds } from '../../lib/temporal-names';
 import { startReconciler } from '../../worker/reconciler';
 import { registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { histogram, sampleValue, scrape, type Families } from '../helpers/prometheus';
 import { waitFor } from '../helpers/processes';
@@ -10,6 +11,7 @@ import { startReceiver } from '../helpers/receiver';
 
 /** GET /metrics while the real engine works (README § Operating it): the figures move with what the worker does. */
 describe('engine metrics', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let user: TestUser;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -23,13 +25,9 @@ describe('engine metrics', () => {
 
   before(async () => {
     // The worker's own sweep only at start: the test sweeps when it wants to.
-    h = await startEngine(__filename, { SCHEDULE_SWEEP_MS: '3600000' });
+    h = await startEngine(suite, __filename, { SCHEDULE_SWEEP_MS: '3600000' });
     user = await registerUser(h.app);
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await receiver.close();
-    await h.close();
+    receiver = await startReceiver(suite);
   });
 
   it('fires, schedule lag, delivery attempts and their latency, deliveries and runs move as the engine works', async () => {

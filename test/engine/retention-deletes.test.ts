@@ -1,29 +1,26 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { deleteInBatches, RETENTION_BATCH, retentionBatches, retentionCutoffs } from '../../activities/retention';
 import { createRetentionRepository } from '../../db/repositories/retention';
 import { RETENTION_STEPS } from '../../lib/retention';
+import { api } from '../helpers/api';
 import { registerUser, startTestApp } from '../helpers/app';
+import type { Cleanup } from '../helpers/cleanup';
 import { createTestDatabase } from '../helpers/database';
 import { seedRetentionRows } from '../helpers/retention-rows';
 
 /** Each delete of db/repositories/retention.ts on a real Postgres (a fresh database per test). */
 describe('retention deletes', () => {
-  const closers: (() => Promise<void>)[] = [];
-  after(async () => {
-    for (const close of closers) await close();
-  });
-  async function freshDatabase() {
-    const database = await createTestDatabase();
-    closers.push(database.drop);
+  async function freshDatabase(t: Cleanup) {
+    const database = await createTestDatabase(t);
     const repo = createRetentionRepository(database.db);
     /** 30 days of history, as of the database's clock now. */
     const cutoffs = async () => retentionCutoffs(await repo.now(), 30);
     return { db: database.db, repo, cutoffs };
   }
 
-  it('each delete takes exactly its expired rows, and nothing else', async () => {
-    const { db, repo, cutoffs } = await freshDatabase();
+  it('each delete takes exactly its expired rows, and nothing else', async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
     const seed = await seedRetentionRows(db, 30);
     const c = await cutoffs();
     const deletes: [string, () => Promise<number>, string[]][] = [
@@ -54,8 +51,8 @@ describe('retention deletes', () => {
     assert.deepEqual(await seed.youngFireLinks(), { run_id: null, event_id: null }, 'a young fire loses its links to a deleted run and event');
   });
 
-  it('an event with a pending delivery stays, and goes once the delivery has finished and gone', async () => {
-    const { db, repo, cutoffs } = await freshDatabase();
+  it('an event with a pending delivery stays, and goes once the delivery has finished and gone', async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
     const seed = await seedRetentionRows(db, 30);
     const c = await cutoffs();
     await repo.deleteFinishedDeliveries(c.history, 100, 1000);
@@ -68,8 +65,8 @@ describe('retention deletes', () => {
     assert.deepEqual(await seed.present(['old pending delivery', 'event of old pending delivery']), []);
   });
 
-  it('a batch takes at most its size, oldest first', async () => {
-    const { db, repo, cutoffs } = await freshDatabase();
+  it('a batch takes at most its size, oldest first', async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
     const seed = await seedRetentionRows(db, 30);
     const c = await cutoffs();
     // Two more old fires, older than the seeded one.
@@ -87,8 +84,8 @@ describe('retention deletes', () => {
     assert.equal(await repo.deleteFires(c.history, 2), 1);
   });
 
-  it("a delivery batch stops when its deliveries' attempts reach the bound, and takes at least one delivery", async () => {
-    const { db, repo, cutoffs } = await freshDatabase();
+  it("a delivery batch stops when its deliveries' attempts reach the bound, and takes at least one delivery", async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
     const seed = await seedRetentionRows(db, 30);
     const c = await cutoffs();
     // Old finished deliveries, oldest first: cancelled (0 attempts), succeeded (2), failed (3).
@@ -102,8 +99,8 @@ describe('retention deletes', () => {
     assert.deepEqual(await seed.present(['old failed delivery attempt 3']), []);
   });
 
-  it('a row a request holds is skipped, not waited for, and goes in a later batch', async () => {
-    const { db, repo, cutoffs } = await freshDatabase();
+  it('a row a request holds is skipped, not waited for, and goes in a later batch', async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
     const seed = await seedRetentionRows(db, 30);
     const c = await cutoffs();
     const holder = await db.connect();
@@ -122,8 +119,8 @@ describe('retention deletes', () => {
     assert.deepEqual(await seed.present(['old succeeded run', 'old failed run']), []);
   });
 
-  it('batches repeat until one deletes nothing, or the time budget is spent', async () => {
-    const { db, repo, cutoffs } = await freshDatabase();
+  it('batches repeat until one deletes nothing, or the time budget is spent', async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
     await seedRetentionRows(db, 30);
     await seedRetentionRows(db, 30);
     const small = { ...RETENTION_BATCH, rows: 2, runs: 1 };
@@ -140,12 +137,11 @@ describe('retention deletes', () => {
     assert.deepEqual(await deleteInBatches(batches.deliveries, { budgetMs: 60_000, deleted: 2 }), { deleted: 6, done: true });
   });
 
-  it('reuse of a rotated refresh token is still detected after retention; a revoked family answers alike once deleted', async () => {
-    const { app, db, close } = await startTestApp();
-    closers.push(close);
+  it('reuse of a rotated refresh token is still detected after retention; a revoked family answers alike once deleted', async (t) => {
+    const { app, db } = await startTestApp(t);
     const repo = createRetentionRepository(db);
     const user = await registerUser(app);
-    const refresh = (refreshToken: string) => app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken } });
+    const refresh = (refreshToken: string) => api(app).post('/api/auth/refresh', { refreshToken });
 
     const rotated = await refresh(user.refreshToken);
     assert.equal(rotated.statusCode, 200);

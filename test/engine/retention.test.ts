@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import type { RetentionResult } from '../../workflows/retention';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { seedRetentionRows } from '../helpers/retention-rows';
@@ -10,13 +11,13 @@ import { seedRetentionRows } from '../helpers/retention-rows';
 /** The Schedule `system:retention` and its workflow, on the real dev server and Postgres (README "Retention"). */
 describe('retention on the engine', () => {
   const days = 7;
+  const suite = suiteContext();
   let h: EngineHarness;
   const schedule = () => h.engine.client.schedule.getHandle(workflowIds.retention);
 
   before(async () => {
-    h = await startEngine(__filename, { RETENTION_DAYS: String(days) });
+    h = await startEngine(suite, __filename, { RETENTION_DAYS: String(days) });
   });
-  after(() => h.close());
 
   it('the worker creates the hourly schedule system:retention, and the reconciler leaves it alone', async () => {
     const description = await schedule().describe();

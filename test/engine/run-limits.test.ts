@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { withTransaction } from '../../db/pool';
 import { findRun } from '../../db/repositories/runs';
 import { startRun as queueRunWorkflow } from '../../lib/engine-starts';
 import { workflowIds } from '../../lib/temporal-names';
+import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { waitFor } from '../helpers/processes';
+import { startReceiver, type Receiver } from '../helpers/receiver';
 
 const TIMEOUT_MS = 3_000;
 const SLOW_MS = 1_500;
@@ -18,14 +20,15 @@ const SLOW_MS = 1_500;
  * of agents paused meanwhile don't start. Observed at the tools' endpoint, on the real engine.
  */
 describe('run limits: concurrency per account, order, timeout', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
-  let service: FixtureServer;
+  let service: Receiver;
   // What the endpoint sees of the calls in flight, per account-specific path.
   const inFlight = new Map<string, number>();
   const maxInFlight = new Map<string, number>();
 
   before(async () => {
-    service = await startFixtureServer((req) => {
+    service = await startReceiver(suite, (req) => {
       const path = new URL(req.url, 'http://x').pathname;
       if (path === '/hang') return { delayMs: 120_000 };
       if (!path.startsWith('/slow')) return { body: { ok: path } };
@@ -35,28 +38,19 @@ describe('run limits: concurrency per account, order, timeout', () => {
       return { body: { ok: path }, delayMs: SLOW_MS };
     });
     // A tool call's own limit far beyond the run's, so only the run's cancellation can abort the hanging call.
-    h = await startEngine(__filename, { RUN_CONCURRENCY_PER_ACCOUNT: '2', RUN_TIMEOUT_MS: String(TIMEOUT_MS), TOOL_TIMEOUT_MS: '120000' });
-  });
-  after(async () => {
-    await h.close();
-    await service.close();
+    h = await startEngine(suite, __filename, { RUN_CONCURRENCY_PER_ACCOUNT: '2', RUN_TIMEOUT_MS: String(TIMEOUT_MS), TOOL_TIMEOUT_MS: '120000' });
   });
 
   async function agentWithTool(u: TestUser, path: string, name = 'tool'): Promise<string> {
-    const agent = await h.app.inject({ method: 'POST', url: '/api/agents', headers: u.auth, payload: { name: `agent ${path}` } });
+    const agent = await api(h.app, u).post('/api/agents', { name: `agent ${path}` });
     assert.equal(agent.statusCode, 201, agent.body);
-    const tool = await h.app.inject({
-      method: 'POST',
-      url: `/api/agents/${agent.json().id}/tools`,
-      headers: u.auth,
-      payload: { type: 'custom', name, configJson: { endpoint: `${service.url}${path}`, method: 'POST', bodyTemplate: '{{input}}' } },
-    });
+    const tool = await api(h.app, u).post(`/api/agents/${agent.json().id}/tools`, { type: 'custom', name, configJson: { endpoint: `${service.url}${path}`, method: 'POST', bodyTemplate: '{{input}}' } });
     assert.equal(tool.statusCode, 201, tool.body);
     return agent.json().id;
   }
 
   async function startRun(u: TestUser, agentId: string, input: unknown): Promise<string> {
-    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: u.auth, payload: { input } });
+    const res = await api(h.app, u).post(`/api/agents/${agentId}/runs`, { input });
     assert.equal(res.statusCode, 202, res.body);
     return res.json().id;
   }
@@ -137,12 +131,7 @@ describe('run limits: concurrency per account, order, timeout', () => {
   it('a run that hangs fails with "timed out" at RUN_TIMEOUT_MS, and its hanging request is aborted', async () => {
     const u = await registerUser(h.app);
     const agentId = await agentWithTool(u, '/fast', 'quick');
-    const tool = await h.app.inject({
-      method: 'POST',
-      url: `/api/agents/${agentId}/tools`,
-      headers: u.auth,
-      payload: { type: 'custom', name: 'stuck', configJson: { endpoint: `${service.url}/hang`, method: 'GET' } },
-    });
+    const tool = await api(h.app, u).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'stuck', configJson: { endpoint: `${service.url}/hang`, method: 'GET' } });
     assert.equal(tool.statusCode, 201);
     const runId = await startRun(u, agentId, null);
 
@@ -199,9 +188,9 @@ describe('run limits: concurrency per account, order, timeout', () => {
     await waitFor('both slots taken', async () => callsTo('/slow-busy').length === 2, 15_000);
     const waiting = await startRun(u, paused, 'x');
     await waitFor('the run to wait in line', async () => (await h.db.query(`SELECT waiting_at FROM runs WHERE id = $1`, [waiting])).rows[0].waiting_at, 15_000);
-    const patched = await h.app.inject({ method: 'PATCH', url: `/api/agents/${paused}`, headers: u.auth, payload: { status: 'paused' } });
+    const patched = await api(h.app, u).patch(`/api/agents/${paused}`, { status: 'paused' });
     assert.equal(patched.statusCode, 200, patched.body);
-    const refused = await h.app.inject({ method: 'POST', url: `/api/agents/${paused}/runs`, headers: u.auth, payload: {} });
+    const refused = await api(h.app, u).post(`/api/agents/${paused}/runs`, {});
     assert.equal(refused.statusCode, 409);
     assert.deepEqual(refused.json(), { message: 'Agent is paused: paused agents cannot run; set another status first' });
 

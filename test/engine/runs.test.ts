@@ -1,22 +1,26 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { createRunActivities } from '../../activities/runs';
+import { api } from '../helpers/api';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
+import { fakeUsdPrice, startDataFixtures } from '../helpers/data-fixtures';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { fakeUsdPrice, startDataFixtures, startFixtureServer, type FixtureServer } from '../helpers/fixture-servers';
 import { waitFor } from '../helpers/processes';
+import { startReceiver, type Receiver } from '../helpers/receiver';
 
 /** Runs through the whole engine: API → outbox → run workflow → executor → tools on loopback → event. */
 describe('agent runs', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let data: Awaited<ReturnType<typeof startDataFixtures>>;
-  let service: FixtureServer;
+  let service: Receiver;
   let user: TestUser;
 
   before(async () => {
-    data = await startDataFixtures();
+    data = await startDataFixtures(suite);
     // A custom tool's endpoint: echoes what it got, fails on /fail.
-    service = await startFixtureServer((req) => {
+    service = await startReceiver(suite, (req) => {
       if (req.url === '/fail') return { status: 500, body: 'upstream broke' };
       const big = /^\/big\?kib=(\d+)$/.exec(req.url);
       if (big) return { body: { blob: 'x'.repeat(Number(big[1]) * 1024) } };
@@ -24,35 +28,30 @@ describe('agent runs', () => {
       if (req.url === '/gate') return { body: { gate: 'open' }, delayMs: service.requests.filter((r) => r.url === '/gate').length === 1 ? 60_000 : 0 };
       return { body: { data: { echo: JSON.parse(req.body || 'null'), items: ['first', 'second'], label: 'fixture' } } };
     });
-    h = await startEngine(__filename, data.env);
+    h = await startEngine(suite, __filename, data.env);
     user = await registerUser(h.app);
-  });
-  after(async () => {
-    await h.close();
-    await data.close();
-    await service.close();
   });
 
   async function createAgent(u: TestUser, name: string, status?: string): Promise<string> {
-    const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: u.auth, payload: { name, ...(status ? { status } : {}) } });
+    const res = await api(h.app, u).post('/api/agents', { name, ...(status ? { status } : {}) });
     assert.equal(res.statusCode, 201, res.body);
     return res.json().id;
   }
 
   async function addTool(agentId: string, tool: Record<string, unknown>): Promise<void> {
-    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/tools`, headers: user.auth, payload: tool });
+    const res = await api(h.app, user).post(`/api/agents/${agentId}/tools`, tool);
     assert.equal(res.statusCode, 201, res.body);
   }
 
   async function startRun(agentId: string, payload?: Record<string, unknown>) {
-    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, ...(payload === undefined ? {} : { payload }) });
+    const res = await api(h.app, user).post(`/api/agents/${agentId}/runs`, payload);
     assert.equal(res.statusCode, 202, res.body);
     return res.json();
   }
 
   async function finished(runId: string) {
     return waitFor(`run ${runId} to finish`, async () => {
-      const res = await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: user.auth });
+      const res = await api(h.app, user).get(`/api/runs/${runId}`);
       const run = res.json();
       return (run.status === 'succeeded' || run.status === 'failed') && run;
     }, 30_000);
@@ -151,7 +150,7 @@ describe('agent runs', () => {
     assert.deepEqual(steps.sizes, [3, 1]);
     const all = steps.items as unknown as { index: number; type: string; name: string; toolId: string; input: unknown; output: unknown; error: string | null; usage: unknown; startedAt: string; finishedAt: string }[];
     assert.deepEqual(all.map((st) => [st.index, st.type, st.name]), [[0, 'tool', 'prices'], [1, 'tool', 'pairs'], [2, 'tool', 'markets'], [3, 'tool', 'broken']]);
-    const toolRows = (await h.app.inject({ method: 'GET', url: `/api/agents/${agentId}/tools`, headers: user.auth })).json() as { id: string; name: string }[];
+    const toolRows = (await api(h.app, user).get(`/api/agents/${agentId}/tools`)).json() as { id: string; name: string }[];
     for (const st of all) {
       assert.equal(st.toolId, toolRows.find((t) => t.name === st.name)!.id);
       assert.equal(st.input, null, 'the default executor\'s steps take the run input');
@@ -162,7 +161,7 @@ describe('agent runs', () => {
     assert.equal(all[0]!.error, null);
     assert.equal(all[3]!.output, null);
     assert.match(all[3]!.error!, /HTTP 500: upstream broke/);
-    const bad = await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}/steps?cursor=WyJ4Il0`, headers: user.auth });
+    const bad = await api(h.app, user).get(`/api/runs/${run.id}/steps?cursor=WyJ4Il0`);
     assert.equal(bad.statusCode, 400, bad.body);
     assert.deepEqual(bad.json(), { message: 'querystring.cursor: is not a valid cursor' });
   });
@@ -200,14 +199,14 @@ describe('agent runs', () => {
     assert.deepEqual(await activities.finishRun({ runId: run.id }), { status: 'succeeded' });
     assert.deepEqual(await activities.finishRun({ runId: run.id, timedOut: true }), { status: 'succeeded' });
     assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
-    const again = (await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}`, headers: user.auth })).json();
+    const again = (await api(h.app, user).get(`/api/runs/${run.id}`)).json();
     assert.equal(again.finishedAt, run.finishedAt);
     assert.deepEqual(again.output, run.output);
     const gone = '00000000-0000-4000-8000-000000000000';
     assert.deepEqual(await activities.beginRun({ runId: gone }), { status: 'gone' });
     assert.deepEqual(await activities.runToolStep({ runId: gone, index: 0, type: 'tool' }), { status: 'stopped' });
     assert.deepEqual(await activities.finishRun({ runId: gone }), { status: 'gone' });
-    const steps = await h.app.inject({ method: 'GET', url: `/api/runs/${run.id}/steps`, headers: user.auth });
+    const steps = await api(h.app, user).get(`/api/runs/${run.id}/steps`);
     assert.equal(steps.statusCode, 200, steps.body);
     assert.deepEqual(steps.json(), []);
   });
@@ -241,21 +240,16 @@ describe('agent runs', () => {
 
   it('stores at most 256 KiB: a step over it keeps a marker, the run output gives up its largest results until it fits', async () => {
     const owner = await registerUser(h.app);
-    const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: owner.auth, payload: { name: 'big' } });
+    const res = await api(h.app, owner).post('/api/agents', { name: 'big' });
     const agentId = res.json().id;
     for (const [name, kib] of [['a', 40], ['b', 150], ['c', 60], ['huge', 300]] as const) {
-      const tool = await h.app.inject({
-        method: 'POST',
-        url: `/api/agents/${agentId}/tools`,
-        headers: owner.auth,
-        payload: { type: 'custom', name, configJson: { endpoint: `${service.url}/big?kib=${kib}`, method: 'GET' } },
-      });
+      const tool = await api(h.app, owner).post(`/api/agents/${agentId}/tools`, { type: 'custom', name, configJson: { endpoint: `${service.url}/big?kib=${kib}`, method: 'GET' } });
       assert.equal(tool.statusCode, 201, tool.body);
     }
-    const queued = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: owner.auth, payload: { input: 'x'.repeat(60_000) } });
+    const queued = await api(h.app, owner).post(`/api/agents/${agentId}/runs`, { input: 'x'.repeat(60_000) });
     const runId = queued.json().id;
     const run = await waitFor('the big run to finish', async () => {
-      const r = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: owner.auth })).json();
+      const r = (await api(h.app, owner).get(`/api/runs/${runId}`)).json();
       return r.status !== 'queued' && r.status !== 'running' && r;
     }, 30_000);
     assert.equal(run.status, 'succeeded');
@@ -270,7 +264,7 @@ describe('agent runs', () => {
     assert.equal(tools.c.result.blob.length, 60 * 1024, 'the others fit once it did');
     assert.equal(tools.a.result.blob.length, 40 * 1024);
     assert.equal(run.output.input.length, 60_000);
-    const steps = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}/steps`, headers: owner.auth })).json();
+    const steps = (await api(h.app, owner).get(`/api/runs/${runId}/steps`)).json();
     assert.equal(steps.find((st: { name: string }) => st.name === 'b').output.blob.length, 150 * 1024, 'each step keeps its own result');
     assert.equal(steps.find((st: { name: string }) => st.name === 'huge').output.truncated, true);
     const completed = (await eventsOf(runId)).find((e) => e.type === 'agent.completed')!;
@@ -288,7 +282,7 @@ describe('agent runs', () => {
     const runId = rows[0].id as string;
     assert.deepEqual(await activities.failRun({ runId, error: 'the run could not be executed: database down' }), { status: 'failed' });
     assert.deepEqual(await activities.failRun({ runId, error: 'again' }), { status: 'failed' });
-    const run = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: user.auth })).json();
+    const run = (await api(h.app, user).get(`/api/runs/${runId}`)).json();
     assert.equal(run.status, 'failed');
     assert.equal(run.error, 'the run could not be executed: database down');
     const failed = (await eventsOf(runId)).filter((e) => e.type === 'agent.failed');
@@ -298,15 +292,15 @@ describe('agent runs', () => {
 
   it('validates input, refuses templates, hides other accounts, lists newest first in pages', async () => {
     const agentId = await createAgent(user, 'api');
-    const big = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { input: 'x'.repeat(70_000) } });
+    const big = await api(h.app, user).post(`/api/agents/${agentId}/runs`, { input: 'x'.repeat(70_000) });
     assert.equal(big.statusCode, 400, big.body);
     assert.match(big.json().message, /input/);
-    const extra = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { input: 1, other: 2 } });
+    const extra = await api(h.app, user).post(`/api/agents/${agentId}/runs`, { input: 1, other: 2 });
     assert.equal(extra.statusCode, 400, extra.body);
 
     for (const status of ['template', 'paused']) {
       const agent = await createAgent(user, status, status);
-      const refused = await h.app.inject({ method: 'POST', url: `/api/agents/${agent}/runs`, headers: user.auth, payload: {} });
+      const refused = await api(h.app, user).post(`/api/agents/${agent}/runs`, {});
       assert.equal(refused.statusCode, 409, refused.body);
       assert.deepEqual(Object.keys(refused.json()), ['message']);
       assert.match(refused.json().message, new RegExp(`^Agent is (a )?${status}:`));
@@ -322,13 +316,13 @@ describe('agent runs', () => {
 
     const other = await registerUser(h.app);
     for (const url of [`/api/runs/${ids[0]}`, `/api/agents/${agentId}/runs`, '/api/runs/not-a-uuid']) {
-      const res = await h.app.inject({ method: 'GET', url, headers: other.auth });
+      const res = await api(h.app, other).get(url);
       assert.equal(res.statusCode, 404, `${url}: ${res.body}`);
       assert.deepEqual(Object.keys(res.json()), ['message']);
     }
-    const post = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: other.auth, payload: {} });
+    const post = await api(h.app, other).post(`/api/agents/${agentId}/runs`, {});
     assert.equal(post.statusCode, 404);
-    const anonymous = await h.app.inject({ method: 'GET', url: `/api/runs/${ids[0]}` });
+    const anonymous = await api(h.app).get(`/api/runs/${ids[0]}`);
     assert.equal(anonymous.statusCode, 401);
     await Promise.all(ids.map(finished));
   });

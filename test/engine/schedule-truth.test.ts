@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { workflowIds } from '../../lib/temporal-names';
 import { registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
@@ -23,6 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * while a schedule is missing.
  */
 describe('schedule truth', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let user: TestUser;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -43,13 +45,9 @@ describe('schedule truth', () => {
 
   before(async () => {
     // The worker's own sweep runs at start only (it starts the watch for missed fires); the test sweeps when it wants.
-    h = await startEngine(__filename, { SCHEDULE_SWEEP_MS: '3600000', MISSED_FIRE_GRACE_MS: '1000' });
+    h = await startEngine(suite, __filename, { SCHEDULE_SWEEP_MS: '3600000', MISSED_FIRE_GRACE_MS: '1000' });
     user = await registerUser(h.app);
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await receiver.close();
-    await h.close();
+    receiver = await startReceiver(suite);
   });
 
   it('the preview lists the times Temporal\'s schedule lists as upcoming, DST days in Berlin and New York included', async () => {

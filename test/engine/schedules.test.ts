@@ -1,42 +1,40 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { scheduleOptions } from '../../lib/schedules';
 import { workflowIds } from '../../lib/temporal-names';
+import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 
 /** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (docs/architecture.md § When a trigger is written), on a dev server. */
 describe('schedules of cron triggers', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   let user: TestUser;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const schedule = (id: string) => h.engine.client.schedule.getHandle(workflowIds.triggerSchedule(id));
   const describeSchedule = (id: string) => schedule(id).describe();
 
-  async function call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) {
-    const res = await h.app.inject({ method, url, headers: user.auth, ...(payload ? { payload } : {}) });
-    return { status: res.statusCode, body: res.body ? res.json() : undefined };
-  }
   const createUserTrigger = async (configJson: object, extra: object = {}) => {
-    const res = await call('POST', '/api/user-triggers', { type: 'cron', name: 'every two seconds', configJson, ...extra });
-    assert.equal(res.status, 201, JSON.stringify(res.body));
-    return res.body as { id: string; nextFireAt: string };
+    const res = await api(h.app, user).post('/api/user-triggers', { type: 'cron', name: 'every two seconds', configJson, ...extra });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json() as { id: string; nextFireAt: string };
   };
-  const fireCount = async (id: string) => (await call('GET', `/api/user-triggers/${id}`)).body.fireCount as number;
+  const fireCount = async (id: string) => (await api(h.app, user).get(`/api/user-triggers/${id}`)).json().fireCount as number;
 
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
     user = await registerUser(h.app);
   });
-  after(() => h.close());
 
   it('a 6-field (seconds-first) every-2-seconds cron trigger fires and counts', async () => {
     const trigger = await createUserTrigger({ cronExpression: '*/2 * * * * *' });
     const counted = await waitFor('two fires counted', async () => {
-      const body = (await call('GET', `/api/user-triggers/${trigger.id}`)).body;
+      const body = (await api(h.app, user).get(`/api/user-triggers/${trigger.id}`)).json();
       return body.fireCount >= 2 && body;
     }, 20_000);
     assert.ok(counted.lastFired, 'lastFired is set');
@@ -66,7 +64,7 @@ describe('schedules of cron triggers', () => {
     assert.ok(events.rows[0].n >= 2);
 
     // nextFireAt comes from the schedule: a future even second.
-    const next = new Date((await call('GET', `/api/user-triggers/${trigger.id}`)).body.nextFireAt);
+    const next = new Date((await api(h.app, user).get(`/api/user-triggers/${trigger.id}`)).json().nextFireAt);
     assert.equal(next.getUTCSeconds() % 2, 0);
 
     // Operators find the trigger's fires by search attribute.
@@ -76,24 +74,24 @@ describe('schedules of cron triggers', () => {
       return ids.length >= 2 && ids;
     }, 20_000);
     assert.ok(listed.every((id) => id.startsWith(`fire:${trigger.id}:schedule-`)));
-    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+    await api(h.app, user).delete(`/api/user-triggers/${trigger.id}`);
   });
 
   it('disabling pauses the schedule (no more fires); enabling resumes it', async () => {
     const trigger = await createUserTrigger({ cronExpression: '*/2 * * * * *' });
     await waitFor('a first fire', async () => (await fireCount(trigger.id)) >= 1, 20_000);
-    assert.equal((await call('PATCH', `/api/user-triggers/${trigger.id}`, { enabled: false })).status, 200);
+    assert.equal((await api(h.app, user).patch(`/api/user-triggers/${trigger.id}`, { enabled: false })).statusCode, 200);
     await waitFor('schedule paused', async () => (await describeSchedule(trigger.id)).state.paused, 10_000);
-    assert.equal((await call('GET', `/api/user-triggers/${trigger.id}`)).body.nextFireAt, null);
+    assert.equal((await api(h.app, user).get(`/api/user-triggers/${trigger.id}`)).json().nextFireAt, null);
     await sleep(1_000); // a fire already started when the pause landed may still record
     const paused = await fireCount(trigger.id);
     await sleep(4_500); // two schedule periods and more
     assert.equal(await fireCount(trigger.id), paused, 'no fire while disabled');
 
-    assert.equal((await call('PATCH', `/api/user-triggers/${trigger.id}`, { enabled: true })).status, 200);
+    assert.equal((await api(h.app, user).patch(`/api/user-triggers/${trigger.id}`, { enabled: true })).statusCode, 200);
     await waitFor('schedule unpaused', async () => !(await describeSchedule(trigger.id)).state.paused, 10_000);
     await waitFor('fires again', async () => (await fireCount(trigger.id)) > paused, 20_000);
-    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+    await api(h.app, user).delete(`/api/user-triggers/${trigger.id}`);
   });
 
   it('an update rewrites the schedule: expression, time zone, overlap policy and catch-up window', async () => {
@@ -103,10 +101,10 @@ describe('schedules of cron triggers', () => {
     assert.equal(before.policies.overlap, ScheduleOverlapPolicy.SKIP);
     assert.equal(before.policies.catchupWindow, 3_600_000);
 
-    const res = await call('PATCH', `/api/user-triggers/${trigger.id}`, {
+    const res = await api(h.app, user).patch(`/api/user-triggers/${trigger.id}`, {
       configJson: { cronExpression: '@every 90s', timezone: 'America/New_York', overlapPolicy: 'buffer_all', catchupWindow: '10m' },
     });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.statusCode, 200, res.body);
     const after = await waitFor('schedule rewritten', async () => {
       const d = await describeSchedule(trigger.id);
       return d.spec.intervals?.length ? d : undefined;
@@ -117,11 +115,11 @@ describe('schedules of cron triggers', () => {
     assert.equal(after.policies.catchupWindow, 600_000);
     // Temporal's next action time is what the API shows once synced.
     await waitFor('nextFireAt from the schedule', async () => {
-      const shown = (await call('GET', `/api/user-triggers/${trigger.id}`)).body.nextFireAt;
+      const shown = (await api(h.app, user).get(`/api/user-triggers/${trigger.id}`)).json().nextFireAt;
       const next = (await describeSchedule(trigger.id)).info.nextActionTimes[0];
       return next && shown === next.toISOString();
     }, 10_000);
-    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+    await api(h.app, user).delete(`/api/user-triggers/${trigger.id}`);
   });
 
   it('delete removes the schedule; so do a type change and deleting the agent of an agent trigger', async () => {
@@ -138,27 +136,27 @@ describe('schedules of cron triggers', () => {
 
     const deleted = await createUserTrigger({ cronExpression: '0 * * * *' });
     await created(deleted.id);
-    assert.equal((await call('DELETE', `/api/user-triggers/${deleted.id}`)).status, 204);
+    assert.equal((await api(h.app, user).delete(`/api/user-triggers/${deleted.id}`)).statusCode, 204);
     await gone(deleted.id);
 
     const retyped = await createUserTrigger({ cronExpression: '0 * * * *' });
     await created(retyped.id);
-    assert.equal((await call('PATCH', `/api/user-triggers/${retyped.id}`, { type: 'webhook', configJson: {} })).status, 200);
+    assert.equal((await api(h.app, user).patch(`/api/user-triggers/${retyped.id}`, { type: 'webhook', configJson: {} })).statusCode, 200);
     await gone(retyped.id);
 
-    const agent = (await call('POST', '/api/agents', { name: 'scheduled agent' })).body;
-    const agentTrigger = (await call('POST', `/api/agents/${agent.id}/triggers`, { type: 'schedule', name: 's', configJson: { cronExpression: '@hourly' } })).body;
+    const agent = (await api(h.app, user).post('/api/agents', { name: 'scheduled agent' })).json();
+    const agentTrigger = (await api(h.app, user).post(`/api/agents/${agent.id}/triggers`, { type: 'schedule', name: 's', configJson: { cronExpression: '@hourly' } })).json();
     await created(agentTrigger.id);
-    assert.equal((await call('DELETE', `/api/agents/${agent.id}`)).status, 204);
+    assert.equal((await api(h.app, user).delete(`/api/agents/${agent.id}`)).statusCode, 204);
     await gone(agentTrigger.id);
   });
 
   it('every workflow carries AccountId, AgentId and TriggerId search attributes and its account as fairness key', async () => {
-    const account = (await call('GET', '/api/account')).body as { id: string };
-    const agent = (await call('POST', '/api/agents', { name: 'tagged agent' })).body as { id: string };
-    const trigger = (await call('POST', `/api/agents/${agent.id}/triggers`, { type: 'webhook', name: 'manual', configJson: {} })).body as { id: string };
-    const fired = await call('POST', `/api/triggers/${trigger.id}/fire`, {});
-    assert.equal(fired.status, 202, JSON.stringify(fired.body));
+    const account = (await api(h.app, user).get('/api/account')).json() as { id: string };
+    const agent = (await api(h.app, user).post('/api/agents', { name: 'tagged agent' })).json() as { id: string };
+    const trigger = (await api(h.app, user).post(`/api/agents/${agent.id}/triggers`, { type: 'webhook', name: 'manual', configJson: {} })).json() as { id: string };
+    const fired = await api(h.app, user).post(`/api/triggers/${trigger.id}/fire`, {});
+    assert.equal(fired.statusCode, 202, fired.body);
     const list = async (query: string) => {
       const ids: string[] = [];
       for await (const wf of h.engine.client.workflow.list({ query })) ids.push(wf.workflowId);
@@ -170,9 +168,9 @@ describe('schedules of cron triggers', () => {
       const kinds = new Set(ids.map((id) => id.split(':')[0]));
       return ['fire', 'run', 'event'].every((k) => kinds.has(k)) && ids;
     }, 20_000);
-    assert.ok(byAgent.includes(`fire:${trigger.id}:manual-${fired.body.fireId}`));
+    assert.ok(byAgent.includes(`fire:${trigger.id}:manual-${fired.json().fireId}`));
     const byTrigger = await list(`TriggerId = '${trigger.id}'`);
-    assert.ok(byTrigger.includes(`fire:${trigger.id}:manual-${fired.body.fireId}`));
+    assert.ok(byTrigger.includes(`fire:${trigger.id}:manual-${fired.json().fireId}`));
     const byAccount = await list(`AccountId = '${account.id}'`);
     for (const id of byAgent) assert.ok(byAccount.includes(id), `${id} is tagged with its account`);
     // …and has its account as fairness key (docs/architecture.md § Limits and fairness), as a schedule's action does.
@@ -183,7 +181,7 @@ describe('schedules of cron triggers', () => {
     const cron = await createUserTrigger({ cronExpression: '0 0 1 1 *' });
     const action = await waitFor('its schedule', () => describeSchedule(cron.id).then((d) => d.action, () => undefined), 10_000);
     assert.equal(action.type === 'startWorkflow' && action.priority?.fairnessKey, account.id);
-    await call('DELETE', `/api/user-triggers/${cron.id}`);
+    await api(h.app, user).delete(`/api/user-triggers/${cron.id}`);
   });
 
   it('the reconciler removes an orphan schedule and re-creates a missing one', async () => {
@@ -206,6 +204,6 @@ describe('schedules of cron triggers', () => {
       const restored = await describeSchedule(trigger.id).then(() => true, () => false);
       return orphan === 'gone' && restored;
     }, 20_000);
-    await call('DELETE', `/api/user-triggers/${trigger.id}`);
+    await api(h.app, user).delete(`/api/user-triggers/${trigger.id}`);
   });
 });

@@ -1,30 +1,37 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app';
-import { createTemporalClient } from '../../lib/temporal-client';
 import type { Db } from '../../db/pool';
+import type { Config } from '../../lib/config';
+import { createTemporalClient } from '../../lib/temporal-client';
+import { api } from './api';
+import { onCleanup, type Cleanup } from './cleanup';
 import { testConfig } from './config';
-import { createTestDatabase } from './database';
+import { createTestDatabase, type TestDatabase } from './database';
 
 export type TestApp = Awaited<ReturnType<typeof buildApp>>;
 
-/** The real app on a fresh database (cloned from the migrated template) and the test Temporal server. */
-export async function startTestApp(overrides: Record<string, string> = {}): Promise<{ app: TestApp; db: Db; close: () => Promise<void> }> {
-  const database = await createTestDatabase();
+export interface StartedApp {
+  app: TestApp;
+  db: Db;
+  config: Config;
+  database: TestDatabase;
+}
+
+/**
+ * The real app on a fresh database (cloned from the migrated template) and the test Temporal server,
+ * closed (and the database dropped) when `t` ends. `database` puts it on that database instead, as a
+ * second instance behind a load balancer would be.
+ */
+export async function startTestApp(t: Cleanup, overrides: Record<string, string> = {}, database?: TestDatabase): Promise<StartedApp> {
+  database ??= await createTestDatabase(t);
   const config = testConfig(database.url, overrides);
   const temporal = createTemporalClient(config);
+  onCleanup(t, () => temporal.close());
   const app = await buildApp({ config, db: database.db, temporal, logger: false });
+  onCleanup(t, () => app.close());
   await app.ready();
-  return {
-    app,
-    db: database.db,
-    close: async () => {
-      await app.close();
-      await temporal.close();
-      await database.drop();
-    },
-  };
+  return { app, db: database.db, config, database };
 }
 
 export interface TestUser {
@@ -37,14 +44,13 @@ export interface TestUser {
 
 let counter = 0;
 
-/** Registers a fresh user; each call comes from its own client IP so the auth rate limit stays out of the way. */
-export async function registerUser(app: TestApp, email = `user${++counter}-${randomBytes(3).toString('hex')}@example.com`): Promise<TestUser> {
-  const res = await app.inject({
-    method: 'POST',
-    url: '/api/auth/register',
-    remoteAddress: `10.1.${counter % 250}.${Math.floor(Math.random() * 250)}`,
-    payload: { email, password: 'correct horse battery', name: 'Test User' },
-  });
+/**
+ * Registers a fresh user, on the app or an API process's base URL; through the app each call comes from
+ * its own client address so the auth rate limit stays out of the way.
+ */
+export async function registerUser(target: TestApp | string, email = `user${++counter}-${randomBytes(3).toString('hex')}@example.com`): Promise<TestUser> {
+  const remoteAddress = `10.1.${counter % 250}.${Math.floor(Math.random() * 250)}`;
+  const res = await api(target, null, { remoteAddress }).post('/api/auth/register', { email, password: 'correct horse battery', name: 'Test User' });
   if (res.statusCode !== 201) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
   const body = res.json();
   return {
@@ -66,7 +72,7 @@ export async function readAllPages(app: TestApp, user: TestUser, first: string) 
   const links: URL[] = [];
   let url: string | undefined = first;
   while (url) {
-    const res: LightMyRequestResponse = await app.inject({ method: 'GET', url, headers: user.auth });
+    const res = await api(app, user).get(url);
     assert.equal(res.statusCode, 200, res.body);
     const page = res.json<{ id: string }[]>();
     items.push(...page);

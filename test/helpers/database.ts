@@ -1,9 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { dropDatabase, urlForDatabase, withMaintenanceClient } from '../../db/admin';
 import { createPool, type Db } from '../../db/pool';
+import { onCleanup, type Cleanup } from './cleanup';
 
-/** Each test file works in its own database, cloned from the migrated template the runner made. */
-export async function createTestDatabase(): Promise<{ url: string; db: Db; drop: () => Promise<void> }> {
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  /** Ends the pool and drops the database now (it is dropped when `t` ends otherwise); once only. */
+  drop: () => Promise<void>;
+}
+
+/**
+ * A database of its own, cloned from the migrated template the runner made; dropped when `t` ends.
+ * `poolSize` is the size of its pool.
+ */
+export async function createTestDatabase(t: Cleanup, poolSize = 20): Promise<TestDatabase> {
   const baseUrl = process.env.DATABASE_URL;
   const template = process.env.TEST_TEMPLATE_DB;
   if (!baseUrl || !template) throw new Error('Run tests with `npm test` (it prepares DATABASE_URL and TEST_TEMPLATE_DB)');
@@ -21,13 +32,13 @@ export async function createTestDatabase(): Promise<{ url: string; db: Db; drop:
     }
   });
   const url = urlForDatabase(baseUrl, name);
-  const db = createPool(url, 20);
-  return {
-    url,
-    db,
-    drop: async () => {
+  const db = createPool(url, poolSize);
+  let dropped: Promise<void> | undefined;
+  const drop = () =>
+    (dropped ??= (async () => {
       await db.end();
       await dropDatabase(url);
-    },
-  };
+    })());
+  onCleanup(t, drop);
+  return { url, db, drop };
 }

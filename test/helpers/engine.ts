@@ -1,17 +1,14 @@
 import { NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
-import { buildApp } from '../../api/app';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
-import { createSecretBox } from '../../lib/secrets';
-import { createTemporalClient } from '../../lib/temporal-client';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../../lib/temporal-names';
 import { WorkerLogger } from '../../worker/sdk-logger';
 import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
-import type { TestApp } from './app';
-import { testConfig } from './config';
-import { createTestDatabase } from './database';
+import { startTestApp, type TestApp } from './app';
+import { onCleanup, type Cleanup } from './cleanup';
+import { testSecretBox } from './config';
 import { testNamespace } from './namespace';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -56,56 +53,42 @@ export interface EngineHarness {
   startWorker: () => Promise<void>;
   /** What the running worker's activities are built from, for calling an activity directly (as a Temporal retry would). */
   activityDeps: () => ActivityDeps;
-  close: () => Promise<void>;
 }
 
 /**
- * The whole engine in this process, as `npm start` runs it in two: the API (app.inject) and the worker
- * (Temporal worker, outbox hand-off, reconciler) on a fresh database and this test file's own
- * namespace of the test run's real Temporal dev server.
+ * The whole engine in this process, as `npm start` runs it in two: the API (`startTestApp`) and the
+ * worker (Temporal worker, outbox hand-off, reconciler) on a fresh database and this test file's own
+ * namespace of the test run's real Temporal dev server; all stopped when `t` ends.
  */
-export async function startEngine(testFile: string, overrides: Record<string, string> = {}): Promise<EngineHarness> {
+export async function startEngine(t: Cleanup, testFile: string, overrides: Record<string, string> = {}): Promise<EngineHarness> {
   quietRuntime();
-  const database = await createTestDatabase();
-  const config = testConfig(database.url, {
-    TEMPORAL_NAMESPACE: testNamespace(testFile),
-    RECONCILE_INTERVAL_MS: '500',
-    ...overrides,
-  });
+  const { app, db, config } = await startTestApp(t, { TEMPORAL_NAMESPACE: testNamespace(testFile), RECONCILE_INTERVAL_MS: '500', ...overrides });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const temporal = createTemporalClient(config);
-  const app = await buildApp({ config, db: database.db, temporal, logger: false });
-  await app.ready();
+  onCleanup(t, () => connection.close());
 
   const quiet = () => {};
-  let engine!: Engine;
+  let engine: Engine | undefined;
   let running: Promise<void> = Promise.resolve();
   const startWorker = async () => {
-    engine = await createEngine({ connection, config, db: database.db, workflowBundle: await workflowBundle(), log: quiet });
+    engine = await createEngine({ connection, config, db, workflowBundle: await workflowBundle(), log: quiet });
     running = engine.run();
   };
   const stopWorker = async () => {
-    engine.shutdown();
+    engine?.shutdown();
     await running;
   };
+  onCleanup(t, () => stopWorker().catch(() => {}));
   await startWorker();
 
   return {
     app,
-    db: database.db,
+    db,
     config,
     get engine() {
-      return engine;
+      return engine!;
     },
     startWorker,
     stopWorker,
-    activityDeps: () => ({ db: database.db, config, secrets: createSecretBox(config.secretsKey), handOff: engine.handOff, client: engine.client }),
-    close: async () => {
-      await stopWorker().catch(() => {});
-      await app.close();
-      await temporal.close();
-      await connection.close();
-      await database.drop();
-    },
+    activityDeps: () => ({ db, config, secrets: testSecretBox, handOff: engine!.handOff, client: engine!.client }),
   };
 }

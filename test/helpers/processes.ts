@@ -53,3 +53,10 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
   }
   throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
 }
+
+/** Waits until the API process at `base` answers /api/health; on time-out the error carries the process's output. */
+export async function waitForApi(base: string, api: RunningProcess): Promise<void> {
+  await waitFor('the API to answer /api/health', async () => (await fetch(`${base}/api/health`)).ok, 60_000).catch((err) => {
+    throw new Error(`${err}\n--- api output ---\n${api.output()}`);
+  });
+}

@@ -1,20 +1,45 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onCleanup, type Cleanup } from './cleanup';
 
 export interface ReceivedRequest {
-  headers: http.IncomingHttpHeaders;
+  method: string;
+  /** Path and query as received. */
+  url: string;
+  /** Lower-case names; a header sent several times is joined with ", ". */
+  headers: Record<string, string>;
   body: string;
   receivedAt: number;
+  /** Set when the client closed the connection before the answer was sent (an aborted call). */
+  aborted?: boolean;
+}
+
+export interface ReceiverAnswer {
+  /** 200 unless given. */
+  status?: number;
+  /** A string is sent as text, anything else as JSON; "ok" unless given. */
+  body?: unknown;
+  /** How long to hold the answer. */
+  delayMs?: number;
+}
+
+export interface Receiver {
+  /** http://127.0.0.1:<port> (no trailing slash). */
+  url: string;
+  /** Every request, in arrival order. */
+  requests: ReceivedRequest[];
+  /** Requests received and not yet answered, and the most there ever were at once. */
+  load: { inFlight: number; maxInFlight: number };
 }
 
 /**
- * A real HTTP receiver on loopback. `respond` decides each answer (status, and an optional delay
- * before it); every request is kept in `requests`, in arrival order. `inFlight` counts the requests
- * received and not yet answered, `maxInFlight` the most there ever were at once.
+ * A real HTTP server on loopback for what the platform calls (webhook receivers, tools' endpoints),
+ * closed when `t` ends. `answer` decides each response from the request and its index in `requests`.
  */
-export async function startReceiver(respond: (req: ReceivedRequest, index: number) => { status: number; delayMs?: number } = () => ({ status: 200 })) {
+export async function startReceiver(t: Cleanup, answer: (req: ReceivedRequest, index: number) => ReceiverAnswer = () => ({})): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   const load = { inFlight: 0, maxInFlight: 0 };
+  const held = new Set<NodeJS.Timeout>();
   const server = http.createServer((req, res) => {
     load.inFlight++;
     load.maxInFlight = Math.max(load.maxInFlight, load.inFlight);
@@ -22,24 +47,27 @@ export async function startReceiver(respond: (req: ReceivedRequest, index: numbe
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
-      requests.push(received);
-      const answer = respond(received, requests.length - 1);
-      setTimeout(() => {
-        if (!res.destroyed) res.writeHead(answer.status, { 'content-type': 'text/plain' }).end('ok');
-      }, answer.delayMs ?? 0);
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
+      const request: ReceivedRequest = { method: req.method ?? '', url: req.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+      requests.push(request);
+      res.on('close', () => {
+        if (!res.writableEnded) request.aborted = true;
+      });
+      const { status = 200, body = 'ok', delayMs = 0 } = answer(request, requests.length - 1);
+      const text = typeof body === 'string' ? body : JSON.stringify(body);
+      const type = typeof body === 'string' ? 'text/plain' : 'application/json';
+      const timer = setTimeout(() => {
+        held.delete(timer);
+        if (!res.destroyed) res.writeHead(status, { 'content-type': type }).end(text);
+      }, delayMs);
+      held.add(timer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    requests,
-    load,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  onCleanup(t, () => {
+    for (const timer of held) clearTimeout(timer);
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, load };
 }

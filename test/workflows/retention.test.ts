@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -8,6 +8,7 @@ import type { RetentionOutcome } from '../../activities/retention';
 import { RETENTION_STEPS, type RetentionStep } from '../../lib/retention';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import type { RetentionInput, RetentionResult } from '../../workflows/retention';
+import { suiteContext } from '../helpers/cleanup';
 import { quietRuntime, workflowBundle } from '../helpers/engine';
 import { startTimeSkippingServer } from '../helpers/time-skipping';
 
@@ -17,13 +18,13 @@ import { startTimeSkippingServer } from '../helpers/time-skipping';
  * step has more, and what a failing step does.
  */
 describe('retention workflow (mocked activity, time-skipping server)', () => {
+  const suite = suiteContext();
   let env: TestWorkflowEnvironment;
 
   before(async () => {
     quietRuntime();
-    env = await startTimeSkippingServer();
+    env = await startTimeSkippingServer(suite);
   });
-  after(() => env?.teardown());
 
   /** Runs the workflow against `answer`; returns its result (or failure) and every call made, in order. */
   async function run(answer: (step: RetentionStep, call: number) => RetentionOutcome, input: RetentionInput = {}) {

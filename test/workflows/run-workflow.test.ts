@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
 import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunOutcome, type StepOutcome, type StepRef } from '../../workflows/types';
+import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { quietRuntime, workflowBundle } from '../helpers/engine';
 import { testNamespace } from '../helpers/namespace';
 
@@ -14,17 +16,18 @@ type RunActivities = Pick<Activities, 'beginRun' | 'runToolStep' | 'finishRun' |
 
 /**
  * runAgentWorkflow with mocked activities (samples-typescript `workflows-mocks`): the orchestration
- * alone — waiting for a slot, the time limit, and the last word when an activity fails for good —
- * on the test run's dev server.
+ * alone — waiting for a slot, the time limit, and the last word (failRun) when an activity fails for
+ * good or the workflow is cancelled — on the test run's dev server.
  */
 describe('runAgentWorkflow (mocked activities)', () => {
+  const suite = suiteContext();
   let env: TestWorkflowEnvironment;
 
   before(async () => {
     quietRuntime();
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: process.env.TEMPORAL_ADDRESS, namespace: testNamespace(__filename) });
+    onCleanup(suite, () => env.teardown());
   });
-  after(() => env?.teardown());
 
   /** Starts the workflow on a worker with `activities`; `during` runs while it does; answers its result. */
   async function run(activities: Partial<RunActivities>, during?: (runId: string) => Promise<void>): Promise<{ runId: string; result: RunOutcome }> {
@@ -128,6 +131,34 @@ describe('runAgentWorkflow (mocked activities)', () => {
     assert.equal(finished, false);
     assert.equal(failures.length, 1);
     assert.match(failures[0]!.error, /^the run could not be executed: the database refused the step/);
+  });
+
+  it('cancelling the workflow fails the run (failRun) rather than leave it queued, then ends as cancelled', async () => {
+    let asks = 0;
+    let runId: string | undefined;
+    // What ended the run, in order: the activity and what it was given.
+    const ended: [string, unknown][] = [];
+    const ending = (activity: string, status: 'succeeded' | 'failed') => async (input: unknown) => {
+      ended.push([activity, input]);
+      return { status };
+    };
+    const cancelled = run(
+      {
+        beginRun: async () => {
+          asks++;
+          return { status: 'queued', recheckMs: 10 * 60_000 };
+        },
+        finishRun: ending('finishRun', 'succeeded'),
+        failRun: ending('failRun', 'failed'),
+      },
+      async (id) => {
+        runId = id;
+        await waitUntil(() => asks === 1, 'the run to wait for a slot');
+        await env.client.workflow.getHandle(workflowIds.run(id)).cancel();
+      },
+    );
+    await assert.rejects(cancelled, (err) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+    assert.deepEqual(ended, [['failRun', { runId, error: 'the run was cancelled' }]]);
   });
 
   it('a queued run waits for the slot signal (not its slow recheck), then runs', async () => {

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { configVariables } from '../../lib/config';
+
+const ROOT = path.join(__dirname, '../..');
+const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+
+interface Row {
+  names: string[];
+  defaults: string;
+  meaning: string;
+}
+
+/** The rows of the README's `## Configuration` table: the variables a row names (`PORT` / `HOST`), its default and meaning cells. */
+function configurationTable(readme: string): Row[] {
+  const section = readme.split(/^## /m).find((s) => s.startsWith('Configuration\n'));
+  assert.ok(section, 'the README has a "## Configuration" section');
+  return section
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => {
+      // Cells are split on " | " (a cell's own text may hold a `|` inside backticks only as `\|`).
+      const cells = line.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim());
+      return { names: [...cells[0]!.matchAll(/`([A-Z][A-Z0-9_]*\*?)`/g)].map((m) => m[1]!), defaults: cells[1] ?? '', meaning: cells[2] ?? '' };
+    });
+}
+
+/** Names of environment variables read as `process.env.NAME`, `process.env['NAME']` or named as a locator's `envVar` in the files under `dirs`. */
+function variablesReadUnder(dirs: string[]): Map<string, string> {
+  const found = new Map<string, string>();
+  const visit = (file: string) => {
+    if (fs.statSync(file).isDirectory()) return fs.readdirSync(file).forEach((f) => visit(path.join(file, f)));
+    if (!file.endsWith('.ts')) return;
+    const text = fs.readFileSync(file, 'utf8');
+    for (const re of [/process\.env\.([A-Z][A-Z0-9_]*)/g, /process\.env\[['"]([A-Z][A-Z0-9_]*)['"]\]/g, /envVar: '([A-Z][A-Z0-9_]*)'/g]) {
+      for (const m of text.matchAll(re)) if (!found.has(m[1]!)) found.set(m[1]!, path.relative(ROOT, file));
+    }
+  };
+  dirs.forEach((d) => visit(path.join(ROOT, d)));
+  return found;
+}
+
+/** Read by our code but not configuration: the system's PATH. */
+const NOT_CONFIGURATION = new Set(['PATH']);
+
+describe('the README configuration table', () => {
+  const rows = configurationTable(README);
+  const rowOf = (name: string) => rows.find((r) => r.names.includes(name));
+
+  it('has a row for every variable of lib/config.ts, with its default and a meaning', () => {
+    assert.ok(Object.keys(configVariables).length > 30, 'the config module lists its variables');
+    for (const [name, schema] of Object.entries(configVariables)) {
+      const row = rowOf(name);
+      assert.ok(row, `${name} (lib/config.ts) is missing from the README configuration table`);
+      assert.ok(row.meaning.length > 0, `${name}: the README says nothing of what it means`);
+      assert.ok(row.defaults.length > 0, `${name}: the README gives no default`);
+      const parsed = schema.safeParse(undefined);
+      if (parsed.success) {
+        const shown = String(parsed.data);
+        assert.ok(row.defaults.includes(`\`${shown}\``), `${name}: the README's default "${row.defaults}" does not show \`${shown}\`, the default of lib/config.ts`);
+      }
+    }
+  });
+
+  it('names only variables that something reads', () => {
+    const read = variablesReadUnder(['api', 'activities', 'db', 'lib', 'scripts', 'worker', 'workflows', 'test/helpers']);
+    for (const row of rows) {
+      for (const name of row.names) {
+        if (name === 'BENCH_*') continue; // the next test
+        assert.ok(name in configVariables || read.has(name), `${name} is in the README configuration table but nothing reads it`);
+      }
+    }
+  });
+
+  it('has a row for every variable the entry points and scripts read outside lib/config.ts', () => {
+    const read = variablesReadUnder(['api', 'activities', 'db', 'lib', 'scripts', 'worker', 'workflows']);
+    assert.ok(read.has('TEMPORAL_CLI_PATH'), 'the scan finds the locators\' variables');
+    for (const [name, file] of read) {
+      if (NOT_CONFIGURATION.has(name)) continue;
+      assert.ok(rowOf(name), `${name} (read in ${file}) is missing from the README configuration table`);
+    }
+  });
+
+  it('points to the benchmarks\' settings, and the README names each of them', () => {
+    assert.ok(rowOf('BENCH_*'), 'a BENCH_* row in the configuration table');
+    const benchDir = path.join(ROOT, 'bench');
+    const named = new Set<string>();
+    for (const file of fs.readdirSync(benchDir).filter((f) => f.endsWith('.ts'))) {
+      for (const m of fs.readFileSync(path.join(benchDir, file), 'utf8').matchAll(/\bBENCH_[A-Z0-9_]*[A-Z0-9]\b/g)) named.add(m[0]);
+    }
+    assert.ok(named.size > 10, 'the scan finds the benchmarks\' settings');
+    named.delete('BENCH_DATABASE_URL'); // bench/run.ts hands it to its own child servers; not a setting
+    for (const name of named) assert.ok(README.includes(`\`${name}\``), `${name} (bench/) is not named in the README`);
+  });
+});
