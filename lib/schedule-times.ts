@@ -31,9 +31,24 @@ interface Wall {
   s: number;
 }
 
-/** The wall clock of a time zone: an instant's local fields, and a local time's instant. */
+const DAY_MS = 86_400_000;
+
+/** A year of a zone's offsets: the offset at its start, and each change after it (the instant and the new offset). */
+interface YearOffsets {
+  start: number;
+  initial: number;
+  changes: { at: number; offset: number }[];
+}
+
+/**
+ * The wall clock of a time zone: an instant's local fields, and a local time's instant. Intl answers offsets
+ * slowly (~10 µs a call), so each year's offsets are read once: at every day's start, and, where two days
+ * differ, down to the second the change happens (zones change their clocks at most a few times a year,
+ * never twice in a day). Then an offset is a lookup.
+ */
 class Zone {
   private readonly format: Intl.DateTimeFormat;
+  private readonly years = new Map<number, YearOffsets>();
 
   constructor(readonly name: string) {
     this.format = new Intl.DateTimeFormat('en-US', {
@@ -48,17 +63,64 @@ class Zone {
     });
   }
 
-  /** The local fields of `ms` (whole seconds: Temporal's resolution). */
-  wall(ms: number): Wall {
+  /** The offset from UTC at the whole second `ms`, as Intl computes it. */
+  private exactOffset(ms: number): number {
     const parts: Record<string, number> = {};
     for (const part of this.format.formatToParts(new Date(ms))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
-    return { y: parts.year!, mo: parts.month!, d: parts.day!, h: parts.hour!, mi: parts.minute!, s: parts.second! };
+    return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!) - ms;
+  }
+
+  private yearOf(year: number): YearOffsets {
+    let known = this.years.get(year);
+    if (known) return known;
+    const start = Date.UTC(year, 0, 1);
+    const end = Date.UTC(year + 1, 0, 1);
+    const initial = this.exactOffset(start);
+    const changes: { at: number; offset: number }[] = [];
+    let previous = { at: start, offset: initial };
+    for (let day = start + DAY_MS; day <= end; day += DAY_MS) {
+      const offset = this.exactOffset(day);
+      if (offset !== previous.offset) {
+        // The second it changed: the first whose offset is the new one.
+        let [lo, hi] = [previous.at, day];
+        while (hi - lo > 1000) {
+          const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+          if (this.exactOffset(mid) === previous.offset) lo = mid;
+          else hi = mid;
+        }
+        if (hi < end) changes.push({ at: hi, offset });
+      }
+      previous = { at: day, offset };
+    }
+    known = { start, initial, changes };
+    if (this.years.size >= 200) this.years.clear();
+    this.years.set(year, known);
+    return known;
   }
 
   /** The zone's offset from UTC at the instant `ms`, in ms. */
   private offset(ms: number): number {
-    const w = this.wall(ms);
-    return utc(w) - Math.floor(ms / 1000) * 1000;
+    const second = Math.floor(ms / 1000) * 1000;
+    const table = this.yearOf(new Date(second).getUTCFullYear());
+    let offset = table.initial;
+    for (const change of table.changes) {
+      if (change.at <= second) offset = change.offset;
+      else break;
+    }
+    return offset;
+  }
+
+  /** The local fields of `ms` (whole seconds: Temporal's resolution). */
+  wall(ms: number): Wall {
+    const local = new Date(Math.floor(ms / 1000) * 1000 + this.offset(ms));
+    return {
+      y: local.getUTCFullYear(),
+      mo: local.getUTCMonth() + 1,
+      d: local.getUTCDate(),
+      h: local.getUTCHours(),
+      mi: local.getUTCMinutes(),
+      s: local.getUTCSeconds(),
+    };
   }
 
   /**
@@ -73,6 +135,22 @@ class Zone {
     const second = this.offset(asUtc - first);
     return asUtc - second;
   }
+
+  /** The offset at `ms`, for showing a local time. */
+  offsetAt(ms: number): number {
+    return this.offset(ms);
+  }
+}
+
+const zones = new Map<string, Zone>();
+function zoneOf(name: string): Zone {
+  let zone = zones.get(name);
+  if (!zone) {
+    if (zones.size >= 1000) zones.clear();
+    zone = new Zone(name);
+    zones.set(name, zone);
+  }
+  return zone;
 }
 
 const utc = (w: Wall) => Date.UTC(w.y, w.mo - 1, w.d, w.h, w.mi, w.s);
@@ -80,11 +158,11 @@ const isLeap = (y: number) => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
 const daysIn = (mo: number, y: number) => (mo === 2 ? (isLeap(y) ? 29 : 28) : [4, 6, 9, 11].includes(mo) ? 30 : 31);
 const weekday = (y: number, mo: number, d: number) => new Date(Date.UTC(y, mo - 1, d)).getUTCDay();
 
-/** The values each field of a cron expression allows (day of week 0–6, Sunday 0). */
+/** The values each field of a cron expression allows, ascending (day of week 0–6, Sunday 0). */
 interface Calendar {
-  second: Set<number>;
-  minute: Set<number>;
-  hour: Set<number>;
+  second: number[];
+  minute: number[];
+  hour: number[];
   dayOfMonth: Set<number>;
   month: Set<number>;
   dayOfWeek: Set<number>;
@@ -92,28 +170,33 @@ interface Calendar {
 
 function calendarOf(fields: string): Calendar {
   const f = CronExpressionParser.parse(fields, { tz: 'UTC' }).fields;
-  const set = (values: readonly (number | string)[]) => new Set(values.map(Number));
+  const sorted = (values: readonly (number | string)[]) => [...new Set(values.map(Number))].sort((a, b) => a - b);
   return {
-    second: set(f.second.values),
-    minute: set(f.minute.values),
-    hour: set(f.hour.values),
-    dayOfMonth: set(f.dayOfMonth.values),
-    month: set(f.month.values),
-    dayOfWeek: new Set([...set(f.dayOfWeek.values)].map((v) => v % 7)),
+    second: sorted(f.second.values),
+    minute: sorted(f.minute.values),
+    hour: sorted(f.hour.values),
+    dayOfMonth: new Set(sorted(f.dayOfMonth.values)),
+    month: new Set(sorted(f.month.values)),
+    dayOfWeek: new Set(sorted(f.dayOfWeek.values).map((v) => v % 7)),
   };
 }
 
+/** The smallest allowed value ≥ `from`, or undefined: what stepping one by one until a match would reach. */
+const firstFrom = (allowed: number[], from: number) => allowed.find((v) => v >= from);
+
 /**
  * The first time the calendar matches strictly after `after` (ms), or null before 2101. The walk over the
- * wall clock is Temporal's (its scheduler's compiled calendar), including its two DST rules above.
+ * wall clock is Temporal's (its scheduler's compiled calendar), including its two DST rules above: fields
+ * are matched from the year inwards; a field that cannot match moves the next outer one on and resets the
+ * inner ones; stepping from the last minute of an hour into an hour that begins two hours after it (the
+ * repeated hour, seen from the hour before it) walks that hour again, an hour later.
  */
 function nextCalendarTime(cal: Calendar, zone: Zone, after: number): number | null {
   let { y, mo, d, h, mi, s } = zone.wall(after);
   // Already in the second copy of a repeated hour: the hour an hour ago reads the same.
   let shift = zone.wall(after - HOUR_MS).h === h ? HOUR_MS : 0;
   s += 1;
-  for (;;) {
-    // Carry what overflowed, and notice stepping from an hour into one that begins two hours later.
+  outer: for (;;) {
     if (s >= 60) [mi, s] = [mi + 1, 0];
     if (mi >= 60) {
       const hourStart = zone.instant({ y, mo, d, h, mi: 0, s: 0 });
@@ -127,27 +210,32 @@ function nextCalendarTime(cal: Calendar, zone: Zone, after: number): number | nu
     if (mo > 12) [y, mo] = [y + 1, 1];
     if (y > LAST_YEAR) return null;
 
-    if (!cal.month.has(mo)) {
+    while (!cal.month.has(mo)) {
       [mo, d, h, mi, s, shift] = [mo + 1, 1, 0, 0, 0, 0];
-      if (mo > 12) [y, mo] = [y + 1, 1];
-      continue;
+      if (mo > 12) continue outer;
     }
-    if (!cal.dayOfMonth.has(d) || !cal.dayOfWeek.has(weekday(y, mo, d))) {
+    while (!cal.dayOfMonth.has(d) || !cal.dayOfWeek.has(weekday(y, mo, d))) {
       [d, h, mi, s, shift] = [d + 1, 0, 0, 0, 0];
+      if (d > daysIn(mo, y)) continue outer;
+    }
+    const hour = firstFrom(cal.hour, h);
+    if (hour === undefined) {
+      [h, mi, s, shift] = [24, 0, 0, 0];
       continue;
     }
-    if (!cal.hour.has(h)) {
-      [h, mi, s, shift] = [h + 1, 0, 0, 0];
+    if (hour !== h) [h, mi, s, shift] = [hour, 0, 0, 0];
+    const minute = firstFrom(cal.minute, mi);
+    if (minute === undefined) {
+      [mi, s] = [60, 0];
       continue;
     }
-    if (!cal.minute.has(mi)) {
-      [mi, s] = [mi + 1, 0];
+    if (minute !== mi) [mi, s] = [minute, 0];
+    const second = firstFrom(cal.second, s);
+    if (second === undefined) {
+      s = 60;
       continue;
     }
-    if (!cal.second.has(s)) {
-      s += 1;
-      continue;
-    }
+    s = second;
     const at = zone.instant({ y, mo, d, h, mi, s });
     // A wall time that does not exist comes out in another hour: it does not fire.
     if (zone.wall(at).h !== h) {
@@ -178,7 +266,7 @@ export function scheduleClock(spec: CronSpec, timezone: string): ScheduleClock {
   let clock = clocks.get(key);
   if (!clock) {
     const cal = calendarOf(spec.temporalCronString.replace(/ \*$/, ''));
-    const zone = new Zone(timezone);
+    const zone = zoneOf(timezone);
     clock = {
       next: (after) => {
         const at = nextCalendarTime(cal, zone, after.getTime());
@@ -193,9 +281,9 @@ export function scheduleClock(spec: CronSpec, timezone: string): ScheduleClock {
 
 /** The local time of `at` in `timezone` with its offset, e.g. `2027-03-28T03:30:00+02:00`. */
 export function localTime(at: Date, timezone: string): string {
-  const zone = new Zone(timezone);
+  const zone = zoneOf(timezone);
   const w = zone.wall(at.getTime());
-  const offsetMinutes = Math.round((utc(w) - Math.floor(at.getTime() / 1000) * 1000) / 60_000);
+  const offsetMinutes = Math.round(zone.offsetAt(at.getTime()) / 60_000);
   const pad = (n: number, width = 2) => String(Math.abs(n)).padStart(width, '0');
   const sign = offsetMinutes < 0 ? '-' : '+';
   return `${pad(w.y, 4)}-${pad(w.mo)}-${pad(w.d)}T${pad(w.h)}:${pad(w.mi)}:${pad(w.s)}${sign}${pad(Math.trunc(Math.abs(offsetMinutes) / 60))}:${pad(Math.abs(offsetMinutes) % 60)}`;

@@ -75,7 +75,7 @@ export function createScheduleTruthService(deps: {
   return {
     /** One page of expected fires in [from, to), oldest first; `cursor` continues after the last one shown. */
     async expectedFires(caller: Caller, scope: TriggerScope, id: string, query: ExpectedFiresQuery) {
-      await requireScheduled(caller, scope, id);
+      // The query first: bad input is a 400 whatever the trigger.
       const at = now();
       const to = query.to ? new Date(query.to) : at;
       const end = to.getTime() > at.getTime() ? at : to; // the future has not happened: see …/preview
@@ -91,6 +91,7 @@ export function createScheduleTruthService(deps: {
         if (last.getTime() < from.getTime() || last.getTime() >= end.getTime()) throw new ValidationError('querystring.cursor: is not a valid cursor');
         after = last;
       }
+      await requireScheduled(caller, scope, id);
 
       const [first] = await history.firstVersions([id]);
       if (!first) return { items: [] };
