@@ -21,6 +21,17 @@ const version = (row: { valid_from: Date; type: string; enabled: boolean; cron_e
   catchupWindow: row.catchup_window,
 });
 
+/** Rows by a key, each mapped, in their order. */
+function groupBy<R, K, V>(rows: R[], key: (row: R) => K, map: (row: R) => V): Map<K, V[]> {
+  const groups = new Map<K, V[]>();
+  for (const row of rows) {
+    const group = groups.get(key(row));
+    if (group) group.push(map(row));
+    else groups.set(key(row), [map(row)]);
+  }
+  return groups;
+}
+
 const catchupMs = (v: ScheduleVersion | undefined) => {
   try {
     return parseDuration(v?.catchupWindow ?? '1h');
@@ -65,28 +76,28 @@ export function createMissedFireSearch(deps: { db: Db; client: Client; graceMs: 
       const ids = triggers.map((t) => t.id);
       const firsts = new Map((await history.firstVersions(ids, tx)).map((r) => [r.trigger_id, version(r)]));
       // Every trigger's window ends `catch-up + grace` before now; look back far enough for the longest.
-      const latest = await history.versions(ids, now, new Date(now.getTime() + 1), tx);
+      const latest = new Map((await history.versions(ids, now, new Date(now.getTime() + 1), tx)).map((r) => [r.trigger_id, version(r)]));
       const windowOf = (id: string) => {
-        const back = catchupMs(latest.filter((r) => r.trigger_id === id).map(version).at(-1)) + graceMs;
+        const back = catchupMs(latest.get(id)) + graceMs;
         return { after: new Date(checkedUntil.getTime() - back), to: new Date(now.getTime() - back) };
       };
       const windows = new Map(ids.map((id) => [id, windowOf(id)]));
       const lo = new Date(Math.min(...[...windows.values()].map((w) => w.after.getTime())));
-      const versions = await history.versions(ids, lo, now, tx);
-      const fires = await history.fires(ids, lo, now, tx);
-      const corrections = await history.corrections(ids, lo, now, tx);
+      const versions = groupBy(await history.versions(ids, lo, now, tx), (r) => r.trigger_id, version);
+      const fires = groupBy(await history.fires(ids, lo, now, tx), (f) => f.trigger_id, (f): RecordedFire => ({
+        id: f.id, scheduledAt: f.scheduled_at, recordedAt: f.recorded_at, status: f.status, runId: f.run_id,
+      }));
+      const corrections = groupBy(await history.corrections(ids, lo, now, tx), (c) => c.trigger_id, (c) => c.created_at);
 
       const results: { trigger: (typeof triggers)[number]; at: Date }[] = [];
       for (const trigger of triggers) {
         const first = firsts.get(trigger.id);
         const window = windows.get(trigger.id)!;
         if (!first || window.to.getTime() <= window.after.getTime()) continue;
-        const own = versions.filter((r) => r.trigger_id === trigger.id).map(version);
+        const own = versions.get(trigger.id) ?? [];
         const times = expectedTimes(own, first, window.after, new Date(window.to.getTime() + 1), MAX_TIMES_PER_TRIGGER);
-        const recorded: RecordedFire[] = fires
-          .filter((f) => f.trigger_id === trigger.id)
-          .map((f) => ({ id: f.id, scheduledAt: f.scheduled_at, recordedAt: f.recorded_at, status: f.status, runId: f.run_id }));
-        const fixed = corrections.filter((c) => c.trigger_id === trigger.id).map((c) => c.created_at);
+        const recorded = fires.get(trigger.id) ?? [];
+        const fixed = corrections.get(trigger.id) ?? [];
         const ends = await fireWorkflowEnds(client, trigger.id, firesBeforeGaps(times, recorded).map((f) => f.scheduledAt));
         for (const judged of judgeExpectedFires(times, own, recorded, fixed, now, graceMs, ends)) {
           if (judged.status !== 'missed' || (await stillRunning(trigger.id, judged.scheduledAt))) continue;

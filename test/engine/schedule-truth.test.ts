@@ -127,7 +127,9 @@ describe('schedule truth', () => {
     // Every 2 s, in order, none twice.
     for (let i = 1; i < fires.length; i++) assert.equal(Date.parse(fires[i]!.scheduledAt) - Date.parse(fires[i - 1]!.scheduledAt), 2_000);
     assert.deepEqual(statuses(start - 4_000, start - 2_000), new Set(['before-created']));
-    assert.deepEqual(statuses(start + 2_000, paused - 2_000), new Set(['fired']));
+    // Before the pause: fired (the range may be short when the first fires came fast).
+    assert.ok([...statuses(start + 2_000, paused - 2_000)].every((status) => status === 'fired'));
+    assert.ok(fires.some((f) => f.status === 'fired' && Date.parse(f.scheduledAt) < paused), 'fired before the pause');
     assert.deepEqual(statuses(paused + 1_500, resumed - 1_000), new Set(['paused']));
     assert.deepEqual(statuses(disabled + 1_000, enabled - 1_000), new Set(['disabled']));
     assert.deepEqual(statuses(enabled + 2_000, until), new Set(['fired']));
