@@ -8,6 +8,7 @@ import { registerUser, startTestApp, type TestApp, type TestUser } from '../help
 import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { testConfig } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
+import { waitFor } from '../helpers/processes';
 import { family, histogram, sampleValue, scrape } from '../helpers/prometheus';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -68,7 +69,7 @@ describe('metrics and request ids', () => {
   it('counts the engine\'s rows written since the last scrape: fires with their lag, attempts with their latency, finished deliveries', async () => {
     const trigger = (await app.inject({
       method: 'POST', url: '/api/user-triggers', headers: user.auth,
-      payload: { type: 'cron', name: 'lagging', configJson: { cronExpression: '0 0 1 1 *' } },
+      payload: { type: 'webhook', name: 'lagging', configJson: {} },
     })).json<{ id: string; accountId: string }>();
     const webhook = (await app.inject({
       method: 'POST', url: '/api/webhooks', headers: user.auth,
@@ -96,7 +97,11 @@ describe('metrics and request ids', () => {
       [delivery.rows[0]!.id],
     );
     await db.query(`UPDATE deliveries SET status = 'succeeded' WHERE id = $1`, [delivery.rows[0]!.id]);
-    const after = await scrape(app);
+    // Counted once no transaction older than these rows is still open (another request's may be, a moment).
+    const after = await waitFor('the rows counted', async () => {
+      const scraped = await scrape(app);
+      return sampleValue(scraped, 'agent_platform_deliveries_total', { outcome: 'succeeded' }) > sampleValue(before, 'agent_platform_deliveries_total', { outcome: 'succeeded' }) && scraped;
+    }, 20_000);
 
     const moved = (name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
     assert.equal(moved('agent_platform_fires_total', { source: 'schedule', status: 'fired' }), 1);
