@@ -2,7 +2,17 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { withTransaction, type Queryable } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
 import { insertEvent } from '../db/repositories/events';
-import { findRunStep, finishRunStep, insertRunSteps, listRunSteps, markRunStepStarted, type RunStepRow } from '../db/repositories/run-steps';
+import {
+  findRunStep,
+  findStepOfRun,
+  finishRunStep,
+  insertRunSteps,
+  listRunSteps,
+  listStepsPlannedBy,
+  markRunStepStarted,
+  type NewRunStep,
+  type RunStepRow,
+} from '../db/repositories/run-steps';
 import {
   countQueuedAhead,
   countRunningRuns,
@@ -13,8 +23,10 @@ import {
   markRunWaiting,
   nextQueuedRuns,
   recordRunEnd,
+  type RunExecutor,
   type RunRow,
 } from '../db/repositories/runs';
+import { insertThreadMessages, listThreadWindow, type ThreadMessageRow } from '../db/repositories/thread-messages';
 import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
 import { startEventDispatch } from '../lib/engine-starts';
 import { openConfig } from '../lib/secret-config';
@@ -22,10 +34,13 @@ import { toolSecretPaths } from '../lib/secret-paths';
 import { workflowIds } from '../lib/temporal-names';
 import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunInput, type RunOutcome, type StepOutcome, type StepRef } from '../workflows/types';
 import type { ActivityDeps } from './deps';
-import { createDefaultExecutor } from './executor/default-executor';
+import { ModelCallAborted, ModelError } from './executor/model-client';
+import type { ModelRunOutput } from './executor/model-executor';
+import { answerOf, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
 import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
+import { createExecutors, type Executors } from './executor/select';
+import { userMessage } from './executor/system-message';
 import { callTool } from './executor/tool-call';
-import type { AgentExecutor } from './executor/types';
 
 /** How often a queued run asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
 const QUEUE_RECHECK_MS = 60_000;
@@ -104,20 +119,37 @@ function fromExecutor<T>(what: string, fn: () => T): T {
 const toRef = (s: RunStepRow): StepRef => ({ runId: s.run_id, index: s.step_index, type: s.type });
 
 /**
- * The activities of `runAgentWorkflow` (workflows/run.ts): beginRun, one runToolStep per tool step,
- * finishRun, and failRun when one of them failed for good.
+ * The activities of `runAgentWorkflow` (workflows/run.ts): beginRun, one runToolStep per tool step and
+ * one runModelStep per model step, finishRun, and failRun when one of them failed for good.
  */
-export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor = createDefaultExecutor()) {
+export function createRunActivities(deps: ActivityDeps, executors: Executors = createExecutors(deps.config)) {
   const { db, handOff, client, config } = deps;
   const agents = createAgentsRepository(db);
   const toolsRepository = createToolsRepository(db);
   const limit = config.runs.concurrencyPerAccount;
   const holdMs = config.runs.timeoutMs + QUEUE_PLACE_MS;
 
-  /** queued/running → succeeded/failed and agent.completed / agent.failed, in the caller's transaction; null when already ended. */
+  /**
+   * queued/running → succeeded/failed and agent.completed / agent.failed, in the caller's transaction;
+   * null when already ended. A model run that succeeded in a thread adds its exchange to the thread: the
+   * user's message (as of the run's creation) and the model's answer.
+   */
   async function end(tx: Queryable, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunRow | null> {
     const row = await recordRunEnd(tx, runId, { status, output, error: error === null ? null : capError(error) });
     if (!row) return null;
+    if (status === 'succeeded' && row.thread_id && row.executor === 'model') {
+      const user = userMessage(row.input);
+      await insertThreadMessages(tx, {
+        accountId: row.account_id,
+        agentId: row.agent_id,
+        threadId: row.thread_id,
+        runId: row.id,
+        messages: [
+          ...(user !== null ? [{ role: 'user' as const, content: user, createdAt: row.created_at }] : []),
+          { role: 'assistant' as const, content: (row.output as ModelRunOutput).text },
+        ],
+      });
+    }
     const base = { agentId: row.agent_id, runId: row.id };
     const event = await insertEvent(tx, {
       accountId: row.account_id,
@@ -136,10 +168,12 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
    */
   async function afterEnd(accountId: string): Promise<void> {
     handOff.kick();
+    // Most runs end with nobody waiting: one read of the line, and the running runs counted only when it is not empty.
+    const waiting = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, limit);
+    if (waiting.length === 0) return;
     const free = limit - (await countRunningRuns(db, accountId, holdMs));
     if (free <= 0) return;
-    const next = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, free);
-    await Promise.all(next.map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
+    await Promise.all(waiting.slice(0, free).map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
   }
 
   /** Ends the run in its own transaction (once) and wakes the next in line; answers the run's status. */
@@ -160,15 +194,77 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
     return { status: 'running', timeoutMs: Math.min(timeoutMs, Math.max(0, timeoutMs - elapsed)), steps: steps.map(toRef) };
   }
 
-  /** The tool a step calls, secrets opened; or why it can't be called (recorded as the step's error). */
-  async function toolOf(run: RunRow, step: RunStepRow): Promise<{ tool: ToolRow } | { error: string }> {
-    const tool = step.tool_id ? await toolsRepository.findById(run.account_id, step.tool_id) : null;
+  /** The call a tool step makes (its tool, secrets opened, and input); or why it can't be made (recorded as the step's error). */
+  async function toolCallOf(
+    run: Pick<RunRow, 'account_id' | 'executor' | 'input'>,
+    step: RunStepRow,
+  ): Promise<{ tool: ToolRow; input: unknown } | { error: string }> {
+    if (!step.tool_id) return { error: `the model called "${step.name}", which is not one of the tools it was offered` };
+    const tool = await toolsRepository.findById(run.account_id, step.tool_id);
     if (!tool) return { error: 'the tool was deleted before this step ran' };
+    let opened: ToolRow;
     try {
-      return { tool: { ...tool, config_json: openConfig(tool.config_json, toolSecretPaths(tool.type, tool.config_json), deps.secrets) } };
+      opened = { ...tool, config_json: openConfig(tool.config_json, toolSecretPaths(tool.type, tool.config_json), deps.secrets) };
     } catch (err) {
       return { error: `the tool's configuration could not be read: ${(err as Error).message}` };
     }
+    return executors.get(run.executor ?? 'tools').toolCall(step, opened, run.input);
+  }
+
+  /**
+   * Records a finished step (once, while its run is running) with the steps its answer adds, in one
+   * statement: a retry finds both or neither. Answers the step's outcome, or 'stopped' when the run
+   * ended meanwhile.
+   */
+  async function recordStep(
+    runId: string,
+    step: RunStepRow,
+    r: { output: unknown; error: string | null; usage?: Usage; startedAt: Date; next?: ReturnType<typeof stepsAfter> },
+  ): Promise<StepOutcome> {
+    const recorded = await finishRunStep(
+      db,
+      runId,
+      step.step_index,
+      {
+        output: capValue(r.output, MAX_STEP_OUTPUT_BYTES),
+        error: r.error === null ? null : capError(r.error),
+        usage: r.usage,
+        startedAt: r.startedAt,
+        finishedAt: new Date(),
+      },
+      r.next,
+    );
+    if (recorded) return { status: 'done', ok: recorded.step.error === null, ...(recorded.added.length ? { next: recorded.added.map(toRef) } : {}) };
+    // Not recorded: another attempt recorded it first, or the run ended meanwhile.
+    return answered(runId, step.step_index);
+  }
+
+  /** A finished step's outcome as it was recorded, with the steps it added; 'stopped' when it is not finished. */
+  async function answered(runId: string, index: number): Promise<StepOutcome> {
+    const step = await findRunStep(db, runId, index);
+    if (!step?.finished_at) return { status: 'stopped' };
+    const next = (await listStepsPlannedBy(db, runId, index)).map(toRef);
+    return { status: 'done', ok: step.error === null, ...(next.length ? { next } : {}) };
+  }
+
+  /** Whether the account seems to have a slot for this run (read without the lock: the locked decision is the one that counts). */
+  async function slotLooksFree(run: RunRow): Promise<boolean> {
+    const running = await countRunningRuns(db, run.account_id, holdMs);
+    return running < limit && running + (await countQueuedAhead(db, run, QUEUE_PLACE_MS, limit)) < limit;
+  }
+
+  /** Which executor runs the agent, and the steps it plans for this run (reads only). */
+  async function planOf(q: Queryable, run: RunRow): Promise<{ kind: RunExecutor; steps: NewRunStep[] }> {
+    const agent = await agents.findById(run.account_id, run.agent_id, q);
+    if (!agent) return { kind: 'tools', steps: [] }; // deleted: the locked read says 'gone'
+    const kind = executors.kindFor(agent);
+    const tools = await toolsRepository.listEnabledForAgent(agent.id, q);
+    const memory = agent.memory_config;
+    const history: ThreadMessageRow[] =
+      kind === 'model' && run.thread_id && memory.type !== 'none'
+        ? await listThreadWindow(q, { agentId: agent.id, threadId: run.thread_id, maxMessages: memory.maxMessages, ttlMinutes: memory.ttlMinutes })
+        : [];
+    return { kind, steps: fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history })) };
   }
 
   return {
@@ -184,6 +280,10 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
       try {
         const first = await findRun(db, input.runId);
         if (!first) return { status: 'gone' }; // its agent was deleted
+        if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
+        // The plan is made before the account's lock is taken (reads of the agent, its tools and its
+        // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
+        const plan = first.status === 'queued' && (await slotLooksFree(first)) ? await planOf(db, first) : null;
         const result = await withTransaction(db, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
           await lockAccountRunSlots(tx, first.account_id);
           const run = await findRunForUpdate(tx, input.runId);
@@ -204,10 +304,10 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
             await markRunWaiting(tx, run.id);
             return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
           }
-          const started = (await markRunRunning(tx, run.id))!;
-          const tools = await toolsRepository.listEnabledForAgent(agent.id, tx);
-          await insertRunSteps(tx, run.id, fromExecutor('plan the run', () => executor.plan({ agent, tools, input: run.input })));
-          return { outcome: await runningOutcome(tx, started, true) };
+          const { kind, steps } = plan ?? (await planOf(tx, run));
+          await markRunRunning(tx, run.id, kind);
+          const planned = await insertRunSteps(tx, run.id, steps);
+          return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
         });
         if (result.ended) await afterEnd(first.account_id);
         return result.outcome;
@@ -226,37 +326,77 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
      */
     async runToolStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const run = await findRun(db, ref.runId);
-        if (!run || run.status !== 'running') return { status: 'stopped' };
-        const step = await findRunStep(db, ref.runId, ref.index);
-        if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
-        if (step.finished_at) return { status: 'done', ok: step.error === null };
+        const found = await findStepOfRun(db, ref.runId, ref.index);
+        if (!found) {
+          const run = await findRun(db, ref.runId);
+          if (!run || run.status !== 'running') return { status: 'stopped' };
+          throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
+        }
+        const { step, run } = found;
+        if (run.status !== 'running') return { status: 'stopped' };
+        if (step.finished_at) return answered(ref.runId, step.step_index);
 
         const startedAt = new Date();
         let output: unknown = null;
         let error: string | null = null;
-        const target = await toolOf(run, step);
-        if ('error' in target) error = target.error;
+        const call = await toolCallOf(run, step);
+        if ('error' in call) error = call.error;
         else {
-          await markRunStepStarted(db, run.id, step.step_index, startedAt);
+          await markRunStepStarted(db, ref.runId, step.step_index, startedAt);
           try {
-            output = await heartbeating((signal) => callTool(target.tool, executor.toolInput(step, run.input), config, signal));
+            output = await heartbeating((signal) => callTool(call.tool, call.input, config, signal));
           } catch (err) {
             const interrupted = interruption();
             if (interrupted) throw interrupted;
             error = (err as Error).message;
           }
         }
-        const recorded = await finishRunStep(db, run.id, step.step_index, {
-          output: capValue(output, MAX_STEP_OUTPUT_BYTES),
-          error: error === null ? null : capError(error),
-          startedAt,
-          finishedAt: new Date(),
-        });
-        if (recorded) return { status: 'done', ok: recorded.error === null };
-        // Not recorded: another attempt recorded it first, or the run ended meanwhile.
-        const now = await findRunStep(db, ref.runId, ref.index);
-        return now?.finished_at ? { status: 'done', ok: now.error === null } : { status: 'stopped' };
+        return await recordStep(ref.runId, step, { output, error, startedAt });
+      } catch (err) {
+        throw classified(err);
+      }
+    },
+
+    /**
+     * One model step, made at most once like a tool step: it sends the run's conversation so far to the
+     * model (model-step.ts) and records the answer together with the steps it adds (a tool step per tool
+     * call and the model step after them), so a retry after a crash answers the same steps and the model
+     * is not asked again. The provider's 429, 5xx and timeouts are retried inside the call with backoff
+     * (model-client.ts); a refusal (4xx), or a provider still failing after its retries, is the step's
+     * error and fails the run with the provider's message (never the key).
+     */
+    async runModelStep(ref: StepRef): Promise<StepOutcome> {
+      try {
+        const run = await findRun(db, ref.runId);
+        if (!run || run.status !== 'running') return { status: 'stopped' };
+        const steps = await listRunSteps(db, run.id);
+        const step = steps.find((st) => st.step_index === ref.index);
+        if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
+        if (step.finished_at) return answered(run.id, step.step_index);
+
+        const request = fromExecutor('compose the model request', () => modelRequest(steps, step.step_index));
+        const startedAt = new Date();
+        let answer: ModelAnswer | null = null;
+        let usage: Usage | undefined;
+        let error: string | null = null;
+        if (!executors.model) error = 'no model provider is configured (MODEL_BASE_URL is not set on the worker)';
+        else {
+          const model = executors.model;
+          await markRunStepStarted(db, run.id, step.step_index, startedAt);
+          try {
+            const result = answerOf(await heartbeating((signal) => model.complete(request, signal)));
+            if ('error' in result) error = result.error;
+            else ({ answer, usage } = result);
+          } catch (err) {
+            const interrupted = interruption();
+            if (interrupted) throw interrupted;
+            if (err instanceof ModelCallAborted) throw ApplicationFailure.retryable(err.message, 'StepInterrupted');
+            if (!(err instanceof ModelError)) throw err;
+            error = err.message;
+          }
+        }
+        const next = answer ? stepsAfter(steps, step.step_index, answer) : [];
+        return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next });
       } catch (err) {
         throw classified(err);
       }
@@ -274,6 +414,7 @@ export function createRunActivities(deps: ActivityDeps, executor: AgentExecutor 
         if (!run) return { status: 'gone' };
         if (run.status === 'succeeded' || run.status === 'failed') return { status: run.status };
         const steps = await listRunSteps(db, run.id);
+        const executor = executors.get(run.executor ?? 'tools');
         const result = fromExecutor('compose the output', () => executor.compose({ input: run.input, steps, timedOut: input.timedOut ?? false }));
         const output = capValue(result.output, MAX_RUN_OUTPUT_BYTES);
         return await settle(run.id, result.error === null ? 'succeeded' : 'failed', output, result.error);

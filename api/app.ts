@@ -5,6 +5,7 @@ import type { Config } from '../lib/config';
 import { createHandOff } from '../lib/handoff';
 import type { TemporalClient } from '../lib/temporal-client';
 import { createSecretBox } from '../lib/secrets';
+import { createNotificationListener } from '../db/notifications';
 import type { Db } from '../db/pool';
 import { fastifyTrustProxy } from './client-address';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
@@ -83,7 +84,18 @@ export async function buildApp(deps: AppDeps) {
   const secrets = createSecretBox(config.secretsKey);
   // The one place repositories and services are built; each route module gets only the services it calls.
   const repositories = createRepositories(db);
-  const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client });
+  // One LISTEN connection for every live run stream of this process (opened when the first stream opens).
+  const runEventsListener = createNotificationListener({
+    connectionString: config.databaseUrl,
+    channel: 'run_events',
+    log: (msg, err) => app.log.warn({ err }, msg),
+  });
+  const services = createServices({
+    config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client, runEventsListener,
+  });
+  // Open streams end before the server waits for its connections to close; then the listener goes.
+  app.addHook('preClose', async () => services.runEvents.closeAll());
+  app.addHook('onClose', () => runEventsListener.close());
   const publicBaseUrl = config.http.publicBaseUrl;
   // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
   const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;
@@ -110,8 +122,8 @@ export async function buildApp(deps: AppDeps) {
     });
     const scoped = api.withTypeProvider<ZodTypeProvider>();
     authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl });
-    accountRoutes(scoped, { account: services.account, publicBaseUrl });
-    agentRoutes(scoped, { agents: services.agents, publicBaseUrl });
+    accountRoutes(scoped, { account: services.account, audit: services.audit, publicBaseUrl });
+    agentRoutes(scoped, { agents: services.agents, transfer: services.transfer, publicBaseUrl });
     connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
     toolRoutes(scoped, { tools: services.tools, publicBaseUrl });
     webhookRoutes(scoped, { webhooks: services.webhooks, publicBaseUrl });
@@ -121,7 +133,7 @@ export async function buildApp(deps: AppDeps) {
     scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
     deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
-    runRoutes(scoped, { runs: services.runs, publicBaseUrl });
+    runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
   });
 
   return app;

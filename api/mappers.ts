@@ -1,11 +1,13 @@
-import type { AccountRow, TransactionRow } from '../db/repositories/accounts';
+import type { AccountRow, ActingAccountRow, TransactionRow } from '../db/repositories/accounts';
 import type { AgentRow } from '../db/repositories/agents';
+import type { AuditRow } from '../db/repositories/audit';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
 import type { FireDetailRow, FireListRow } from '../db/repositories/fires';
 import type { RunStepRow } from '../db/repositories/run-steps';
 import type { RunRow } from '../db/repositories/runs';
+import type { ThreadMessageRow } from '../db/repositories/thread-messages';
 import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
 import type { ToolRow } from '../db/repositories/tools';
 import type { TriggerRow } from '../db/repositories/triggers';
@@ -13,6 +15,7 @@ import type { UserRow } from '../db/repositories/users';
 import type { WebhookRow } from '../db/repositories/webhooks';
 import type { Config } from '../lib/secret-config';
 import type { TriggerConfig } from './schemas/triggers';
+import { permissionsFor } from './services/access';
 import { effectivePermissions } from './services/team-permissions';
 
 /** Row → API shape. Pure functions; the only place snake_case turns into the public camelCase. */
@@ -43,9 +46,26 @@ export function toTransaction(t: TransactionRow) {
     amount: t.amount,
     reason: t.reason,
     resourceId: t.resource_id,
+    actorUserId: t.actor_user_id,
     balanceAfter: t.balance_after,
     createdAt: iso(t.created_at),
   };
+}
+
+export function toAuditEntry(e: AuditRow) {
+  return {
+    id: e.id,
+    actorUserId: e.actor_user_id,
+    actorEmail: e.actor_email,
+    action: e.action,
+    resourceType: e.resource_type,
+    resourceId: e.resource_id,
+    createdAt: iso(e.created_at),
+  };
+}
+
+export function toActingAccount(a: ActingAccountRow) {
+  return { id: a.id, name: a.name, role: a.role, permissions: permissionsFor(a.role, a.permissions) };
 }
 
 export function toAgent(a: AgentRow) {
@@ -234,6 +254,8 @@ export function toRun(r: RunRow) {
     output: r.output,
     error: r.error,
     chainDepth: r.chain_depth,
+    threadId: r.thread_id,
+    executor: r.executor,
     startedAt: r.started_at ? iso(r.started_at) : null,
     finishedAt: r.finished_at ? iso(r.finished_at) : null,
     createdAt: iso(r.created_at),
@@ -258,3 +280,9 @@ export function toRunStep(s: RunStepRow) {
   };
 }
 export type RunStep = ReturnType<typeof toRunStep>;
+
+/** The API shape of one message of a conversation thread. */
+export function toThreadMessage(m: ThreadMessageRow) {
+  return { id: m.id, agentId: m.agent_id, threadId: m.thread_id, runId: m.run_id, role: m.role, content: m.content, createdAt: iso(m.created_at) };
+}
+export type ThreadMessage = ReturnType<typeof toThreadMessage>;

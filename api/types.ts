@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { WriteUnit } from '../db/write-unit';
-import type { Caller } from './services/auth-service';
+import type { Access, Caller } from './services/access';
 
 /** The Fastify instance as routes see it: zod schemas give typed params, bodies and replies. */
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
@@ -16,6 +16,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Reachable without a credential. */
     public?: boolean;
+    /**
+     * What the caller's role in the account the request acts in must allow (services/access.ts); checked
+     * by the authentication hook. Required on every route that is not public.
+     */
+    access?: Access;
   }
 }
 

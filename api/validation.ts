@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Config } from '../lib/secret-config';
 import { ValidationError } from './errors';
 
 /**
@@ -38,4 +39,19 @@ export function mergePatch(target: Record<string, unknown>, patch: Record<string
     } else out[key] = value;
   }
   return out;
+}
+
+/**
+ * What an update makes of a typed config (connectors, tools, triggers) before validating it as a whole: the
+ * patch merged onto the current config when the type stays, or onto nothing when the type changes (the patch
+ * is then the whole new config, and a null in it is an absent field, as in any merge patch: a field with a
+ * default gets it). A null for a field that `schema` (the config of the resulting type) does not have is refused
+ * as the validation of the result refuses any other value there: the merge would drop it unremarked.
+ */
+export function patchTypedConfig(current: Config | null, patch: Config, schema: Pick<z.ZodObject, 'shape'>, field: string): Config {
+  const unknown = Object.keys(patch).filter((key) => patch[key] === null && !Object.hasOwn(schema.shape, key));
+  if (unknown.length > 0) {
+    throw new ValidationError(`${field}: Unrecognized key${unknown.length > 1 ? 's' : ''}: ${unknown.map((key) => JSON.stringify(key)).join(', ')}`);
+  }
+  return mergePatch(current ?? {}, patch);
 }

@@ -1,10 +1,13 @@
 /**
  * `npm run bench` (or `npx tsx bench/run.ts`): the API's overhead over a bare Fastify + pg server.
  *
- *   read:    API `GET /api/agents/:id` (bearer JWT)  vs  bare `GET /agents/:id` (SELECT * … WHERE id = $1)
- *   write:   API `POST /api/agents`     (bearer JWT)  vs  bare `POST /agents` (conditional UPDATE + INSERT, one tx)
+ *   read:   API `GET /api/agents/:id` (bearer JWT)  vs  bare `GET /agents/:id` (SELECT * … WHERE id = $1)
+ *   write:  API `POST /api/agents`     (bearer JWT)  vs  bare `POST /agents` (conditional UPDATE + INSERT, one tx)
+ *   acting: API `GET /api/agents/:id` by a team member acting in the owner's account (`Account-Id` header: one
+ *           membership lookup per request)  vs  the same read by the owner in their own account (target ≥ 0.9)
  *   metrics: API `GET /api/agents/:id` with metrics on (METRICS_ENABLED=true, the default: every response
- *            counted and timed)  vs  the same API with METRICS_ENABLED=false, a third server process
+ *           counted and timed)  vs  the same read on a third server process with METRICS_ENABLED=false
+ *           (target ≥ 0.95)
  *
  * Approach: this process only generates load (autocannon, same connections/duration/warm-up for every
  * target, one target at a time). Each server runs in its own child process (`node --import tsx
@@ -23,7 +26,7 @@
  * Settings: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (3),
  * BENCH_ROUNDS (1; with more, api and bare alternate which goes first and the table shows medians),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432; DATABASE_URL's server if set),
- * BENCH_SCENARIOS (read,write,metrics: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
+ * BENCH_SCENARIOS (read,write,acting,metrics: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
  * <dir>/api and <dir>/bare when they exit; summarize with `npx tsx bench/profile-summary.ts <dir>/api`).
  * Exits 1 if any response is not 2xx or a request errored.
  */
@@ -32,11 +35,24 @@ import { createBenchDatabase } from './database';
 import { combine, loadSettingsFromEnv, measure, probe, type Measurement, type Target } from './load';
 import { startServer, type ServerProcess } from './server-process';
 
-const RATIO_TARGETS: Record<string, number> = { read: 0.6, metrics: 0.95 };
+const READ_RATIO_TARGET = 0.6;
+/** Acting in another account may not cost a read much more than acting in one's own (one membership lookup). */
+const ACTING_RATIO_TARGET = 0.9;
+/** Measuring every request for GET /metrics may cost a read at most 5 %. */
+const METRICS_RATIO_TARGET = 0.95;
 
-type Scenario = 'read' | 'write' | 'metrics';
-/** The server under test, and the one it is compared with (bare, or the API without metrics). */
-type Side = 'api' | 'baseline';
+type Scenario = 'read' | 'write' | 'acting' | 'metrics';
+
+/** Each scenario measures `subject` against `baseline` in the same run; the ratio is subject/baseline. */
+interface Pair {
+  scenario: Scenario;
+  subject: Target;
+  baseline: Target;
+  /** How the table names the two. */
+  labels: [string, string];
+  /** The req/s ratio the scenario should reach, when it has one. */
+  ratioTarget?: number;
+}
 
 interface Row {
   scenario: Scenario;
@@ -84,7 +100,7 @@ async function main(): Promise<number> {
     const db = await createBenchDatabase();
     cleanups.push(db.drop);
     const env = { BENCH_DATABASE_URL: db.url };
-    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,metrics').split(',').map((w) => w.trim());
+    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics').split(',').map((w) => w.trim());
     const servers: ServerProcess[] = [];
     cleanups.push(() => Promise.all(servers.map((s) => s.stop())).then(() => {}));
     const [api, bare, unmeasured] = await Promise.all([
@@ -106,20 +122,32 @@ async function main(): Promise<number> {
     const agentId = agent.id;
     const accountId = agent.accountId;
 
-    const apiRead = (server: ServerProcess): Target => ({
-      name: `${server.name} read`, url: `${server.baseUrl}/api/agents/${agentId}`, method: 'GET', headers: { authorization }, expectStatus: 200,
+    // A second user, invited into the first one's account as a viewer (reads are all the bench does), who
+    // accepts with the invitation's token and then acts there through Account-Id.
+    const memberEmail = `bench-member-${process.pid}@example.com`;
+    const member = await postJson<{ accessToken: string }>(
+      `${api.baseUrl}/api/auth/register`,
+      { email: memberEmail, password: 'correct horse battery', name: 'Bench member' },
+      201,
+    );
+    const invitation = await postJson<{ id: string; inviteToken: string }>(`${api.baseUrl}/api/team`, { email: memberEmail, role: 'viewer' }, 201, { authorization });
+    await postJson(`${api.baseUrl}/api/invitations/${invitation.id}/accept`, { token: invitation.inviteToken }, 200, {
+      authorization: `Bearer ${member.accessToken}`,
     });
-    type Plan = { scenario: Scenario; api: Target; baseline: Target; servers: Record<Side, ServerProcess> };
-    const allScenarios: Plan[] = [
+    const ownRead: Target = { name: 'api read', url: `${api.baseUrl}/api/agents/${agentId}`, method: 'GET', headers: { authorization }, expectStatus: 200 };
+
+    const allScenarios: Pair[] = [
       {
         scenario: 'read',
-        api: apiRead(api),
+        labels: ['api', 'bare'],
+        ratioTarget: READ_RATIO_TARGET,
+        subject: ownRead,
         baseline: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET', expectStatus: 200 },
-        servers: { api, baseline: bare },
       },
       {
         scenario: 'write',
-        api: {
+        labels: ['api', 'bare'],
+        subject: {
           name: 'api write',
           url: `${api.baseUrl}/api/agents`,
           method: 'POST',
@@ -135,12 +163,34 @@ async function main(): Promise<number> {
           body: JSON.stringify({ accountId, name: 'bench agent' }),
           expectStatus: 201,
         },
-        servers: { api, baseline: bare },
       },
-      ...(unmeasured ? [{ scenario: 'metrics' as const, api: apiRead(api), baseline: apiRead(unmeasured), servers: { api, baseline: unmeasured } }] : []),
+      {
+        scenario: 'acting',
+        labels: ['api, Account-Id', 'api, own'],
+        ratioTarget: ACTING_RATIO_TARGET,
+        subject: {
+          name: 'api read acting in another account',
+          url: ownRead.url,
+          method: 'GET',
+          headers: { authorization: `Bearer ${member.accessToken}`, 'account-id': accountId },
+          expectStatus: 200,
+        },
+        baseline: ownRead,
+      },
+      ...(unmeasured
+        ? [
+            {
+              scenario: 'metrics' as const,
+              labels: ['api, metrics on', 'api, metrics off'] as [string, string],
+              ratioTarget: METRICS_RATIO_TARGET,
+              subject: ownRead,
+              baseline: { ...ownRead, name: 'api read, metrics off', url: `${unmeasured.baseUrl}/api/agents/${agentId}` },
+            },
+          ]
+        : []),
     ];
     const scenarios = allScenarios.filter((s) => wanted.includes(s.scenario));
-    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write and/or metrics, got "${process.env.BENCH_SCENARIOS}"`);
+    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write, acting and/or metrics, got "${process.env.BENCH_SCENARIOS}"`);
 
     const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(
@@ -151,37 +201,38 @@ async function main(): Promise<number> {
     );
     console.log(`load average before: ${loadavg()}`);
     for (const s of scenarios) {
-      const [apiBytes, baselineBytes] = [await probe(s.api), await probe(s.baseline)];
-      console.log(`${s.scenario}: response body ${apiBytes} B (${s.servers.api.name}) vs ${baselineBytes} B (${s.servers.baseline.name})`);
+      const [subjectBytes, baselineBytes] = [await probe(s.subject), await probe(s.baseline)];
+      console.log(`${s.scenario}: response body ${subjectBytes} B (${s.labels[0]}) vs ${baselineBytes} B (${s.labels[1]})`);
     }
     console.log('');
 
     const runs = new Map<string, Measurement[]>();
+    // Which server process answers a target (its CPU clock is sampled around the run).
+    const serverOf = (t: Target) => servers.find((server) => t.url.startsWith(`${server.baseUrl}/`))!;
     for (const s of scenarios) {
       for (let round = 0; round < settings.rounds; round++) {
-        for (const side of round % 2 === 0 ? (['api', 'baseline'] as const) : (['baseline', 'api'] as const)) {
-          process.stderr.write(`measuring ${s.scenario} ${s.servers[side].name} (round ${round + 1}/${settings.rounds}) …\n`);
-          const m = await measure(s[side], settings, s.servers[side].cpuMicros);
+        for (const side of round % 2 === 0 ? (['subject', 'baseline'] as const) : (['baseline', 'subject'] as const)) {
+          const label = s.labels[side === 'subject' ? 0 : 1];
+          process.stderr.write(`measuring ${s.scenario} ${label} (round ${round + 1}/${settings.rounds}) …\n`);
+          const m = await measure(s[side], settings, serverOf(s[side]).cpuMicros);
           runs.set(`${s.scenario}/${side}`, [...(runs.get(`${s.scenario}/${side}`) ?? []), m]);
         }
       }
     }
-    const rows: (Row & { side: Side })[] = scenarios.flatMap((s) =>
-      (['api', 'baseline'] as const).map((side) => ({ scenario: s.scenario, side, target: s.servers[side].name, m: combine(runs.get(`${s.scenario}/${side}`)!) })),
+    const rows: Row[] = scenarios.flatMap((s) =>
+      (['subject', 'baseline'] as const).map((side, i) => ({ scenario: s.scenario, target: s.labels[i]!, m: combine(runs.get(`${s.scenario}/${side}`)!) })),
     );
 
     console.log(table(rows));
     console.log(`load average after: ${loadavg()}`);
     console.log('');
-    const get = (scenario: Scenario, side: Side) => rows.find((r) => r.scenario === scenario && r.side === side)!.m;
-    for (const { scenario, servers: pair } of scenarios) {
-      const a = get(scenario, 'api');
-      const b = get(scenario, 'baseline');
+    for (const s of scenarios) {
+      const a = combine(runs.get(`${s.scenario}/subject`)!);
+      const b = combine(runs.get(`${s.scenario}/baseline`)!);
       const ratio = a.requestsPerSecond / b.requestsPerSecond;
-      const target = RATIO_TARGETS[scenario];
-      const verdict = target !== undefined ? `  (target ≥ ${target}: ${ratio >= target ? 'met' : 'NOT met'})` : '';
+      const verdict = s.ratioTarget !== undefined ? `  (target ≥ ${s.ratioTarget}: ${ratio >= s.ratioTarget ? 'met' : 'NOT met'})` : '';
       console.log(
-        `${scenario} ratio ${pair.api.name}/${pair.baseline.name}: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
+        `${s.scenario} ratio ${s.labels[0]} / ${s.labels[1]}: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
           `p99 ${(a.p99 / b.p99).toFixed(2)}x; server CPU/req ${(a.cpuPerRequest / b.cpuPerRequest).toFixed(2)}x`,
       );
     }

@@ -109,6 +109,12 @@ const envSchema = z.object({
   METRICS_ENABLED: booleanFlag.default(true),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   MISSED_FIRE_GRACE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
+  MODEL_BASE_URL: httpUrl.optional(),
+  MODEL_API_KEY: z.string().max(4096).regex(/^[^\s]+$/, 'must not contain whitespace').optional(),
+  MODEL_NAME: z.string().trim().min(1).max(200).optional(),
+  MODEL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  RUN_EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -143,6 +149,14 @@ export interface Config {
   hooks: { rateLimitPerSecond: number };
   /** Agent runs: how many of one account's runs may be running at once, and how long one may run. */
   runs: { concurrencyPerAccount: number; timeoutMs: number };
+  /**
+   * The language model agents think with (an OpenAI Chat Completions endpoint): null baseUrl means none
+   * is configured, and runs keep the tool executor. apiKey is a secret: never logged, never shown.
+   * timeoutMs bounds each request; maxRetries is how often one request is retried (429, 5xx, timeouts).
+   */
+  model: { baseUrl: string | null; apiKey: string | null; name: string | null; timeoutMs: number; maxRetries: number };
+  /** Live run events (SSE): the interval of the heartbeat comment on an idle stream. */
+  runEvents: { heartbeatMs: number };
   logLevel: string;
   /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
   retention: { days: number };
@@ -208,6 +222,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     hooks: { rateLimitPerSecond: e.HOOK_RATE_LIMIT },
     runs: { concurrencyPerAccount: e.RUN_CONCURRENCY_PER_ACCOUNT, timeoutMs: e.RUN_TIMEOUT_MS },
+    model: {
+      baseUrl: e.MODEL_BASE_URL ?? null,
+      apiKey: e.MODEL_API_KEY ?? null,
+      name: e.MODEL_NAME ?? null,
+      timeoutMs: e.MODEL_TIMEOUT_MS,
+      maxRetries: e.MODEL_MAX_RETRIES,
+    },
+    runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
     logLevel: e.LOG_LEVEL,
     retention: { days: e.RETENTION_DAYS },
     metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null },

@@ -51,8 +51,13 @@ export type FilterScalar = string | number | boolean | null;
 export type FilterCondition = FilterScalar | { $contains: string } | { $regex: string };
 export type EventFilter = Record<string, FilterCondition>;
 
-/** Dotted path segments of letters, digits, `_`, `$` and `-`; not starting with `$` (reserved for operators). */
-export const FILTER_PATH = /^(?!\$)[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
+/**
+ * Dotted path segments of letters, digits, `_`, `$` and `-`; not starting with `$` (reserved for operators).
+ * Written without a lookahead so that the OpenAPI document can carry it as a pattern that any JSON Schema
+ * tool reads (eventFilterInputShape).
+ */
+export const FILTER_PATH = /^[A-Za-z0-9_-][A-Za-z0-9_$-]*(\.[A-Za-z0-9_$-]+)*$/;
+const MAX_FILTER_PATH = 200;
 
 const CONDITION_HELP = 'must be a string, number, boolean or null to compare with, or { "$contains": string } or { "$regex": string }';
 
@@ -89,7 +94,7 @@ export const eventFilterSchema = z
       return;
     }
     for (const key of keys) {
-      if (key.length > 200 || !FILTER_PATH.test(key)) {
+      if (key.length > MAX_FILTER_PATH || !FILTER_PATH.test(key)) {
         ctx.addIssue({
           code: 'custom',
           path: [key],
@@ -101,6 +106,24 @@ export const eventFilterSchema = z
       if (problem) ctx.addIssue({ code: 'custom', path: [key, ...problem.path], message: problem.message });
     }
   }) as unknown as z.ZodType<EventFilter, Record<string, unknown>>;
+
+/**
+ * What eventFilterSchema accepts, as far as JSON Schema can say it (for the OpenAPI document: the paths, the
+ * number of keys, the conditions and their sizes). Beyond it, a `$regex` must compile in RE2.
+ */
+export const eventFilterInputShape = z
+  .record(
+    z.string().max(MAX_FILTER_PATH).regex(FILTER_PATH),
+    z.union([
+      z.string().max(MAX_FILTER_STRING),
+      z.number(),
+      z.boolean(),
+      z.null(),
+      z.strictObject({ $contains: z.string().max(MAX_FILTER_STRING) }),
+      z.strictObject({ $regex: z.string().max(MAX_FILTER_REGEX) }),
+    ]),
+  )
+  .meta({ maxProperties: MAX_FILTER_KEYS });
 
 /** The response shape of an eventFilter (documentation; writes are checked by eventFilterSchema). */
 export const eventFilterShape = z.record(

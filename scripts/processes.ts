@@ -112,6 +112,8 @@ export interface SuperviseOptions {
   log: (message: string) => void;
   /** An exit before `markStarted()`: start-up failed, restarting would fail again (a bad setting, a port in use). */
   onStartupExit: (message: string) => void;
+  /** An exit after `markStarted()` (a crash), before the restart; the fuzzer counts it as a finding. */
+  onCrash?: (message: string) => void;
   stopTimeoutMs?: number;
 }
 
@@ -156,6 +158,7 @@ export function superviseNode(options: SuperviseOptions): SupervisedNode {
       const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
       if (!started) return options.onStartupExit(`${options.name} ${how} during start-up`);
       if (Date.now() - since > STABLE_AFTER_MS) delay = FIRST_RESTART_DELAY_MS;
+      options.onCrash?.(`${options.name} ${how}`);
       options.log(`${options.name} ${how}; restarting it in ${delay / 1000} s`);
       await sleep(delay, undefined, { signal: stopping.signal }).catch(() => {});
     }

@@ -5,7 +5,9 @@ import {
   continueAsNew,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -18,10 +20,27 @@ export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
 const ASKS_PER_HISTORY = 500;
 
 /** Database work of the run (begin, finish, fail): quick, retried with backoff for a few minutes, then given up. */
-const { beginRun, finishRun, failRun } = proxyActivities<Activities>({
+const BOOKKEEPING = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
+} as const;
+const remoteBookkeeping = proxyActivities<Activities>(BOOKKEEPING);
+const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING);
+
+/**
+ * The bookkeeping activities run as local activities: in the workflow's own task, recorded with its
+ * completion, so a run costs the server one activity task per step and nothing more (one
+ * hop per effect; bench/runs.ts). Each is idempotent (a retry after a crash finds what it wrote).
+ * Runs started before this change replay with the activity tasks their history holds (`patched`).
+ */
+const LOCAL_BOOKKEEPING_PATCH = 'run-bookkeeping-local';
+const bookkeeping = () => (patched(LOCAL_BOOKKEEPING_PATCH) ? localBookkeeping : remoteBookkeeping);
+const beginRun = (input: RunInput) => bookkeeping().beginRun(input);
+// A run whose time ran out is finished by an activity task: the cancellation of its step in flight goes
+// out with the workflow task that schedules it, so the step's call is torn down before the run ends (a
+// local activity would hold that workflow task, and the cancellation, until it is done).
+const finishRun = (input: RunInput & { timedOut?: boolean }) => (input.timedOut ? remoteBookkeeping : bookkeeping()).finishRun(input);
+const failRun = (input: RunInput & { error: string }) => bookkeeping().failRun(input);
 
 /**
  * The activity that makes each type of step. A step heartbeats while its call runs: a dead worker or a
@@ -29,12 +48,12 @@ const { beginRun, finishRun, failRun } = proxyActivities<Activities>({
  * run. A step's attempt can't outlast the run, so its limit is the run's time left.
  */
 function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => Promise<StepOutcome>> {
-  const { runToolStep } = proxyActivities<Activities>({
+  const { runToolStep, runModelStep } = proxyActivities<Activities>({
     startToCloseTimeout: Math.max(timeLeftMs, 1_000),
     heartbeatTimeout: '5 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
   });
-  return { tool: runToolStep };
+  return { tool: runToolStep, model: runModelStep };
 }
 
 /**

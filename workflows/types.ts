@@ -59,8 +59,8 @@ export interface RunInput {
   runId: string;
 }
 
-/** What a run's step does: 'tool' calls one of the agent's tools (a model executor adds 'model'). */
-export type StepType = 'tool';
+/** What a run's step does: 'tool' calls one of the agent's tools, 'model' calls the language model. */
+export type StepType = 'tool' | 'model';
 
 /** A step of a run as its workflow knows it: its row (run_steps) holds the rest. */
 export interface StepRef {

@@ -52,7 +52,7 @@ export function createDefaultExecutor(): AgentExecutor {
       });
     },
 
-    toolInput: (_step, runInput) => runInput,
+    toolCall: (_step, tool, runInput) => ({ tool, input: runInput }),
 
     compose({ input, steps, timedOut }: ComposeContext): ExecutionResult {
       const end = new Date();

@@ -1,5 +1,6 @@
 import type { AgentRow } from '../../db/repositories/agents';
 import type { NewRunStep, RunStepRow } from '../../db/repositories/run-steps';
+import type { ThreadMessageRow } from '../../db/repositories/thread-messages';
 import type { ToolRow } from '../../db/repositories/tools';
 
 /**
@@ -7,14 +8,19 @@ import type { ToolRow } from '../../db/repositories/tools';
  * steps into the run's result. The engine (activities/runs.ts) owns everything else: the run row and
  * its slot, each step as its own activity and row (so a step that finished is never made again), the
  * time limit, the output bound and the events. Each step type has one way of being made whatever the
- * executor (a tool step calls the tool, activities/executor/tool-call.ts); a model executor adds the
- * 'model' step type and answers `plan` with a model step.
+ * executor (a tool step calls the tool, tool-call.ts; a model step calls the model, model-step.ts and
+ * model-client.ts). Two executors: the tool executor (default-executor.ts: every enabled tool once, in
+ * order) and the model executor (model-executor.ts: a model step that adds the tool calls it asks
+ * for); select.ts says which one runs an agent.
  */
 export interface AgentExecutor {
   /** The steps a run starts with, in order, planned when it starts running. */
   plan(ctx: PlanContext): NewRunStep[];
-  /** What a tool step calls its tool with. */
-  toolInput(step: RunStepRow, runInput: unknown): unknown;
+  /**
+   * What a tool step calls: its tool (config as stored, secrets opened; possibly adjusted) and input, or
+   * why the call is not made (recorded as the step's error).
+   */
+  toolCall(step: RunStepRow, tool: ToolRow, runInput: unknown): { tool: ToolRow; input: unknown } | { error: string };
   /**
    * The run's output and error from its steps, once they are done or its time is up (`timedOut`:
    * steps may be unfinished). The engine bounds the output it stores (output-cap.ts).
@@ -28,6 +34,8 @@ export interface PlanContext {
   tools: ToolRow[];
   /** The run's input: the API caller's `input`, or `{ source, triggerId, fireId, payload }` for a triggered run. */
   input: unknown;
+  /** What the run remembers of its thread (memoryConfig), oldest first; empty without a thread. */
+  history: ThreadMessageRow[];
 }
 
 export interface ComposeContext {

@@ -5,6 +5,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { z } from 'zod';
 import { errorSchema, isErrorResponse } from '../schemas/common';
+import type { Access } from '../services/access';
 import { documentationOf } from '../schemas/documentation';
 
 /** What an error status means, as the document says wherever a route answers it without saying more. */
@@ -13,7 +14,7 @@ const MEANINGS: Record<string, string> = {
   401: 'No credential, or an invalid or expired one.',
   402: 'The balance is short; the message says the price and the balance.',
   403: 'A quota is full; the message names it.',
-  404: 'Nothing with this id in your account (unknown, another account\'s, or a malformed id).',
+  404: 'Nothing with this id in the account acted in (unknown, another account\'s, or a malformed id).',
   409: 'Conflict with the current state; the message says which.',
   413: 'The body is larger than 1 MiB.',
   415: 'The body is not JSON: send Content-Type: application/json.',
@@ -21,31 +22,53 @@ const MEANINGS: Record<string, string> = {
   429: 'Too many requests: retry after Retry-After seconds.',
 };
 const IDEMPOTENCY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress.';
+const NO_SUCH_ACCOUNT = 'The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account).';
+/** Why a route's access rule (services/access.ts) can refuse the caller, as its 403 says. */
+const REFUSED: Partial<Record<Access, string>> = {
+  write: 'Your role in the account acted in is viewer: read-only.',
+  delete: 'Your permissions in the account acted in lack canDelete.',
+  manageTeam: 'Your permissions in the account acted in lack canManageTeam.',
+  export: 'Your permissions in the account acted in lack canExport.',
+  audit: 'Your role in the account acted in is editor or viewer: the audit log is for the owner and admins.',
+};
 /** A success response's description, unless its schema has one. */
 const SUCCESS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted: the work is queued and happens shortly', 204: 'Done; no content' };
 
-const idempotencyKeyHeaders = z.object({
+const accountIdHeader = {
+  'account-id': z
+    .string()
+    .optional()
+    .describe(
+      'The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may ' +
+        'act there, with the rights of their role; anyone else gets 404.',
+    ),
+};
+
+const idempotencyKeyHeader = {
   'idempotency-key': z
     .string()
     .min(1)
     .max(255)
     .optional()
     .describe('Makes the POST safe to retry: the first response (errors included, not 400 or 5xx) is replayed for 24 h with Idempotent-Replayed: true'),
-});
+};
 
 /**
  * The error statuses a route can answer because of what the app does around every handler, so that
  * no route has to list them and none can forget one: the body parser and the body guard (any method
  * that carries a body: 400, 413, 415), validation of the query and headers (400), authentication
- * (every route not `config.public`: 401), the path's ids (a malformed or unknown one: 404) and
- * Idempotency-Key on authenticated POSTs (409 in progress, 422 another request).
+ * (every route not `config.public`: 401), the acting account (Account-Id: 404) and the route's access
+ * rule (403), the path's ids (a malformed or unknown one: 404) and Idempotency-Key on authenticated
+ * POSTs (409 in progress, 422 another request).
  */
 function sharedErrors(schema: FastifySchema, route: RouteOptions): Record<string, string> {
-  const { carriesBody, authenticated, idempotent } = traitsOf(route);
+  const { carriesBody, authenticated, idempotent, access } = traitsOf(route);
   const shared: Record<string, string> = {};
   if (carriesBody || schema.querystring || schema.headers) shared[400] = MEANINGS[400]!;
   if (authenticated) shared[401] = MEANINGS[401]!;
-  if (schema.params) shared[404] = MEANINGS[404]!;
+  if (access && REFUSED[access]) shared[403] = REFUSED[access];
+  const notFound = [schema.params ? MEANINGS[404] : undefined, authenticated ? NO_SUCH_ACCOUNT : undefined].filter(Boolean);
+  if (notFound.length) shared[404] = notFound.join(' ');
   if (idempotent) Object.assign(shared, { 409: IDEMPOTENCY_IN_PROGRESS, 422: MEANINGS[422] });
   if (carriesBody) Object.assign(shared, { 413: MEANINGS[413], 415: MEANINGS[415] });
   return shared;
@@ -56,6 +79,7 @@ function traitsOf(route: RouteOptions) {
   const methods = [route.method].flat();
   const authenticated = !route.config?.public;
   return {
+    access: authenticated ? route.config?.access : undefined,
     // Fastify parses a body sent with any method but GET and HEAD, DELETE included.
     carriesBody: methods.some((method) => method !== 'GET' && method !== 'HEAD'),
     authenticated,
@@ -78,17 +102,21 @@ function documentedSchema(schema: FastifySchema, route: RouteOptions): FastifySc
     const declared = response[status];
     if (Number(status) < 400 || (declared !== undefined && !isErrorResponse(declared))) continue;
     const own = declared !== errorSchema ? (declared as z.ZodType | undefined)?.description : undefined;
-    // A route's own 401 or 404 says more precisely what the shared one says; its 400 or 409 is one more cause.
-    const causes = own && ['401', '404'].includes(status) ? [own] : [own, shared[status]];
+    // A route's own 401 or 404 says more precisely what the shared one says (the Account-Id cause of a 404
+    // stays); its 400, 403 or 409 is one more cause.
+    const causes =
+      own && status === '401' ? [own] : own && status === '404' ? [own, traitsOf(route).authenticated ? NO_SUCH_ACCOUNT : undefined] : [own, shared[status]];
     const text = causes.filter(Boolean).join(' ') || MEANINGS[status];
     response[status] = text ? errorSchema.describe(text) : errorSchema;
   }
   const { authenticated, idempotent } = traitsOf(route);
+  const headers = { ...(authenticated ? accountIdHeader : {}), ...(idempotent ? idempotencyKeyHeader : {}) };
   return {
     ...schema,
     body: documentationOf(schema.body),
     response,
-    ...(idempotent && !schema.headers ? { headers: idempotencyKeyHeaders } : {}),
+    // A route's own headers (e.g. a stream's Last-Event-ID) are documented beside the shared ones.
+    ...(Object.keys(headers).length ? { headers: schema.headers instanceof z.ZodObject ? schema.headers.extend(headers) : z.object(headers) } : {}),
     ...(authenticated ? {} : { security: [] }),
   };
 }
@@ -131,7 +159,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Agent Platform API',
         version: '1',
-        description: 'Build and operate AI agents. Errors are `{ "message": string }`. Every response carries `API-Version: 1`.',
+        description:
+          'Build and operate AI agents. Errors are `{ "message": string }`. Every response carries `API-Version: 1`. A request acts ' +
+          'in your own account, or in a team account you are a member of when it names it in the `Account-Id` header (GET ' +
+          '/api/accounts lists them); your role there (viewer, editor, admin) decides what you may do, and a refusal is a 403 ' +
+          'naming the missing right.',
       },
       // Relative: "Try it out" calls the host the docs were loaded from, whichever name it was reached by
       // (127.0.0.1, localhost, a proxy's), never another origin the browser would block.

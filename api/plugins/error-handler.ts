@@ -24,6 +24,10 @@ const FASTIFY_MESSAGES: Record<string, string> = {
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    // Fastify reads the body of a request that matched no route before its not-found handler runs (and
+    // refuses a QUERY without Content-Type there): what it finds wrong with a body no route would read
+    // is no answer; that there is no such route is.
+    if (request.is404) return answerNoRoute(app, request, reply);
     if (hasZodFastifySchemaValidationErrors(err)) {
       const context = (err as { validationContext?: string }).validationContext ?? 'body';
       // A malformed id is an id that names nothing.
@@ -44,19 +48,23 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(500).send({ message: 'Internal server error' });
   });
 
-  // A path that exists under other methods answers 405 with what it allows (RFC 9110 §15.5.6); one
-  // that matches no route at all, 404.
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]!;
-    const allowed = app.supportedMethods.filter((method) => app.findRoute({ method, url: path }) !== null).sort();
-    if (allowed.length > 0) {
-      return reply
-        .code(405)
-        .header('Allow', allowed.join(', '))
-        .send({ message: `Method ${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}` });
-    }
-    return reply.code(404).send({ message: `Route ${request.method} ${path} not found` });
-  });
+  app.setNotFoundHandler((request, reply) => answerNoRoute(app, request, reply));
+}
+
+/**
+ * A request that matched no route: 405 with what the path allows (RFC 9110 §15.5.6) when the path exists
+ * under other methods, else 404.
+ */
+function answerNoRoute(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0]!;
+  const allowed = app.supportedMethods.filter((method) => app.findRoute({ method, url: path }) !== null).sort();
+  if (allowed.length > 0) {
+    return reply
+      .code(405)
+      .header('Allow', allowed.join(', '))
+      .send({ message: `Method ${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}` });
+  }
+  return reply.code(404).send({ message: `Route ${request.method} ${path} not found` });
 }
 
 /**

@@ -41,7 +41,8 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     }
     const callerId = request.caller.userId;
     const requestHash = createHmac('sha256', fingerprintKey)
-      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+      // The account acted in is part of the request: the same key and body sent to another account is another request.
+      .update(`${request.method} ${request.url} ${request.caller.accountId}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
     const unit = await WriteUnit.begin(db);
     let existing: Awaited<ReturnType<typeof guards.claimIdempotencyKey>>;

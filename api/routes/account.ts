@@ -1,19 +1,23 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { accountSchema, transactionSchema } from '../schemas/account';
-import { listQuery } from '../schemas/common';
+import { accountSchema, actingAccountSchema, auditEntrySchema, transactionSchema } from '../schemas/account';
+import { errorResponse, listQuery } from '../schemas/common';
 import type { AccountService } from '../services/account-service';
+import type { AuditTrail } from '../services/audit-trail';
 import { callerOf, type App } from '../types';
 
-export function accountRoutes(app: App, deps: { account: AccountService; publicBaseUrl: string }): void {
+export function accountRoutes(app: App, deps: { account: AccountService; audit: AuditTrail; publicBaseUrl: string }): void {
   const tags = ['account'];
   app.get(
     '/api/account',
     {
+      config: { access: 'read' },
       schema: {
         tags,
-        summary: 'Your account',
-        description: 'The account you own, with its balance in units (it moves only through the ledger: see transactions).',
+        summary: 'The account acted in',
+        description:
+          'The account this request acts in (your own, or the one the Account-Id header names), with its balance in units (it moves ' +
+          'only through the ledger: see transactions).',
         response: { 200: accountSchema },
       },
     },
@@ -23,6 +27,7 @@ export function accountRoutes(app: App, deps: { account: AccountService; publicB
   app.get(
     '/api/account/transactions',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'The ledger',
@@ -35,5 +40,41 @@ export function accountRoutes(app: App, deps: { account: AccountService; publicB
     },
     async (request, reply) =>
       sendPage(request, reply, await deps.account.listTransactions(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/accounts',
+    {
+      config: { access: 'self' },
+      schema: {
+        tags,
+        summary: 'Accounts you can act in',
+        description:
+          'Your own account first (role owner), then each account whose team you are an active member of, newest membership ' +
+          'first, with your role and effective permissions there. Send an id as the Account-Id header to act in that account.',
+        querystring: listQuery,
+        response: { 200: z.array(actingAccountSchema) },
+      },
+    },
+    async (request, reply) =>
+      sendPage(request, reply, await deps.account.listActingAccounts(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/account/audit',
+    {
+      config: { access: 'audit' },
+      schema: {
+        tags,
+        summary: 'The audit log',
+        description:
+          'Every write in the account acted in, newest first, with who made it: creates, updates, deletes, fires, runs, tests, ' +
+          'retries, imports and team changes. Each entry is written in the same transaction as the change it records. For the owner ' +
+          'and admins only (403 otherwise).',
+        querystring: listQuery,
+        response: { 200: z.array(auditEntrySchema), 403: errorResponse('Your role in this account is editor or viewer: the audit log is for the owner and admins.') },
+      },
+    },
+    async (request, reply) => sendPage(request, reply, await deps.audit.list(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
   );
 }

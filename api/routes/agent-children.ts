@@ -54,6 +54,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
   app.get(
     listUrl,
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: `List an agent's ${collection}`,
@@ -70,6 +71,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
   app.post(
     listUrl,
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: `Create a ${noun}`,
@@ -84,7 +86,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
 
   app.get(
     itemUrl,
-    { schema: { tags, summary: `Get a ${noun}`, description: `One ${noun}; secrets are masked.`, params: idParams, response: { 200: schemas.item } } },
+    { config: { access: 'read' }, schema: { tags, summary: `Get a ${noun}`, description: `One ${noun}; secrets are masked.`, params: idParams, response: { 200: schemas.item } } },
     async (request) => service.get(callerOf(request), request.params.id),
   );
 
@@ -92,6 +94,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
     app.route({
       method,
       url: itemUrl,
+      config: { access: 'write' },
       schema: {
         tags,
         summary: `Update a ${noun}`,
@@ -109,7 +112,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
 
   app.delete(
     itemUrl,
-    { schema: { tags, summary: `Delete a ${noun}`, description: `Deletes the ${noun} (204).`, params: idParams, response: { 204: noContent } } },
+    { config: { access: 'delete' }, schema: { tags, summary: `Delete a ${noun}`, description: `Deletes the ${noun} (204).`, params: idParams, response: { 204: noContent } } },
     async (request, reply) => {
       await service.delete(callerOf(request), request.params.id);
       return reply.code(204).send();

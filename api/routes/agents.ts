@@ -1,18 +1,21 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
+import { agentExportSchema, importAgentBody, importedAgentSchema } from '../schemas/agent-transfer';
 import { agentSchema, createAgentBody, graphSchema, updateAgentBody } from '../schemas/agents';
 import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
 import type { AgentService } from '../services/agent-service';
+import type { AgentTransferService } from '../services/agent-transfer';
 import { callerOf, type App } from '../types';
 
-export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUrl: string }): void {
-  const { agents } = deps;
+export function agentRoutes(app: App, deps: { agents: AgentService; transfer: AgentTransferService; publicBaseUrl: string }): void {
+  const { agents, transfer } = deps;
   const tags = ['agents'];
   const short = (what: string) => errorResponse(`The balance is short of AGENT_CREATE_COST (${what}); the message says the price and the balance. Nothing is written.`);
 
   app.get(
     '/api/agents',
     {
+      config: { access: 'read' },
       schema: { tags, summary: 'List agents', description: 'Your agents, newest first.', querystring: listQuery, response: { 200: z.array(agentSchema) } },
     },
     async (request, reply) => sendPage(request, reply, await agents.list(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
@@ -21,6 +24,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.post(
     '/api/agents',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Create an agent',
@@ -36,7 +40,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
 
   app.get(
     '/api/agents/:id',
-    { schema: { tags, summary: 'Get an agent', description: 'One of your agents, its graph included.', params: idParams, response: { 200: agentSchema } } },
+    { config: { access: 'read' }, schema: { tags, summary: 'Get an agent', description: 'One of your agents, its graph included.', params: idParams, response: { 200: agentSchema } } },
     async (request) => agents.get(callerOf(request), request.params.id),
   );
 
@@ -44,6 +48,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
     app.route({
       method,
       url: '/api/agents/:id',
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Update an agent',
@@ -61,6 +66,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.delete(
     '/api/agents/:id',
     {
+      config: { access: 'delete' },
       schema: {
         tags,
         summary: 'Delete an agent',
@@ -78,6 +84,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.get(
     '/api/agents/:id/graph',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'Get an agent\'s graph',
@@ -92,6 +99,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
   app.put(
     '/api/agents/:id/graph',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Replace an agent\'s graph',
@@ -102,5 +110,48 @@ export function agentRoutes(app: App, deps: { agents: AgentService; publicBaseUr
       },
     },
     async (request) => agents.setGraph(callerOf(request), request.params.id, request.body),
+  );
+
+  app.get(
+    '/api/agents/:id/export',
+    {
+      config: { access: 'export' },
+      schema: {
+        tags,
+        summary: 'Export an agent',
+        description:
+          'The agent with its tools, connectors and agent triggers, as a document POST /api/agents/import takes (in this account or ' +
+          'another): no ids, account ids or counters, and every secret left out (not masked: absent), each item listing in secrets ' +
+          'where its secrets were. Webhook triggers lose their webhookPath and secretToken; an import generates new ones. Needs canExport.',
+        params: idParams,
+        response: { 200: agentExportSchema, 403: errorResponse('Your permissions in this account lack canExport.') },
+      },
+    },
+    async (request) => transfer.export(callerOf(request), request.params.id),
+  );
+
+  app.post(
+    '/api/agents/import',
+    {
+      config: { access: 'write' },
+      schema: {
+        tags,
+        summary: 'Import an agent',
+        description:
+          'Creates an agent with its tools, connectors and agent triggers from an export whose secrets are filled in, in one ' +
+          'transaction: all of it or nothing. Charged like a create (AGENT_CREATE_COST unless the agent is a template), emits ' +
+          'agent.created, and each child is validated and counted against its quota like its own create. Secrets set here, and ' +
+          'generated webhook trigger tokens, are shown in full in this response only.',
+        body: importAgentBody,
+        response: {
+          201: importedAgentSchema,
+          400: errorResponse('Every secret the document needs and lacks is named at once (body.connectors.0.configJson.botToken, …); or a child\'s config is invalid for its type.'),
+          402: short('an imported non-template agent is charged like a creation'),
+          403: errorResponse('Your role here is viewer, or the children would exceed a quota (the message names it). Nothing is written.'),
+          409: errorResponse('A webhook trigger names a webhookPath that is already in use.'),
+        },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await transfer.import(callerOf(request), request.body)),
   );
 }

@@ -93,13 +93,14 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
 
   app.get(
     '/api/auth/me',
-    { schema: { tags, summary: 'Who am I', description: 'The calling user, with the balance of their account.', response: { 200: userSchema } } },
+    { config: { access: 'self' }, schema: { tags, summary: 'Who am I', description: 'The calling user, with the balance of their account.', response: { 200: userSchema } } },
     async (request) => auth.me(callerOf(request)),
   );
 
   app.post(
     '/api/auth/api-keys',
     {
+      config: { access: 'self' },
       schema: {
         tags,
         summary: 'Create an API key',
@@ -114,6 +115,7 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
   app.get(
     '/api/auth/api-keys',
     {
+      config: { access: 'self' },
       schema: {
         tags,
         summary: 'List API keys',
@@ -129,6 +131,7 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
   app.delete(
     '/api/auth/api-keys/:id',
     {
+      config: { access: 'self' },
       schema: {
         tags,
         summary: 'Revoke an API key',

@@ -14,6 +14,7 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
   app.get(
     '/api/webhooks/:id/deliveries',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'List a webhook\'s deliveries',
@@ -32,6 +33,7 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
   app.get(
     '/api/webhooks/:id/deliveries/:deliveryId',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'Get a delivery',
@@ -46,6 +48,7 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
   app.post(
     '/api/webhooks/:id/deliveries/:deliveryId/retry',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Retry a delivery',
@@ -62,6 +65,7 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
   app.post(
     '/api/webhooks/:id/test',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Send a test event',

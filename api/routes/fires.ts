@@ -17,6 +17,7 @@ export function fireRoutes(app: App, deps: { fires: FireService; publicBaseUrl: 
     app.get(
       `${url}/fires`,
       {
+        config: { access: 'read' },
         schema: {
           tags,
           summary: `List the fires of ${kind}`,
@@ -35,6 +36,7 @@ export function fireRoutes(app: App, deps: { fires: FireService; publicBaseUrl: 
     app.get(
       `${url}/fires/:fireId`,
       {
+        config: { access: 'read' },
         schema: {
           tags,
           summary: `Get a fire of ${kind}`,
@@ -49,6 +51,7 @@ export function fireRoutes(app: App, deps: { fires: FireService; publicBaseUrl: 
     app.post(
       `${url}/fire`,
       {
+        config: { access: 'write' },
         schema: {
           tags,
           summary: `Fire ${kind} now`,

@@ -1,30 +1,35 @@
 import { z } from 'zod';
 import { indexPageRequest, pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery } from '../schemas/common';
-import { createRunBody, runSchema, runStepSchema } from '../schemas/runs';
+import { createRunBody, runEventsHeaders, runEventStream, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
+import type { RunEventService } from '../services/run-events';
 import type { RunService } from '../services/run-service';
 import { callerOf, type App } from '../types';
 
 /** Agent runs (README § Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
-export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: string }): void {
-  const { runs } = deps;
+export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEventService; heartbeatMs: number; publicBaseUrl: string }): void {
+  const { runs, runEvents } = deps;
   const tags = ['runs'];
 
   app.post(
     '/api/agents/:id/runs',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Run an agent',
         description:
-          'Starts a run of the agent: 202 with the queued run; poll GET /api/runs/:id for its status and output, and ' +
-          'GET /api/runs/:id/steps for each tool call. It waits as queued while RUN_CONCURRENCY_PER_ACCOUNT runs of the account are ' +
-          "running (runs start in created order), then executes the agent's enabled tools in created order, one step each (custom " +
-          'tools call their endpoint with bodyTemplate filled from input: {{input}} is the whole input as JSON, {{input.a.b}} the ' +
-          'value at that path as JSON; data tools call their public APIs), within RUN_TIMEOUT_MS of starting (then it fails with ' +
-          '"timed out"). It succeeds when it has no enabled tools or at least one tool succeeded, and fails when every tool failed; ' +
-          'on finish it emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, runId, error, chainDepth }. ' +
-          'Draft and active agents run; a template or a paused agent answers 409.',
+          'Starts a run of the agent: 202 with the queued run; follow it live with GET /api/runs/:id/events (Server-Sent Events), or ' +
+          'poll GET /api/runs/:id and GET /api/runs/:id/steps. It waits as queued while RUN_CONCURRENCY_PER_ACCOUNT runs of the ' +
+          'account are running (runs start in created order), then runs within RUN_TIMEOUT_MS of starting (then it fails with "timed ' +
+          'out"). With a language model (MODEL_BASE_URL on the deployment and a model named by configJson.model or MODEL_NAME) the ' +
+          "agent thinks: input is the user's message, the system message is composed from systemPrompt, persona, goal, voice and " +
+          'policies, the enabled tools are offered as functions, and each model call and tool call is a step, up to configJson.maxSteps ' +
+          'model calls; runs with the same threadId share a conversation (memoryConfig). Output { text, steps, usage }. Without one, ' +
+          "the tool executor calls the agent's enabled tools in created order with the input (custom tools fill bodyTemplate: " +
+          '{{input}} is the whole input as JSON, {{input.a.b}} the value at that path) and succeeds when it has no enabled tools or at ' +
+          'least one succeeded. On finish it emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, ' +
+          'runId, error, chainDepth }. Draft and active agents run; a template or a paused agent answers 409.',
         params: idParams,
         body: createRunBody,
         response: { 202: runSchema, 409: errorResponse('The agent is a template or paused: it does not run.') },
@@ -36,6 +41,7 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
   app.get(
     '/api/agents/:id/runs',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'List an agent\'s runs',
@@ -50,8 +56,35 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
   );
 
   app.get(
+    '/api/agents/:id/threads/:threadId/messages',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags,
+        summary: "List a conversation thread's messages",
+        description:
+          'The messages of the thread (runs of this agent started with this threadId), newest first, paged like every list. Each ' +
+          "succeeded run with a language model adds two: its input as the user's message and the model's answer. When a run starts, " +
+          'the model is sent the newest memoryConfig.maxMessages of them that are younger than memoryConfig.ttlMinutes (none with ' +
+          'memoryConfig.type "none"). A thread nothing was said in yet answers an empty list.',
+        params: threadParams,
+        querystring: listQuery,
+        response: { 200: z.array(threadMessageSchema) },
+      },
+    },
+    async (request, reply) =>
+      sendPage(
+        request,
+        reply,
+        await runs.threadMessages(callerOf(request), request.params.id, request.params.threadId, pageRequest(request.query)),
+        deps.publicBaseUrl,
+      ),
+  );
+
+  app.get(
     '/api/runs/:id',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'Get a run',
@@ -66,13 +99,15 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
   app.get(
     '/api/runs/:id/steps',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: "List a run's steps",
         description:
           "The run's steps in the order they are made (index 0 first, not newest first), paged with limit and cursor like every " +
-          'list: one step per tool call, planned when the run starts running. A step that finished is never made again, even ' +
-          'when the run resumes after a crash.',
+          'list: one step per model call and per tool call. The tool executor plans its tool steps when the run starts running; a ' +
+          "model step adds the tool calls its answer asks for and the model step after them. A step that finished is never made " +
+          'again, even when the run resumes after a crash.',
         params: idParams,
         querystring: listQuery,
         response: { 200: z.array(runStepSchema) },
@@ -80,5 +115,49 @@ export function runRoutes(app: App, deps: { runs: RunService; publicBaseUrl: str
     },
     async (request, reply) =>
       sendPage(request, reply, await runs.steps(callerOf(request), request.params.id, indexPageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/runs/:id/events',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags,
+        summary: "Follow a run live (Server-Sent Events)",
+        description:
+          'A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its ' +
+          '`id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; then `event: done` with the finished run, ' +
+          'and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run ' +
+          'that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes ' +
+          `after that step. A comment line \`: heartbeat\` comes every ${Math.round(deps.heartbeatMs / 1000)} s while nothing happens ` +
+          '(RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header.',
+        params: idParams,
+        headers: runEventsHeaders,
+        response: { 200: { description: 'The stream of the run\'s events', content: { 'text/event-stream': { schema: runEventStream } } } },
+      },
+    },
+    async (request, reply) => {
+      const run = await runEvents.find(callerOf(request), request.params.id);
+      const lastEventId = request.headers['last-event-id'];
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string | string[]>),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+        'api-version': '1',
+      });
+      const gone = new AbortController();
+      raw.on('close', () => gone.abort());
+      try {
+        await runEvents.stream(run, typeof lastEventId === 'string' ? Number(lastEventId) : -1, { write: (chunk) => void raw.write(chunk), signal: gone.signal });
+      } catch (err) {
+        // The stream has started: there is no status left to answer. The client reconnects with Last-Event-ID.
+        request.log.error({ err }, 'run event stream failed');
+      } finally {
+        raw.end();
+      }
+    },
   );
 }

@@ -21,6 +21,7 @@ export function scheduleTruthRoutes(app: App, deps: { scheduleTruth: ScheduleTru
     app.get(
       `${url}/expected-fires`,
       {
+        config: { access: 'read' },
         schema: {
           tags,
           summary: `The times ${kind} should have fired, and what happened`,
@@ -44,6 +45,7 @@ export function scheduleTruthRoutes(app: App, deps: { scheduleTruth: ScheduleTru
     app.get(
       `${url}/preview`,
       {
+        config: { access: 'read' },
         schema: {
           tags,
           summary: `The next fire times of ${kind}`,

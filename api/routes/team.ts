@@ -1,11 +1,19 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
-import { createTeamMemberBody, invitationSchema, teamListQuery, teamMemberSchema, updateTeamMemberBody } from '../schemas/team';
+import {
+  acceptInvitationBody,
+  createTeamMemberBody,
+  invitationSchema,
+  invitedTeamMemberSchema,
+  teamListQuery,
+  teamMemberSchema,
+  updateTeamMemberBody,
+} from '../schemas/team';
 import type { TeamService } from '../services/team-service';
 import { callerOf, type App } from '../types';
 
-/** The team of the caller's account (`/api/team`) and the caller's invitations to other accounts (`/api/invitations`). */
+/** The team of the account acted in (`/api/team`) and the caller's invitations to other accounts (`/api/invitations`). */
 export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: string }): void {
   const { team } = deps;
   const tags = ['team'];
@@ -13,10 +21,13 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.get(
     '/api/team',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'List team members',
-        description: 'Members of the caller\'s account, newest first. By default invited and active ones; `status=removed` lists the history.',
+        description:
+          'Members of the account acted in, newest first (its owner is not a member). By default invited and active ones; ' +
+          '`status=removed` lists the history.',
         querystring: teamListQuery,
         response: { 200: z.array(teamMemberSchema) },
       },
@@ -28,14 +39,20 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.post(
     '/api/team',
     {
+      config: { access: 'manageTeam' },
       schema: {
         tags,
         summary: 'Invite a member',
         description:
-          'Invites a member by email with a role (admin, editor, viewer) and optional permission overrides; the invitee accepts ' +
-          'it with POST /api/invitations/{id}/accept. Your own email is refused (400).',
+          'Invites a member by email with a role (admin, editor, viewer) and optional permission overrides. The response carries ' +
+          'inviteToken, shown this once: hand it to the invitee, who accepts with POST /api/invitations/{id}/accept { token } while ' +
+          "signed in with the invited email. The account owner's email is refused (400): the owner is never a member. Needs canManageTeam.",
         body: createTeamMemberBody,
-        response: { 201: teamMemberSchema, 409: errorResponse('A member or open invitation with this email (in any case) exists.') },
+        response: {
+          201: invitedTeamMemberSchema,
+          400: errorResponse("The email is the account owner's."),
+          409: errorResponse('A member or open invitation with this email (in any case) exists.'),
+        },
       },
     },
     async (request, reply) => reply.code(201).send(await team.invite(callerOf(request), request.body)),
@@ -44,6 +61,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.get(
     '/api/team/:id',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'Get a team member',
@@ -59,10 +77,13 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
     app.route({
       method,
       url: '/api/team/:id',
+      config: { access: 'manageTeam' },
       schema: {
         tags,
         summary: 'Update a team member',
-        description: 'Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes one.',
+        description:
+          'Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes ' +
+          "one. Takes effect on the member's next request. Needs canManageTeam.",
         params: idParams,
         body: updateTeamMemberBody,
         response: { 200: teamMemberSchema },
@@ -74,10 +95,13 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.delete(
     '/api/team/:id',
     {
+      config: { access: 'manageTeam' },
       schema: {
         tags,
         summary: 'Remove a team member',
-        description: 'Removes the member (or withdraws the invitation); the row stays as history (`GET /api/team?status=removed`).',
+        description:
+          'Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of ' +
+          'theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam.',
         params: idParams,
         response: { 204: noContent },
       },
@@ -91,6 +115,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.get(
     '/api/invitations',
     {
+      config: { access: 'self' },
       schema: {
         tags,
         summary: 'List your invitations',
@@ -105,14 +130,23 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.post(
     '/api/invitations/:id/accept',
     {
+      config: { access: 'self' },
       schema: {
         tags,
         summary: 'Accept an invitation',
-        description: 'Accepts an invitation addressed to the caller: the membership becomes active, with the caller as its user. 404 to anyone else.',
+        description:
+          "Accepts an invitation addressed to the caller's email, with its inviteToken: the membership becomes active, with the " +
+          'caller as its user, who may then act in the account (Account-Id header). A wrong token, or a caller with another email, ' +
+          'gets 404 as for an unknown invitation.',
         params: idParams,
-        response: { 200: teamMemberSchema, 409: errorResponse('The invitation is no longer open (accepted or withdrawn).') },
+        body: acceptInvitationBody,
+        response: {
+          200: teamMemberSchema,
+          404: errorResponse('No invitation with this id and this token addressed to your email.'),
+          409: errorResponse('The invitation is no longer open (accepted or withdrawn).'),
+        },
       },
     },
-    async (request) => team.acceptInvitation(callerOf(request), request.params.id),
+    async (request) => team.acceptInvitation(callerOf(request), request.params.id, request.body.token),
   );
 }

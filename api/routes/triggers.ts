@@ -36,6 +36,7 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
   app.get(
     '/api/agents/:agentId/triggers',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'List an agent\'s triggers',
@@ -52,6 +53,7 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
   app.post(
     '/api/agents/:agentId/triggers',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Create an agent trigger',
@@ -70,6 +72,7 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
   app.get(
     '/api/user-triggers',
     {
+      config: { access: 'read' },
       schema: {
         tags: userTags,
         summary: 'List user triggers',
@@ -84,6 +87,7 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
   app.post(
     '/api/user-triggers',
     {
+      config: { access: 'write' },
       schema: {
         tags: userTags,
         summary: 'Create a user trigger',
@@ -108,7 +112,7 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
   for (const { url, scope, kind, tags, body, extra } of items) {
     app.get(
       url,
-      { schema: { tags, summary: `Get ${kind}`, description: 'One trigger; secrets are masked.', params: idParams, response: { 200: triggerSchema } } },
+      { config: { access: 'read' }, schema: { tags, summary: `Get ${kind}`, description: 'One trigger; secrets are masked.', params: idParams, response: { 200: triggerSchema } } },
       async (request) => triggers.get(callerOf(request), scope, request.params.id),
     );
 
@@ -116,6 +120,7 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
       app.route({
         method,
         url,
+        config: { access: 'write' },
         schema: {
           tags,
           summary: `Update ${kind}`,
@@ -131,6 +136,7 @@ export function triggerRoutes(app: App, deps: { triggers: TriggerService; public
     app.delete(
       url,
       {
+        config: { access: 'delete' },
         schema: {
           tags,
           summary: `Delete ${kind}`,

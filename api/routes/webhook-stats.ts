@@ -8,6 +8,7 @@ export function webhookStatsRoutes(app: App, deps: { webhookStats: WebhookStatsS
   app.get(
     '/api/webhooks/:id/stats',
     {
+      config: { access: 'read' },
       schema: {
         tags: ['webhooks'],
         summary: 'An endpoint\'s health',

@@ -12,6 +12,7 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
   app.get(
     '/api/webhooks',
     {
+      config: { access: 'read' },
       schema: {
         tags,
         summary: 'List webhooks',
@@ -26,6 +27,7 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
   app.post(
     '/api/webhooks',
     {
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Create a webhook',
@@ -42,7 +44,7 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
 
   app.get(
     '/api/webhooks/:id',
-    { schema: { tags, summary: 'Get a webhook', description: 'One webhook; its secret is masked.', params: idParams, response: { 200: webhookSchema } } },
+    { config: { access: 'read' }, schema: { tags, summary: 'Get a webhook', description: 'One webhook; its secret is masked.', params: idParams, response: { 200: webhookSchema } } },
     async (request) => webhooks.get(callerOf(request), request.params.id),
   );
 
@@ -50,6 +52,7 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
     app.route({
       method,
       url: '/api/webhooks/:id',
+      config: { access: 'write' },
       schema: {
         tags,
         summary: 'Update a webhook',
@@ -68,6 +71,7 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
   app.delete(
     '/api/webhooks/:id',
     {
+      config: { access: 'delete' },
       schema: { tags, summary: 'Delete a webhook', description: 'Deletes the webhook with its deliveries (204).', params: idParams, response: { 204: noContent } },
     },
     async (request, reply) => {

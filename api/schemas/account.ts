@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { timestamp } from './common';
+import { permissionsSchema, TEAM_ROLES } from './team';
 
 export const accountSchema = z.object({ id: z.uuid(), name: z.string(), balance: z.int().min(0).describe('Units; never below zero') }).meta({ id: 'Account' });
 
@@ -9,7 +10,29 @@ export const transactionSchema = z
     amount: z.int().describe('Positive for credits, negative for charges'),
     reason: z.string(),
     resourceId: z.uuid().nullable(),
+    actorUserId: z.uuid().nullable().describe('The user whose request spent or credited it (in a team account, which member); null for the platform, e.g. the initial grant'),
     balanceAfter: z.int().min(0),
     createdAt: timestamp,
   })
   .meta({ id: 'Transaction' });
+
+export const actingAccountSchema = z
+  .object({
+    id: z.uuid().describe('Send it as the Account-Id header to act in this account'),
+    name: z.string(),
+    role: z.enum(['owner', ...TEAM_ROLES]),
+    permissions: permissionsSchema.describe('Effective permissions here: all true for the owner; for a member, the role defaults overridden by their custom ones'),
+  })
+  .meta({ id: 'ActingAccount' });
+
+export const auditEntrySchema = z
+  .object({
+    id: z.uuid(),
+    actorUserId: z.uuid().nullable().describe('Who made the change (null once that user no longer exists)'),
+    actorEmail: z.string().nullable(),
+    action: z.string().describe('<resource>.<verb>: agent.create, agent.update, agent.delete, agent.import, tool.create, trigger.fire, run.create, webhook.test, delivery.retry, team.invite, team.update, team.remove, team.accept, …'),
+    resourceType: z.string().describe('The part of action before the dot: agent, connector, tool, trigger, webhook, delivery, run, team'),
+    resourceId: z.uuid().nullable().describe('The resource written (for team: the membership)'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'AuditEntry' });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelSettingsShape } from '../../lib/model-settings';
 import { jsonObject, maxJsonBytes, timestamp } from './common';
 
 export const AGENT_STATUSES = ['draft', 'active', 'paused', 'template'] as const;
@@ -11,6 +12,11 @@ const memoryConfig = z.strictObject({
   maxMessages: z.int().min(1).max(10_000),
   ttlMinutes: z.int().min(1).max(525_600),
 });
+
+/** Free-form, except the model settings a run with a language model reads (checked here, 400 naming the field). */
+const agentConfigJson = z
+  .looseObject(modelSettingsShape)
+  .describe('Any JSON object. The keys model, temperature and maxSteps configure runs with a language model (see Agent runs)');
 
 const policy = z.union([z.string().max(10_000), jsonObject]);
 
@@ -46,7 +52,7 @@ const writable = {
   systemPrompt: z.string().max(100_000),
   policies: maxJsonBytes(z.array(policy).max(100), 65_536),
   memoryConfig: memoryConfig.partial().describe('Missing keys keep their current (or default) value'),
-  configJson: maxJsonBytes(jsonObject, 65_536),
+  configJson: maxJsonBytes(agentConfigJson, 65_536),
   status: z.enum(AGENT_STATUSES),
 };
 

@@ -5,11 +5,28 @@ export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as cons
 
 const json = z.unknown();
 
+/** A conversation's id, chosen by the caller: it appears in a path, so it is kept to URL-safe characters. */
+export const threadId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9._:@-]+$/, 'must be 1–200 characters among A–Z a–z 0–9 . _ : @ -')
+  .describe('A conversation of the agent, chosen by the caller (e.g. a user or chat id): 1–200 of A–Z a–z 0–9 . _ : @ -');
+
 export const createRunBody = z
   .strictObject({
     input: maxJsonBytes(json, 65_536)
       .optional()
-      .describe('Any JSON value (at most 64 KiB), handed to the executor; custom tools fill their bodyTemplate from it. Default null'),
+      .describe(
+        'Any JSON value (at most 64 KiB), handed to the executor. With a language model it is the user\'s message (a string as it ' +
+          'is, other JSON as its text); with the tool executor custom tools fill their bodyTemplate from it. Default null',
+      ),
+    threadId: threadId
+      .optional()
+      .describe(
+        'Runs of the agent with the same threadId share a conversation: the model sees the thread\'s newest messages ' +
+          '(memoryConfig.maxMessages, younger than memoryConfig.ttlMinutes), and a succeeded run adds its input and answer to it',
+      ),
   })
   // No body at all reaches validation as null.
   .nullish()
@@ -26,15 +43,28 @@ export const runSchema = z
     status: z.enum(RUN_STATUSES),
     input: json.describe('The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …)'),
     output: json.describe(
-      'Set when the run finished. Default executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; ' +
-        'a repeated tool name is keyed "<name> (2)". agent_output triggers filter on it, e.g. { "tools.prices.result.bitcoin.usd": 1 }. ' +
-        'At most 256 KiB of JSON: beyond that the largest of input and the tool results are replaced by { truncated: true, bytes } until it fits',
+      'Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, ' +
+        'completionTokens } } (text: the model\'s last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). ' +
+        'Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; ' +
+        'a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. ' +
+        'At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run\'s text is cut) until it fits',
     ),
     error: z
       .string()
       .nullable()
-      .describe('Why the run failed: every tool failed, "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it'),
+      .describe(
+        'Why the run failed: the model provider refused or stayed unavailable (its message), maxSteps reached, every tool failed ' +
+          '(tool executor), "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it',
+      ),
     chainDepth: z.number().int().describe('0 for a run started directly; +1 per chained agent_finished / agent_output trigger (at most 10)'),
+    threadId: z.string().nullable().describe('The conversation the run belongs to; null when it has none'),
+    executor: z
+      .enum(['tools', 'model'])
+      .nullable()
+      .describe(
+        'Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a ' +
+          'model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued',
+      ),
     startedAt: timestamp.nullable(),
     finishedAt: timestamp.nullable(),
     createdAt: timestamp,
@@ -47,14 +77,62 @@ export const RUN_STEP_TYPES = ['tool', 'model'] as const;
 export const runStepSchema = z
   .object({
     index: z.number().int().describe('Position in the run, from 0: the order the steps are made in'),
-    type: z.enum(RUN_STEP_TYPES).describe('tool: a call of one of the agent\'s tools; model: a language-model call (not made yet by this version)'),
-    name: z.string().describe('A tool step: the key of its outcome in the run output (the tool\'s name; "<name> (2)" when repeated)'),
-    toolId: z.uuid().nullable().describe('The tool a tool step calls (it may have been deleted since)'),
-    input: json.describe("The step's own arguments; null when it takes the run's input (every tool step of the default executor)"),
-    output: json.describe('What the step returned (a tool step: its result); at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed'),
-    error: z.string().nullable().describe('Why the step failed (the tool answered non-2xx, timed out, was refused, …)'),
-    usage: json.describe('Tokens a model step used; null for tool steps'),
+    type: z.enum(RUN_STEP_TYPES).describe("tool: a call of one of the agent's tools; model: a call of the language model"),
+    name: z
+      .string()
+      .describe(
+        'A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run ' +
+          'output (tool executor: the tool\'s name; "<name> (2)" when repeated)',
+      ),
+    toolId: z.uuid().nullable().describe('The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up'),
+    input: json.describe(
+      "The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the " +
+        "thread's remembered messages, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters) }; " +
+        'later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; ' +
+        "of the tool executor: null (it takes the run's input)",
+    ),
+    output: json.describe(
+      'What the step returned: a model step its answer { content, toolCalls: [{ id, name, arguments }], finishReason }, a tool step its ' +
+        'result; at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed',
+    ),
+    error: z
+      .string()
+      .nullable()
+      .describe(
+        'Why the step failed: the provider refused the model call or stayed unavailable (its message, never the key); the tool answered ' +
+          'non-2xx, timed out, was refused, or the model\'s arguments did not match its parameters',
+      ),
+    usage: json.describe('Tokens a model step used: { promptTokens, completionTokens }; null for tool steps'),
     startedAt: timestamp.nullable().describe('When its call started; null until then'),
     finishedAt: timestamp.nullable().describe('When its call returned and was recorded; a step that finished is never made again'),
   })
   .meta({ id: 'RunStep' });
+
+export const threadParams = z.object({ id: z.uuid(), threadId });
+
+export const threadMessageSchema = z
+  .object({
+    id: z.uuid(),
+    agentId: z.uuid(),
+    threadId: z.string(),
+    runId: z.uuid().nullable().describe('The run that added it (its id stays after the run itself is deleted by retention)'),
+    role: z.enum(['user', 'assistant']).describe("user: a run's input; assistant: the model's answer"),
+    content: z.string(),
+    createdAt: timestamp.describe("When it was said: a user message when its run was created, an answer when its run finished"),
+  })
+  .meta({ id: 'ThreadMessage' });
+
+export const runEventsHeaders = z.looseObject({
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,9}$/, 'must be the id of a step event (a step index)')
+    .optional()
+    .describe('Resumes a stream: the id of the last event received (a step index); the stream starts with the steps after it'),
+});
+
+export const runEventStream = z
+  .string()
+  .describe(
+    'text/event-stream. `event: step` (id: the step index; data: a RunStep, once it finished), in index order; then `event: done` ' +
+      '(data: the Run, finished) and the stream ends; a `: heartbeat` comment line while nothing happens.',
+  );

@@ -80,3 +80,16 @@ export const invitationSchema = z
     invitedAt: timestamp,
   })
   .meta({ id: 'Invitation' });
+
+/** The invite's 201: the member with the invitation's token, shown in this response only. */
+export const invitedTeamMemberSchema = teamMemberSchema
+  .extend({
+    inviteToken: z
+      .string()
+      .describe('Shown in this response only (the API stores its SHA-256): pass it to the invitee, who sends it to accept the invitation'),
+  })
+  .meta({ id: 'InvitedTeamMember' });
+
+export const acceptInvitationBody = z
+  .strictObject({ token: z.string().min(1).max(200).describe("The invitation's inviteToken, from whoever invited you") })
+  .meta({ id: 'AcceptInvitation' });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parametersProblem } from '../../lib/json-schema';
 import { jsonObject, maxJsonBytes, timestamp } from './common';
 import { documentedAs, typedUpdateDocumentation } from './documentation';
 
@@ -50,6 +51,17 @@ const customConfig = z
       .record(z.string().min(1).max(200), z.string().max(1000))
       .refine(maxEntries(100), 'must have at most 100 entries')
       .optional(),
+    parameters: jsonObject
+      .superRefine((schema, ctx) => {
+        const problem = parametersProblem(schema);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional()
+      .describe(
+        'A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: ' +
+          '{ "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it ' +
+          'before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked.',
+      ),
   })
   .meta({ id: 'CustomToolConfig' });
 
@@ -82,6 +94,7 @@ const CREATE_EXAMPLES: Record<ToolType, Record<string, unknown>> = {
       headers: { Authorization: 'Bearer replace-with-your-crm-token', 'Content-Type': 'application/json' },
       bodyTemplate: '{"email": {{input.email}}}',
       responseMapping: { customerId: 'data.id', plan: 'data.plan' },
+      parameters: { type: 'object', properties: { email: { type: 'string', description: "The customer's email address" } }, required: ['email'] },
     },
   },
 };

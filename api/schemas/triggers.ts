@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canonicalTimeZone, cronExpressionProblem, MAX_CRON_EXPRESSION_LENGTH, timeZoneProblem } from '../../lib/cron';
 import { DAY_MS, tryParseDuration } from '../../lib/durations';
-import { eventFilterSchema, eventFilterShape } from '../../lib/event-filter';
+import { eventFilterInputShape, eventFilterSchema, eventFilterShape } from '../../lib/event-filter';
 import { EVENT_TYPES } from '../../lib/events';
 import { EXPECTED_FIRE_STATUSES } from '../../lib/expected-fires';
 import { jsonObject, maxJsonBytes, timestamp } from './common';
@@ -138,7 +138,7 @@ const updateUserBody = updateBody.extend({ agentId: agentIdField.optional() });
 // its config schema and a working example.
 
 /** An eventFilter as JSON Schema can say it (eventFilterSchema checks paths, sizes and patterns in code). */
-const documentedEventFilter = eventFilterShape.describe(
+const documentedEventFilter = eventFilterInputShape.describe(
   'Up to 20 keys: dotted paths into the event\'s data (agent_output: into the run\'s output); each value is a JSON scalar that must ' +
     'be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches.',
 );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ALL_EVENTS, EVENT_TYPES } from '../../lib/events';
+import { ALL_EVENTS, EVENT_TYPES, INCOMING_WEBHOOK_EVENT_TYPES } from '../../lib/events';
 import { timestamp } from './common';
+import { documentedAs } from './documentation';
 
 export const WEBHOOK_DIRECTIONS = ['incoming', 'outgoing'] as const;
 export type WebhookDirectionInput = (typeof WEBHOOK_DIRECTIONS)[number];
@@ -77,16 +78,54 @@ const writable = {
   enabled: z.boolean().describe('Default true; false pauses the webhook without deleting it'),
 };
 
-export const createWebhookBody = z
-  .strictObject({
+const createFields = {
+  name: writable.name,
+  secret: writable.secret.optional(),
+  enabled: writable.enabled.optional(),
+};
+
+/**
+ * What the document shows of a create (documentation.ts): one variant per direction, since what a create needs
+ * depends on it, as the service checks it: an outgoing webhook needs its target, an incoming one emits only the
+ * types a received request may be (the others are reserved for the platform's own events).
+ */
+const createDocumentation = z
+  .union([
+    z
+      .strictObject({
+        ...createFields,
+        direction: z.literal('outgoing').optional().describe('Default "outgoing"'),
+        url: targetUrl,
+        events: events.optional().describe('The event types delivered, "*" for every type (default ["*"]). Duplicates are removed.'),
+      })
+      .meta({ title: 'outgoing', examples: [{ name: 'Billing events', url: 'https://hooks.example.com/agent-platform', events: ['agent.completed', 'agent.failed'] }] }),
+    z
+      .strictObject({
+        ...createFields,
+        direction: z.literal('incoming'),
+        url: targetUrl.optional().describe('Ignored when sent (but must be an absolute http(s) URL): the response shows {PUBLIC_BASE_URL}/api/hooks/webhooks/{id}'),
+        events: z
+          .array(z.enum(INCOMING_WEBHOOK_EVENT_TYPES as [string, ...string[]]))
+          .min(1)
+          .max(50)
+          .optional()
+          .describe('The event types each received request is emitted as (default ["webhook.received"]); the others are reserved for events the platform emits'),
+      })
+      .meta({ title: 'incoming', examples: [{ name: 'From the CRM', direction: 'incoming' }] }),
+  ])
+  .meta({ id: 'CreateWebhook' });
+
+export const createWebhookBody = documentedAs(
+  z.strictObject({
     ...writable,
     url: writable.url.optional(),
     secret: writable.secret.optional(),
     events: writable.events.optional(),
     direction: writable.direction.optional(),
     enabled: writable.enabled.optional(),
-  })
-  .meta({ id: 'CreateWebhook' });
+  }),
+  createDocumentation,
+);
 export type CreateWebhookInput = z.infer<typeof createWebhookBody>;
 
 export const updateWebhookBody = z

@@ -6,7 +6,8 @@ import type { QuotasRepository } from '../../db/repositories/quotas';
 import { openConfig, presentConfig, sealConfig, type Config, type SecretPath } from '../../lib/secret-config';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
-import { mergePatch, parseWith } from '../validation';
+import { parseWith, patchTypedConfig } from '../validation';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
 import { withinAgentQuota, type Quota } from './quotas';
@@ -20,11 +21,14 @@ const CONFIG_FIELD = 'body.configJson';
 
 export interface TypedConfigRules<T extends string> {
   /** Validates a whole config of each type (and fills its defaults). */
-  schemas: Record<T, z.ZodType<Config>>;
+  schemas: Record<T, z.ZodType<Config> & Pick<z.ZodObject, 'shape'>>;
   /** Where the secrets of a config are. Computed from a config whose keys are plain (stored or not). */
   secretPaths(type: T, config: Config): SecretPath[];
-  /** Checks that need I/O (e.g. the SSRF guard); `current` is the stored config on an update. Throws ValidationError. */
-  check?(type: T, config: Config, current: { type: T; config: Config } | null): Promise<void>;
+  /**
+   * Checks that need I/O (e.g. the SSRF guard); `current` is the stored config on an update. Throws
+   * ValidationError, its message naming the config as `field` does (body.configJson, body.tools.0.configJson).
+   */
+  check?(type: T, config: Config, current: { type: T; config: Config } | null, field: string): Promise<void>;
   /**
    * Why the stored secrets may not stay with the updated config (e.g. "the endpoint's origin changed"),
    * or null when they may. When not, every secret of the config must be sent again in full.
@@ -33,6 +37,7 @@ export interface TypedConfigRules<T extends string> {
 }
 
 interface ChildRow<T extends string> {
+  id: string;
   type: T;
   config_json: Config;
 }
@@ -58,6 +63,9 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   secrets: SecretBox;
   /** 'Connector' → "Connector not found". */
   resource: string;
+  audit: AuditTrail;
+  /** The resource in audit actions: 'connector' → connector.create, connector.update, connector.delete. */
+  auditAs: 'connector' | 'tool';
   quotas: QuotasRepository;
   /** docs/api.md § Quotas: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
   quota: Quota & { count(agentId: string, q: Queryable): Promise<number> };
@@ -85,29 +93,54 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
    * Validates a candidate config for `type`, puts back secrets sent masked, runs the I/O checks, and
    * seals it. `current` is null on a create, so every secret given then is "set by this request".
    */
-  async function resolve(type: T, candidate: Config, current: { type: T; config: Config } | null) {
-    const parsed = parseWith(rules.schemas[type], candidate, CONFIG_FIELD);
+  async function resolve(type: T, candidate: Config, current: { type: T; config: Config } | null, field = CONFIG_FIELD) {
+    const parsed = parseWith(rules.schemas[type], candidate, field);
     const paths = rules.secretPaths(type, parsed);
     const blocked = current && rules.secretsStayBlocked?.(type, parsed, current);
     const { config, revealed } = blocked
-      ? restoreMasked(parsed, {}, paths, CONFIG_FIELD, `${blocked}, and a stored secret never follows a new target: send it again in full (or null to remove it)`)
-      : restoreMasked(parsed, current?.config ?? {}, paths, CONFIG_FIELD);
-    await rules.check?.(type, config, current);
+      ? restoreMasked(parsed, {}, paths, field, `${blocked}, and a stored secret never follows a new target: send it again in full (or null to remove it)`)
+      : restoreMasked(parsed, current?.config ?? {}, paths, field);
+    await rules.check?.(type, config, current, field);
     return { sealed: sealConfig(config, paths, secrets), shown: presentConfig(config, paths, revealed) };
+  }
+
+  /** A child validated and sealed, ready to insert (see prepare). */
+  interface Prepared {
+    values: Values;
+    shown: Config;
+  }
+
+  /**
+   * Validates a new child's config for its type and seals its secrets, running the checks that may wait
+   * on I/O (outside any transaction); errors name the config as `field` does. Every secret given is shown
+   * in full in the response that creates it.
+   */
+  async function prepare(values: Values, field = CONFIG_FIELD): Promise<Prepared> {
+    const { sealed, shown } = await resolve(values.type, values.configJson, null, field);
+    return { values: { ...values, configJson: sealed }, shown };
+  }
+
+  /** Inserts a prepared child within the agent's quota, in the caller's transaction; 404 when the agent is not (or no longer) there. */
+  async function insertPrepared(tx: Queryable, caller: Caller, agentId: string, prepared: Prepared): Promise<{ id: string; item: Shown }> {
+    await withinAgentQuota(deps.quotas, tx, caller.accountId, agentId, deps.quota, deps.quota.count);
+    const row = await repository.insert(caller.accountId, agentId, prepared.values, tx);
+    if (!row) throw new NotFoundError('Agent');
+    return { id: row.id, item: deps.present(row, prepared.shown) };
   }
 
   return {
     async create(caller: Caller, agentId: string, values: Values): Promise<Shown> {
       await requireAgent(caller, agentId); // before the checks that may wait on DNS
-      const { sealed, shown } = await resolve(values.type, values.configJson, null);
-      const row = await withTransaction(db, async (tx) => {
-        // 404 too when the agent was deleted meanwhile.
-        await withinAgentQuota(deps.quotas, tx, caller.accountId, agentId, deps.quota, deps.quota.count);
-        return repository.insert(caller.accountId, agentId, { ...values, configJson: sealed }, tx);
+      const prepared = await prepare(values);
+      return withTransaction(db, async (tx) => {
+        const { id, item } = await insertPrepared(tx, caller, agentId, prepared);
+        await deps.audit.record(tx, caller, `${deps.auditAs}.create`, id);
+        return item;
       });
-      if (!row) throw new NotFoundError('Agent');
-      return deps.present(row, shown);
     },
+
+    prepare,
+    insertPrepared,
 
     async list(caller: Caller, agentId: string, page: PageRequest): Promise<Page<Shown>> {
       await requireAgent(caller, agentId);
@@ -134,22 +167,27 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
         let candidate: Config;
         if (type !== row.type) {
           if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
-          candidate = patch.configJson;
+          candidate = patchTypedConfig(null, patch.configJson, rules.schemas[type], CONFIG_FIELD);
         } else {
           // Merged onto the config as a read shows it: a secret the patch leaves out stays masked, so it is
           // restored (or refused) exactly like a mask sent back.
           const shown = presentConfig(current.config, rules.secretPaths(row.type, row.config_json));
-          candidate = patch.configJson ? mergePatch(shown, patch.configJson) : shown;
+          candidate = patch.configJson ? patchTypedConfig(shown, patch.configJson, rules.schemas[type], CONFIG_FIELD) : shown;
         }
         // A new type starts from nothing: a mask can't stand for the old type's secret (a Discord token is no Telegram token).
         const { sealed, shown } = await resolve(type, candidate, type === row.type ? current : null);
         const next: Values = { ...deps.valuesOf(row), ...patch, type, configJson: sealed };
-        return deps.present((await repository.update(caller.accountId, id, next, tx))!, shown);
+        const updated = (await repository.update(caller.accountId, id, next, tx))!;
+        await deps.audit.record(tx, caller, `${deps.auditAs}.update`, id);
+        return deps.present(updated, shown);
       });
     },
 
     async delete(caller: Caller, id: string): Promise<void> {
-      if (!(await repository.delete(caller.accountId, id))) throw new NotFoundError(deps.resource);
+      await withTransaction(db, async (tx) => {
+        if (!(await repository.delete(caller.accountId, id, tx))) throw new NotFoundError(deps.resource);
+        await deps.audit.record(tx, caller, `${deps.auditAs}.delete`, id);
+      });
     },
   };
 }

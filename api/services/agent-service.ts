@@ -9,6 +9,7 @@ import type { HandOff } from '../../lib/handoff';
 import { NotFoundError } from '../errors';
 import { toAgent } from '../mappers';
 import { DEFAULT_MEMORY_CONFIG, type CreateAgentInput, type UpdateAgentInput } from '../schemas/agents';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { charge } from './billing';
 
@@ -36,9 +37,10 @@ export function createAgentService(deps: {
   agents: AgentsRepository;
   accounts: AccountsRepository;
   handOff: HandOff;
+  audit: AuditTrail;
   agentCreateCost: number;
 }) {
-  const { db, agents, accounts, handOff } = deps;
+  const { db, agents, accounts, handOff, audit } = deps;
 
   /** Every agent change emits its event in the change's own transaction, then hands it off. */
   async function committed<T>(fn: (tx: PoolClient) => Promise<T>): Promise<T> {
@@ -54,43 +56,62 @@ export function createAgentService(deps: {
       const next = change(valuesOf(row));
       // Leaving `template` is charged like a creation; otherwise templates would dodge the charge.
       if (row.status === 'template' && next.status !== 'template') {
-        await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.from_template', resourceId: id });
+        await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.from_template', resourceId: id, actorUserId: caller.userId });
       }
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
       const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
       await startEventDispatch(tx, event, { agentId: id });
+      await audit.record(tx, caller, 'agent.update', id);
       return toAgent(updated);
     });
+  }
+
+  /**
+   * Inserts an agent with its charge (a non-template agent costs AGENT_CREATE_COST, 402 when short) and
+   * its agent.created event, in the caller's transaction.
+   */
+  async function insertAgent(tx: PoolClient, caller: Caller, input: CreateAgentInput): Promise<AgentRow> {
+    const row = await agents.insert(
+      caller.accountId,
+      {
+        name: input.name,
+        description: input.description ?? '',
+        goal: input.goal ?? '',
+        persona: input.persona ?? '',
+        voice: input.voice ?? '',
+        systemPrompt: input.systemPrompt ?? '',
+        policies: input.policies ?? [],
+        memoryConfig: { ...DEFAULT_MEMORY_CONFIG, ...input.memoryConfig },
+        configJson: input.configJson ?? {},
+        status: input.status ?? 'draft',
+        graph: input.graph ?? { nodes: [], edges: [] },
+      },
+      tx,
+    );
+    if (row.status !== 'template') {
+      await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id, actorUserId: caller.userId });
+    }
+    const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
+    await startEventDispatch(tx, event, { agentId: row.id });
+    return row;
   }
 
   return {
     /** The agent and its charge are one transaction: both happen or neither. */
     async create(caller: Caller, input: CreateAgentInput) {
       return committed(async (tx) => {
-        const row = await agents.insert(
-          caller.accountId,
-          {
-            name: input.name,
-            description: input.description ?? '',
-            goal: input.goal ?? '',
-            persona: input.persona ?? '',
-            voice: input.voice ?? '',
-            systemPrompt: input.systemPrompt ?? '',
-            policies: input.policies ?? [],
-            memoryConfig: { ...DEFAULT_MEMORY_CONFIG, ...input.memoryConfig },
-            configJson: input.configJson ?? {},
-            status: input.status ?? 'draft',
-            graph: input.graph ?? { nodes: [], edges: [] },
-          },
-          tx,
-        );
-        if (row.status !== 'template') {
-          await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id });
-        }
-        const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
-        await startEventDispatch(tx, event, { agentId: row.id });
+        const row = await insertAgent(tx, caller, input);
+        await audit.record(tx, caller, 'agent.create', row.id);
         return toAgent(row);
       });
+    },
+
+    /**
+     * Runs `more` in the transaction of an agent's creation (charged and evented like create), then hands
+     * off what it queued. An import creates the agent's children there.
+     */
+    async createWith<T>(caller: Caller, input: CreateAgentInput, more: (tx: PoolClient, agent: AgentRow) => Promise<T>): Promise<T> {
+      return committed(async (tx) => more(tx, await insertAgent(tx, caller, input)));
     },
 
     async get(caller: Caller, id: string) {
@@ -127,6 +148,7 @@ export function createAgentService(deps: {
         if (!row || !(await agents.delete(caller.accountId, id, tx))) throw new NotFoundError('Agent');
         const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) });
         await startEventDispatch(tx, event, { agentId: id });
+        await audit.record(tx, caller, 'agent.delete', id);
       });
     },
   };

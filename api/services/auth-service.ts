@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
+import DataLoader from 'dataloader';
 import { withTransaction, type Db, type Queryable } from '../../db/pool';
 import type { AccountsRepository } from '../../db/repositories/accounts';
 import type { CredentialsRepository } from '../../db/repositories/credentials';
+import type { TeamRepository } from '../../db/repositories/team';
 import type { UserRow, UsersRepository } from '../../db/repositories/users';
 import type { PageRequest } from '../../db/paging';
+import type { StoredPermissions, TeamRole } from '../../db/repositories/team';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../errors';
 import { toApiKey, toUser } from '../mappers';
+import { memberCaller, ownerCaller, type Caller } from './access';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './passwords';
 import { API_KEY_PREFIX, randomToken, REFRESH_TOKEN_PREFIX, sha256, type TokenService } from './tokens';
 
-/** Who is calling: the user and the account their resources belong to. */
-export interface Caller {
-  userId: string;
-  accountId: string;
-}
+export type { Caller } from './access';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const INVALID_REFRESH = 'Refresh token is invalid or expired';
 
@@ -22,11 +24,46 @@ export function createAuthService(deps: {
   users: UsersRepository;
   accounts: AccountsRepository;
   credentials: CredentialsRepository;
+  team: TeamRepository;
   tokens: TokenService;
   initialBalance: number;
   refreshTokenTtlDays: number;
 }) {
-  const { db, users, accounts, credentials, tokens } = deps;
+  const { db, users, accounts, credentials, team, tokens } = deps;
+
+  /**
+   * Membership lookups of the requests that arrive together, made as one query (DataLoader): under load
+   * a request acting in another account then costs a fraction of a round trip, not a whole one. Nothing is
+   * kept: a lookup is queued by its own request and made after it arrived (cache off), so a removal
+   * committed before a request is always seen by it.
+   */
+  const memberships = new DataLoader<{ accountId: string; userId: string }, { role: TeamRole; permissions: StoredPermissions } | null, string>(
+    async (pairs) => {
+      const found = new Map((await team.findActiveMemberships(pairs)).map((m) => [`${m.account_id}/${m.user_id}`, m]));
+      return pairs.map((p) => found.get(`${p.accountId}/${p.userId}`) ?? null);
+    },
+    // One batch per turn of the event loop: the requests read in one poll phase share a query.
+    { cache: false, maxBatchSize: 500, batchScheduleFn: (flush) => setImmediate(flush) },
+  );
+
+  /**
+   * The caller acting in `requested` (the Account-Id header; absent: their own account). Anyone but its
+   * owner and its active members gets 404, as for an account that does not exist (so is a malformed id).
+   * `membership` is the caller's active membership of `requested` when already known (an API key's
+   * lookup joins it); undefined means "look it up".
+   */
+  async function actingCaller(
+    userId: string,
+    ownAccountId: string,
+    requested: string | undefined,
+    membership?: { role: TeamRole; permissions: StoredPermissions } | null,
+  ): Promise<Caller> {
+    if (requested === undefined || requested === ownAccountId) return ownerCaller(userId, ownAccountId);
+    if (!UUID.test(requested)) throw new NotFoundError('Account');
+    const member = membership === undefined ? await memberships.load({ accountId: requested, userId }) : membership;
+    if (!member) throw new NotFoundError('Account');
+    return memberCaller(userId, requested, member.role, member.permissions);
+  }
 
   async function issueTokens(user: UserRow, accountId: string, familyId: string, q: Queryable) {
     const refreshToken = randomToken(REFRESH_TOKEN_PREFIX);
@@ -60,7 +97,7 @@ export function createAuthService(deps: {
         if (!user) throw new ConflictError('An account with this email already exists');
         const account = await accounts.insert({ ownerUserId: user.id, name: user.name || user.email }, tx);
         if (deps.initialBalance > 0) {
-          await accounts.applyLedgerEntry({ accountId: account.id, amount: deps.initialBalance, reason: 'initial_grant' }, tx);
+          await accounts.applyLedgerEntry({ accountId: account.id, amount: deps.initialBalance, reason: 'initial_grant', actorUserId: null }, tx);
         }
         return session(user, tx);
       });
@@ -106,23 +143,30 @@ export function createAuthService(deps: {
       });
     },
 
+    /** The user with the balance of the account they own (whichever account the request acts in). */
     async me(caller: Caller) {
       const user = await users.findById(caller.userId);
-      const account = await accounts.findById(caller.accountId);
+      const account = await accounts.findByOwner(caller.userId);
       if (!user || !account) throw new UnauthorizedError();
       return toUser(user, account.balance);
     },
 
-    /** Resolves a bearer credential (access token or API key) to its caller, or null. */
-    async authenticate(credential: string): Promise<Caller | null> {
+    /**
+     * Resolves a bearer credential (access token or API key) to its caller acting in `actingAccountId`
+     * (the Account-Id header; absent: the caller's own account). Null for an invalid credential; 404 for
+     * an account the caller may not act in. At most one query: none for an access token acting in its
+     * own account, the membership for one acting elsewhere, and for an API key one that finds the key,
+     * its user's account and the membership together.
+     */
+    async authenticate(credential: string, actingAccountId?: string): Promise<Caller | null> {
       if (credential.startsWith(API_KEY_PREFIX)) {
-        const key = await credentials.useApiKey(sha256(credential));
+        const requested = actingAccountId !== undefined && UUID.test(actingAccountId) ? actingAccountId : null;
+        const key = await credentials.useApiKey(sha256(credential), requested);
         if (!key) return null;
-        const account = await accounts.findByOwner(key.user_id);
-        return account ? { userId: key.user_id, accountId: account.id } : null;
+        return actingCaller(key.user_id, key.own_account_id, actingAccountId, key.membership);
       }
       const claims = tokens.verifyAccessToken(credential);
-      return claims ? { userId: claims.sub, accountId: claims.acc } : null;
+      return claims ? actingCaller(claims.sub, claims.acc, actingAccountId) : null;
     },
 
     async createApiKey(caller: Caller, name: string) {

@@ -7,6 +7,7 @@ import { toConnector } from '../mappers';
 import { CONNECTOR_SECRET_PATHS } from '../../lib/secret-paths';
 import { connectorConfigSchemas, type CreateConnectorInput } from '../schemas/connectors';
 import { createAgentChildService } from './agent-children';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
 export function createConnectorService(deps: {
@@ -15,6 +16,7 @@ export function createConnectorService(deps: {
   connectors: ConnectorsRepository;
   secrets: SecretBox;
   quotas: QuotasRepository;
+  audit: AuditTrail;
   /** QUOTA_CONNECTORS_PER_AGENT */
   quota: number;
 }) {
@@ -24,6 +26,8 @@ export function createConnectorService(deps: {
     repository: deps.connectors,
     secrets: deps.secrets,
     resource: 'Connector',
+    audit: deps.audit,
+    auditAs: 'connector',
     quotas: deps.quotas,
     quota: { limit: deps.quota, plural: 'connectors', count: deps.quotas.countConnectors },
     rules: { schemas: connectorConfigSchemas, secretPaths: (type) => [...CONNECTOR_SECRET_PATHS[type]] },

@@ -7,6 +7,7 @@ import { startDelivery, startEventDispatch } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
 import { toDelivery, toDeliveryAttempt, type Delivery } from '../mappers';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
 const TEST_MESSAGE = 'This is a test event: your endpoint received and can verify deliveries from this webhook.';
@@ -24,8 +25,9 @@ export function createDeliveryService(deps: {
   deliveries: DeliveriesRepository;
   handOff: HandOff;
   timeoutMs: number;
+  audit: AuditTrail;
 }) {
-  const { db, webhooks, deliveries, handOff } = deps;
+  const { db, webhooks, deliveries, handOff, audit } = deps;
 
   async function webhookOf(caller: Caller, id: string): Promise<WebhookRow> {
     const row = await webhooks.findById(caller.accountId, id);
@@ -62,6 +64,7 @@ export function createDeliveryService(deps: {
         if (row.status === 'pending') throw new ConflictError('Delivery is still pending; retry it once it has succeeded, failed or been cancelled');
         const { generation } = await deliveries.startGeneration(id, tx);
         await startDelivery(tx, { id, accountId: caller.accountId }, generation, { delaysMs: [0], timeoutMs: deps.timeoutMs });
+        await audit.record(tx, caller, 'delivery.retry', id);
         return (await deliveries.find(caller.accountId, webhookId, id, tx))!;
       });
       handOff.kick();
@@ -81,6 +84,7 @@ export function createDeliveryService(deps: {
           data: { webhookId, message: TEST_MESSAGE, ...(payload === undefined ? {} : { payload }) },
         });
         await startEventDispatch(tx, event);
+        await audit.record(tx, caller, 'webhook.test', webhookId);
         return event.id;
       });
       handOff.kick();

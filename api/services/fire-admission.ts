@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
 import type { FireRateRepository } from '../../db/repositories/fires';
 import { startFire, type FiringTrigger } from '../../lib/engine-starts';
@@ -19,6 +20,8 @@ export async function queueFire(
   deps: FireAdmission,
   trigger: FiringTrigger,
   fire: Parameters<typeof startFire>[2],
+  /** More of the same write, in its transaction (a manual fire's audit entry). */
+  alongside?: (tx: PoolClient) => Promise<void>,
 ): Promise<string> {
   return withTransaction(deps.db, async (tx) => {
     const over = await deps.fireRate.take(trigger.account_id, deps.perMinute, tx);
@@ -28,6 +31,8 @@ export async function queueFire(
         over.retryAfterSeconds,
       );
     }
-    return startFire(tx, trigger, fire);
+    const fireId = await startFire(tx, trigger, fire);
+    await alongside?.(tx);
+    return fireId;
   });
 }

@@ -4,6 +4,7 @@ import type { TriggerScope, TriggersRepository } from '../../db/repositories/tri
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
 import { toFire, toFireDetail } from '../mappers';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { queueFire, type FireAdmission } from './fire-admission';
 
@@ -11,8 +12,14 @@ import { queueFire, type FireAdmission } from './fire-admission';
  * A trigger's fire history and `POST …/fire` (README § Triggers), under both trigger APIs: each scope
  * only sees its own triggers, like the trigger routes themselves.
  */
-export function createFireService(deps: { triggers: TriggersRepository; fires: FiresRepository; handOff: HandOff; admission: FireAdmission }) {
-  const { triggers, fires, handOff, admission } = deps;
+export function createFireService(deps: {
+  triggers: TriggersRepository;
+  fires: FiresRepository;
+  handOff: HandOff;
+  admission: FireAdmission;
+  audit: AuditTrail;
+}) {
+  const { triggers, fires, handOff, admission, audit } = deps;
 
   async function requireTrigger(caller: Caller, scope: TriggerScope, id: string) {
     const row = await triggers.findById(caller.accountId, scope, id);
@@ -43,7 +50,9 @@ export function createFireService(deps: { triggers: TriggersRepository; fires: F
     async fire(caller: Caller, scope: TriggerScope, id: string, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await requireTrigger(caller, scope, id);
       if (!trigger.enabled) throw new ConflictError('Trigger is disabled; enable it to fire it');
-      const fireId = await queueFire(admission, trigger, { source: 'manual', payload: payload ?? null });
+      const fireId = await queueFire(admission, trigger, { source: 'manual', payload: payload ?? null }, (tx) =>
+        audit.record(tx, caller, 'trigger.fire', id),
+      );
       handOff.kick();
       return { fireId };
     },

@@ -1,7 +1,9 @@
 import type { Client, Connection } from '@temporalio/client';
+import type { NotificationListener } from '../../db/notifications';
 import type { Db } from '../../db/pool';
 import { createAccountsRepository } from '../../db/repositories/accounts';
 import { createAgentsRepository } from '../../db/repositories/agents';
+import { createAuditRepository } from '../../db/repositories/audit';
 import { createConnectorsRepository } from '../../db/repositories/connectors';
 import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
@@ -22,12 +24,15 @@ import type { HandOff } from '../../lib/handoff';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
 import { createAgentService } from './agent-service';
+import { createAgentTransferService } from './agent-transfer';
+import { createAuditTrail } from './audit-trail';
 import { createAuthService } from './auth-service';
 import { createConnectorService } from './connector-service';
 import { createDeliveryService } from './delivery-service';
 import { createFireService } from './fire-service';
 import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
+import { createRunEventService } from './run-events';
 import { createRunService } from './run-service';
 import { createScheduleTruthService } from './schedule-truth-service';
 import { createWebhookStatsService } from './webhook-stats-service';
@@ -42,6 +47,7 @@ export function createRepositories(db: Db) {
   return {
     accounts: createAccountsRepository(db),
     agents: createAgentsRepository(db),
+    audit: createAuditRepository(db),
     connectors: createConnectorsRepository(db),
     credentials: createCredentialsRepository(db),
     deliveries: createDeliveriesRepository(db),
@@ -74,6 +80,8 @@ export interface ServiceDeps {
   temporal: Connection;
   /** The process's Temporal client: schedule truth asks it when fire workflows ended. */
   temporalClient: Client;
+  /** The process's one LISTEN connection for run events (live run streams). */
+  runEventsListener: NotificationListener;
 }
 
 /** Every service of the API, each built once from its dependencies; buildApp hands each route module its own. */
@@ -83,20 +91,24 @@ export function createServices(deps: ServiceDeps) {
   const { allowPrivateTargets } = config.webhooks;
   const { quotas } = repos;
 
+  // Every write of every service records itself here, in its own transaction.
+  const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
   const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
-  return {
+  const services = {
     auth: createAuthService({
       db,
       users: repos.users,
       accounts: repos.accounts,
       credentials: repos.credentials,
+      team: repos.team,
       tokens,
       initialBalance: config.billing.initialBalance,
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
     }),
     account: createAccountService({ accounts: repos.accounts }),
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, agentCreateCost: config.billing.agentCreateCost }),
+    audit,
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, agentCreateCost: config.billing.agentCreateCost }),
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
@@ -105,6 +117,7 @@ export function createServices(deps: ServiceDeps) {
       secrets,
       quotas,
       quota: config.quotas.connectorsPerAgent,
+      audit,
     }),
     tools: createToolService({
       db,
@@ -114,6 +127,7 @@ export function createServices(deps: ServiceDeps) {
       allowPrivateTargets,
       quotas,
       quota: config.quotas.toolsPerAgent,
+      audit,
     }),
     webhooks: createWebhookService({
       db,
@@ -123,6 +137,7 @@ export function createServices(deps: ServiceDeps) {
       allowPrivateTargets,
       quotas,
       quota: config.quotas.webhooksPerAccount,
+      audit,
     }),
     deliveries: createDeliveryService({
       db,
@@ -130,6 +145,7 @@ export function createServices(deps: ServiceDeps) {
       deliveries: repos.deliveries,
       handOff,
       timeoutMs: config.webhooks.timeoutMs,
+      audit,
     }),
     triggers: createTriggerService({
       db,
@@ -140,8 +156,9 @@ export function createServices(deps: ServiceDeps) {
       handOff,
       quotas,
       quota: config.quotas.triggersPerAccount,
+      audit,
     }),
-    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission }),
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission, audit }),
     webhookStats: createWebhookStatsService({ webhooks: repos.webhooks, stats: repos.webhookStats }),
     scheduleTruth: createScheduleTruthService({
       triggers: repos.triggers,
@@ -150,8 +167,9 @@ export function createServices(deps: ServiceDeps) {
       graceMs: config.missedFires.graceMs,
       temporal: deps.temporalClient,
     }),
-    team: createTeamService({ db, team: repos.team }),
-    runs: createRunService({ db, agents: repos.agents, handOff }),
+    team: createTeamService({ db, team: repos.team, audit }),
+    runs: createRunService({ db, agents: repos.agents, handOff, audit }),
+    runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),
     hooks: createHookService({
       db,
       hooks: repos.hooks,
@@ -160,6 +178,20 @@ export function createServices(deps: ServiceDeps) {
       guards: repos.guards,
       rateLimitPerSecond: config.hooks.rateLimitPerSecond,
       fireAdmission,
+    }),
+  };
+  return {
+    ...services,
+    transfer: createAgentTransferService({
+      agentsRepository: repos.agents,
+      toolsRepository: repos.tools,
+      connectorsRepository: repos.connectors,
+      triggersRepository: repos.triggers,
+      agents: services.agents,
+      tools: services.tools,
+      connectors: services.connectors,
+      triggers: services.triggers,
+      audit,
     }),
   };
 }

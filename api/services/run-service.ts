@@ -3,16 +3,18 @@ import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import { listRunStepsPage } from '../../db/repositories/run-steps';
 import { findAccountRun, insertRun, listAgentRuns } from '../../db/repositories/runs';
+import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { startRun } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
-import { toRun, toRunStep, type Run, type RunStep } from '../mappers';
+import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
-export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff }) {
-  const { db, agents, handOff } = deps;
+export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff; audit: AuditTrail }) {
+  const { db, agents, handOff, audit } = deps;
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -31,8 +33,9 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
         if (!agent) throw new NotFoundError('Agent');
         if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
         if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
-        const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null });
+        const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null });
         await startRun(tx, run);
+        await audit.record(tx, caller, 'run.create', run.id);
         return run;
       });
       handOff.kick();
@@ -49,6 +52,13 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
       const row = await findAccountRun(db, caller.accountId, id);
       if (!row) throw new NotFoundError('Run');
       return toRun(row);
+    },
+
+    /** A conversation thread of the agent, newest message first; a thread nothing was said in yet is empty. */
+    async threadMessages(caller: Caller, agentId: string, threadId: string, page: PageRequest) {
+      await requireAgent(caller, agentId);
+      const result = await listThreadMessages(db, caller.accountId, agentId, threadId, page);
+      return { ...result, items: result.items.map(toThreadMessage) };
     },
 
     /** The run's steps in the order they are made (not newest first: a run reads top to bottom). */

@@ -10,20 +10,27 @@ import { ValidationError } from '../errors';
 import { toTool } from '../mappers';
 import { toolConfigSchemas, type CreateToolInput } from '../schemas/tools';
 import { createAgentChildService } from './agent-children';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
 /**
  * The SSRF guard on a custom tool's endpoint, when it is written: a rename of a tool whose endpoint
  * is unchanged does not resolve it again (the executor checks again before each request).
  */
-async function checkEndpoint(type: ToolType, config: Config, current: { type: ToolType; config: Config } | null, allowPrivate: boolean) {
+async function checkEndpoint(
+  type: ToolType,
+  config: Config,
+  current: { type: ToolType; config: Config } | null,
+  field: string,
+  allowPrivate: boolean,
+) {
   if (type !== 'custom') return;
   const endpoint = config.endpoint as string;
   if (current?.type === 'custom' && current.config.endpoint === endpoint) return;
   try {
     await assertPublicTarget(endpoint, allowPrivate);
   } catch (err) {
-    if (err instanceof TargetNotAllowedError) throw new ValidationError(`body.configJson.endpoint: ${err.message}`);
+    if (err instanceof TargetNotAllowedError) throw new ValidationError(`${field}.endpoint: ${err.message}`);
     throw err;
   }
 }
@@ -43,6 +50,7 @@ export function createToolService(deps: {
   secrets: SecretBox;
   allowPrivateTargets: boolean;
   quotas: QuotasRepository;
+  audit: AuditTrail;
   /** QUOTA_TOOLS_PER_AGENT */
   quota: number;
 }) {
@@ -52,12 +60,14 @@ export function createToolService(deps: {
     repository: deps.tools,
     secrets: deps.secrets,
     resource: 'Tool',
+    audit: deps.audit,
+    auditAs: 'tool',
     quotas: deps.quotas,
     quota: { limit: deps.quota, plural: 'tools', count: deps.quotas.countTools },
     rules: {
       schemas: toolConfigSchemas,
       secretPaths: toolSecretPaths,
-      check: (type, config, current) => checkEndpoint(type, config, current, deps.allowPrivateTargets),
+      check: (type, config, current, field) => checkEndpoint(type, config, current, field, deps.allowPrivateTargets),
       secretsStayBlocked,
     },
     valuesOf: (row: ToolRow): ToolValues => ({

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db } from '../../db/pool';
+import { withTransaction, type Db, type Queryable } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, type TriggersRepository, type TriggerValues } from '../../db/repositories/triggers';
@@ -13,7 +13,8 @@ import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toTrigger, type Trigger } from '../mappers';
 import { configSchemaFor, type CreateTriggerInput, type TriggerType, type UpdateTriggerInput } from '../schemas/triggers';
-import { mergePatch, parseWith } from '../validation';
+import { parseWith, patchTypedConfig } from '../validation';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { restoreMasked } from './masked-secrets';
 import { withinAccountQuota } from './quotas';
@@ -42,9 +43,10 @@ export function createTriggerService(deps: {
   quotas: QuotasRepository;
   /** QUOTA_TRIGGERS */
   quota: number;
+  audit: AuditTrail;
   now?: () => Date;
 }) {
-  const { db, triggers, agents, secrets, handOff, quotas } = deps;
+  const { db, triggers, agents, secrets, handOff, quotas, audit } = deps;
   const now = deps.now ?? (() => new Date());
 
   function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
@@ -67,10 +69,10 @@ export function createTriggerService(deps: {
    * one of an update) and the current plain config ({} on a create or a type change). Masked secrets
    * are put back, defaults filled in, and the webhook path and token generated when absent.
    */
-  function resolveConfig(type: TriggerType, candidate: Config, current: Config) {
+  function resolveConfig(type: TriggerType, candidate: Config, current: Config, field = CONFIG_FIELD) {
     const paths = TRIGGER_SECRET_PATHS[type];
-    const restored = restoreMasked(candidate, current, paths, CONFIG_FIELD);
-    const config: Config = parseWith(configSchemaFor(type), restored.config, CONFIG_FIELD);
+    const restored = restoreMasked(candidate, current, paths, field);
+    const config: Config = parseWith(configSchemaFor(type), restored.config, field);
     const revealed = new Set(restored.revealed);
     if (type === 'webhook') {
       config.webhookPath ??= generateWebhookPath();
@@ -96,23 +98,43 @@ export function createTriggerService(deps: {
     if (!(await agents.findById(caller.accountId, agentId))) throw missing();
   }
 
-  async function create(caller: Caller, scope: TriggerScope, agentId: string | null, input: CreateTriggerInput): Promise<Trigger> {
-    const missing = scope === 'agent' ? agentNotFound : agentNotInAccount;
-    let created: { row: TriggerRow; resolved: ReturnType<typeof resolveConfig> };
+  /** A trigger validated (config defaulted, secrets sealed), ready to insert. */
+  interface Prepared {
+    input: CreateTriggerInput;
+    resolved: ReturnType<typeof resolveConfig>;
+  }
+
+  /** Validates a new trigger's config for its type; errors name the config as `field` does. */
+  function prepare(input: CreateTriggerInput, field = CONFIG_FIELD): Prepared {
+    return { input, resolved: resolveConfig(input.type, input.configJson ?? {}, {}, field) };
+  }
+
+  /**
+   * Inserts a prepared trigger in the caller's transaction, within the account's quota (the agent
+   * locked first, as an agent update does). `missing` is the error when the agent is not the account's.
+   */
+  async function insertPrepared(tx: Queryable, caller: Caller, scope: TriggerScope, agentId: string | null, prepared: Prepared, missing: () => Error) {
+    if (agentId !== null && !(await quotas.keepAgent(caller.accountId, agentId, tx))) throw missing();
+    await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'triggers' }, quotas.countTriggers);
+    const { input, resolved } = prepared;
+    const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: resolved.sealed, enabled: input.enabled ?? true };
     try {
-      created = await withTransaction(db, async (tx) => {
-        // The agent before the account, in the order an agent update takes them (no lock cycle).
-        if (agentId !== null && !(await quotas.keepAgent(caller.accountId, agentId, tx))) throw missing();
-        const resolved = resolveConfig(input.type, input.configJson ?? {}, {});
-        await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'triggers' }, quotas.countTriggers);
-        const values: TriggerValues = { agentId, type: input.type, name: input.name, configJson: resolved.sealed, enabled: input.enabled ?? true };
-        return { row: await triggers.insert(caller.accountId, scope, values, tx), resolved };
-      });
+      const row = await triggers.insert(caller.accountId, scope, values, tx);
+      return { row, item: present(row, resolved.plain, resolved.revealed) };
     } catch (err) {
       return translateWriteError(err, missing);
     }
+  }
+
+  async function create(caller: Caller, scope: TriggerScope, agentId: string | null, input: CreateTriggerInput): Promise<Trigger> {
+    const missing = scope === 'agent' ? agentNotFound : agentNotInAccount;
+    const item = await withTransaction(db, async (tx) => {
+      const { row, item } = await insertPrepared(tx, caller, scope, agentId, prepare(input), missing);
+      await audit.record(tx, caller, 'trigger.create', row.id);
+      return item;
+    });
     handOff.kick();
-    return present(created.row, created.resolved.plain, created.resolved.revealed);
+    return item;
   }
 
   async function list(caller: Caller, scope: TriggerScope, page: PageRequest, agentId?: string) {
@@ -121,6 +143,11 @@ export function createTriggerService(deps: {
   }
 
   return {
+    prepare,
+    /** For an import: an agent trigger of the agent, in the caller's transaction (see insertPrepared). */
+    insertPreparedForAgent: (tx: Queryable, caller: Caller, agentId: string, prepared: Prepared) =>
+      insertPrepared(tx, caller, 'agent', agentId, prepared, agentNotFound),
+
     async listForAgent(caller: Caller, agentId: string, page: PageRequest) {
       await requireAgent(caller, agentId, agentNotFound);
       return list(caller, 'agent', page, agentId);
@@ -161,9 +188,10 @@ export function createTriggerService(deps: {
           let resolved: ReturnType<typeof resolveConfig>;
           if (type !== row.type) {
             if (!patch.configJson) throw new ValidationError(`${CONFIG_FIELD}: is required when type changes (it replaces the config)`);
-            resolved = resolveConfig(type, patch.configJson, {});
+            resolved = resolveConfig(type, patchTypedConfig(null, patch.configJson, configSchemaFor(type), CONFIG_FIELD), {});
           } else {
-            resolved = resolveConfig(type, patch.configJson ? mergePatch(current, patch.configJson) : current, current);
+            const candidate = patch.configJson ? patchTypedConfig(current, patch.configJson, configSchemaFor(type), CONFIG_FIELD) : current;
+            resolved = resolveConfig(type, candidate, current);
           }
           let agentId = row.agent_id;
           if (scope === 'user' && patch.agentId !== undefined) {
@@ -178,6 +206,7 @@ export function createTriggerService(deps: {
             enabled: patch.enabled ?? row.enabled,
           };
           const updated = await triggers.update(caller.accountId, scope, id, values, tx);
+          await audit.record(tx, caller, 'trigger.update', id);
           return present(updated!, resolved.plain, resolved.revealed);
         });
         handOff.kick();
@@ -188,7 +217,10 @@ export function createTriggerService(deps: {
     },
 
     async delete(caller: Caller, scope: TriggerScope, id: string): Promise<void> {
-      if (!(await triggers.delete(caller.accountId, scope, id))) throw new NotFoundError('Trigger');
+      await withTransaction(db, async (tx) => {
+        if (!(await triggers.delete(caller.accountId, scope, id, tx))) throw new NotFoundError('Trigger');
+        await audit.record(tx, caller, 'trigger.delete', id);
+      });
       handOff.kick();
     },
   };

@@ -9,6 +9,7 @@ import { maskSecret, type SecretBox } from '../../lib/secrets';
 import { NotFoundError, ValidationError } from '../errors';
 import { toWebhook, type Webhook } from '../mappers';
 import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
+import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { restoreMaskedValue } from './masked-secrets';
 import { withinAccountQuota } from './quotas';
@@ -54,8 +55,9 @@ export function createWebhookService(deps: {
   quotas: QuotasRepository;
   /** QUOTA_WEBHOOKS */
   quota: number;
+  audit: AuditTrail;
 }) {
-  const { db, webhooks, secrets, publicBaseUrl, quotas } = deps;
+  const { db, webhooks, secrets, publicBaseUrl, quotas, audit } = deps;
 
   async function checkTarget(url: string): Promise<void> {
     try {
@@ -115,11 +117,13 @@ export function createWebhookService(deps: {
       if (url !== null) await checkTarget(url);
       const row = await withTransaction(db, async (tx) => {
         await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'webhooks' }, quotas.countWebhooks);
-        return webhooks.insert(
+        const inserted = await webhooks.insert(
           caller.accountId,
           { name: input.name, direction, url, secretSealed: secret === null ? null : secrets.seal(secret), events, enabled: input.enabled ?? true },
           tx,
         );
+        await audit.record(tx, caller, 'webhook.create', inserted.id);
+        return inserted;
       });
       return toWebhook(row, secret, publicBaseUrl);
     },
@@ -151,12 +155,16 @@ export function createWebhookService(deps: {
         const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
         // Disabling stops its pending deliveries (README § Webhooks); their workflows see them cancelled and stop.
         if (row.enabled && !plan.values.enabled) await cancelPendingDeliveries(tx, id);
+        await audit.record(tx, caller, 'webhook.update', id);
         return toWebhook(updated!, plan.shownSecret, publicBaseUrl);
       });
     },
 
     async delete(caller: Caller, id: string): Promise<void> {
-      if (!(await webhooks.delete(caller.accountId, id))) throw new NotFoundError('Webhook');
+      await withTransaction(db, async (tx) => {
+        if (!(await webhooks.delete(caller.accountId, id, tx))) throw new NotFoundError('Webhook');
+        await audit.record(tx, caller, 'webhook.delete', id);
+      });
     },
   };
 }

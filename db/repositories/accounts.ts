@@ -1,5 +1,6 @@
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
+import type { StoredPermissions, TeamRole } from './team';
 
 export interface AccountRow {
   id: string;
@@ -9,6 +10,20 @@ export interface AccountRow {
   created_at: Date;
 }
 
+/** An account a user may act in, with their role there (custom permissions: members only). */
+export interface ActingAccountRow {
+  id: string;
+  name: string;
+  role: 'owner' | TeamRole;
+  permissions: StoredPermissions;
+}
+
+/**
+ * Sorts the user's own account before every membership in GET /api/accounts while keeping the one keyset
+ * order of every list (created_at, id descending): no membership is made in the year 9999.
+ */
+const OWN_ACCOUNT_FIRST = `timestamptz '9999-12-31 00:00:00+00'`;
+
 export interface TransactionRow {
   id: string;
   account_id: string;
@@ -16,6 +31,8 @@ export interface TransactionRow {
   reason: string;
   resource_id: string | null;
   balance_after: number;
+  /** Who spent or credited it; null for the platform (the initial grant). */
+  actor_user_id: string | null;
   created_at: Date;
 }
 
@@ -46,13 +63,31 @@ export function createAccountsRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
+    /** The accounts the user may act in: their own first, then their active memberships, newest first. */
+    async listActingAccounts(userId: string, page: PageRequest, q: Queryable = db): Promise<Page<ActingAccountRow>> {
+      const k = keysetTail(page, 2);
+      const { rows } = await q.query<ActingAccountRow & { page_created_at: string }>(
+        `SELECT id, name, role, permissions, ${PAGE_KEY_COLUMNS} FROM (
+           SELECT a.id, a.name, 'owner' AS role, '{}'::jsonb AS permissions, ${OWN_ACCOUNT_FIRST} AS created_at
+           FROM accounts a WHERE a.owner_user_id = $1
+           UNION ALL
+           SELECT a.id, a.name, m.role, m.permissions, m.created_at
+           FROM team_members m JOIN accounts a ON a.id = m.account_id
+           WHERE m.user_id = $1 AND m.status = 'active'
+         ) acting
+         WHERE true ${k.where} ${k.tail}`,
+        [userId, ...k.params],
+      );
+      return toPage(rows, page.limit, (r) => r);
+    },
+
     /**
      * Moves the balance by `amount` (negative to charge) and writes the ledger entry, in the caller's
      * transaction. A single conditional UPDATE, so concurrent charges can never take the balance below
      * zero. Returns null (and changes nothing) when the balance is too low.
      */
     async applyLedgerEntry(
-      input: { accountId: string; amount: number; reason: string; resourceId?: string | null },
+      input: { accountId: string; amount: number; reason: string; resourceId?: string | null; actorUserId: string | null },
       q: Queryable,
     ): Promise<TransactionRow | null> {
       const { rows } = await q.query<TransactionRow>(
@@ -61,10 +96,10 @@ export function createAccountsRepository(db: Queryable) {
            WHERE id = $1 AND balance + $2 >= 0
            RETURNING id, balance
          )
-         INSERT INTO account_transactions (account_id, amount, reason, resource_id, balance_after)
-         SELECT moved.id, $2, $3, $4, moved.balance FROM moved
-         RETURNING id, account_id, amount, reason, resource_id, balance_after, created_at`,
-        [input.accountId, input.amount, input.reason, input.resourceId ?? null],
+         INSERT INTO account_transactions (account_id, amount, reason, resource_id, balance_after, actor_user_id)
+         SELECT moved.id, $2, $3, $4, moved.balance, $5 FROM moved
+         RETURNING id, account_id, amount, reason, resource_id, balance_after, actor_user_id, created_at`,
+        [input.accountId, input.amount, input.reason, input.resourceId ?? null, input.actorUserId],
       );
       return rows[0] ?? null;
     },
@@ -72,7 +107,7 @@ export function createAccountsRepository(db: Queryable) {
     async listTransactions(accountId: string, page: PageRequest, q: Queryable = db): Promise<Page<TransactionRow>> {
       const k = keysetTail(page, 2);
       const { rows } = await q.query<TransactionRow & { page_created_at: string }>(
-        `SELECT id, account_id, amount, reason, resource_id, balance_after, created_at, ${PAGE_KEY_COLUMNS}
+        `SELECT id, account_id, amount, reason, resource_id, balance_after, actor_user_id, created_at, ${PAGE_KEY_COLUMNS}
          FROM account_transactions WHERE account_id = $1 ${k.where} ${k.tail}`,
         [accountId, ...k.params],
       );

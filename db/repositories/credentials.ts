@@ -1,5 +1,6 @@
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
+import type { StoredPermissions, TeamRole } from './team';
 
 export interface RefreshTokenRow {
   id: string;
@@ -17,6 +18,13 @@ export interface ApiKeyRow {
   prefix: string;
   last_used_at: Date | null;
   created_at: Date;
+}
+
+/** An API key in use: whose it is, their own account, and their membership of the account acted in. */
+export interface ApiKeyUse {
+  user_id: string;
+  own_account_id: string;
+  membership: { role: TeamRole; permissions: StoredPermissions } | null;
 }
 
 /** Refresh tokens and API keys; both are stored as SHA-256 hashes only. */
@@ -76,17 +84,37 @@ export function createCredentialsRepository(db: Queryable) {
       return rows[0]!;
     },
 
-    /** Finds a key by hash and stamps its use (at most once a minute, to keep reads cheap). */
-    async useApiKey(keyHash: string, q: Queryable = db): Promise<ApiKeyRow | null> {
-      const { rows } = await q.query<ApiKeyRow>(
-        `SELECT id, user_id, name, prefix, last_used_at, created_at FROM api_keys WHERE key_hash = $1`,
-        [keyHash],
+    /**
+     * Finds a key by hash with its user's own account and, when `actingAccountId` is given, the user's
+     * active membership of that account (null when none): the one query that authenticates a request
+     * made with an API key. Stamps the key's use (at most once a minute, to keep reads cheap).
+     */
+    async useApiKey(keyHash: string, actingAccountId: string | null, q: Queryable = db): Promise<ApiKeyUse | null> {
+      const { rows } = await q.query<{
+        id: string;
+        user_id: string;
+        last_used_at: Date | null;
+        own_account_id: string;
+        member_role: TeamRole | null;
+        member_permissions: StoredPermissions | null;
+      }>(
+        `SELECT k.id, k.user_id, k.last_used_at, a.id AS own_account_id, m.role AS member_role, m.permissions AS member_permissions
+         FROM api_keys k
+         JOIN accounts a ON a.owner_user_id = k.user_id
+         LEFT JOIN team_members m ON m.account_id = $2::uuid AND m.user_id = k.user_id AND m.status = 'active'
+         WHERE k.key_hash = $1`,
+        [keyHash, actingAccountId],
       );
       const key = rows[0];
-      if (key && (!key.last_used_at || Date.now() - key.last_used_at.getTime() > 60_000)) {
+      if (!key) return null;
+      if (!key.last_used_at || Date.now() - key.last_used_at.getTime() > 60_000) {
         await q.query(`UPDATE api_keys SET last_used_at = now() WHERE id = $1`, [key.id]);
       }
-      return key ?? null;
+      return {
+        user_id: key.user_id,
+        own_account_id: key.own_account_id,
+        membership: key.member_role ? { role: key.member_role, permissions: key.member_permissions ?? {} } : null,
+      };
     },
 
     async listApiKeys(userId: string, page: PageRequest, q: Queryable = db): Promise<Page<ApiKeyRow>> {

@@ -2,6 +2,8 @@ import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } fro
 import type { Queryable } from '../pool';
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+/** Which executor made a run: the agent's tools in order, or a language model calling them. */
+export type RunExecutor = 'tools' | 'model';
 
 export interface RunRow {
   id: string;
@@ -14,6 +16,8 @@ export interface RunRow {
   output: unknown;
   error: string | null;
   chain_depth: number;
+  thread_id: string | null;
+  executor: RunExecutor | null;
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
@@ -21,7 +25,7 @@ export interface RunRow {
 }
 
 export const RUN_COLUMNS = `id, account_id, agent_id, trigger_id, fire_id, status, input, output, error, chain_depth,
-  started_at, finished_at, created_at, updated_at`;
+  thread_id, executor, started_at, finished_at, created_at, updated_at`;
 
 export interface NewRun {
   accountId: string;
@@ -30,14 +34,15 @@ export interface NewRun {
   chainDepth?: number;
   triggerId?: string | null;
   fireId?: string | null;
+  threadId?: string | null;
 }
 
 /** Only the row (status queued): the run executes when its writer also calls startRun (lib/engine-starts.ts). */
 export async function insertRun(q: Queryable, r: NewRun): Promise<RunRow> {
   const { rows } = await q.query<RunRow>(
-    `INSERT INTO runs (account_id, agent_id, trigger_id, fire_id, input, chain_depth) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO runs (account_id, agent_id, trigger_id, fire_id, input, chain_depth, thread_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
      RETURNING ${RUN_COLUMNS}`,
-    [r.accountId, r.agentId, r.triggerId ?? null, r.fireId ?? null, JSON.stringify(r.input ?? null), r.chainDepth ?? 0],
+    [r.accountId, r.agentId, r.triggerId ?? null, r.fireId ?? null, JSON.stringify(r.input ?? null), r.chainDepth ?? 0, r.threadId ?? null],
   );
   return rows[0]!;
 }
@@ -118,13 +123,13 @@ export async function nextQueuedRuns(q: Queryable, accountId: string, placeMs: n
   return rows.map((r) => r.id);
 }
 
-/** queued → running; null when the run is no longer queued. */
-export async function markRunRunning(q: Queryable, id: string): Promise<RunRow | null> {
+/** queued → running, made by `executor`; null when the run is no longer queued. */
+export async function markRunRunning(q: Queryable, id: string, executor: RunExecutor): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(
-    `UPDATE runs SET status = 'running', started_at = now(), waiting_at = NULL, updated_at = now()
+    `UPDATE runs SET status = 'running', executor = $2, started_at = now(), waiting_at = NULL, updated_at = now()
      WHERE id = $1 AND status = 'queued'
      RETURNING ${RUN_COLUMNS}`,
-    [id],
+    [id, executor],
   );
   return rows[0] ?? null;
 }

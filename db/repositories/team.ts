@@ -53,18 +53,60 @@ export function createTeamRepository(db: Queryable) {
       return rows[0]?.email ?? null;
     },
 
+    /**
+     * The active memberships among (account, user) pairs: the acting-account check of requests that name
+     * another account, several requests' checks in one query (one probe of team_members_active_user each).
+     */
+    async findActiveMemberships(
+      pairs: readonly { accountId: string; userId: string }[],
+      q: Queryable = db,
+    ): Promise<{ account_id: string; user_id: string; role: TeamRole; permissions: StoredPermissions }[]> {
+      // Named: prepared once per connection, so the hot path skips parsing and planning it each time.
+      const { rows } = await q.query<{ account_id: string; user_id: string; role: TeamRole; permissions: StoredPermissions }>({
+        name: 'team-active-memberships',
+        text: `SELECT m.account_id, m.user_id, m.role, m.permissions
+               FROM unnest($1::uuid[], $2::uuid[]) AS wanted (account_id, user_id)
+               JOIN team_members m ON m.account_id = wanted.account_id AND m.user_id = wanted.user_id AND m.status = 'active'`,
+        values: [pairs.map((p) => p.accountId), pairs.map((p) => p.userId)],
+      });
+      return rows;
+    },
+
+    /**
+     * Whether the user is still an active member of the account, holding their membership row (FOR SHARE)
+     * until the transaction ends: a removal committed before this statement is seen (false), and one that
+     * comes after waits for the transaction to end. Under READ COMMITTED a removal this statement waited
+     * for is seen too (the row is checked again once its lock is released).
+     */
+    async holdActiveMembership(accountId: string, userId: string, q: Queryable): Promise<boolean> {
+      const { rows } = await q.query(
+        `SELECT 1 FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active' FOR SHARE`,
+        [accountId, userId],
+      );
+      return rows.length > 0;
+    },
+
+    /**
+     * Serializes the team writes of one account (invite, update, remove) until the transaction ends, so
+     * two of them never wait on each other's membership rows in opposite orders (an admin removing another
+     * while being removed by them).
+     */
+    async lockTeam(accountId: string, q: Queryable): Promise<void> {
+      await q.query(`SELECT pg_advisory_xact_lock(hashtext('team'), hashtext($1::text))`, [accountId]);
+    },
+
     /** Returns null when a non-removed member of the account already has this email (case-insensitively). */
     async insert(
       accountId: string,
-      v: { email: string; role: TeamRole; permissions: StoredPermissions; invitedBy: string },
+      v: { email: string; role: TeamRole; permissions: StoredPermissions; invitedBy: string; inviteTokenHash: string },
       q: Queryable = db,
     ): Promise<TeamMemberRow | null> {
       try {
         const { rows } = await q.query<TeamMemberRow>(
-          `INSERT INTO team_members (account_id, email, role, permissions, status, invited_by)
-           VALUES ($1, $2, $3, $4, 'invited', $5)
+          `INSERT INTO team_members (account_id, email, role, permissions, status, invited_by, invite_token_hash)
+           VALUES ($1, $2, $3, $4, 'invited', $5, $6)
            RETURNING ${COLUMNS}`,
-          [accountId, v.email, v.role, JSON.stringify(v.permissions), v.invitedBy],
+          [accountId, v.email, v.role, JSON.stringify(v.permissions), v.invitedBy, v.inviteTokenHash],
         );
         return rows[0]!;
       } catch (err) {
@@ -144,26 +186,27 @@ export function createTeamRepository(db: Queryable) {
     },
 
     /**
-     * Accepts an open invitation addressed to the user. One conditional UPDATE, so of two concurrent
-     * accepts exactly one succeeds. Null when there is no open invitation with this id for this user.
+     * Accepts an open invitation addressed to the user whose token hashes to `tokenHash`. One conditional
+     * UPDATE, so of two concurrent accepts exactly one succeeds. Null when there is no open invitation with
+     * this id, this token and this addressee.
      */
-    async accept(userId: string, id: string, q: Queryable = db): Promise<TeamMemberRow | null> {
+    async accept(userId: string, id: string, tokenHash: string, q: Queryable = db): Promise<TeamMemberRow | null> {
       const { rows } = await q.query<TeamMemberRow>(
         `UPDATE team_members SET status = 'active', user_id = $1, accepted_at = now(), updated_at = now()
-         WHERE id = $2 AND status = 'invited' AND ${ADDRESSED_TO}
+         WHERE id = $2 AND status = 'invited' AND invite_token_hash = $3 AND ${ADDRESSED_TO}
          RETURNING ${COLUMNS}`,
-        [userId, id],
+        [userId, id, tokenHash],
       );
       return rows[0] ?? null;
     },
 
-    /** Any membership row with this id addressed to the user, whatever its status. */
-    async findAddressedTo(userId: string, id: string, q: Queryable = db): Promise<TeamMemberRow | null> {
-      const { rows } = await q.query<TeamMemberRow>(
-        `SELECT ${COLUMNS} FROM team_members WHERE id = $2 AND ${ADDRESSED_TO}`,
-        [userId, id],
+    /** Whether a membership row with this id, this token and this addressee exists, whatever its status. */
+    async existsWithToken(userId: string, id: string, tokenHash: string, q: Queryable = db): Promise<boolean> {
+      const { rows } = await q.query(
+        `SELECT 1 FROM team_members WHERE id = $2 AND invite_token_hash = $3 AND ${ADDRESSED_TO}`,
+        [userId, id, tokenHash],
       );
-      return rows[0] ?? null;
+      return rows.length > 0;
     },
   };
 }

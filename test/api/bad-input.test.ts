@@ -34,7 +34,7 @@ describe('bad input on every write and list route', () => {
     const runner = await create('/api/agents', { name: 'R' });
     const run = await api(app, user).post(`/api/agents/${runner}/runs`, JSON.stringify({ input: 'x' }));
     assert.equal(run.statusCode, 202, run.body);
-    Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook, runs: run.json().id });
+    Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook, runs: run.json().id, threads: 'chat-1' });
     for (const url of [`/api/agents/${agent}/connectors`, `/api/agents/${agent}/tools`, `/api/agents/${agent}/triggers`, '/api/webhooks', '/api/user-triggers', '/api/team', '/api/agents']) {
       routes.push({ method: 'POST', url });
     }

@@ -49,6 +49,26 @@ describe('API conventions (docs/api.md § Conventions)', () => {
     for (const method of ['GET', 'DELETE'] as const) assert.equal((await api(app).request(method, '/api/agents/x/y/z')).statusCode, 404);
   });
 
+  it('answers 405 (or 404) to a request that matches no route whatever its body, a QUERY without Content-Type included', async () => {
+    // Fastify reads the body of a request no route matches, and refuses a QUERY without Content-Type with a 400
+    // of its own; the answer is that the method is not allowed there (found by schemathesis' unsupported_method).
+    const cases = [
+      { method: 'QUERY', url: '/api/health', headers: {}, payload: undefined },
+      { method: 'QUERY', url: '/api/agents', headers: { ...user.auth, 'content-type': 'application/json' }, payload: '' },
+      { method: 'PUT', url: '/api/health', headers: { 'content-type': 'application/json' }, payload: '{"x": ' },
+      { method: 'PATCH', url: '/api/account', headers: { ...user.auth, 'content-type': 'text/plain' }, payload: 'x' },
+    ] as const;
+    for (const { method, url, headers, payload } of cases) {
+      const res = await app.inject({ method: method as 'GET', url, headers, payload });
+      assert.equal(res.statusCode, 405, `${method} ${url}: ${res.body}`);
+      assert.match(res.headers.allow as string, /^GET, HEAD/, `${method} ${url}`);
+      assert.match(assertOnlyMessage(res.body), new RegExp(`^Method ${method} is not allowed on ${url}`));
+    }
+    const unknown = await app.inject({ method: 'QUERY' as 'GET', url: '/api/no-such-thing' });
+    assert.equal(unknown.statusCode, 404, unknown.body);
+    assertOnlyMessage(unknown.body);
+  });
+
   it('answers { message } for what the router refuses before any route: a too-long path segment (404), bad percent-encoding (400)', async () => {
     const long = await api(app, user).get(`/api/agents/${'x'.repeat(150)}`);
     assert.equal(long.statusCode, 404);

@@ -43,6 +43,11 @@ describe('OpenAPI document covers every route', () => {
       '/api/team/{id}': ['get', 'put', 'patch', 'delete'],
       '/api/invitations': ['get'],
       '/api/invitations/{id}/accept': ['post'],
+      // Workspaces.
+      '/api/accounts': ['get'],
+      '/api/account/audit': ['get'],
+      '/api/agents/{id}/export': ['get'],
+      '/api/agents/import': ['post'],
       // The engine (issue 4).
       '/api/triggers/{id}/fires': ['get'],
       '/api/triggers/{id}/fires/{fireId}': ['get'],
@@ -65,6 +70,9 @@ describe('OpenAPI document covers every route', () => {
       '/api/user-triggers/{id}/expected-fires': ['get'],
       '/api/user-triggers/{id}/preview': ['get'],
       '/api/webhooks/{id}/stats': ['get'],
+      // Agents that think (issue 13).
+      '/api/agents/{id}/threads/{threadId}/messages': ['get'],
+      '/api/runs/{id}/events': ['get'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       for (const method of methods) assert.ok(paths[path]?.[method], `${method.toUpperCase()} ${path} is not documented`);
@@ -72,7 +80,7 @@ describe('OpenAPI document covers every route', () => {
   });
 
   it('gives each operation its parameters, body and response schemas', () => {
-    const bodiless = new Set(['post /api/invitations/{id}/accept', 'post /api/webhooks/{id}/deliveries/{deliveryId}/retry']);
+    const bodiless = new Set(['post /api/webhooks/{id}/deliveries/{deliveryId}/retry']);
     let count = 0;
     for (const [path, operations] of Object.entries(paths)) {
       for (const [method, op] of Object.entries(operations)) {
@@ -86,10 +94,10 @@ describe('OpenAPI document covers every route', () => {
         }
         const success = Object.entries(op.responses).filter(([status]) => status.startsWith('2'));
         assert.ok(success.length > 0, `${name}: no success response`);
+        // The live run events are a text/event-stream, /metrics Prometheus's text/plain; every other success is JSON.
+        const media = name === 'get /api/runs/{id}/events' ? 'text/event-stream' : path === '/metrics' ? 'text/plain' : 'application/json';
         for (const [status, response] of success) {
-          // Prometheus reads text: /metrics answers text/plain.
-          const media = path === '/metrics' ? 'text/plain' : 'application/json';
-          if (status !== '204') assert.ok(response.content?.[media]?.schema, `${name}: ${status} has no schema`);
+          if (status !== '204') assert.ok(response.content?.[media]?.schema, `${name}: ${status} has no ${media} schema`);
         }
         const isPublic = Array.isArray(op.security) && op.security.length === 0;
         if (!isPublic && !path.startsWith('/api/health') && !/^\/api\/auth\/(register|login|refresh|logout)$/.test(path)) {
@@ -121,7 +129,8 @@ describe('OpenAPI document covers every route', () => {
       for (const [method, op] of Object.entries(operations)) {
         const name = `${method.toUpperCase()} ${path}`;
         const isPublic = Array.isArray(op.security) && op.security.length === 0;
-        const query = op.parameters?.some((p) => p.in === 'query' || p.in === 'header');
+        // Account-Id is never a 400: an account the caller may not act in, malformed or not, is a 404.
+        const query = op.parameters?.some((p) => p.in === 'query' || (p.in === 'header' && p.name !== 'account-id'));
         const carriesBody = ['post', 'put', 'patch', 'delete'].includes(method);
         const expected = new Set<string>();
         if (carriesBody) ['400', '413', '415'].forEach((s) => expected.add(s));
@@ -138,6 +147,8 @@ describe('OpenAPI document covers every route', () => {
         if (method === 'post' && !isPublic && !op.parameters?.some((p) => p.in === 'header' && p.name === 'idempotency-key')) {
           problems.push(`${name}: Idempotency-Key undocumented`);
         }
+        if (!isPublic && !op.parameters?.some((p) => p.in === 'header' && p.name === 'account-id')) problems.push(`${name}: Account-Id undocumented`);
+        if (!isPublic && !/Account-Id/.test(op.responses['404']?.description ?? '')) problems.push(`${name}: the Account-Id 404 undocumented`);
         for (const [status, response] of Object.entries(op.responses)) {
           if (!response.description || response.description === 'Default Response') problems.push(`${name}: ${status} has no description`);
         }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../api/services/team-permissions';
@@ -37,11 +37,21 @@ describe('team and invitations (README § Team and invitations)', () => {
     ({ app, db } = await startTestApp(suite));
   });
 
+  type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  const call = (user: TestUser, method: Method, url: string, payload?: unknown) => api(app, user).request(method, url, payload);
+  /** Each invitation's token, shown once in the invite's 201. */
+  const inviteTokens = new Map<string, string>();
+  /** The invited member as every later read shows it (the token aside, kept in inviteTokens). */
   const invite = async (user: TestUser, body: unknown) => {
     const res = await api(app, user).post('/api/team', body);
     assert.equal(res.statusCode, 201, res.body);
-    return res.json();
+    const { inviteToken, ...member } = res.json();
+    assert.match(inviteToken, /^inv_[A-Za-z0-9_-]{43}$/);
+    inviteTokens.set(member.id, inviteToken);
+    return member;
   };
+  const accept = (user: TestUser, id: string, token = inviteTokens.get(id) ?? 'inv_unknown') =>
+    call(user, 'POST', `/api/invitations/${id}/accept`, { token });
   const ids = (list: { id: string }[]) => list.map((m) => m.id);
 
   const readAll = async (user: TestUser, first: string) => {
@@ -219,15 +229,15 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.deepEqual((await api(app, owner).get('/api/invitations')).json(), []);
 
     for (const stranger of [third, owner]) {
-      const res = await api(app, stranger).post(`/api/invitations/${member.id}/accept`);
+      const res = await accept(stranger, member.id);
       assert.equal(res.statusCode, 404);
       assert.equal(res.json().message, 'Invitation not found');
     }
-    assert.equal((await api(app, invitee).post('/api/invitations/00000000-0000-4000-8000-000000000000/accept')).statusCode, 404);
-    assert.equal((await api(app, invitee).post('/api/invitations/not-a-uuid/accept')).statusCode, 404);
-    assert.equal((await api(app, owner).get(`/api/team/${member.id}`)).json().status, 'invited', 'strangers changed nothing');
+    assert.equal((await accept(invitee, '00000000-0000-4000-8000-000000000000')).statusCode, 404);
+    assert.equal((await accept(invitee, 'not-a-uuid')).statusCode, 404);
+    assert.equal((await call(owner, 'GET', `/api/team/${member.id}`)).json().status, 'invited', 'strangers changed nothing');
 
-    const accepted = await api(app, invitee).post(`/api/invitations/${member.id}/accept`);
+    const accepted = await accept(invitee, member.id);
     assert.equal(accepted.statusCode, 200, accepted.body);
     const active = accepted.json();
     assert.equal(active.id, member.id);
@@ -238,13 +248,52 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.deepEqual((await api(app, owner).get(`/api/team/${member.id}`)).json(), active);
     assert.deepEqual((await api(app, invitee).get('/api/invitations')).json(), [], 'no longer open');
 
-    const again = await api(app, invitee).post(`/api/invitations/${member.id}/accept`);
+    const again = await accept(invitee, member.id);
     assert.equal(again.statusCode, 409);
     assert.equal(again.json().message, 'Invitation is no longer open');
-    assert.equal((await api(app, third).post(`/api/invitations/${member.id}/accept`)).statusCode, 404, 'others still see nothing');
+    assert.equal((await accept(third, member.id)).statusCode, 404, 'others still see nothing');
 
     // An active member is still a member: inviting the address again conflicts.
     assert.equal((await api(app, owner).post('/api/team', { email: inviteeEmail, role: 'viewer' })).statusCode, 409);
+  });
+
+  it('accepts only with the invitation\'s token, shown once and stored hashed: registering the invited address is not enough', async () => {
+    const owner = await registerUser(app);
+    const email = uniqueEmail('token');
+    const res = await call(owner, 'POST', '/api/team', { email, role: 'admin' });
+    assert.equal(res.statusCode, 201);
+    const { inviteToken, ...member } = res.json();
+    assert.match(inviteToken, /^inv_/);
+    // Never shown again: not in reads, lists or the addressee's invitations.
+    const owners = [(await call(owner, 'GET', `/api/team/${member.id}`)).body, (await call(owner, 'GET', '/api/team')).body];
+    const { rows } = await db.query('SELECT invite_token_hash FROM team_members WHERE id = $1', [member.id]);
+    assert.equal(rows[0].invite_token_hash, createHash('sha256').update(inviteToken).digest('hex'), 'stored as its SHA-256');
+    const squatter = await registerUser(app, email); // whoever registers the address first
+    const readsOfSquatter = (await call(squatter, 'GET', '/api/invitations')).body;
+    for (const body of [...owners, readsOfSquatter]) assert.ok(!body.includes(inviteToken), 'token shown again');
+
+    for (const token of ['inv_wrong', inviteToken.slice(0, -1), inviteToken.toUpperCase(), `${inviteToken} `]) {
+      const refused = await call(squatter, 'POST', `/api/invitations/${member.id}/accept`, { token });
+      assert.equal(refused.statusCode, 404, token);
+      assert.deepEqual(refused.json(), { message: 'Invitation not found' });
+    }
+    for (const [body, message] of [[{}, /^body\.token: is required/], [{ token: '' }, /^body\.token: /], [{ token: 7 }, /^body\.token: /]] as const) {
+      const refused = await call(squatter, 'POST', `/api/invitations/${member.id}/accept`, body);
+      assert.equal(refused.statusCode, 400, JSON.stringify(body));
+      assert.match(refused.json().message, message);
+    }
+    // The right token in the hands of someone with another email is no good either.
+    const other = await registerUser(app);
+    assert.equal((await call(other, 'POST', `/api/invitations/${member.id}/accept`, { token: inviteToken })).statusCode, 404);
+    assert.equal((await call(owner, 'GET', `/api/team/${member.id}`)).json().status, 'invited', 'nothing accepted');
+    assert.deepEqual((await call(squatter, 'GET', '/api/accounts')).json().map((a: { role: string }) => a.role), ['owner'], 'no access gained');
+
+    const accepted = await call(squatter, 'POST', `/api/invitations/${member.id}/accept`, { token: inviteToken });
+    assert.equal(accepted.statusCode, 200, accepted.body);
+    assert.equal(accepted.json().status, 'active');
+    // No longer open: 409 with the token, still 404 without it.
+    assert.equal((await call(squatter, 'POST', `/api/invitations/${member.id}/accept`, { token: inviteToken })).statusCode, 409);
+    assert.equal((await call(squatter, 'POST', `/api/invitations/${member.id}/accept`, { token: 'inv_wrong' })).statusCode, 404);
   });
 
   it('lets exactly one of two concurrent accepts succeed', async () => {
@@ -253,7 +302,7 @@ describe('team and invitations (README § Team and invitations)', () => {
     const member = await invite(owner, { email, role: 'viewer' });
     const invitee = await registerUser(app, email);
     const results = await Promise.all(
-      Array.from({ length: 2 }, () => api(app, invitee).post(`/api/invitations/${member.id}/accept`)),
+      Array.from({ length: 2 }, () => accept(invitee, member.id)),
     );
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 409]);
     const { rows } = await db.query('SELECT status, user_id FROM team_members WHERE id = $1', [member.id]);
@@ -296,9 +345,9 @@ describe('team and invitations (README § Team and invitations)', () => {
 
     // A withdrawn invitation is no longer open: 409 to its addressee, still 404 to anyone else.
     const invitee = await registerUser(app, email);
-    assert.deepEqual((await api(app, invitee).get('/api/invitations')).json(), []);
-    assert.equal((await api(app, invitee).post(`/api/invitations/${member.id}/accept`)).statusCode, 409);
-    assert.equal((await api(app, await registerUser(app)).post(`/api/invitations/${member.id}/accept`)).statusCode, 404);
+    assert.deepEqual((await call(invitee, 'GET', '/api/invitations')).json(), []);
+    assert.equal((await accept(invitee, member.id)).statusCode, 409);
+    assert.equal((await accept(await registerUser(app), member.id)).statusCode, 404);
 
     const reinvited = await api(app, owner).post('/api/team', { email: email.toUpperCase(), role: 'viewer' });
     assert.equal(reinvited.statusCode, 201);
@@ -312,9 +361,9 @@ describe('team and invitations (README § Team and invitations)', () => {
     const email = uniqueEmail('active');
     const member = await invite(owner, { email, role: 'viewer' });
     const invitee = await registerUser(app, email);
-    assert.equal((await api(app, invitee).post(`/api/invitations/${member.id}/accept`)).statusCode, 200);
-    assert.equal((await api(app, owner).delete(`/api/team/${member.id}`)).statusCode, 204);
-    const [removed] = (await api(app, owner).get('/api/team?status=removed')).json();
+    assert.equal((await accept(invitee, member.id)).statusCode, 200);
+    assert.equal((await call(owner, 'DELETE', `/api/team/${member.id}`)).statusCode, 204);
+    const [removed] = (await call(owner, 'GET', '/api/team?status=removed')).json();
     assert.equal(removed.status, 'removed');
     assert.equal(removed.userId, invitee.id);
     assert.ok(removed.acceptedAt);

@@ -322,7 +322,7 @@ describe('agent triggers', () => {
     assert.equal(invalid.statusCode, 400);
     assert.match(invalid.json().message, /^body\.configJson/);
 
-    const hook = await api(app, user).put(`/api/triggers/${t.id}`, { type: 'webhook', configJson: {} });
+    const hook = await api(app, user).put(`/api/triggers/${t.id}`, { type: 'webhook', configJson: { secretToken: null } });
     assert.equal(hook.statusCode, 200, hook.body);
     assert.equal(hook.json().type, 'webhook');
     assert.deepEqual(Object.keys(hook.json().configJson).sort(), ['secretToken', 'webhookPath']);
@@ -336,7 +336,11 @@ describe('agent triggers', () => {
     assert.deepEqual(back.json().configJson, { eventType: 'agent.completed', eventFilter: {} });
     assert.equal(back.json().hookUrl, null);
     assert.equal((await db.query('SELECT webhook_path FROM triggers WHERE id = $1', [t.id])).rows[0].webhook_path, null, 'the path is freed');
-    const toSchedule = (await api(app, user).patch(`/api/triggers/${t.id}`, { type: 'schedule', configJson: { cronExpression: '@every 10s' } })).json();
+    const unknownNull = await api(app, user).patch(`/api/triggers/${t.id}`, { configJson: { cronExpression: null } });
+    assert.equal(unknownNull.statusCode, 400, 'a null for a field the type does not have is refused, not dropped');
+    assert.equal(unknownNull.json().message, 'body.configJson: Unrecognized key: "cronExpression"');
+    // The new type's config is a merge patch onto nothing: a null is an absent field (schemathesis sent these).
+    const toSchedule = (await api(app, user).patch(`/api/triggers/${t.id}`, { type: 'schedule', configJson: { cronExpression: '@every 10s', catchupWindow: null } })).json();
     assert.deepEqual(toSchedule.configJson, { cronExpression: '@every 10s', timezone: 'UTC', overlapPolicy: 'skip', catchupWindow: '1h' });
     assert.equal(Date.parse(toSchedule.nextFireAt) % 10_000, 0);
   });

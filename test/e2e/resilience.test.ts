@@ -13,6 +13,7 @@ import { onCleanup, type Cleanup } from '../helpers/cleanup';
 import { testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
+import { errorReply, startModelServer, textReply, toolCallsReply } from '../helpers/model-server';
 import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
@@ -27,7 +28,7 @@ const SECRET = `whsec_${Buffer.from('resilience-test-secret-32-bytes!').toString
  * One stack's API and worker processes on `databaseUrl`, killed when `t` ends; answers once the API
  * answers. `restartWorker()` starts a new worker in place of `worker` (after a kill).
  */
-async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: string, namespace: string) {
+async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: string, namespace: string, extraEnv: Record<string, string> = {}) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = testEnv(databaseUrl, {
@@ -40,11 +41,13 @@ async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: stri
     WEBHOOK_TIMEOUT_MS: '3000',
     RECONCILE_INTERVAL_MS: '500',
     LOG_LEVEL: 'warn',
+    ...extraEnv,
   });
   const apiProcess = startProcess('api/server.ts', env);
   onCleanup(t, () => apiProcess.stop('SIGKILL'));
   const stack = {
     base,
+    api: apiProcess,
     worker: startProcess('worker/main.ts', env),
     restartWorker: () => {
       stack.worker = startProcess('worker/main.ts', env);
@@ -136,6 +139,65 @@ describe('resilience: processes killed, Temporal stopped', () => {
     assert.deepEqual(done.output.tools.second.result, { path: '/second' });
     const steps = await api(base, user).get(`/api/runs/${run.json().id}/steps`);
     assert.deepEqual(steps.json().map((st: { name: string; error: string | null }) => [st.name, st.error]), [['first', null], ['second', null]]);
+  });
+
+  it('the worker killed with SIGKILL between a tool step and the next model step: the tool is called once, and the key is in no log line', async (t) => {
+    const database = await createTestDatabase(t);
+    const key = 'sk-resilience-0123456789abcdef-KEY';
+    const models = await startModelServer(t);
+    // The model asks for the tool; the call after the tool's result hangs the first time (the worker
+    // dies meanwhile) and answers at once after that.
+    models.script('m-resume', (_call, n) =>
+      n === 0 ? toolCallsReply([{ name: 'probe', arguments: { q: 1 } }]) : n === 1 ? { ...textReply('too late'), delayMs: 120_000 } : textReply('resumed'),
+    );
+    models.script('m-echo-key', () => errorReply(401, `Incorrect API key provided: ${key}`));
+    const tools = await startReceiver(t, () => ({ body: { probed: true } }));
+    const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename), {
+      MODEL_BASE_URL: models.baseUrl,
+      MODEL_API_KEY: key,
+      LOG_LEVEL: 'debug',
+    });
+    const { base } = stack;
+
+    const user = await registerUser(base, 'kill-model-run@example.com');
+    const agent = await api(base, user).ok('POST', '/api/agents', { name: 'thinks', configJson: { model: 'm-resume' } });
+    await api(base, user).ok('POST', `/api/agents/${agent.id}/tools`, { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST', bodyTemplate: '{{input}}' } });
+    const run = await api(base, user).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'probe it' });
+
+    await waitFor('the model call after the tool step in flight', async () => models.callsFor('m-resume').length === 2, 30_000);
+    assert.equal(tools.requests.length, 1);
+    const steps = await api(base, user).ok('GET', `/api/runs/${run.id}/steps`);
+    assert.deepEqual(steps.map((st: { type: string; finishedAt: string | null }) => [st.type, st.finishedAt !== null]), [['model', true], ['tool', true], ['model', false]]);
+    assert.equal(await stack.worker.stop('SIGKILL'), 'SIGKILL');
+    const killedWorkerOutput = stack.worker.output();
+    stack.restartWorker();
+
+    const done = await waitFor('the run to finish', async () => {
+      const shown = await api(base, user).ok('GET', `/api/runs/${run.id}`);
+      return ['succeeded', 'failed'].includes(shown.status) && shown;
+    }, 90_000).catch((err) => {
+      throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
+    });
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.equal(done.output.text, 'resumed');
+    assert.equal(tools.requests.length, 1, 'the tool call that returned before the kill was not made again');
+    assert.deepEqual(JSON.parse(tools.requests[0]!.body), { q: 1 });
+    assert.equal(models.callsFor('m-resume').length, 3, 'the model call cut by the kill was made again, the first one was not');
+    const after = await api(base, user).ok('GET', `/api/runs/${run.id}/steps`);
+    assert.deepEqual(after.map((st: { type: string; error: string | null }) => [st.type, st.error]), [['model', null], ['tool', null], ['model', null]]);
+
+    // A provider that echoes the key: the run fails with its message, and the key is in no output of either process.
+    const echo = await api(base, user).ok('POST', '/api/agents', { name: 'echo', configJson: { model: 'm-echo-key' } });
+    const failing = await api(base, user).ok('POST', `/api/agents/${echo.id}/runs`, { input: 'hi' });
+    const failed = await waitFor('the echoing run to fail', async () => {
+      const shown = await api(base, user).ok('GET', `/api/runs/${failing.id}`);
+      return shown.status === 'failed' && shown;
+    }, 30_000);
+    assert.match(failed.error, /Incorrect API key provided: \[redacted\]/);
+    assert.equal(models.callsFor('m-echo-key')[0]!.headers.authorization, `Bearer ${key}`, 'the key was sent to the provider');
+    const logs = stack.api.output() + killedWorkerOutput + stack.worker.output();
+    assert.ok(logs.length > 0);
+    assert.equal(logs.includes(key), false, 'the key in a log line');
   });
 
   it('Temporal stopped while triggers are created, then restarted: their schedules exist and fire', async (t) => {

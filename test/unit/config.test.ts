@@ -72,6 +72,30 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
   });
 
+  it('has no model provider unless MODEL_BASE_URL is set, and never prints MODEL_API_KEY', () => {
+    const c = loadConfig(valid);
+    assert.deepEqual(c.model, { baseUrl: null, apiKey: null, name: null, timeoutMs: 120_000, maxRetries: 3 });
+    assert.equal(c.runEvents.heartbeatMs, 15_000);
+    const set = loadConfig({
+      ...valid,
+      MODEL_BASE_URL: 'http://localhost:11434/v1/',
+      MODEL_API_KEY: 'sk-abc',
+      MODEL_NAME: 'llama3.1',
+      MODEL_TIMEOUT_MS: '30000',
+      MODEL_MAX_RETRIES: '0',
+      RUN_EVENTS_HEARTBEAT_MS: '500',
+    });
+    assert.deepEqual(set.model, { baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-abc', name: 'llama3.1', timeoutMs: 30_000, maxRetries: 0 });
+    assert.equal(set.runEvents.heartbeatMs, 500);
+    for (const [name, bad] of [['MODEL_BASE_URL', 'ftp://x'], ['MODEL_TIMEOUT_MS', '10'], ['MODEL_MAX_RETRIES', '11'], ['RUN_EVENTS_HEARTBEAT_MS', '0']]) {
+      assert.throws(() => loadConfig({ ...valid, [name!]: bad }), new RegExp(name!), `${name}=${bad}`);
+    }
+    assert.throws(
+      () => loadConfig({ ...valid, MODEL_API_KEY: 'sk-secret with space' }),
+      (err: Error) => /MODEL_API_KEY: must not contain whitespace/.test(err.message) && !err.message.includes('sk-secret'),
+    );
+  });
+
   it('parses overrides', () => {
     const c = loadConfig({
       ...valid,

@@ -56,20 +56,20 @@ describe('default executor', () => {
   let index = 0;
   const step = (name: string, s: Partial<RunStepRow>): RunStepRow => ({
     run_id: 'r', step_index: index++, type: 'tool', name, tool_id: null, tool_type: 'custom', input: null, output: null, error: null,
-    usage: null, started_at: at(0), finished_at: at(40), created_at: at(0), ...s,
+    usage: null, planned_by: null, started_at: at(0), finished_at: at(40), created_at: at(0), ...s,
   });
 
   it('plans one tool step per tool, in order; repeated names get a suffix', () => {
     const a = tool('hook', 'custom');
     const b = tool('hook', 'coin_prices');
     const c = tool('dex', 'dex_pairs');
-    assert.deepEqual(executor.plan({ agent, tools: [a, b, c, a], input: 1 }), [
+    assert.deepEqual(executor.plan({ agent, tools: [a, b, c, a], input: 1, history: [] }), [
       { type: 'tool', name: 'hook', toolId: a.id, toolType: 'custom' },
       { type: 'tool', name: 'hook (2)', toolId: b.id, toolType: 'coin_prices' },
       { type: 'tool', name: 'dex', toolId: c.id, toolType: 'dex_pairs' },
       { type: 'tool', name: 'hook (3)', toolId: a.id, toolType: 'custom' },
     ]);
-    assert.deepEqual(executor.toolInput(step('x', {}), { the: 'input' }), { the: 'input' }, 'each tool step takes the run input');
+    assert.deepEqual(executor.toolCall(step('x', {}), a, { the: 'input' }), { tool: a, input: { the: 'input' } }, 'each tool step takes the run input');
   });
 
   it('succeeds with no tools', () => {

@@ -12,7 +12,7 @@ import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { quietRuntime, workflowBundle } from '../helpers/engine';
 import { testNamespace } from '../helpers/namespace';
 
-type RunActivities = Pick<Activities, 'beginRun' | 'runToolStep' | 'finishRun' | 'failRun'>;
+type RunActivities = Pick<Activities, 'beginRun' | 'runToolStep' | 'runModelStep' | 'finishRun' | 'failRun'>;
 
 /**
  * runAgentWorkflow with mocked activities (samples-typescript `workflows-mocks`): the orchestration
@@ -71,6 +71,26 @@ describe('runAgentWorkflow (mocked activities)', () => {
     assert.deepEqual(made, [0, 1, 2]);
     assert.equal(finishes.length, 1);
     assert.equal((finishes[0] as { timedOut: boolean }).timedOut, false);
+  });
+
+  it('makes the steps a model step adds after it, each by the activity of its type, until one adds none', async () => {
+    const made: string[] = [];
+    const { result } = await run({
+      beginRun: async ({ runId }) => ({ status: 'running', timeoutMs: 60_000, steps: [{ runId, index: 0, type: 'model' }] }),
+      runModelStep: async (ref) => {
+        made.push(`model ${ref.index}`);
+        if (ref.index > 0) return { status: 'done', ok: true };
+        const next: StepRef[] = [{ ...ref, index: 1, type: 'tool' }, { ...ref, index: 2, type: 'tool' }, { ...ref, index: 3, type: 'model' }];
+        return { status: 'done', ok: true, next };
+      },
+      runToolStep: async (ref) => {
+        made.push(`tool ${ref.index}`);
+        return { status: 'done', ok: true };
+      },
+      finishRun: async () => ({ status: 'succeeded' }),
+    });
+    assert.deepEqual(result, { status: 'succeeded' });
+    assert.deepEqual(made, ['model 0', 'tool 1', 'tool 2', 'model 3']);
   });
 
   it('when the time is up, cancels the step in flight and finishes the run as timed out', async () => {

@@ -1,0 +1,139 @@
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { NewRunStep, RunStepRow } from '../../db/repositories/run-steps';
+import { jsonBytes, MAX_STEP_OUTPUT_BYTES } from './output-cap';
+import { parseArguments, type OfferedTool } from './tool-functions';
+
+/**
+ * One model step of a run: the request it sends — the run's context (its first step's input),
+ * then every earlier step as a message — and what its answer adds to the run: a tool step per tool call
+ * and the model step that reads their results, or nothing when the model answered in text.
+ */
+
+/** A message of the conversation as the run records it (the system message, the thread's, the user's). */
+export interface ContextMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** The first model step's input: everything the run's model calls share, fixed when the run starts. */
+export interface ModelContext {
+  model: string;
+  temperature: number | null;
+  maxSteps: number;
+  /** The system message, the thread's remembered messages, the user's message. */
+  messages: ContextMessage[];
+  tools: OfferedTool[];
+}
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  /** As the model wrote them: a JSON text. */
+  arguments: string;
+}
+
+/** A model step's output. */
+export interface ModelAnswer {
+  content: string | null;
+  toolCalls: ToolCallRecord[];
+  finishReason: string | null;
+}
+
+/** A tool step's input in a model run. */
+export interface ToolStepInput {
+  callId: string;
+  arguments: unknown;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Tool calls one answer may ask for; more fail the step (each is an activity; this bounds a run's history). */
+export const MAX_TOOL_CALLS_PER_ANSWER = 32;
+
+export const contextOf = (steps: RunStepRow[]): ModelContext => {
+  const first = steps[0];
+  if (!first || first.type !== 'model' || !first.input) throw new Error('the run has no model context (its first step is not a model step)');
+  return first.input as ModelContext;
+};
+
+/** How many model calls the steps up to `index` (included) make. */
+export const modelCallNumber = (steps: RunStepRow[], index: number) => steps.filter((s) => s.type === 'model' && s.step_index <= index).length;
+
+/** What a tool step tells the model: its output as JSON (a string as it is), or `{ "error": … }`. */
+function toolResultText(step: RunStepRow): string {
+  if (step.error !== null) return JSON.stringify({ error: step.error });
+  return typeof step.output === 'string' ? step.output : JSON.stringify(step.output ?? null);
+}
+
+/**
+ * The request of the model step at `index`. The last call a run may make (`maxSteps`) is asked to answer
+ * in text (`tool_choice: "none"`).
+ */
+export function modelRequest(steps: RunStepRow[], index: number): ChatCompletionCreateParamsNonStreaming {
+  const context = contextOf(steps);
+  const messages: ChatCompletionMessageParam[] = context.messages.map((m) => ({ role: m.role, content: m.content }));
+  for (const step of steps) {
+    if (step.step_index >= index) break;
+    if (step.type === 'model') {
+      const answer = step.output as ModelAnswer;
+      messages.push({
+        role: 'assistant',
+        content: answer.content,
+        ...(answer.toolCalls.length > 0
+          ? { tool_calls: answer.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
+          : {}),
+      });
+    } else {
+      messages.push({ role: 'tool', tool_call_id: (step.input as ToolStepInput).callId, content: toolResultText(step) });
+    }
+  }
+  const last = modelCallNumber(steps, index) >= context.maxSteps;
+  const offered = context.tools.length > 0;
+  return {
+    model: context.model,
+    messages,
+    ...(context.temperature !== null ? { temperature: context.temperature } : {}),
+    ...(offered
+      ? {
+          tools: context.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
+          ...(last ? { tool_choice: 'none' as const } : {}),
+        }
+      : {}),
+  };
+}
+
+/** The answer of a completion as the step records it, with its usage; or why it can't be used. */
+export function answerOf(completion: ChatCompletion): { answer: ModelAnswer; usage: Usage } | { error: string } {
+  const choice = completion?.choices?.[0];
+  if (!choice?.message) return { error: 'the model provider answered without a choice' };
+  const toolCalls = (choice.message.tool_calls ?? [])
+    .filter((c) => c.type === 'function')
+    .map((c, i) => ({ id: c.id || `call_${i}`, name: c.function.name, arguments: c.function.arguments ?? '' }));
+  const answer: ModelAnswer = { content: choice.message.content ?? null, toolCalls, finishReason: choice.finish_reason ?? null };
+  const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
+  if (toolCalls.length > MAX_TOOL_CALLS_PER_ANSWER) {
+    return { error: `the model asked for ${toolCalls.length} tool calls in one answer; at most ${MAX_TOOL_CALLS_PER_ANSWER} are made` };
+  }
+  if (jsonBytes(answer) > MAX_STEP_OUTPUT_BYTES) return { error: `the model's answer is larger than ${MAX_STEP_OUTPUT_BYTES / 1024} KiB` };
+  return { answer, usage };
+}
+
+/**
+ * The steps an answer adds: a tool step per tool call (the function named, or none when the model named
+ * a function it was not offered: that step fails, and the model reads why) and the model step after them;
+ * nothing when it answered in text, or when it was the run's last allowed call.
+ */
+export function stepsAfter(steps: RunStepRow[], index: number, answer: ModelAnswer): NewRunStep[] {
+  const context = contextOf(steps);
+  if (answer.toolCalls.length === 0 || modelCallNumber(steps, index) >= context.maxSteps) return [];
+  const byName = new Map(context.tools.map((t) => [t.name, t]));
+  const calls = answer.toolCalls.map((call): NewRunStep => {
+    const offered = byName.get(call.name);
+    const input: ToolStepInput = { callId: call.id, arguments: parseArguments(call.arguments) };
+    return { type: 'tool', name: call.name.slice(0, 200) || 'unnamed', toolId: offered?.toolId ?? null, toolType: offered?.toolType ?? null, input };
+  });
+  return [...calls, { type: 'model', name: context.model }];
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { agentSchema, createAgentBody } from './agents';
+import { jsonObject, maxJsonBytes } from './common';
+import { CONNECTOR_TYPES, connectorSchema } from './connectors';
+import { TOOL_TYPES, toolSchema } from './tools';
+import { TRIGGER_TYPES, triggerSchema } from './triggers';
+
+/**
+ * An agent moved between accounts (GET /api/agents/:id/export, POST /api/agents/import): the agent, its
+ * tools, connectors and agent triggers as their create bodies would say them, without ids, account ids,
+ * counters or secrets. Where a secret was, the item's `secrets` says so; an import needs each filled in.
+ */
+
+const secrets = z
+  .array(z.string().min(1).max(300))
+  .max(100)
+  .describe(
+    'Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of ' +
+      'them filled in, in full (400 naming every one that is missing)',
+  );
+
+const name = z.string().trim().min(1).max(200);
+const enabled = z.boolean().describe('Default true');
+
+export const agentExportSchema = z
+  .object({
+    version: z.literal(1),
+    agent: agentSchema.omit({ id: true, accountId: true, createdAt: true, updatedAt: true }),
+    tools: z.array(
+      z.object({ type: z.enum(TOOL_TYPES), name: z.string(), description: z.string(), configJson: jsonObject, enabled: z.boolean(), secrets }),
+    ),
+    connectors: z.array(z.object({ type: z.enum(CONNECTOR_TYPES), name: z.string(), configJson: jsonObject, enabled: z.boolean(), secrets })),
+    triggers: z.array(
+      z.object({
+        type: z.enum(TRIGGER_TYPES),
+        name: z.string(),
+        configJson: jsonObject.describe('Without webhookPath and secretToken: an import generates new ones'),
+        enabled: z.boolean(),
+      }),
+    ),
+  })
+  .meta({ id: 'AgentExport' });
+export type AgentExport = z.infer<typeof agentExportSchema>;
+
+// configJson is checked per type by the import, like a create's, with errors naming body.tools.0.configJson.…
+export const importAgentBody = z
+  .strictObject({
+    version: z.literal(1).describe('The export format: 1'),
+    agent: createAgentBody,
+    tools: z
+      .array(
+        z.strictObject({
+          type: z.enum(TOOL_TYPES),
+          name,
+          description: z.string().max(2000).optional(),
+          configJson: maxJsonBytes(jsonObject, 131_072),
+          enabled: enabled.optional(),
+          secrets: secrets.optional(),
+        }),
+      )
+      .max(1000)
+      .default([]),
+    connectors: z
+      .array(
+        z.strictObject({
+          type: z.enum(CONNECTOR_TYPES),
+          name,
+          configJson: maxJsonBytes(jsonObject, 65_536),
+          enabled: enabled.optional(),
+          secrets: secrets.optional(),
+        }),
+      )
+      .max(1000)
+      .default([]),
+    triggers: z
+      .array(
+        z.strictObject({
+          type: z.enum(TRIGGER_TYPES),
+          name,
+          configJson: maxJsonBytes(jsonObject, 16_384).optional(),
+          enabled: enabled.optional(),
+          secrets: secrets.optional(),
+        }),
+      )
+      .max(1000)
+      .default([]),
+  })
+  .meta({ id: 'ImportAgent', description: 'An export (GET /api/agents/{id}/export) with its secrets filled in' });
+export type ImportAgentInput = z.infer<typeof importAgentBody>;
+
+export const importedAgentSchema = z
+  .object({ agent: agentSchema, tools: z.array(toolSchema), connectors: z.array(connectorSchema), triggers: z.array(triggerSchema) })
+  .meta({ id: 'ImportedAgent' });

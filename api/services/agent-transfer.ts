@@ -1,0 +1,149 @@
+import type { Page, PageRequest } from '../../db/paging';
+import type { AgentsRepository } from '../../db/repositories/agents';
+import type { ConnectorsRepository } from '../../db/repositories/connectors';
+import type { ToolsRepository } from '../../db/repositories/tools';
+import type { TriggersRepository } from '../../db/repositories/triggers';
+import { valueAtSecretPath, type Config, type SecretPath } from '../../lib/secret-config';
+import { CONNECTOR_SECRET_PATHS, toolSecretPaths, TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
+import { NotFoundError, ValidationError } from '../errors';
+import { toAgent } from '../mappers';
+import type { AgentExport, ImportAgentInput } from '../schemas/agent-transfer';
+import type { Caller } from './access';
+import type { AgentService } from './agent-service';
+import type { AuditTrail } from './audit-trail';
+import type { ConnectorService } from './connector-service';
+import type { ToolService } from './tool-service';
+import type { TriggerService } from './trigger-service';
+
+/** Every row of a paged list, oldest first (the order an import recreates them in). */
+async function everyRow<T>(list: (page: PageRequest) => Promise<Page<T>>): Promise<T[]> {
+  const rows: T[] = [];
+  let page: PageRequest = { limit: 200 };
+  for (;;) {
+    const { items, next } = await list(page);
+    rows.push(...items);
+    if (!next) return rows.reverse();
+    page = { limit: 200, after: next };
+  }
+}
+
+/** A copy of the config without the values at `paths`: a secret is left out, not masked. */
+function withoutSecrets(config: Config, paths: readonly SecretPath[]): Config {
+  const out = structuredClone(config);
+  for (const path of paths) {
+    const parent = valueAtSecretPath(out, path.slice(0, -1));
+    if (parent && typeof parent === 'object') delete (parent as Config)[path[path.length - 1]!];
+  }
+  return out;
+}
+
+/** `headers.Authorization` → ['headers', 'Authorization']: a header name may itself hold dots, so only the first one splits. */
+function secretPath(name: string): SecretPath {
+  const dot = name.indexOf('.');
+  return dot === -1 ? [name] : [name.slice(0, dot), name.slice(dot + 1)];
+}
+
+/** Where the secrets were, sorted: a config's keys come back from the database in its own order. */
+const secretNames = (paths: readonly SecretPath[]) => paths.map((p) => p.join('.')).sort();
+
+const isFilled = (config: Config | undefined, name: string) => {
+  const value = config && valueAtSecretPath(config, secretPath(name));
+  return typeof value === 'string' && value.length > 0;
+};
+
+/**
+ * Export and import of an agent with its tools, connectors and agent triggers (README "Export and import").
+ * The export leaves every secret out and lists where each was; the import creates the agent and its
+ * children in one transaction, charged and evented like a create, validated like each child's create.
+ */
+export function createAgentTransferService(deps: {
+  agentsRepository: AgentsRepository;
+  toolsRepository: ToolsRepository;
+  connectorsRepository: ConnectorsRepository;
+  triggersRepository: TriggersRepository;
+  agents: AgentService;
+  tools: ToolService;
+  connectors: ConnectorService;
+  triggers: TriggerService;
+  audit: AuditTrail;
+}) {
+  return {
+    async export(caller: Caller, id: string): Promise<AgentExport> {
+      const row = await deps.agentsRepository.findById(caller.accountId, id);
+      if (!row) throw new NotFoundError('Agent');
+      const { id: _id, accountId: _account, createdAt: _created, updatedAt: _updated, ...agent } = toAgent(row);
+      const [tools, connectors, triggers] = await Promise.all([
+        everyRow((page) => deps.toolsRepository.listByAgent(caller.accountId, id, page)),
+        everyRow((page) => deps.connectorsRepository.listByAgent(caller.accountId, id, page)),
+        everyRow((page) => deps.triggersRepository.listForAgent(caller.accountId, id, page)),
+      ]);
+      return {
+        version: 1,
+        agent,
+        tools: tools.map((t) => {
+          const paths = toolSecretPaths(t.type, t.config_json);
+          return {
+            type: t.type, name: t.name, description: t.description, enabled: t.enabled,
+            configJson: withoutSecrets(t.config_json, paths), secrets: secretNames(paths),
+          };
+        }),
+        connectors: connectors.map((c) => {
+          const paths = CONNECTOR_SECRET_PATHS[c.type];
+          return { type: c.type, name: c.name, enabled: c.enabled, configJson: withoutSecrets(c.config_json, paths), secrets: secretNames(paths) };
+        }),
+        // The webhook path is unique across accounts and the token a secret: an import generates both anew.
+        triggers: triggers.map((t) => ({
+          type: t.type, name: t.name, enabled: t.enabled, configJson: withoutSecrets(t.config_json, [...TRIGGER_SECRET_PATHS[t.type], ['webhookPath']]),
+        })),
+      };
+    },
+
+    async import(caller: Caller, doc: ImportAgentInput) {
+      // Every secret the document says is needed (and every one a connector's type requires), named at once.
+      const missing: string[] = [];
+      for (const [kind, items] of [['tools', doc.tools], ['connectors', doc.connectors], ['triggers', doc.triggers]] as const) {
+        items.forEach((item, i) => {
+          const required = new Set(item.secrets ?? []);
+          if (kind === 'connectors') for (const path of CONNECTOR_SECRET_PATHS[item.type as keyof typeof CONNECTOR_SECRET_PATHS]) required.add(path.join('.'));
+          for (const name of required) if (!isFilled(item.configJson, name)) missing.push(`body.${kind}.${i}.configJson.${name}`);
+        });
+      }
+      if (missing.length) {
+        throw new ValidationError(`${missing.join(', ')}: ${missing.length === 1 ? 'is a secret' : 'are secrets'} the export left out; fill in each in full`);
+      }
+
+      // Validated and sealed before the transaction: a custom tool's endpoint check may wait on DNS.
+      const tools = await Promise.all(
+        doc.tools.map((t, i) =>
+          deps.tools.prepare(
+            { type: t.type, name: t.name, description: t.description ?? '', configJson: t.configJson, enabled: t.enabled ?? true },
+            `body.tools.${i}.configJson`,
+          ),
+        ),
+      );
+      const connectors = await Promise.all(
+        doc.connectors.map((c, i) =>
+          deps.connectors.prepare({ type: c.type, name: c.name, configJson: c.configJson, enabled: c.enabled ?? true }, `body.connectors.${i}.configJson`),
+        ),
+      );
+      const triggers = doc.triggers.map((t, i) =>
+        deps.triggers.prepare({ type: t.type, name: t.name, configJson: t.configJson, enabled: t.enabled }, `body.triggers.${i}.configJson`),
+      );
+
+      return deps.agents.createWith(caller, doc.agent, async (tx, agent) => {
+        const created = {
+          agent: toAgent(agent),
+          tools: [] as Awaited<ReturnType<ToolService['insertPrepared']>>['item'][],
+          connectors: [] as Awaited<ReturnType<ConnectorService['insertPrepared']>>['item'][],
+          triggers: [] as Awaited<ReturnType<TriggerService['insertPreparedForAgent']>>['item'][],
+        };
+        for (const prepared of tools) created.tools.push((await deps.tools.insertPrepared(tx, caller, agent.id, prepared)).item);
+        for (const prepared of connectors) created.connectors.push((await deps.connectors.insertPrepared(tx, caller, agent.id, prepared)).item);
+        for (const prepared of triggers) created.triggers.push((await deps.triggers.insertPreparedForAgent(tx, caller, agent.id, prepared)).item);
+        await deps.audit.record(tx, caller, 'agent.import', agent.id);
+        return created;
+      });
+    },
+  };
+}
+export type AgentTransferService = ReturnType<typeof createAgentTransferService>;

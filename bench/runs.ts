@@ -1,0 +1,247 @@
+/**
+ * `npm run bench:runs`: a model run on the real engine against a scripted OpenAI-compatible provider on
+ * loopback (0 ms model latency) — model call, tool call, model call — beside a bare Temporal workflow
+ * making the same three calls as three activities (bench/raw-run-workflow.ts, same client code: the
+ * `openai` client and the engine's tool request), on one Temporal dev server (started here, in memory)
+ * and a fresh database `bench_<pid>`.
+ *
+ * Ours per run: the run row and its outbox hand-off, beginRun (slot, plan), one activity per step (each
+ * recording its row; the model steps also the steps they add), finishRun (output, agent.completed and
+ * its dispatch). Reports, for each side: runs/s for a burst of BENCH_RUNS runs started at once, and
+ * p50/p99 latency from start to the workflow's result for runs paced at BENCH_RATE/s for 10 s; and our
+ * figure over the baseline's.
+ *
+ * Settings: BENCH_RUNS (200), BENCH_RATE (10), BENCH_ROUNDS (1: rounds alternate ours and the baseline,
+ * the medians are printed).
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { toolRequest } from '../activities/executor/http';
+import { createModelClient } from '../activities/executor/model-client';
+import { createPool, withTransaction, type Db } from '../db/pool';
+import { createAgentsRepository } from '../db/repositories/agents';
+import { insertRun } from '../db/repositories/runs';
+import { createToolsRepository } from '../db/repositories/tools';
+import { loadConfig, type Config } from '../lib/config';
+import { startRun } from '../lib/engine-starts';
+import { workflowIds } from '../lib/temporal-names';
+import { startTemporalDevServer } from '../scripts/temporal-dev-server';
+import { findFreePort } from '../scripts/processes';
+import type { Cleanup } from '../test/helpers/cleanup';
+import { startModelServer, textReply, toolCallsReply } from '../test/helpers/model-server';
+import { startReceiver } from '../test/helpers/receiver';
+import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
+import { createBenchDatabase } from './database';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+const RATE = Number(process.env.BENCH_RATE ?? 10);
+const SERIAL = Number(process.env.BENCH_SERIAL ?? 25);
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'serial,burst,paced').split(','));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const MODEL = 'bench-model';
+const RAW_QUEUE = 'bench-raw-runs';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+};
+const median = (values: number[]) => percentile(values, 50);
+
+interface Figures {
+  runsPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+type Start = () => Promise<() => Promise<unknown>>;
+
+/** One run at a time, ours and the bare one in turn: the median latency of each, unloaded. */
+async function measureSerial(ours: Start, bare: Start): Promise<{ ours: number; bare: number }> {
+  const o: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < SERIAL; i++) {
+    for (const [start, into] of [[ours, o], [bare, b]] as const) {
+      const t0 = performance.now();
+      await (await start())();
+      into.push(performance.now() - t0);
+    }
+  }
+  return { ours: median(o), bare: median(b) };
+}
+
+/** Throughput of a burst of `count` starts, then latency of starts paced at RATE/s for 10 s. */
+async function measure(start: Start): Promise<Figures> {
+  let runsPerSecond = NaN;
+  if (PHASES.has('burst')) runsPerSecond = await measureBurst(start);
+  if (!PHASES.has('paced')) return { runsPerSecond, p50: NaN, p99: NaN };
+  const latencies: number[] = [];
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < RATE * 10; i++) {
+    const t0 = performance.now();
+    pending.push(
+      start()
+        .then((wait) => wait())
+        .then(() => void latencies.push(performance.now() - t0)),
+    );
+    await sleep(1000 / RATE);
+  }
+  await Promise.all(pending);
+  return { runsPerSecond, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+async function measureBurst(start: Start): Promise<number> {
+  const burstStart = performance.now();
+  const waits: Promise<unknown>[] = [];
+  for (let i = 0; i < RUNS; i += 25) {
+    const started = await Promise.all(Array.from({ length: Math.min(25, RUNS - i) }, start));
+    waits.push(...started.map((wait) => wait()));
+  }
+  await Promise.all(waits);
+  return RUNS / ((performance.now() - burstStart) / 1000);
+}
+
+async function createBenchAgent(db: Db, toolUrl: string): Promise<{ accountId: string; agentId: string }> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH u AS (INSERT INTO users (email, password_hash, name) VALUES ($1, 'x', 'bench') RETURNING id)
+     INSERT INTO accounts (owner_user_id, name, balance) SELECT id, 'bench', 0 FROM u RETURNING id`,
+    [`bench-${randomUUID()}@example.com`],
+  );
+  const accountId = rows[0]!.id;
+  const agent = await createAgentsRepository(db).insert(accountId, {
+    name: 'bench', description: '', goal: 'Answer with the probe', persona: '', voice: '', systemPrompt: 'You are a benchmark.',
+    policies: [], memoryConfig: { type: 'conversation', maxMessages: 50, ttlMinutes: 1440 }, configJson: { model: MODEL },
+    status: 'active', graph: { nodes: [], edges: [] },
+  });
+  await createToolsRepository(db).insert(accountId, agent.id, {
+    type: 'custom', name: 'probe', description: 'Probes', configJson: { endpoint: `${toolUrl}/probe`, method: 'POST', headers: {}, bodyTemplate: '{{input}}' }, enabled: true,
+  });
+  return { accountId, agentId: agent.id };
+}
+
+async function main() {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // The loopback servers of the test helpers, closed at the end.
+  const closing: (() => unknown)[] = [];
+  const servers: Cleanup = { after: (fn) => void closing.push(fn) };
+  const models = await startModelServer(servers);
+  // Deterministic for concurrent runs: ask for the tool until its result is in the conversation.
+  models.script(MODEL, (call) => (call.body.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: { q: 1 } }])));
+  const tools = await startReceiver(servers, () => ({ body: { probed: true } }));
+  const database = await createBenchDatabase();
+  const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
+  const db = createPool(database.url, 20);
+  const config: Config = loadConfig({
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
+    ALLOW_PRIVATE_TARGETS: 'true',
+    RECONCILE_INTERVAL_MS: '1000',
+    RUN_CONCURRENCY_PER_ACCOUNT: '1000',
+    MODEL_BASE_URL: models.baseUrl,
+    MODEL_API_KEY: 'sk-bench',
+    LOG_LEVEL: 'silent',
+  });
+  const connection = await NativeConnection.connect({ address: temporal.address });
+  const engine: Engine = await createEngine({ connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {} });
+  const running = engine.run();
+  const client: Client = engine.client;
+
+  const modelClient = createModelClient(config.model)!;
+  const rawWorker = await Worker.create({
+    connection,
+    namespace: 'default',
+    taskQueue: RAW_QUEUE,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./raw-run-workflow'), logger: new DefaultLogger('WARN') }),
+    activities: {
+      async rawModelCall(withToolResult: boolean) {
+        const messages = withToolResult
+          ? [
+              { role: 'user' as const, content: 'go' },
+              { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'probe', arguments: '{"q":1}' } }] },
+              { role: 'tool' as const, tool_call_id: 'c', content: '{"probed":true}' },
+            ]
+          : [{ role: 'user' as const, content: 'go' }];
+        const answer = await modelClient.complete({ model: MODEL, messages, tools: [{ type: 'function', function: { name: 'probe', parameters: { type: 'object' } } }] });
+        return answer.choices[0]!.finish_reason;
+      },
+      async rawToolCall() {
+        return JSON.stringify(await toolRequest({ url: `${tools.url}/probe`, method: 'POST', body: '{"q":1}', headers: { 'content-type': 'application/json' }, timeoutMs: 15_000, allowPrivate: true }));
+      },
+    },
+  });
+  const rawRunning = rawWorker.run();
+
+  try {
+    const { accountId, agentId } = await createBenchAgent(db, tools.url);
+    const ours = async () => {
+      const run = await withTransaction(db, async (tx) => {
+        const r = await insertRun(tx, { accountId, agentId, input: 'probe it' });
+        await startRun(tx, r);
+        return r;
+      });
+      engine.handOff.kick();
+      return async () => {
+        // The hand-off may not have started the workflow yet: wait for it to exist.
+        for (;;) {
+          try {
+            const outcome = (await client.workflow.getHandle(workflowIds.run(run.id)).result()) as { status: string };
+            if (outcome.status !== 'succeeded') throw new Error(`run ${run.id} ${outcome.status}`);
+            return;
+          } catch (err) {
+            if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+            await sleep(5);
+          }
+        }
+      };
+    };
+    const bare = async () => {
+      const handle = await client.workflow.start('rawModelRunWorkflow', { taskQueue: RAW_QUEUE, workflowId: `raw-run-${randomUUID()}` });
+      return () => handle.result();
+    };
+
+    // Warm-up (bundles loaded, connections open).
+    for (const start of [ours, bare]) await Promise.all((await Promise.all(Array.from({ length: 10 }, start))).map((wait) => wait()));
+    const results: { ours: Figures & { serial: number }; bare: Figures & { serial: number } }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const serial = PHASES.has('serial') ? await measureSerial(ours, bare) : { ours: NaN, bare: NaN };
+      const o = await measure(ours);
+      const b = await measure(bare);
+      results.push({ ours: { ...o, serial: serial.ours }, bare: { ...b, serial: serial.bare } });
+      if (ROUNDS > 1) {
+        console.log(`round ${round + 1}: serial ${serial.ours.toFixed(0)} vs ${serial.bare.toFixed(0)} ms; burst ${o.runsPerSecond.toFixed(1)} vs ${b.runsPerSecond.toFixed(1)} runs/s`);
+      }
+    }
+    const pick = (side: 'ours' | 'bare', k: keyof Figures | 'serial') => median(results.map((r) => r[side][k]));
+    const row = (label: string, f: (side: 'ours' | 'bare') => string) => `${label.padEnd(28)} ${f('ours').padStart(10)} ${f('bare').padStart(10)}`;
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE status = 'succeeded'`);
+    const calls = models.calls.length;
+    console.log(`model runs: model → tool → model, ${RUNS} per burst, ${RATE}/s paced for 10 s, ${ROUNDS} round(s) (medians)`);
+    console.log(row('', (s) => (s === 'ours' ? 'ours' : 'bare')));
+    console.log(row('latency (ms, one at a time)', (s) => pick(s, 'serial').toFixed(0)));
+    console.log(row('runs/s (burst)', (s) => pick(s, 'runsPerSecond').toFixed(1)));
+    console.log(row('p50 latency (ms, paced)', (s) => pick(s, 'p50').toFixed(0)));
+    console.log(row('p99 latency (ms, paced)', (s) => pick(s, 'p99').toFixed(0)));
+    console.log(`ratio (ours / bare runs/s): ${(pick('ours', 'runsPerSecond') / pick('bare', 'runsPerSecond')).toFixed(2)} (target ≥ 0.7)`);
+    console.log(`ratio (bare / ours latency, one at a time): ${(pick('bare', 'serial') / pick('ours', 'serial')).toFixed(2)}`);
+    console.log(`(${rows[0]!.n} runs succeeded; ${calls} model calls in all, both sides)`);
+  } finally {
+    rawWorker.shutdown();
+    await rawRunning.catch(() => {});
+    engine.shutdown();
+    await running.catch(() => {});
+    await connection.close();
+    await db.end();
+    await temporal.stop();
+    if (process.env.BENCH_KEEP_DB) console.log(`kept database ${database.url}`);
+    else await database.drop();
+    for (const close of closing.reverse()) await close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,1 +1,0 @@
--- reserved for another branch's migration (workspaces branch placeholder; replaced at merge)

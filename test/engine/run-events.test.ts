@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { before, describe, it } from 'node:test';
+import { registerUser, type TestUser } from '../helpers/app';
+import { onCleanup, suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
+import { errorReply, startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
+import { waitFor } from '../helpers/processes';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { openSse, type SseStream } from '../helpers/sse';
+
+const KEY = 'sk-events-0123456789abcdef-SSE';
+const HEARTBEAT_MS = 300;
+
+/** GET /api/runs/:id/events: live run events over a real socket (Server-Sent Events). */
+describe('run events (SSE)', () => {
+  const suite = suiteContext();
+  let h: EngineHarness;
+  let models: ModelServer;
+  let tools: Receiver;
+  let user: TestUser;
+  let base: string;
+  const open: SseStream[] = [];
+
+  before(async () => {
+    models = await startModelServer(suite);
+    tools = await startReceiver(suite, () => ({ body: { ok: true } }));
+    h = await startEngine(suite, __filename, {
+      MODEL_BASE_URL: models.baseUrl,
+      MODEL_API_KEY: KEY,
+      MODEL_MAX_RETRIES: '0',
+      RUN_EVENTS_HEARTBEAT_MS: String(HEARTBEAT_MS),
+      INITIAL_BALANCE: '100000',
+    });
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    // Registered last, so undone first: the streams close before the app does.
+    onCleanup(suite, () => open.forEach((s) => s.close()));
+    user = await registerUser(h.app);
+  });
+
+  /** An agent thinking with `model`, with one custom tool `probe`. */
+  async function agentWith(model: string): Promise<string> {
+    const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: model, configJson: { model } } });
+    assert.equal(res.statusCode, 201, res.body);
+    const tool = await h.app.inject({
+      method: 'POST',
+      url: `/api/agents/${res.json().id}/tools`,
+      headers: user.auth,
+      payload: { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST' } },
+    });
+    assert.equal(tool.statusCode, 201, tool.body);
+    return res.json().id;
+  }
+
+  async function startRun(agentId: string): Promise<string> {
+    const res = await h.app.inject({ method: 'POST', url: `/api/agents/${agentId}/runs`, headers: user.auth, payload: { input: 'go' } });
+    assert.equal(res.statusCode, 202, res.body);
+    return res.json().id;
+  }
+
+  async function events(runId: string, headers: Record<string, string> = {}): Promise<SseStream> {
+    const stream = await openSse(`${base}/api/runs/${runId}/events`, { ...user.auth, ...headers });
+    open.push(stream);
+    return stream;
+  }
+
+  /** model (asks for probe), tool, model (answers after `lastDelayMs`). */
+  const threeSteps = (model: string, lastDelayMs = 0) =>
+    models.script(model, (_call, n) => (n === 0 ? toolCallsReply([{ name: 'probe', arguments: {} }]) : { ...textReply('all done'), delayMs: lastDelayMs }));
+
+  it('streams each step as it finishes, in order, then done with the run, and ends', async () => {
+    threeSteps('sse-order', 600);
+    const runId = await startRun(await agentWith('sse-order'));
+    const stream = await events(runId);
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type')!, /^text\/event-stream/);
+    assert.equal(stream.headers.get('api-version'), '1');
+    assert.equal(stream.headers.get('x-content-type-options'), 'nosniff', 'the security headers are sent');
+    await stream.ended;
+
+    const received = stream.events();
+    assert.deepEqual(received.map((e) => [e.event, e.id]), [['step', '0'], ['step', '1'], ['step', '2'], ['done', undefined]]);
+    const steps = (await h.app.inject({ method: 'GET', url: `/api/runs/${runId}/steps`, headers: user.auth })).json();
+    assert.deepEqual(received.slice(0, 3).map((e) => JSON.parse(e.data)), steps, 'each step as GET /steps shows it');
+    const done = JSON.parse(received[3]!.data);
+    assert.equal(done.id, runId);
+    assert.equal(done.status, 'succeeded');
+    assert.equal(done.output.text, 'all done');
+    assert.ok(stream.received.some((e) => e.event === 'comment' && e.data === 'heartbeat'), 'a heartbeat while the last model call took 600 ms');
+    assert.ok(received[1]!.receivedAt <= Date.parse(done.finishedAt) - 400, 'the tool step arrived as it finished, not with the end');
+  });
+
+  it('resumes after Last-Event-ID, mid-run and after the end, without repeating a step', async () => {
+    threeSteps('sse-resume', 1_500);
+    const runId = await startRun(await agentWith('sse-resume'));
+    const first = await events(runId);
+    const [step0] = await first.waitForEvents(1);
+    assert.equal(step0!.id, '0');
+    first.close();
+
+    const resumed = await events(runId, { 'last-event-id': step0!.id! });
+    await resumed.ended;
+    assert.deepEqual(resumed.events().map((e) => [e.event, e.id]), [['step', '1'], ['step', '2'], ['done', undefined]]);
+
+    const late = await events(runId, { 'last-event-id': '1' });
+    await late.ended;
+    assert.deepEqual(late.events().map((e) => [e.event, e.id]), [['step', '2'], ['done', undefined]], 'an ended run answers at once');
+    const all = await events(runId);
+    await all.ended;
+    assert.deepEqual(all.events().map((e) => e.id ?? e.event), ['0', '1', '2', 'done']);
+  });
+
+  it('holds no database connection per open stream: one LISTEN connection serves them all', async () => {
+    // Each run's model call takes 4 s: the streams are counted while they wait.
+    models.script('sse-many', () => ({ ...textReply('finally'), delayMs: 4_000 }));
+    const agentId = await agentWith('sse-many');
+    const runIds = await Promise.all(Array.from({ length: 3 }, () => startRun(agentId)));
+    // 30 streams on a pool of 20: a stream holding a connection would starve the rest (and the API).
+    const streams = await Promise.all(Array.from({ length: 30 }, (_, i) => events(runIds[i % 3]!)));
+    await waitFor('streams to be set up', async () => streams.every((s) => s.received.length > 0), 10_000);
+    const { rows } = await h.db.query<{ listens: number; total: number }>(
+      `SELECT count(*) FILTER (WHERE query ILIKE 'LISTEN%')::int AS listens, count(*)::int AS total
+         FROM pg_stat_activity WHERE datname = current_database()`,
+    );
+    assert.equal(rows[0]!.listens, 1, 'one LISTEN connection');
+    assert.ok(rows[0]!.total < 30, `${rows[0]!.total} connections for 30 streams`);
+    const res = await h.app.inject({ method: 'GET', url: `/api/runs/${runIds[0]}`, headers: user.auth });
+    assert.equal(res.statusCode, 200, 'the API still answers');
+    await Promise.all(streams.map((s) => s.ended));
+    for (const s of streams) assert.deepEqual(s.events().map((e) => e.event), ['step', 'done']);
+  });
+
+  it('answers 404 for another account\'s run, 400 for a malformed Last-Event-ID, 401 without a credential, and never shows the key', async () => {
+    models.script('sse-401', () => errorReply(401, `Incorrect API key provided: ${KEY}`));
+    const runId = await startRun(await agentWith('sse-401'));
+    const stranger = await registerUser(h.app);
+    const other = await fetch(`${base}/api/runs/${runId}/events`, { headers: stranger.auth });
+    assert.equal(other.status, 404);
+    assert.deepEqual(await other.json(), { message: 'Run not found' });
+    const malformed = await fetch(`${base}/api/runs/${runId}/events`, { headers: { ...user.auth, 'last-event-id': 'abc' } });
+    assert.equal(malformed.status, 400);
+    assert.match(((await malformed.json()) as { message: string }).message, /last-event-id/);
+    assert.equal((await fetch(`${base}/api/runs/${runId}/events`)).status, 401);
+
+    const stream = await events(runId);
+    await stream.ended;
+    const done = JSON.parse(stream.events().at(-1)!.data);
+    assert.equal(done.status, 'failed');
+    assert.match(done.error, /Incorrect API key provided: \[redacted\]/);
+    assert.equal(JSON.stringify(stream.received).includes(KEY.slice(-6)), false);
+  });
+});
