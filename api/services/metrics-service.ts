@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type LabelValues, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
 import type { HistogramCounts, MetricsRepository } from '../../db/repositories/metrics';
 
 /** Seconds. An API request; a delivery attempt (up to WEBHOOK_TIMEOUT_MS); a schedule fire's lag. */
@@ -55,6 +55,55 @@ class CountedHistogram<L extends string> {
   }
 }
 
+/**
+ * Requests by method, route and status: their count (`<name>_requests_total`) and their latency histogram,
+ * kept in plain arrays (one map lookup and a few additions per request, no label hashing) and shown in
+ * prom-client's format at scrape time.
+ */
+class RequestMetrics {
+  private readonly series = new Map<string, { labels: Record<string, string>; count: number; sum: number; buckets: number[] }>();
+
+  constructor(
+    private readonly names: { requests: string; duration: string },
+    private readonly bounds: readonly number[],
+    registry: Registry,
+  ) {
+    const register = (name: string, help: string, type: 'counter' | 'histogram', values: () => unknown[]) =>
+      registry.registerMetric({ name, help, type, aggregator: 'sum', get: () => ({ name, help, type, aggregator: 'sum', values: values() }) } as unknown as Parameters<
+        Registry['registerMetric']
+      >[0]);
+    register(names.requests, 'HTTP requests answered by this API process, by method, route pattern (unmatched: no route) and status', 'counter', () =>
+      [...this.series.values()].map(({ labels, count }) => ({ labels, value: count })),
+    );
+    register(names.duration, 'Time from receiving a request to sending its response, by method, route pattern and status', 'histogram', () =>
+      this.histogramValues(),
+    );
+  }
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: this.bounds.map(() => 0) };
+      this.series.set(key, series);
+    }
+    series.count++;
+    series.sum += seconds;
+    for (let i = this.bounds.length - 1; i >= 0 && seconds <= this.bounds[i]!; i--) series.buckets[i]!++;
+  }
+
+  private histogramValues() {
+    const values: MetricValueWithName<string>[] = [];
+    for (const { labels, count, sum, buckets } of this.series.values()) {
+      this.bounds.forEach((le, i) => values.push({ metricName: `${this.names.duration}_bucket`, labels: { ...labels, le }, value: buckets[i]! }));
+      values.push({ metricName: `${this.names.duration}_bucket`, labels: { ...labels, le: '+Inf' }, value: count });
+      values.push({ metricName: `${this.names.duration}_sum`, labels, value: sum });
+      values.push({ metricName: `${this.names.duration}_count`, labels, value: count });
+    }
+    return values;
+  }
+}
+
 const NO_OBSERVATIONS = (bounds: readonly number[]): HistogramCounts => ({ count: 0, sum: 0, buckets: bounds.map(() => 0) });
 
 /**
@@ -72,19 +121,11 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const httpRequests = new Counter({
-    name: 'agent_platform_http_requests_total',
-    help: 'HTTP requests answered by this API process, by method, route pattern (unmatched: no route) and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers,
-  });
-  const httpDuration = new Histogram({
-    name: 'agent_platform_http_request_duration_seconds',
-    help: 'Time from receiving a request to sending its response, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers,
-  });
+  const requests = new RequestMetrics(
+    { requests: 'agent_platform_http_requests_total', duration: 'agent_platform_http_request_duration_seconds' },
+    REQUEST_BUCKETS,
+    registry,
+  );
 
   const fires = new Counter({
     name: 'agent_platform_fires_total',
@@ -193,9 +234,7 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
 
     /** Called once per response (api/plugins/metrics.ts). `route` is the route's pattern, never the URL. */
     observeRequest(method: string, route: string, status: number, seconds: number): void {
-      const labels = { method, route, status: String(status) };
-      httpRequests.inc(labels);
-      httpDuration.observe(labels, seconds);
+      requests.observe(method, route, status, seconds);
     },
 
     /** The exposition text: the engine's figures brought up to date, then every metric. */

@@ -52,6 +52,8 @@ describe('metrics and request ids', () => {
   });
 
   it('shows the outbox: its rows and the age of the oldest', async () => {
+    // The work earlier requests queued is handed off first (the oldest row is the first written).
+    await waitFor('the outbox drained', async () => (await db.query(`SELECT 1 FROM outbox`)).rows.length === 0, 20_000);
     // A row the hand-off will not take yet (available in an hour), written 90 s ago.
     const { rows } = await db.query<{ id: number }>(
       `INSERT INTO outbox (kind, payload, available_at, created_at) VALUES ('schedule', $1, now() + interval '1 hour', now() - interval '90 seconds') RETURNING id`,
