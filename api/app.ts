@@ -12,6 +12,7 @@ import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
 import { registerDocs } from './plugins/docs';
+import { measureRequests, metricsRoute } from './plugins/metrics';
 import { frameworkErrors, installErrorHandling } from './plugins/error-handler';
 import { supportIdempotencyKeys } from './plugins/idempotency';
 import { registerSecurityHeaders } from './plugins/security-headers';
@@ -28,10 +29,14 @@ import { fireRoutes } from './routes/fires';
 import { hookRoutes } from './routes/hooks';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
+import { scheduleTruthRoutes } from './routes/schedule-truth';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
+import { webhookStatsRoutes } from './routes/webhook-stats';
 import { webhookRoutes } from './routes/webhooks';
+import { requestIdOf } from './request-id';
 import { createRepositories, createServices } from './services';
+import { createMetricsService } from './services/metrics-service';
 import './types';
 
 export interface AppDeps {
@@ -55,6 +60,9 @@ export async function buildApp(deps: AppDeps) {
     onConstructorPoisoning: 'ignore',
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,
+    // Every log line of a request carries its id (reqId), and the response sends it back (Request-Id).
+    requestIdHeader: false,
+    genReqId: requestIdOf,
   }).withTypeProvider<ZodTypeProvider>();
   await registerSecurityHeaders(app);
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
@@ -63,8 +71,9 @@ export async function buildApp(deps: AppDeps) {
   app.setSerializerCompiler(responseSerializerCompiler);
   installErrorHandling(app);
   guardBodies(app);
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     reply.header('API-Version', '1');
+    reply.header('Request-Id', request.id);
     return payload;
   });
 
@@ -81,11 +90,16 @@ export async function buildApp(deps: AppDeps) {
     channel: 'run_events',
     log: (msg, err) => app.log.warn({ err }, msg),
   });
-  const services = createServices({ config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, runEventsListener });
+  const services = createServices({
+    config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client, runEventsListener,
+  });
   // Open streams end before the server waits for its connections to close; then the listener goes.
   app.addHook('preClose', async () => services.runEvents.closeAll());
   app.addHook('onClose', () => runEventsListener.close());
   const publicBaseUrl = config.http.publicBaseUrl;
+  // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
+  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;
+  if (metrics) measureRequests(app, metrics);
 
   await registerDocs(app);
   const authRateLimit = await registerAuthRateLimit(app, {
@@ -95,6 +109,7 @@ export async function buildApp(deps: AppDeps) {
   });
 
   healthRoutes(app, services.health);
+  if (metrics) metricsRoute(app, { metrics, token: config.metrics.token });
   // Public hook endpoints: no credential; each checks its own secret (signature or X-Trigger-Token).
   await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));
   await app.register(async (api) => {
@@ -115,7 +130,9 @@ export async function buildApp(deps: AppDeps) {
     triggerRoutes(scoped, { triggers: services.triggers, publicBaseUrl });
     teamRoutes(scoped, { team: services.team, publicBaseUrl });
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
+    scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
     deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
+    webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
     runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
   });
 

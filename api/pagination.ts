@@ -77,13 +77,20 @@ export function indexPageRequest(query: ListQuery): IndexPageRequest {
   throw new ValidationError('querystring.cursor: is not a valid cursor');
 }
 
-const nextCursorOf = (page: Page<unknown> | IndexPage<unknown>): string | undefined => {
+/** A page whose service made its own cursor (e.g. the last time listed). */
+export interface CursorPage<T> {
+  items: T[];
+  cursor?: string;
+}
+
+const nextCursorOf = (page: Page<unknown> | IndexPage<unknown> | CursorPage<unknown>): string | undefined => {
+  if ('cursor' in page) return page.cursor;
   if ('nextAfter' in page) return page.nextAfter === undefined ? undefined : Buffer.from(JSON.stringify([page.nextAfter])).toString('base64url');
   return 'next' in page && page.next ? encodeCursor(page.next) : undefined;
 };
 
 /** Sends a page as a JSON array, with `Link: <…>; rel="next"` when more remain. */
-export function sendPage<T>(request: FastifyRequest, reply: FastifyReply, page: Page<T> | IndexPage<T>, publicBaseUrl: string): T[] {
+export function sendPage<T>(request: FastifyRequest, reply: FastifyReply, page: Page<T> | IndexPage<T> | CursorPage<T>, publicBaseUrl: string): T[] {
   const cursor = nextCursorOf(page);
   if (cursor) {
     const url = new URL(request.url, publicBaseUrl);

@@ -5,6 +5,9 @@
  *   write:  API `POST /api/agents`     (bearer JWT)  vs  bare `POST /agents` (conditional UPDATE + INSERT, one tx)
  *   acting: API `GET /api/agents/:id` by a team member acting in the owner's account (`Account-Id` header: one
  *           membership lookup per request)  vs  the same read by the owner in their own account (target ≥ 0.9)
+ *   metrics: API `GET /api/agents/:id` with metrics on (METRICS_ENABLED=true, the default: every response
+ *           counted and timed)  vs  the same read on a third server process with METRICS_ENABLED=false
+ *           (target ≥ 0.95)
  *
  * Approach: this process only generates load (autocannon, same connections/duration/warm-up for every
  * target, one target at a time). Each server runs in its own child process (`node --import tsx
@@ -23,7 +26,7 @@
  * Settings: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (3),
  * BENCH_ROUNDS (1; with more, api and bare alternate which goes first and the table shows medians),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432; DATABASE_URL's server if set),
- * BENCH_SCENARIOS (read,write,acting: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
+ * BENCH_SCENARIOS (read,write,acting,metrics: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
  * <dir>/api and <dir>/bare when they exit; summarize with `npx tsx bench/profile-summary.ts <dir>/api`).
  * Exits 1 if any response is not 2xx or a request errored.
  */
@@ -35,8 +38,10 @@ import { startServer, type ServerProcess } from './server-process';
 const READ_RATIO_TARGET = 0.6;
 /** Acting in another account may not cost a read much more than acting in one's own (one membership lookup). */
 const ACTING_RATIO_TARGET = 0.9;
+/** Measuring every request for GET /metrics may cost a read at most 5 %. */
+const METRICS_RATIO_TARGET = 0.95;
 
-type Scenario = 'read' | 'write' | 'acting';
+type Scenario = 'read' | 'write' | 'acting' | 'metrics';
 
 /** Each scenario measures `subject` against `baseline` in the same run; the ratio is subject/baseline. */
 interface Pair {
@@ -95,10 +100,16 @@ async function main(): Promise<number> {
     const db = await createBenchDatabase();
     cleanups.push(db.drop);
     const env = { BENCH_DATABASE_URL: db.url };
+    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics').split(',').map((w) => w.trim());
     const servers: ServerProcess[] = [];
-    const [api, bare] = await Promise.all([startServer('api', 'serve-api.ts', env), startServer('bare', 'serve-bare.ts', env)]);
-    servers.push(api, bare);
     cleanups.push(() => Promise.all(servers.map((s) => s.stop())).then(() => {}));
+    const [api, bare, unmeasured] = await Promise.all([
+      startServer('api', 'serve-api.ts', env),
+      startServer('bare', 'serve-bare.ts', env),
+      // The same API with METRICS_ENABLED=false (no hook per response, no /metrics), for the metrics scenario.
+      wanted.includes('metrics') ? startServer('api, metrics off', 'serve-api.ts', { ...env, BENCH_METRICS_ENABLED: 'false' }) : undefined,
+    ]);
+    servers.push(api, bare, ...(unmeasured ? [unmeasured] : []));
 
     // One user, one agent, created over HTTP like any client.
     const session = await postJson<{ accessToken: string }>(
@@ -166,10 +177,20 @@ async function main(): Promise<number> {
         },
         baseline: ownRead,
       },
+      ...(unmeasured
+        ? [
+            {
+              scenario: 'metrics' as const,
+              labels: ['api, metrics on', 'api, metrics off'] as [string, string],
+              ratioTarget: METRICS_RATIO_TARGET,
+              subject: ownRead,
+              baseline: { ...ownRead, name: 'api read, metrics off', url: `${unmeasured.baseUrl}/api/agents/${agentId}` },
+            },
+          ]
+        : []),
     ];
-    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting').split(',').map((w) => w.trim());
     const scenarios = allScenarios.filter((s) => wanted.includes(s.scenario));
-    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write and/or acting, got "${process.env.BENCH_SCENARIOS}"`);
+    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write, acting and/or metrics, got "${process.env.BENCH_SCENARIOS}"`);
 
     const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(
@@ -187,7 +208,7 @@ async function main(): Promise<number> {
 
     const runs = new Map<string, Measurement[]>();
     // Which server process answers a target (its CPU clock is sampled around the run).
-    const serverOf = (t: Target) => (t.url.startsWith(api.baseUrl) ? api : bare);
+    const serverOf = (t: Target) => servers.find((server) => t.url.startsWith(`${server.baseUrl}/`))!;
     for (const s of scenarios) {
       for (let round = 0; round < settings.rounds; round++) {
         for (const side of round % 2 === 0 ? (['subject', 'baseline'] as const) : (['baseline', 'subject'] as const)) {

@@ -10,6 +10,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
     // Enough for ~10 million agent creations at 100 units each: the write bench never hits 402.
     INITIAL_BALANCE: '1000000000',
+    // bench/run.ts's metrics scenario starts a second API with metrics off.
+    METRICS_ENABLED: process.env.BENCH_METRICS_ENABLED ?? 'true',
   });
   const db = createPool(config.databaseUrl); // the server's pool: max 10, as api/server.ts
   const temporal = createTemporalClient(config); // lazy; never connects during the bench

@@ -106,6 +106,9 @@ const envSchema = z.object({
   HOOK_RATE_LIMIT: z.coerce.number().int().min(1).default(50),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  METRICS_ENABLED: booleanFlag.default(true),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  MISSED_FIRE_GRACE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   MODEL_BASE_URL: httpUrl.optional(),
   MODEL_API_KEY: z.string().max(4096).regex(/^[^\s]+$/, 'must not contain whitespace').optional(),
   MODEL_NAME: z.string().trim().min(1).max(200).optional(),
@@ -157,6 +160,13 @@ export interface Config {
   logLevel: string;
   /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
   retention: { days: number };
+  /** GET /metrics (README § Operating it): served at all, and the bearer token it asks for (none: open). */
+  metrics: { enabled: boolean; token: string | null };
+  /**
+   * A schedule time with no fire and no reason counts as missed once its trigger's catch-up window and this
+   * grace have passed (a fire may be made that late: Temporal catches up within the window).
+   */
+  missedFires: { graceMs: number };
 }
 
 export class ConfigError extends Error {
@@ -222,5 +232,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
     logLevel: e.LOG_LEVEL,
     retention: { days: e.RETENTION_DAYS },
+    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null },
+    missedFires: { graceMs: e.MISSED_FIRE_GRACE_MS },
   };
 }

@@ -1,5 +1,6 @@
-import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { CronExpressionParser } from 'cron-parser';
 import { DAY_MS, parseDuration, SECOND_MS } from './durations';
+import { scheduleClock } from './schedule-times';
 
 /**
  * Cron expressions of schedule/cron triggers (README § Triggers). Accepted:
@@ -180,27 +181,10 @@ export function canonicalTimeZone(timezone: string): string | null {
 }
 
 /**
- * Parsed expressions by zone and fields: parsing costs more than computing the next time, and lists
- * compute nextFireAt for every item. Bounded; emptied when full.
+ * The first fire strictly after `after`, as the trigger's Temporal Schedule fires (lib/schedule-times.ts:
+ * the same walk over the wall clock, DST days included). The expression must be valid
+ * (describeCronExpression); null when it never fires again.
  */
-const parsed = new Map<string, CronExpression>();
-const MAX_PARSED = 1000;
-
-/** The first fire strictly after `after`. The expression must be valid (describeCronExpression). */
-export function nextFireTime(expression: string, timezone: string, after: Date): Date {
-  const spec = interpret(expression);
-  if (spec.kind === 'every') {
-    return new Date((Math.floor(after.getTime() / spec.intervalMs) + 1) * spec.intervalMs);
-  }
-  const fields = cronParserString(spec.fields);
-  const key = `${timezone}\u0000${fields}`;
-  let cron = parsed.get(key);
-  if (!cron) {
-    if (parsed.size >= MAX_PARSED) parsed.clear();
-    cron = CronExpressionParser.parse(fields, { tz: timezone });
-    parsed.set(key, cron);
-  }
-  // A CronExpression iterates from its current date; reset it before each (synchronous) use.
-  cron.reset(after);
-  return cron.next().toDate();
+export function nextFireTime(expression: string, timezone: string, after: Date): Date | null {
+  return scheduleClock(interpret(expression), timezone).next(after);
 }

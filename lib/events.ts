@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'agent.completed',
   'agent.failed',
   'trigger.fired',
+  'trigger.missed',
   'webhook.received',
   'webhook.test',
 ] as const;

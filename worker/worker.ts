@@ -71,6 +71,7 @@ export async function createEngine(deps: EngineDeps) {
         db, client, handOff, log,
         intervalMs: config.engine.reconcileIntervalMs,
         sweepEveryMs: config.engine.scheduleSweepMs,
+        missedFireGraceMs: config.missedFires.graceMs,
       });
       try {
         const ended = await Promise.allSettled(workers.map((w) => w.run().finally(shutdown)));

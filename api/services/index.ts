@@ -1,4 +1,4 @@
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import type { NotificationListener } from '../../db/notifications';
 import type { Db } from '../../db/pool';
 import { createAccountsRepository } from '../../db/repositories/accounts';
@@ -9,6 +9,9 @@ import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
 import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createHooksRepository } from '../../db/repositories/hooks';
+import { createMetricsRepository } from '../../db/repositories/metrics';
+import { createScheduleHistoryRepository } from '../../db/repositories/schedule-history';
+import { createWebhookStatsRepository } from '../../db/repositories/webhook-stats';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
@@ -31,6 +34,8 @@ import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunEventService } from './run-events';
 import { createRunService } from './run-service';
+import { createScheduleTruthService } from './schedule-truth-service';
+import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
 import { createTokenService } from './tokens';
 import { createToolService } from './tool-service';
@@ -50,6 +55,9 @@ export function createRepositories(db: Db) {
     fireRate: createFireRateRepository(db),
     guards: createRequestGuardsRepository(db),
     hooks: createHooksRepository(db),
+    metrics: createMetricsRepository(db),
+    scheduleHistory: createScheduleHistoryRepository(db),
+    webhookStats: createWebhookStatsRepository(db),
     quotas: createQuotasRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),
@@ -70,6 +78,8 @@ export interface ServiceDeps {
   handOff: HandOff;
   /** The Temporal connection, for the health check only. */
   temporal: Connection;
+  /** The process's Temporal client: schedule truth asks it when fire workflows ended. */
+  temporalClient: Client;
   /** The process's one LISTEN connection for run events (live run streams). */
   runEventsListener: NotificationListener;
 }
@@ -149,6 +159,14 @@ export function createServices(deps: ServiceDeps) {
       audit,
     }),
     fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission, audit }),
+    webhookStats: createWebhookStatsService({ webhooks: repos.webhooks, stats: repos.webhookStats }),
+    scheduleTruth: createScheduleTruthService({
+      triggers: repos.triggers,
+      history: repos.scheduleHistory,
+      retentionDays: config.retention.days,
+      graceMs: config.missedFires.graceMs,
+      temporal: deps.temporalClient,
+    }),
     team: createTeamService({ db, team: repos.team, audit }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit }),
     runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),

@@ -81,7 +81,10 @@ const REFUSALS: Record<Exclude<Rule, 'read' | 'self'>, string> = {
 
 /** What the operations work on: `shared` rows any request may use, `own` rows one actor's requests use up. */
 interface Fixture {
-  shared: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery', string>;
+  shared: Record<
+    'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery',
+    string
+  >;
   own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'member' | 'apiKey' | 'delivery' | 'invitation', string> & {
     invitationToken: string;
   };
@@ -139,6 +142,8 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/triggers/{id}/fires': (f) => ({ url: `/api/triggers/${f.shared.trigger}/fires` }),
   'GET /api/triggers/{id}/fires/{fireId}': (f) => ({ url: `/api/triggers/${f.shared.trigger}/fires/${f.shared.fire}` }),
   'POST /api/triggers/{id}/fire': (f) => ({ url: `/api/triggers/${f.shared.trigger}/fire`, payload: {} }),
+  'GET /api/triggers/{id}/expected-fires': (f) => ({ url: `/api/triggers/${f.shared.cronTrigger}/expected-fires` }),
+  'GET /api/triggers/{id}/preview': (f) => ({ url: `/api/triggers/${f.shared.cronTrigger}/preview` }),
 
   'GET /api/user-triggers': () => ({ url: '/api/user-triggers' }),
   'POST /api/user-triggers': () => ({ url: '/api/user-triggers', payload: { type: 'webhook', name: 'u' } }),
@@ -149,6 +154,8 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/user-triggers/{id}/fires': (f) => ({ url: `/api/user-triggers/${f.shared.userTrigger}/fires` }),
   'GET /api/user-triggers/{id}/fires/{fireId}': (f) => ({ url: `/api/user-triggers/${f.shared.userTrigger}/fires/${f.shared.userFire}` }),
   'POST /api/user-triggers/{id}/fire': (f) => ({ url: `/api/user-triggers/${f.shared.userTrigger}/fire`, payload: {} }),
+  'GET /api/user-triggers/{id}/expected-fires': (f) => ({ url: `/api/user-triggers/${f.shared.cronUserTrigger}/expected-fires` }),
+  'GET /api/user-triggers/{id}/preview': (f) => ({ url: `/api/user-triggers/${f.shared.cronUserTrigger}/preview` }),
 
   'GET /api/webhooks': () => ({ url: '/api/webhooks' }),
   'POST /api/webhooks': () => ({ url: '/api/webhooks', payload: { name: 'w', url: 'http://127.0.0.1:9/hook' } }),
@@ -160,6 +167,7 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/webhooks/{id}/deliveries/{deliveryId}': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.shared.delivery}` }),
   'POST /api/webhooks/{id}/deliveries/{deliveryId}/retry': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.own.delivery}/retry` }),
   'POST /api/webhooks/{id}/test': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/test`, payload: {} }),
+  'GET /api/webhooks/{id}/stats': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/stats` }),
 
   'POST /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs`, payload: {} }),
   'GET /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs` }),
@@ -264,6 +272,8 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
     shared.connector = await created(`/api/agents/${shared.agent}/connectors`, { type: 'telegram', name: 'c', configJson: { botToken: '1:c' } });
     shared.trigger = await created(`/api/agents/${shared.agent}/triggers`, { type: 'webhook', name: 't' });
     shared.userTrigger = await created('/api/user-triggers', { type: 'webhook', name: 'u' });
+    shared.cronTrigger = await created(`/api/agents/${shared.agent}/triggers`, { type: 'cron', name: 'c', configJson: { cronExpression: '@hourly' } });
+    shared.cronUserTrigger = await created('/api/user-triggers', { type: 'cron', name: 'c', configJson: { cronExpression: '@daily' } });
     shared.webhook = await created('/api/webhooks', { name: 'w', url: 'http://127.0.0.1:9/w' });
     shared.run = await created(`/api/agents/${shared.agent}/runs`, {});
     // A finished run, so that its event stream ends (no worker runs here).

@@ -122,6 +122,12 @@ describe('bad input on every write and list route', () => {
         assert.equal(res.statusCode, 400, `${url} ${createdAt}: ${res.statusCode} ${res.body}`);
         assert.deepEqual(res.json(), { message: 'querystring.cursor: is not a valid cursor' }, `${url} ${createdAt}`);
       }
+      // Expected fires page by time: their cursor holds the last time listed (409 for a trigger without a schedule).
+      if (url.endsWith('/expected-fires')) {
+        const res = await api(app, user).get(`${url}?cursor=${Buffer.from(JSON.stringify([Date.now() - 60_000])).toString('base64url')}`);
+        assert.ok([200, 409].includes(res.statusCode), `${url}: ${res.statusCode} ${res.body}`);
+        continue;
+      }
       // A run's steps page by position: their cursor holds the last index seen.
       if (url.endsWith('/steps')) {
         const res = await api(app, user).get(`${url}?cursor=${Buffer.from('[0]').toString('base64url')}`);

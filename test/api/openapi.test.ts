@@ -63,6 +63,13 @@ describe('OpenAPI document covers every route', () => {
       '/api/agents/{id}/runs': ['get', 'post'],
       '/api/runs/{id}': ['get'],
       '/api/runs/{id}/steps': ['get'],
+      // Operating it (issue 14).
+      '/metrics': ['get'],
+      '/api/triggers/{id}/expected-fires': ['get'],
+      '/api/triggers/{id}/preview': ['get'],
+      '/api/user-triggers/{id}/expected-fires': ['get'],
+      '/api/user-triggers/{id}/preview': ['get'],
+      '/api/webhooks/{id}/stats': ['get'],
       // Agents that think (issue 13).
       '/api/agents/{id}/threads/{threadId}/messages': ['get'],
       '/api/runs/{id}/events': ['get'],
@@ -87,8 +94,8 @@ describe('OpenAPI document covers every route', () => {
         }
         const success = Object.entries(op.responses).filter(([status]) => status.startsWith('2'));
         assert.ok(success.length > 0, `${name}: no success response`);
-        // The live run events are a text/event-stream; every other success is JSON.
-        const media = name === 'get /api/runs/{id}/events' ? 'text/event-stream' : 'application/json';
+        // The live run events are a text/event-stream, /metrics Prometheus's text/plain; every other success is JSON.
+        const media = name === 'get /api/runs/{id}/events' ? 'text/event-stream' : path === '/metrics' ? 'text/plain' : 'application/json';
         for (const [status, response] of success) {
           if (status !== '204') assert.ok(response.content?.[media]?.schema, `${name}: ${status} has no ${media} schema`);
         }
@@ -114,7 +121,8 @@ describe('OpenAPI document covers every route', () => {
   });
 
   it('gives each operation a summary, a description and every status it can answer, each described', () => {
-    const publicPaths = /^\/api\/(health(\/db|\/temporal)?|auth\/(register|login|refresh|logout)|hooks\/.*)$/;
+    // /metrics asks for no user credential (with METRICS_TOKEN, its own bearer token; its 401 is its own).
+    const publicPaths = /^(\/api\/(health(\/db|\/temporal)?|auth\/(register|login|refresh|logout)|hooks\/.*)|\/metrics)$/;
     const rateLimited = /^\/api\/(auth\/(register|login|refresh|logout)|hooks\/.*)$/;
     const problems: string[] = [];
     for (const [path, operations] of Object.entries(paths)) {

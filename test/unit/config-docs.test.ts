@@ -58,7 +58,8 @@ describe('the README configuration table', () => {
       assert.ok(row.defaults.length > 0, `${name}: the README gives no default`);
       const parsed = schema.safeParse(undefined);
       if (parsed.success && parsed.data === undefined) {
-        assert.match(row.defaults, /unset/, `${name}: optional without a default, so the README's default should say "unset"`);
+        // An optional variable without a default: the README says it is unset by default, and what that means.
+        assert.match(row.defaults, /^unset\b/, `${name}: optional without a default, so the README's default should say "unset", not "${row.defaults}"`);
       } else if (parsed.success) {
         const shown = String(parsed.data);
         assert.ok(row.defaults.includes(`\`${shown}\``), `${name}: the README's default "${row.defaults}" does not show \`${shown}\`, the default of lib/config.ts`);

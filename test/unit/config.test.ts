@@ -32,6 +32,19 @@ describe('config', () => {
     assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000 });
   });
 
+  it('serves /metrics unless METRICS_ENABLED=false, open unless METRICS_TOKEN (≥ 16 characters) is set', () => {
+    assert.deepEqual(loadConfig(valid).metrics, { enabled: true, token: null });
+    assert.deepEqual(loadConfig({ ...valid, METRICS_ENABLED: 'false', METRICS_TOKEN: 't'.repeat(16) }).metrics, { enabled: false, token: 't'.repeat(16) });
+    assert.throws(() => loadConfig({ ...valid, METRICS_TOKEN: 'short' }), /METRICS_TOKEN: must be at least 16 characters/);
+    assert.throws(() => loadConfig({ ...valid, METRICS_ENABLED: 'maybe' }), /METRICS_ENABLED/);
+  });
+
+  it('counts a schedule time as missed MISSED_FIRE_GRACE_MS (60 s) after its catch-up window', () => {
+    assert.equal(loadConfig(valid).missedFires.graceMs, 60_000);
+    assert.equal(loadConfig({ ...valid, MISSED_FIRE_GRACE_MS: '5000' }).missedFires.graceMs, 5_000);
+    for (const bad of ['999', 'soon']) assert.throws(() => loadConfig({ ...valid, MISSED_FIRE_GRACE_MS: bad }), /MISSED_FIRE_GRACE_MS/);
+  });
+
   it('keeps 30 days of history unless RETENTION_DAYS says otherwise (at least 1)', () => {
     assert.equal(loadConfig(valid).retention.days, 30);
     assert.equal(loadConfig({ ...valid, RETENTION_DAYS: '7' }).retention.days, 7);

@@ -1,0 +1,38 @@
+import type { LastAttemptRow, WebhookStatsRepository, WindowStatsRow } from '../../db/repositories/webhook-stats';
+import type { WebhooksRepository } from '../../db/repositories/webhooks';
+import { ConflictError, NotFoundError } from '../errors';
+import type { Caller } from './auth-service';
+
+const window = (row: WindowStatsRow) => ({
+  deliveries: { succeeded: row.deliveries_succeeded, failed: row.deliveries_failed, pending: row.deliveries_pending, cancelled: row.deliveries_cancelled },
+  attempts: { succeeded: row.attempts_succeeded, failed: row.attempts_failed },
+  attemptLatencyMs: { p50: row.latency_p50_ms, p99: row.latency_p99_ms },
+});
+
+const attempt = (row: LastAttemptRow | null) =>
+  row && { at: row.at.toISOString(), deliveryId: row.delivery_id, statusCode: row.status_code, error: row.error, durationMs: row.duration_ms };
+
+/** An outgoing webhook's health at a glance (README § Operating it): is this endpoint failing, and since when. */
+export function createWebhookStatsService(deps: { webhooks: WebhooksRepository; stats: WebhookStatsRepository; now?: () => Date }) {
+  const now = deps.now ?? (() => new Date());
+  return {
+    async stats(caller: Caller, webhookId: string) {
+      const webhook = await deps.webhooks.findById(caller.accountId, webhookId);
+      if (!webhook) throw new NotFoundError('Webhook');
+      if (webhook.direction !== 'outgoing') throw new ConflictError('Webhook is incoming; only outgoing webhooks make deliveries');
+      const { day, week, pending_now } = await deps.stats.windows(webhookId);
+      const [lastSuccess, lastFailure] = [await deps.stats.lastAttempt(webhookId, true), await deps.stats.lastAttempt(webhookId, false)];
+      return {
+        webhookId,
+        enabled: webhook.enabled,
+        generatedAt: now().toISOString(),
+        pendingDeliveries: pending_now,
+        last24h: window(day),
+        last7d: window(week),
+        lastSuccess: attempt(lastSuccess),
+        lastFailure: attempt(lastFailure),
+      };
+    },
+  };
+}
+export type WebhookStatsService = ReturnType<typeof createWebhookStatsService>;
