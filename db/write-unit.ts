@@ -62,8 +62,17 @@ export class WriteUnit {
       await this.rollbackTo(name).catch(() => {});
       throw err;
     }
+    // The failed statement's ReadyForQuery (which sets the status) may not have been read yet when `fn`
+    // returns, so a RELEASE refused as "transaction is aborted" (25P02) means the same as status 'E'.
     if (this.client.getTransactionStatus() === 'E') await this.rollbackTo(name);
-    else await this.client.query(`RELEASE SAVEPOINT ${name}`);
+    else {
+      try {
+        await this.client.query(`RELEASE SAVEPOINT ${name}`);
+      } catch (err) {
+        if ((err as { code?: string }).code !== '25P02') throw err;
+        await this.rollbackTo(name);
+      }
+    }
     return result;
   }
 
