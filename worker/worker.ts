@@ -1,5 +1,5 @@
 import { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
@@ -24,6 +24,8 @@ export interface EngineDeps {
   /** From bundleWorkflows(), made once per process: a worker rebuilt after an error reuses it. */
   workflowBundle: WorkflowBundleWithSourceMap;
   log?: (msg: string, err?: unknown) => void;
+  /** Worker options over ours, for the engine bench's tuning runs (bench/engine.ts BENCH_WORKER, BENCH_DELIVERY_WORKER). */
+  tuning?: { main?: Partial<WorkerOptions>; deliveries?: Partial<WorkerOptions> };
 }
 
 /**
@@ -38,15 +40,18 @@ export async function createEngine(deps: EngineDeps) {
   const { config, db } = deps;
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
-  const handOff: HandOff = createHandOff({ db, client, log });
+  const secrets = createSecretBox(config.secretsKey);
+  // Also makes the first attempt of the deliveries the fires it records write (lib/first-attempts.ts).
+  const handOff: HandOff = createHandOff({ db, client, log, attempts: { config, secrets } });
   await ensureRetentionSchedule(client);
-  const activities = createActivities({ db, config, secrets: createSecretBox(config.secretsKey), handOff, client });
+  const activities = createActivities({ db, config, secrets, handOff, client });
   const worker = await Worker.create({
     connection: deps.connection,
     namespace: config.temporal.namespace,
     taskQueue: TASK_QUEUE,
     workflowBundle: deps.workflowBundle,
     activities,
+    ...deps.tuning?.main,
   });
   const deliveryWorker = await Worker.create({
     connection: deps.connection,
@@ -54,6 +59,7 @@ export async function createEngine(deps: EngineDeps) {
     taskQueue: DELIVERY_TASK_QUEUE,
     activities: { attemptDelivery: activities.attemptDelivery },
     maxConcurrentActivityTaskExecutions: config.webhooks.workerSlots,
+    ...deps.tuning?.deliveries,
   });
   const workers = [worker, deliveryWorker];
   const shutdown = () => {

@@ -3,8 +3,9 @@ import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AccountsRepository } from '../../db/repositories/accounts';
 import type { AgentRow, AgentsRepository, AgentValues } from '../../db/repositories/agents';
-import { insertEvent } from '../../db/repositories/events';
-import { startEventDispatch } from '../../lib/engine-starts';
+import { insertEvent, type EventRow } from '../../db/repositories/events';
+import type { EventAbout, EventFanOut } from '../../lib/event-fan-out';
+import type { FirstAttempt } from '../../lib/first-attempts';
 import type { HandOff } from '../../lib/handoff';
 import { NotFoundError } from '../errors';
 import { toAgent } from '../mappers';
@@ -37,20 +38,34 @@ export function createAgentService(deps: {
   agents: AgentsRepository;
   accounts: AccountsRepository;
   handOff: HandOff;
+<<<<<<< ours
   audit: AuditTrail;
   agentCreateCost: number;
 }) {
   const { db, agents, accounts, handOff, audit } = deps;
+=======
+  /** Writes each event's deliveries and fires in the change's transaction. */
+  fanOut: EventFanOut;
+  agentCreateCost: number;
+}) {
+  const { db, agents, accounts, handOff, fanOut } = deps;
+>>>>>>> theirs
 
-  /** Every agent change emits its event in the change's own transaction, then hands it off. */
-  async function committed<T>(fn: (tx: PoolClient) => Promise<T>): Promise<T> {
-    const result = await withTransaction(db, fn);
-    handOff.kick();
+  /**
+   * Every agent change emits its event in the change's own transaction (`emit`: the event and its
+   * fan-out), then hands off what it queued and makes the first attempts of its deliveries.
+   */
+  async function committed<T>(fn: (tx: PoolClient, emit: (event: EventRow, about: EventAbout) => Promise<void>) => Promise<T>): Promise<T> {
+    const held: FirstAttempt[] = [];
+    const result = await withTransaction(db, (tx) => fn(tx, async (event, about) => {
+      held.push(...(await fanOut.fanOutEvent(tx, event, about)).held);
+    }));
+    handOff.kick(held);
     return result;
   }
 
   async function mutate(caller: Caller, id: string, change: (current: AgentValues) => AgentValues) {
-    return committed(async (tx) => {
+    return committed(async (tx, emit) => {
       const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
       if (!row) throw new NotFoundError('Agent');
       const next = change(valuesOf(row));
@@ -60,8 +75,12 @@ export function createAgentService(deps: {
       }
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
       const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
+<<<<<<< ours
       await startEventDispatch(tx, event, { agentId: id });
       await audit.record(tx, caller, 'agent.update', id);
+=======
+      await emit(event, { agentId: id });
+>>>>>>> theirs
       return toAgent(updated);
     });
   }
@@ -99,9 +118,35 @@ export function createAgentService(deps: {
   return {
     /** The agent and its charge are one transaction: both happen or neither. */
     async create(caller: Caller, input: CreateAgentInput) {
+<<<<<<< ours
       return committed(async (tx) => {
         const row = await insertAgent(tx, caller, input);
         await audit.record(tx, caller, 'agent.create', row.id);
+=======
+      return committed(async (tx, emit) => {
+        const row = await agents.insert(
+          caller.accountId,
+          {
+            name: input.name,
+            description: input.description ?? '',
+            goal: input.goal ?? '',
+            persona: input.persona ?? '',
+            voice: input.voice ?? '',
+            systemPrompt: input.systemPrompt ?? '',
+            policies: input.policies ?? [],
+            memoryConfig: { ...DEFAULT_MEMORY_CONFIG, ...input.memoryConfig },
+            configJson: input.configJson ?? {},
+            status: input.status ?? 'draft',
+            graph: input.graph ?? { nodes: [], edges: [] },
+          },
+          tx,
+        );
+        if (row.status !== 'template') {
+          await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id });
+        }
+        const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
+        await emit(event, { agentId: row.id });
+>>>>>>> theirs
         return toAgent(row);
       });
     },
@@ -143,12 +188,16 @@ export function createAgentService(deps: {
 
     async delete(caller: Caller, id: string): Promise<void> {
       // Deleting its triggers queues their schedules' removal (a database trigger on `triggers`).
-      await committed(async (tx) => {
+      await committed(async (tx, emit) => {
         const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
         if (!row || !(await agents.delete(caller.accountId, id, tx))) throw new NotFoundError('Agent');
         const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) });
+<<<<<<< ours
         await startEventDispatch(tx, event, { agentId: id });
         await audit.record(tx, caller, 'agent.delete', id);
+=======
+        await emit(event, { agentId: id });
+>>>>>>> theirs
       });
     },
   };

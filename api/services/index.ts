@@ -20,6 +20,8 @@ import { createTriggersRepository } from '../../db/repositories/triggers';
 import { createUsersRepository } from '../../db/repositories/users';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { Config } from '../../lib/config';
+import { createEventFanOut } from '../../lib/event-fan-out';
+import { createFireRecorder } from '../../lib/record-fire';
 import type { HandOff } from '../../lib/handoff';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
@@ -91,9 +93,15 @@ export function createServices(deps: ServiceDeps) {
   const { allowPrivateTargets } = config.webhooks;
   const { quotas } = repos;
 
+<<<<<<< ours
   // Every write of every service records itself here, in its own transaction.
   const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
   const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
+=======
+  const fanOut = createEventFanOut(config, { attemptFirst: handOff.attemptsFirst });
+  const fireRecorder = createFireRecorder({ config, fanOut });
+  const fireAdmission = { db, recorder: fireRecorder, handOff };
+>>>>>>> theirs
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   const services = {
     auth: createAuthService({
@@ -107,8 +115,12 @@ export function createServices(deps: ServiceDeps) {
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
     }),
     account: createAccountService({ accounts: repos.accounts }),
+<<<<<<< ours
     audit,
     agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, agentCreateCost: config.billing.agentCreateCost }),
+=======
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, fanOut, agentCreateCost: config.billing.agentCreateCost }),
+>>>>>>> theirs
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
@@ -144,6 +156,7 @@ export function createServices(deps: ServiceDeps) {
       webhooks: repos.webhooks,
       deliveries: repos.deliveries,
       handOff,
+      fanOut,
       timeoutMs: config.webhooks.timeoutMs,
       audit,
     }),
@@ -167,14 +180,21 @@ export function createServices(deps: ServiceDeps) {
       graceMs: config.missedFires.graceMs,
       temporal: deps.temporalClient,
     }),
+<<<<<<< ours
     team: createTeamService({ db, team: repos.team, audit }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit }),
     runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),
+=======
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, admission: fireAdmission }),
+    team: createTeamService({ db, team: repos.team }),
+    runs: createRunService({ db, agents: repos.agents, handOff }),
+>>>>>>> theirs
     hooks: createHookService({
       db,
       hooks: repos.hooks,
       secrets,
       handOff,
+      fanOut,
       guards: repos.guards,
       rateLimitPerSecond: config.hooks.rateLimitPerSecond,
       fireAdmission,
