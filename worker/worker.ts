@@ -7,6 +7,7 @@ import { createHandOff, type HandOff } from '../lib/handoff';
 import { createSecretBox } from '../lib/secrets';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../lib/temporal-names';
 import { startReconciler } from './reconciler';
+import { createEventFanOut } from '../lib/event-fan-out';
 import { ensureRetentionSchedule } from './retention-schedule';
 
 /**
@@ -75,6 +76,7 @@ export async function createEngine(deps: EngineDeps) {
     async run(): Promise<void> {
       reconciler = startReconciler({
         db, client, handOff, log,
+        fanOut: createEventFanOut(config),
         intervalMs: config.engine.reconcileIntervalMs,
         sweepEveryMs: config.engine.scheduleSweepMs,
         missedFireGraceMs: config.missedFires.graceMs,

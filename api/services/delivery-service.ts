@@ -86,14 +86,9 @@ export function createDeliveryService(deps: {
           targetWebhookId: webhookId,
           data: { webhookId, message: TEST_MESSAGE, ...(payload === undefined ? {} : { payload }) },
         });
-<<<<<<< ours
-        await startEventDispatch(tx, event);
-        await audit.record(tx, caller, 'webhook.test', webhookId);
-        return event.id;
-=======
         const { held } = await deps.fanOut.fanOutEvent(tx, event);
+        await audit.record(tx, caller, 'webhook.test', webhookId);
         return { eventId: event.id, held };
->>>>>>> theirs
       });
       handOff.kick(held);
       return { eventId };

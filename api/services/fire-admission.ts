@@ -1,8 +1,5 @@
-<<<<<<< ours
-import type { PoolClient } from 'pg';
-=======
 import { randomUUID } from 'node:crypto';
->>>>>>> theirs
+import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
 import type { FiringTrigger } from '../../lib/engine-starts';
 import type { HandOff } from '../../lib/handoff';
@@ -30,38 +27,24 @@ const FIRE_KEY_PREFIX = { manual: 'manual', webhook: 'hook' } as const;
 export async function fireNow(
   deps: FireAdmission,
   trigger: FiringTrigger,
-<<<<<<< ours
-  fire: Parameters<typeof startFire>[2],
+  fire: { source: keyof typeof FIRE_KEY_PREFIX; payload: unknown },
   /** More of the same write, in its transaction (a manual fire's audit entry). */
   alongside?: (tx: PoolClient) => Promise<void>,
 ): Promise<string> {
-  return withTransaction(deps.db, async (tx) => {
-    const over = await deps.fireRate.take(trigger.account_id, deps.perMinute, tx);
-    if (over) {
-      throw new TooManyRequestsError(
-        `Too many fires: at most ${deps.perMinute} per minute per account; retry in ${over.retryAfterSeconds} seconds`,
-        over.retryAfterSeconds,
-      );
-    }
-    const fireId = await startFire(tx, trigger, fire);
-    await alongside?.(tx);
-    return fireId;
-=======
-  fire: { source: keyof typeof FIRE_KEY_PREFIX; payload: unknown },
-): Promise<string> {
   const fireId = randomUUID();
-  const recorded = await withTransaction(deps.db, (tx) =>
-    deps.recorder.recordFire(tx, {
+  const recorded = await withTransaction(deps.db, async (tx) => {
+    const result = await deps.recorder.recordFire(tx, {
       triggerId: trigger.id,
       source: fire.source,
       fireId,
       payload: fire.payload ?? null,
       fireKey: `${FIRE_KEY_PREFIX[fire.source]}-${fireId}`,
-    }),
-  ).catch((err: unknown) => {
+    });
+    if (result.status !== 'gone') await alongside?.(tx);
+    return result;
+  }).catch((err: unknown) => {
     if (err instanceof FireRateExceeded) throw new TooManyRequestsError(err.message, err.retryAfterSeconds);
     throw err;
->>>>>>> theirs
   });
   if (recorded.status === 'gone') throw new NotFoundError('Trigger');
   deps.handOff.kick(recorded.held);

@@ -11,19 +11,13 @@ import { fireNow, type FireAdmission } from './fire-admission';
  * A trigger's fire history and `POST …/fire` (README § Triggers), under both trigger APIs: each scope
  * only sees its own triggers, like the trigger routes themselves.
  */
-<<<<<<< ours
 export function createFireService(deps: {
   triggers: TriggersRepository;
   fires: FiresRepository;
-  handOff: HandOff;
   admission: FireAdmission;
   audit: AuditTrail;
 }) {
-  const { triggers, fires, handOff, admission, audit } = deps;
-=======
-export function createFireService(deps: { triggers: TriggersRepository; fires: FiresRepository; admission: FireAdmission }) {
-  const { triggers, fires, admission } = deps;
->>>>>>> theirs
+  const { triggers, fires, admission, audit } = deps;
 
   async function requireTrigger(caller: Caller, scope: TriggerScope, id: string) {
     const row = await triggers.findById(caller.accountId, scope, id);
@@ -54,15 +48,10 @@ export function createFireService(deps: { triggers: TriggersRepository; fires: F
     async fire(caller: Caller, scope: TriggerScope, id: string, payload: unknown): Promise<{ fireId: string }> {
       const trigger = await requireTrigger(caller, scope, id);
       if (!trigger.enabled) throw new ConflictError('Trigger is disabled; enable it to fire it');
-<<<<<<< ours
-      const fireId = await queueFire(admission, trigger, { source: 'manual', payload: payload ?? null }, (tx) =>
+      const fireId = await fireNow(admission, trigger, { source: 'manual', payload: payload ?? null }, (tx) =>
         audit.record(tx, caller, 'trigger.fire', id),
       );
-      handOff.kick();
       return { fireId };
-=======
-      return { fireId: await fireNow(admission, trigger, { source: 'manual', payload: payload ?? null }) };
->>>>>>> theirs
     },
   };
 }

@@ -93,15 +93,11 @@ export function createServices(deps: ServiceDeps) {
   const { allowPrivateTargets } = config.webhooks;
   const { quotas } = repos;
 
-<<<<<<< ours
   // Every write of every service records itself here, in its own transaction.
   const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
-  const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
-=======
   const fanOut = createEventFanOut(config, { attemptFirst: handOff.attemptsFirst });
   const fireRecorder = createFireRecorder({ config, fanOut });
   const fireAdmission = { db, recorder: fireRecorder, handOff };
->>>>>>> theirs
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   const services = {
     auth: createAuthService({
@@ -115,12 +111,8 @@ export function createServices(deps: ServiceDeps) {
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
     }),
     account: createAccountService({ accounts: repos.accounts }),
-<<<<<<< ours
     audit,
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, agentCreateCost: config.billing.agentCreateCost }),
-=======
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, fanOut, agentCreateCost: config.billing.agentCreateCost }),
->>>>>>> theirs
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost }),
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
@@ -171,7 +163,7 @@ export function createServices(deps: ServiceDeps) {
       quota: config.quotas.triggersPerAccount,
       audit,
     }),
-    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission, audit }),
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, admission: fireAdmission, audit }),
     webhookStats: createWebhookStatsService({ webhooks: repos.webhooks, stats: repos.webhookStats }),
     scheduleTruth: createScheduleTruthService({
       triggers: repos.triggers,
@@ -180,15 +172,9 @@ export function createServices(deps: ServiceDeps) {
       graceMs: config.missedFires.graceMs,
       temporal: deps.temporalClient,
     }),
-<<<<<<< ours
     team: createTeamService({ db, team: repos.team, audit }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit }),
     runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),
-=======
-    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, admission: fireAdmission }),
-    team: createTeamService({ db, team: repos.team }),
-    runs: createRunService({ db, agents: repos.agents, handOff }),
->>>>>>> theirs
     hooks: createHookService({
       db,
       hooks: repos.hooks,

@@ -44,13 +44,10 @@ async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: stri
     LOG_LEVEL: 'warn',
     ...extraEnv,
   });
+  const apiProcess = startProcess('api/server.ts', env);
   const stack = {
     base,
-<<<<<<< ours
     api: apiProcess,
-=======
-    api: startProcess('api/server.ts', env),
->>>>>>> theirs
     worker: startProcess('worker/main.ts', env),
     restartWorker: () => {
       stack.worker = startProcess('worker/main.ts', env);
