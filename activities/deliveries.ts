@@ -1,121 +1,21 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { withTransaction } from '../db/pool';
-import { createDeliveriesRepository, createDeliverySlotsRepository, type AttemptResult, type SlotRequest } from '../db/repositories/deliveries';
-import { eventEnvelope } from '../db/repositories/events';
-import { OutboundError, sendOutbound } from '../lib/outbound-http';
-import { standardWebhookHeaders } from '../lib/standard-webhooks';
-import { SLOT_FREED_SIGNAL, SLOT_WAIT_MS, workflowIds } from '../lib/temporal-names';
 import type { AttemptStep } from '../workflows/types';
+import { createDeliveryAttempts, type AttemptInput } from '../lib/delivery-attempts';
 import type { ActivityDeps } from './deps';
+import { whileHeartbeating } from './heartbeat';
 
-export interface AttemptInput {
-  deliveryId: string;
-  generation: number;
-  /** 1-based index in this generation's schedule. */
-  attempt: number;
-  /** Delay before the next attempt; null when this is the last one. */
-  nextDelayMs: number | null;
-  timeoutMs: number;
-}
+export type { AttemptInput };
 
-const MAX_ERROR_CHARS = 500;
-
-/** A slot is held at most this long past the attempt's time limit (then a dead worker's slot is free again). */
-const LEASE_MARGIN_MS = 10_000;
-/** A place in line is kept this long without the delivery asking again (it asks at least every SLOT_WAIT_MS). */
-const WAITER_TTL_MS = 3 * SLOT_WAIT_MS;
-
+/** The activities of deliverWebhookWorkflow (workflows/delivery.ts); the attempt itself is lib/delivery-attempts.ts. */
 export function createDeliveryActivities(deps: ActivityDeps) {
-  const { db, config, secrets, client } = deps;
-  const deliveries = createDeliveriesRepository(db);
-  const slots = createDeliverySlotsRepository(db);
-  const concurrency = config.webhooks.concurrencyPerWebhook;
-
-  /** One POST of the envelope; an HTTP failure is a result to store, not an activity failure. */
-  async function send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
-    const started = performance.now();
-    const durationMs = () => Math.round(performance.now() - started);
-    try {
-      const res = await sendOutbound({ url, method: 'POST', headers, body, timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, maxResponseBytes: 4096 });
-      const succeeded = res.status >= 200 && res.status < 300;
-      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded };
-    } catch (err) {
-      if (!(err instanceof OutboundError)) throw err; // a bug, not the receiver: let Temporal retry the activity
-      return { statusCode: null, error: err.message.slice(0, MAX_ERROR_CHARS), durationMs: durationMs(), succeeded: false };
-    }
-  }
-
-  /** Slot times: a lease outlives the attempt's own time limit; a place in line outlives a waiter's safety timer. */
-  const slotTimes = (timeoutMs: number) => ({ leaseMs: timeoutMs + LEASE_MARGIN_MS, waitMs: WAITER_TTL_MS });
-
-  /**
-   * Gives back the delivery's slot or place in line and tells the deliveries at the front of the line.
-   * A waiter whose workflow is gone (terminated by an operator) leaves the line, and the next one is told
-   * instead; any other failure to signal is covered by the waiter's safety timer.
-   */
-  async function releaseSlot(slot: SlotRequest): Promise<void> {
-    let next = await slots.release(slot, concurrency);
-    while (next.length > 0) {
-      const gone: typeof next = [];
-      for (const waiter of next) {
-        try {
-          await client.workflow.getHandle(workflowIds.delivery(waiter.deliveryId, waiter.generation)).signal(SLOT_FREED_SIGNAL);
-        } catch (err) {
-          if (err instanceof WorkflowNotFoundError) gone.push(waiter);
-        }
-      }
-      next = [];
-      for (const waiter of gone) next.push(...(await slots.release({ webhookId: slot.webhookId, ...waiter }, concurrency)));
-    }
-  }
-
+  const attempts = createDeliveryAttempts(deps);
   return {
     /**
-     * One attempt of a delivery (docs/architecture.md § When a delivery is made): the event's envelope, the same bytes and `webhook-id`
-     * on every attempt, signed when the webhook has a secret, sent to the target re-checked for SSRF.
-     * Only DELIVERY_CONCURRENCY_PER_WEBHOOK attempts per webhook are in flight at once: without a free
-     * slot nothing is sent and 'wait' is answered (no attempt is used); the workflow waits for the
-     * signal of an attempt that ends. 'stopped' when the delivery is gone, no longer pending,
-     * superseded by a manual retry, or its webhook was disabled (the delivery is then cancelled).
+     * One attempt of a delivery (lib/delivery-attempts.ts), heartbeating while it runs: a worker killed
+     * mid-attempt is noticed within the heartbeat timeout and the attempt made again, with the same
+     * webhook-id.
      */
     async attemptDelivery(input: AttemptInput): Promise<AttemptStep> {
-      const target = await deliveries.loadForAttempt(input.deliveryId);
-      if (!target) return 'stopped';
-      const slot: SlotRequest = { webhookId: target.webhook.id, deliveryId: input.deliveryId, generation: input.generation };
-      if (target.delivery.generation !== input.generation) {
-        await releaseSlot(slot);
-        return 'stopped';
-      }
-      const { delivery, webhook, event } = target;
-      if (delivery.status !== 'pending') {
-        await releaseSlot(slot);
-        // This activity may be a retry of one that recorded its result and then died: answer that result.
-        const earlier = await deliveries.findAttempt(delivery.id, input.generation, input.attempt);
-        if (earlier && (delivery.status === 'succeeded' || delivery.status === 'failed')) return delivery.status;
-        return 'stopped';
-      }
-      if (!webhook.enabled || webhook.direction !== 'outgoing' || webhook.url === null) {
-        await deliveries.cancel(delivery.id, input.generation);
-        await releaseSlot(slot);
-        return 'stopped';
-      }
-
-      const { leaseMs, waitMs } = slotTimes(input.timeoutMs);
-      if (!(await slots.acquire(slot, concurrency, leaseMs, waitMs))) return 'wait';
-      try {
-        const body = JSON.stringify(eventEnvelope(event));
-        const headers: Record<string, string> = { 'content-type': 'application/json' };
-        if (webhook.secret_sealed !== null) {
-          Object.assign(headers, standardWebhookHeaders(secrets.open(webhook.secret_sealed), event.id, body, new Date()));
-        }
-        const result = await send(webhook.url, headers, body, input.timeoutMs);
-
-        const status = await withTransaction(db, (tx) => deliveries.recordAttempt(tx, { ...input, deliveryId: delivery.id }, result));
-        if (status === null) return 'stopped';
-        return status === 'pending' ? 'retry' : status === 'succeeded' ? 'succeeded' : 'failed';
-      } finally {
-        await releaseSlot(slot);
-      }
+      return whileHeartbeating(() => attempts.attempt(input));
     },
 
     /**
@@ -123,9 +23,7 @@ export function createDeliveryActivities(deps: ActivityDeps) {
      * delivery fails with the reason, and its slot or place in line is given back.
      */
     async failDelivery(input: { deliveryId: string; generation: number; error: string }): Promise<void> {
-      await deliveries.failForGood(input.deliveryId, input.generation, `internal error: ${input.error}`);
-      const target = await deliveries.loadForAttempt(input.deliveryId);
-      if (target) await releaseSlot({ webhookId: target.webhook.id, deliveryId: input.deliveryId, generation: input.generation });
+      await attempts.failForGood(input);
     },
   };
 }

@@ -1,133 +1,25 @@
-import { randomUUID } from 'node:crypto';
-import { withTransaction, type Queryable } from '../db/pool';
-import { findEvent, insertEvent } from '../db/repositories/events';
-import { createFireRateRepository, createFiresRepository, type FireStatus } from '../db/repositories/fires';
-import { insertRun } from '../db/repositories/runs';
-import { createTriggersRepository, type FiringTriggerRow } from '../db/repositories/triggers';
-import { startEventDispatch, startRun } from '../lib/engine-starts';
-import { refreshNextFireAt } from '../lib/schedules';
-import type { FireInput, FireOutcome, FireSource } from '../workflows/types';
+import { withTransaction } from '../db/pool';
+import { createEventFanOut } from '../lib/event-fan-out';
+import { createFireRecorder, type FireToRecord } from '../lib/record-fire';
+import type { FireOutcome } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 
-/** `schedule-2026-11-21T10:00:02Z` → that time (Temporal appends the scheduled time to a schedule's workflow id). */
-export function scheduledTimeOf(fireKey: string): Date | null {
-  const m = /^schedule-(.+)$/.exec(fireKey);
-  if (!m) return null;
-  const t = new Date(m[1]!);
-  return Number.isNaN(t.getTime()) ? null : t;
-}
-
-/**
- * The payload handed to the run: the manual or hook request's body, or, for an event fire, the event's
- * data (read here rather than carried: it grows along a chain, and workflow arguments stay small).
- */
-async function payloadOf(q: Queryable, input: FireInput): Promise<unknown> {
-  if (input.payload === undefined && input.eventId) return (await findEvent(q, input.eventId))?.data ?? null;
-  return input.payload ?? null;
-}
-
-/** Agents that are not run: a template is a blueprint, a paused agent is switched off (docs/architecture.md § When a trigger fires). */
-const NOT_RUN = new Set(['template', 'paused']);
+export { scheduledTimeOf } from '../lib/record-fire';
 
 export function createFireActivities(deps: ActivityDeps) {
-  const { db, client, config, handOff } = deps;
-  const triggers = createTriggersRepository(db);
-  const fires = createFiresRepository(db);
-  const fireRate = createFireRateRepository(db);
-
-  /**
-   * Whether the fire goes ahead: a disabled trigger, or one linked to a template or paused agent, is
-   * skipped; a schedule or event fire over the account's FIRES_PER_MINUTE is throttled (manual and hook
-   * fires were counted by the API, which answered 429 over it). Only a fire that goes ahead is counted.
-   */
-  async function admit(trigger: FiringTriggerRow, source: FireSource, tx: Queryable): Promise<FireStatus> {
-    if (!trigger.enabled || (trigger.agent_status !== null && NOT_RUN.has(trigger.agent_status))) return 'skipped';
-    if (source === 'schedule' || source === 'event') {
-      if (await fireRate.take(trigger.account_id, config.fires.perMinute, tx)) return 'throttled';
-    }
-    return 'fired';
-  }
+  const { db, config, handOff } = deps;
+  const recorder = createFireRecorder({ config, fanOut: createEventFanOut(config, { attemptFirst: handOff.attemptsFirst }) });
 
   return {
     /**
-     * What happens when a trigger fires (the activity of fireTriggerWorkflow), once per fire key,
-     * in one transaction:
-     * 1. lock the trigger (deleted meanwhile: nothing happens); a fire key already recorded answers
-     *    the first fire;
-     * 2. admit it: skipped (trigger disabled, agent a template or paused) or throttled (over
-     *    FIRES_PER_MINUTE) fires are recorded as such and go no further;
-     * 3. record and count it (fireCount, lastFired);
-     * 4. when the trigger is linked to an agent: insert the agent's run and start it;
-     * 5. write agent.triggered (linked) or trigger.fired and start its dispatch (deliveries, chains):
-     *    an event fire's event stays in its cause's chain; any other fire's event roots a new chain.
-     * After the commit the queued work is handed to Temporal, and a schedule's fire refreshes the
-     * trigger's nextFireAt from Temporal.
+     * The local activity of fireTriggerWorkflow: records the fire in one transaction
+     * (lib/record-fire.ts, recordFire: the fire once per fire key, admitted, counted, the linked agent's
+     * run, agent.triggered / trigger.fired and its fan-out), then hands off what it queued and makes the
+     * first attempts of its deliveries.
      */
-    async recordFire(input: FireInput & { fireKey: string }): Promise<FireOutcome> {
-      const outcome = await withTransaction(db, async (tx): Promise<FireOutcome> => {
-        const trigger = await triggers.lockForFire(input.triggerId, tx);
-        if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null };
-        // Read before admitting, so a repeated fire key (a retried activity) takes nothing from the rate.
-        const first = await fires.findByKey(trigger.id, input.fireKey, tx);
-        if (first) return { fireId: first.id, status: 'duplicate', runId: first.run_id };
-
-        const status = await admit(trigger, input.source, tx);
-        const chainDepth = input.chainDepth ?? 0;
-        const payload = await payloadOf(tx, input);
-        const eventId = randomUUID();
-        const rootEventId = input.rootEventId ?? (status === 'fired' ? eventId : null);
-        const fireId = await fires.insertOnce(
-          {
-            id: input.fireId ?? null,
-            accountId: trigger.account_id,
-            triggerId: trigger.id,
-            fireKey: input.fireKey,
-            source: input.source,
-            status,
-            payload,
-            chainDepth,
-            scheduledAt: scheduledTimeOf(input.fireKey),
-            eventId: input.eventId ?? null,
-            rootEventId,
-          },
-          tx,
-        );
-        // The trigger's lock keeps the key free since findByKey; this only keeps the insert honest.
-        if (fireId === null) throw new Error(`fire key ${input.fireKey} of trigger ${trigger.id} was recorded meanwhile`);
-        if (status !== 'fired') return { fireId, status, runId: null };
-
-        await triggers.countFire(trigger.id, tx);
-
-        let runId: string | null = null;
-        if (trigger.agent_id) {
-          const run = await insertRun(tx, {
-            accountId: trigger.account_id,
-            agentId: trigger.agent_id,
-            triggerId: trigger.id,
-            fireId,
-            chainDepth,
-            input: { source: input.source, triggerId: trigger.id, fireId, payload },
-          });
-          await startRun(tx, run);
-          await fires.setRun(fireId, run.id, tx);
-          runId = run.id;
-        }
-
-        const data: Record<string, unknown> = { triggerId: trigger.id, fireId, source: input.source };
-        if (trigger.agent_id) Object.assign(data, { agentId: trigger.agent_id, runId });
-        const event = await insertEvent(tx, {
-          id: eventId,
-          accountId: trigger.account_id,
-          type: trigger.agent_id ? 'agent.triggered' : 'trigger.fired',
-          data,
-          chainDepth,
-          rootEventId,
-        });
-        await startEventDispatch(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
-        return { fireId, status: 'fired', runId };
-      });
-      if (outcome.status === 'fired') handOff.kick();
-      if (input.source === 'schedule' && outcome.status !== 'gone') await refreshNextFireAt(client, db, input.triggerId);
+    async recordFire(input: FireToRecord): Promise<FireOutcome> {
+      const { held, ...outcome } = await withTransaction(db, (tx) => recorder.recordFire(tx, input));
+      if (outcome.status === 'fired') handOff.kick(held);
       return outcome;
     },
   };

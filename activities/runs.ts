@@ -28,7 +28,7 @@ import {
 } from '../db/repositories/runs';
 import { insertThreadMessages, listThreadWindow, type ThreadMessageRow } from '../db/repositories/thread-messages';
 import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
-import { startEventDispatch } from '../lib/engine-starts';
+import { createEventFanOut } from '../lib/event-fan-out';
 import { openConfig } from '../lib/secret-config';
 import { toolSecretPaths } from '../lib/secret-paths';
 import { workflowIds } from '../lib/temporal-names';
@@ -128,6 +128,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
   const toolsRepository = createToolsRepository(db);
   const limit = config.runs.concurrencyPerAccount;
   const holdMs = config.runs.timeoutMs + QUEUE_PLACE_MS;
+  const fanOut = createEventFanOut(config);
 
   /**
    * queued/running → succeeded/failed and agent.completed / agent.failed, in the caller's transaction;
@@ -157,7 +158,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       data: status === 'succeeded' ? { ...base, output: row.output, chainDepth: row.chain_depth } : { ...base, error: row.error, chainDepth: row.chain_depth },
       chainDepth: row.chain_depth,
     });
-    await startEventDispatch(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
+    await fanOut.fanOutEvent(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
     return row;
   }
 

@@ -79,9 +79,10 @@ export async function buildApp(deps: AppDeps) {
 
   // Outbox rows this process commits are handed to Temporal right after the commit; the worker's
   // reconciler hands off whatever this misses (Temporal down, process killed).
-  const handOff = createHandOff({ db, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg) });
-  app.addHook('onClose', () => handOff.idle());
+  // The first attempt of a delivery this process writes is made here too (lib/first-attempts.ts).
   const secrets = createSecretBox(config.secretsKey);
+  const handOff = createHandOff({ db, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg), attempts: { config, secrets } });
+  app.addHook('onClose', () => handOff.idle());
   // The one place repositories and services are built; each route module gets only the services it calls.
   const repositories = createRepositories(db);
   // One LISTEN connection for every live run stream of this process (opened when the first stream opens).

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ScheduleOptionsAction } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../db/pool';
@@ -18,10 +17,9 @@ import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowI
  *
  * | verb                  | workflow                 | id                                   | asked for by |
  * |-----------------------|--------------------------|--------------------------------------|--------------|
- * | `startEventDispatch`  | `dispatchEventWorkflow`  | `event:<eventId>`                    | every event written (agent changes, fires, run results, hooks, webhook tests) |
- * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's dispatch, a manual retry |
- * | `startFire`           | `fireTriggerWorkflow`    | `fire:<triggerId>:manual-/hook-<fireId>` | `POST …/fire`, a trigger's hook |
- * | `startEventFire`      | `fireTriggerWorkflow`    | `fire:<triggerId>:event-<eventId>`   | an event's dispatch, per matching trigger |
+ * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's fan-out (lib/event-fan-out.ts), a manual retry |
+ * | `startEventFire`      | `fireTriggerWorkflow`    | `fire:<triggerId>:event-<eventId>`   | an event's fan-out, per matching trigger |
+ * | `startEventMatching`  | `dispatchEventWorkflow`  | `event:<eventId>`                    | an event's fan-out, when its listening filters are too costly to match inline |
  * | `scheduledFireAction` | `fireTriggerWorkflow`    | `fire:<triggerId>:schedule-<time>`   | the trigger's Temporal Schedule (no outbox row: the schedule is synced) |
  * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent |
  * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
@@ -39,8 +37,12 @@ export interface FiringTrigger {
   agent_id: string | null;
 }
 
-/** The event's dispatch, `event:<eventId>`: its deliveries and the fires of the triggers it matches. */
-export async function startEventDispatch(
+/**
+ * The worker's matching of an event whose listening filters cost more than may be spent where the event
+ * is written (lib/event-fan-out.ts), `event:<eventId>`: it completes the event's fan-out (the fires of the
+ * triggers it matches; its deliveries were written with the event).
+ */
+export async function startEventMatching(
   q: Queryable,
   event: Pick<EventRow, 'id' | 'account_id'>,
   /** What the event is about, for the search attributes (the event row does not keep them). */
@@ -56,38 +58,29 @@ export async function startEventDispatch(
 
 /**
  * One generation of a delivery's attempts, `delivery:<id>` (generation 0) or `delivery:<id>:retry-<n>`:
- * an attempt after each delay of `schedule.delaysMs`, each limited to `schedule.timeoutMs`.
+ * an attempt after each delay of `schedule.delaysMs`, each limited to `schedule.timeoutMs`. With
+ * `holdMs`, the start is held back that long while the writer makes the first attempt itself
+ * (lib/first-attempts.ts): it is dropped when that attempt settles the delivery, or released to start at
+ * the second attempt. Returns the outbox row's id.
  */
 export async function startDelivery(
   q: Queryable,
   delivery: { id: string; accountId: string; agentId?: string | null },
   generation: number,
   schedule: Pick<DeliveryInput, 'delaysMs' | 'timeoutMs'>,
-): Promise<void> {
+  holdMs = 0,
+): Promise<number> {
   const input: DeliveryInput = { deliveryId: delivery.id, generation, delaysMs: schedule.delaysMs, timeoutMs: schedule.timeoutMs };
-  await insertWorkflowStart(q, {
-    workflowType: WORKFLOW_TYPES.delivery,
-    workflowId: workflowIds.delivery(delivery.id, generation),
-    args: [input],
-    tags: { accountId: delivery.accountId, agentId: delivery.agentId },
-  });
-}
-
-const FIRE_KEY_PREFIX = { manual: 'manual', webhook: 'hook' } as const;
-
-/**
- * A manual or hook fire, `fire:<triggerId>:manual-<fireId>` / `…:hook-<fireId>`. Returns the fire's id
- * at once, before the fire has run: recordFire inserts the fire row with this id.
- */
-export async function startFire(
-  q: Queryable,
-  trigger: FiringTrigger,
-  fire: { source: keyof typeof FIRE_KEY_PREFIX; payload: unknown },
-): Promise<string> {
-  const fireId = randomUUID();
-  const input: FireInput = { triggerId: trigger.id, source: fire.source, fireId, payload: fire.payload ?? null };
-  await insertFireStart(q, { accountId: trigger.account_id, agentId: trigger.agent_id }, input, `${FIRE_KEY_PREFIX[fire.source]}-${fireId}`);
-  return fireId;
+  return insertWorkflowStart(
+    q,
+    {
+      workflowType: WORKFLOW_TYPES.delivery,
+      workflowId: workflowIds.delivery(delivery.id, generation),
+      args: [input],
+      tags: { accountId: delivery.accountId, agentId: delivery.agentId },
+    },
+    holdMs,
+  );
 }
 
 /**

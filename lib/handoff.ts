@@ -2,26 +2,48 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { Db } from '../db/pool';
 import { afterCommit } from '../db/write-unit';
 import { createOutboxRepository, type OutboxItem } from '../db/repositories/outbox';
+import type { Config } from './config';
+import { createFirstAttempts, type FirstAttempt } from './first-attempts';
 import { syncTriggerSchedule } from './schedules';
+import type { SecretBox } from './secrets';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE } from './temporal-names';
 
 const BATCH = 100;
-const LEASE_MS = 60_000;
+/**
+ * A claimed row is hidden from other drainers this long: a process killed mid-drain delays its rows by
+ * at most this much (the reconciler of a live worker then hands them off). A batch stops taking new
+ * schedule syncs after SYNC_BUDGET_MS and gives the rest back, so it never outlives its lease.
+ */
+const LEASE_MS = 15_000;
+const SYNC_BUDGET_MS = 5_000;
 const RPC_DEADLINE_MS = 10_000;
 const SYNC_CONCURRENCY = 4;
 
 /**
- * Hands outbox rows to Temporal (docs/architecture.md § The outbox…). Every process that commits outbox rows calls `kick()`
- * after the commit, so the hand-off is immediate in the normal case; the worker's reconciler calls
+ * Hands outbox rows to Temporal (docs/architecture.md § The outbox…). Every process that commits outbox
+ * rows calls `kick()` after the commit, so the hand-off is immediate in the normal case; the worker's reconciler calls
  * `drain()` every few seconds, so a row whose hand-off failed (Temporal down, process killed) is
  * handed off later. Every hand-off is idempotent: deterministic workflow ids, and schedule syncs that
  * converge to the row.
+ *
+ * With `attempts` (the API and the worker), a kick also makes the first attempt of the deliveries the
+ * commit wrote with their workflow start held back (lib/first-attempts.ts): most deliveries never need
+ * a workflow. Without it (or when the attempter is gone), a held start is handed off once its hold ends.
  */
-export function createHandOff(deps: { db: Db; client: Client; log?: (msg: string, err?: unknown) => void }) {
+export function createHandOff(deps: {
+  db: Db;
+  client: Client;
+  log?: (msg: string, err?: unknown) => void;
+  attempts?: { config: Config; secrets: SecretBox };
+}) {
   const outbox = createOutboxRepository(deps.db);
   const log = deps.log ?? (() => {});
   let running: Promise<number> | null = null;
   let again = false;
+  const kick = () => {
+    drain().catch((err) => log('outbox drain failed; the reconciler will retry', err));
+  };
+  const firstAttempts = deps.attempts ? createFirstAttempts({ ...deps.attempts, db: deps.db, client: deps.client, kick, log }) : null;
 
   async function handOne(item: OutboxItem): Promise<void> {
     const call = <T>(fn: () => Promise<T>) => deps.client.connection.withDeadline(Date.now() + RPC_DEADLINE_MS, fn);
@@ -66,12 +88,17 @@ export function createHandOff(deps: { db: Db; client: Client; log?: (msg: string
         }
       };
       const syncs = items.filter((i) => i.kind === 'schedule');
+      const started = Date.now();
       const syncLanes = Array.from({ length: SYNC_CONCURRENCY }, async () => {
-        for (let next = syncs.shift(); next; next = syncs.shift()) await handle(next);
+        while (syncs.length > 0 && Date.now() - started < SYNC_BUDGET_MS) await handle(syncs.shift()!);
       });
       await Promise.all([...items.filter((i) => i.kind === 'workflow').map(handle), ...syncLanes]);
       await outbox.complete(done);
       handed += done.length;
+      if (syncs.length > 0) {
+        await outbox.release(syncs.map((i) => i.id)); // for the next claim, at once
+        continue;
+      }
       if (done.length < items.length) return handed; // something is failing: leave the rest to the next round
     }
   }
@@ -99,14 +126,20 @@ export function createHandOff(deps: { db: Db; client: Client; log?: (msg: string
     drain,
     /**
      * After a commit that wrote outbox rows: hand them off now, without waiting (errors are the
-     * reconciler's). Inside a write unit (db/write-unit.ts) "now" is when the unit commits; never if it
-     * rolls back.
+     * reconciler's), and make the first attempts of the `held` deliveries it wrote. Inside a write unit
+     * (db/write-unit.ts) "now" is when the unit commits; never if it rolls back.
      */
-    kick(): void {
-      afterCommit(() => void drain().catch((err) => log('outbox drain failed; the reconciler will retry', err)));
+    kick(held: FirstAttempt[] = []): void {
+      afterCommit(() => {
+        if (held.length > 0 && firstAttempts) firstAttempts.make(held);
+        kick();
+      });
     },
-    /** Resolves when no drain is running (tests, shutdown). */
+    /** Whether a delivery written now may be held for its first attempt here (see above). */
+    attemptsFirst: firstAttempts?.immediate ?? false,
+    /** Resolves when no drain and no first attempt is running (tests, shutdown). */
     async idle(): Promise<void> {
+      await firstAttempts?.idle();
       while (running) await running.catch(() => {});
     },
   };

@@ -21,7 +21,7 @@ export const isScheduled = (type: string) => type === 'schedule' || type === 'cr
  * given the compiled 7-field cron string (or an interval for `@every`), never the user's text: their
  * 6-field forms differ (ours is seconds-first, Temporal's is year-last).
  */
-export function scheduleOptions(row: Omit<ScheduledTriggerRow, 'version'>): ScheduleOptions {
+export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
   const config = row.config_json;
   const cron = describeCronExpression(config.cronExpression);
   const tags = { accountId: row.account_id, agentId: row.agent_id, triggerId: row.id };
@@ -45,7 +45,8 @@ export function scheduleOptions(row: Omit<ScheduledTriggerRow, 'version'>): Sche
  * Converges the schedule `trigger:<id>` to the trigger's row: created or rewritten (paused when
  * disabled) while the row is a cron/schedule trigger, deleted once it is gone or changed type.
  * Idempotent; the outbox calls it after every write that could change it, the reconciler's sweep too.
- * Records Temporal's next action time as the trigger's `next_fire_at`.
+ * Nothing is read back: a trigger's nextFireAt is computed from its expression (lib/cron.ts), which is
+ * validated to mean what Temporal's spec means.
  *
  * Syncs of one trigger are serialised (a transaction-scoped advisory lock across processes): Temporal's
  * schedule update is last-writer-wins, so two syncs that read different versions of the row must not
@@ -78,25 +79,5 @@ async function syncLocked(client: Client, triggers: TriggersRepository, triggerI
     const { scheduleId: _id, ...update } = options;
     await handle.update(() => ({ ...update, state: { paused: options.state!.paused, note: options.state!.note } }));
   }
-  const description = await handle.describe();
-  const next = row.enabled ? (description.info.nextActionTimes[0] ?? null) : null;
-  await triggers.setNextFireAt(triggerId, next, row.version);
   return 'synced';
-}
-
-/**
- * After a schedule's fire: Temporal's next action time for the trigger's schedule, kept as its
- * nextFireAt (not over a newer version of the trigger: its own sync reports that one). Best effort:
- * the API computes it from the expression when it is not known.
- */
-export async function refreshNextFireAt(client: Client, db: Db, triggerId: string): Promise<void> {
-  const triggers = createTriggersRepository(db);
-  try {
-    const version = await triggers.findVersion(triggerId);
-    const description = await client.schedule.getHandle(workflowIds.triggerSchedule(triggerId)).describe();
-    const next = description.state.paused ? null : (description.info.nextActionTimes[0] ?? null);
-    await triggers.setNextFireAt(triggerId, next, version);
-  } catch {
-    // Left as it was; the API falls back to the expression.
-  }
 }

@@ -34,6 +34,8 @@ export interface TemporalDevServerOptions {
   extraNamespaces?: string[];
   /** How long `namespace` keeps closed workflows, in hours (at least 1); the dev server's default is 24. */
   retentionHours?: number;
+  /** More dynamic config values (`key=value`), e.g. for the engine bench's tuning runs. */
+  dynamicConfig?: string[];
   /** Server log level. Default `warn`. */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** createLocal has no hook for the server's output lines: a handler given here only turns the server's logging off. */
@@ -86,6 +88,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
       // Task-queue fairness across accounts (our fairness key, lib/temporal-names.ts: fairnessOf); off by default in 1.32.
       '--dynamic-config-value',
       'matching.enableFairness=true',
+      ...(options.dynamicConfig ?? []).flatMap((value) => ['--dynamic-config-value', value]),
       ...(options.extraNamespaces ?? []).flatMap((name) => ['--namespace', name]),
       ...(options.metricsPort !== undefined ? ['--metrics-port', String(options.metricsPort)] : []),
     ],

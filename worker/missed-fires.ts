@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db } from '../db/pool';
 import { insertEvent } from '../db/repositories/events';
 import { createMissedFiresRepository, createScheduleHistoryRepository } from '../db/repositories/schedule-history';
-import { startEventDispatch } from '../lib/engine-starts';
+import type { EventFanOut } from '../lib/event-fan-out';
 import { expectedTimes, firesBeforeGaps, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../lib/expected-fires';
 import { parseDuration } from '../lib/durations';
 import { fireWorkflowEnds, scheduledFireWorkflowId } from '../lib/fire-workflows';
@@ -49,8 +49,8 @@ const catchupMs = (v: ScheduleVersion | undefined) => {
  * away; it will be recorded late) is not missed. One worker searches at a time (a row lock); the first
  * search only starts the watch, from then on.
  */
-export function createMissedFireSearch(deps: { db: Db; client: Client; graceMs: number; log: (msg: string, err?: unknown) => void }) {
-  const { db, client, graceMs, log } = deps;
+export function createMissedFireSearch(deps: { db: Db; client: Client; fanOut: EventFanOut; graceMs: number; log: (msg: string, err?: unknown) => void }) {
+  const { db, client, fanOut, graceMs, log } = deps;
   const history = createScheduleHistoryRepository(db);
   const missed = createMissedFiresRepository(db);
 
@@ -106,7 +106,7 @@ export function createMissedFireSearch(deps: { db: Db; client: Client; graceMs: 
           const data: Record<string, unknown> = { triggerId: trigger.id, scheduledAt: judged.scheduledAt.toISOString() };
           if (trigger.agent_id) data.agentId = trigger.agent_id;
           const event = await insertEvent(tx, { id: eventId, accountId: trigger.account_id, type: 'trigger.missed', data });
-          await startEventDispatch(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
+          await fanOut.fanOutEvent(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
           results.push({ trigger, at: judged.scheduledAt });
         }
       }

@@ -6,6 +6,7 @@ import { startScheduleSync } from '../lib/engine-starts';
 import type { HandOff } from '../lib/handoff';
 import { SCHEDULE_ID_PREFIX, workflowIds } from '../lib/temporal-names';
 import { createMissedFireSearch } from './missed-fires';
+import type { EventFanOut } from '../lib/event-fan-out';
 
 const WHY: Record<CorrectionReason, string> = {
   missing: 'Temporal has no schedule for this cron/schedule trigger',
@@ -31,6 +32,8 @@ export function startReconciler(deps: {
   db: Db;
   client: Client;
   handOff: HandOff;
+  /** Writes a trigger.missed event's deliveries and fires (lib/event-fan-out.ts). */
+  fanOut: EventFanOut;
   intervalMs: number;
   sweepEveryMs: number;
   /** MISSED_FIRE_GRACE_MS (default 60 s). */
@@ -40,7 +43,7 @@ export function startReconciler(deps: {
   const { db, client, handOff, log } = deps;
   const triggers = createTriggersRepository(db);
   const corrections = createScheduleCorrectionsRepository(db);
-  const searchMissedFires = createMissedFireSearch({ db, client, graceMs: deps.missedFireGraceMs ?? 60_000, log });
+  const searchMissedFires = createMissedFireSearch({ db, client, fanOut: deps.fanOut, graceMs: deps.missedFireGraceMs ?? 60_000, log });
   let stopped = false;
   let lastSweep = 0;
   let wake: (() => void) | null = null;

@@ -1,5 +1,5 @@
 import { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
@@ -7,6 +7,7 @@ import { createHandOff, type HandOff } from '../lib/handoff';
 import { createSecretBox } from '../lib/secrets';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../lib/temporal-names';
 import { startReconciler } from './reconciler';
+import { createEventFanOut } from '../lib/event-fan-out';
 import { ensureRetentionSchedule } from './retention-schedule';
 
 /**
@@ -24,6 +25,8 @@ export interface EngineDeps {
   /** From bundleWorkflows(), made once per process: a worker rebuilt after an error reuses it. */
   workflowBundle: WorkflowBundleWithSourceMap;
   log?: (msg: string, err?: unknown) => void;
+  /** Worker options over ours, for the engine bench's tuning runs (bench/engine.ts BENCH_WORKER, BENCH_DELIVERY_WORKER). */
+  tuning?: { main?: Partial<WorkerOptions>; deliveries?: Partial<WorkerOptions> };
 }
 
 /**
@@ -38,15 +41,18 @@ export async function createEngine(deps: EngineDeps) {
   const { config, db } = deps;
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
-  const handOff: HandOff = createHandOff({ db, client, log });
+  const secrets = createSecretBox(config.secretsKey);
+  // Also makes the first attempt of the deliveries the fires it records write (lib/first-attempts.ts).
+  const handOff: HandOff = createHandOff({ db, client, log, attempts: { config, secrets } });
   await ensureRetentionSchedule(client);
-  const activities = createActivities({ db, config, secrets: createSecretBox(config.secretsKey), handOff, client });
+  const activities = createActivities({ db, config, secrets, handOff, client });
   const worker = await Worker.create({
     connection: deps.connection,
     namespace: config.temporal.namespace,
     taskQueue: TASK_QUEUE,
     workflowBundle: deps.workflowBundle,
     activities,
+    ...deps.tuning?.main,
   });
   const deliveryWorker = await Worker.create({
     connection: deps.connection,
@@ -54,6 +60,7 @@ export async function createEngine(deps: EngineDeps) {
     taskQueue: DELIVERY_TASK_QUEUE,
     activities: { attemptDelivery: activities.attemptDelivery },
     maxConcurrentActivityTaskExecutions: config.webhooks.workerSlots,
+    ...deps.tuning?.deliveries,
   });
   const workers = [worker, deliveryWorker];
   const shutdown = () => {
@@ -69,6 +76,7 @@ export async function createEngine(deps: EngineDeps) {
     async run(): Promise<void> {
       reconciler = startReconciler({
         db, client, handOff, log,
+        fanOut: createEventFanOut(config),
         intervalMs: config.engine.reconcileIntervalMs,
         sweepEveryMs: config.engine.scheduleSweepMs,
         missedFireGraceMs: config.missedFires.graceMs,

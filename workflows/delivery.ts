@@ -1,7 +1,7 @@
 import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DELIVERY_TASK_QUEUE, SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../lib/temporal-names';
-import { ATTEMPT_RETRY, ENGINE_RETRY, reasonOf } from './retry-policies';
+import { ATTEMPT_HEARTBEAT_TIMEOUT, ATTEMPT_RETRY, ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { AttemptOutcome, DeliveryInput } from './types';
 
 export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
@@ -10,8 +10,7 @@ export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
  * One delivery of an event to a webhook, id `delivery:<deliveryId>`: an attempt after each delay of
  * the retry schedule until one succeeds, the last fails, or the delivery is cancelled. Each attempt is
  * an activity limited to the attempt timeout, on the delivery task queue (its own worker slots); an
- * activity that dies (worker killed) is retried by
- * Temporal a few times, and the receiver de-duplicates on `webhook-id`. When the webhook already has
+ * activity that dies (worker killed) stops heartbeating and is retried by Temporal a few times, and the receiver de-duplicates on `webhook-id`. When the webhook already has
  * DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight the attempt answers 'wait' without using
  * itself up, and the delivery waits for the `slotFreed` signal of an attempt that ends (or, as a
  * safety net, SLOT_WAIT_MS), then asks again. An attempt that fails for good fails the delivery.
@@ -21,16 +20,18 @@ export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<Atte
     // Outbound HTTP on its own workers' slots: a slow endpoint never holds the slots fires need.
     taskQueue: DELIVERY_TASK_QUEUE,
     startToCloseTimeout: input.timeoutMs + 5_000,
+    // The attempt heartbeats: a worker killed mid-attempt is noticed in seconds, not at the time limit.
+    heartbeatTimeout: ATTEMPT_HEARTBEAT_TIMEOUT,
     retry: ATTEMPT_RETRY,
   });
-  const { failDelivery } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: ENGINE_RETRY });
+  const { failDelivery } = proxyActivities<Activities>({ startToCloseTimeout: '15 seconds', retry: ENGINE_RETRY });
   let signalled = false;
   setHandler(slotFreed, () => {
     signalled = true;
   });
 
   try {
-    for (let i = 0; i < input.delaysMs.length; i++) {
+    for (let i = input.startAt ?? 0; i < input.delaysMs.length; i++) {
       const delay = input.delaysMs[i]!;
       if (delay > 0) await sleep(delay);
       for (;;) {

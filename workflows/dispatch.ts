@@ -4,15 +4,17 @@ import { ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { DispatchResult } from './types';
 
 const { fanOutEvent, markDispatchFailed } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+  // Matching is bounded (~1 s at worst) and the transaction short: a dead worker's attempt is retried soon.
+  startToCloseTimeout: '30 seconds',
   retry: ENGINE_RETRY,
 });
 
 /**
- * Dispatch of one event, id `event:<eventId>`: one delivery per subscribed enabled outgoing webhook
- * and one fire per matching enabled trigger (within its chain's budget), each recorded once and
- * handed to its own workflow. When the fan-out fails for good, the event row says so and the
- * workflow fails with the reason: never silently lost, never retried for ever.
+ * The rest of an event's fan-out, id `event:<eventId>`, for the few events it could not be finished
+ * where they were written (lib/event-fan-out.ts): the triggers listening for the event have filters
+ * more costly to match than a transaction may spend. Matches them within FANOUT_WORK_UNITS and queues a
+ * fire per match (within its chain's budget). When the fan-out fails for good, the event row says so and
+ * the workflow fails with the reason: never silently lost, never retried for ever.
  */
 export async function dispatchEventWorkflow(input: { eventId: string }): Promise<DispatchResult> {
   try {

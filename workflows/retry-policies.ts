@@ -25,6 +25,12 @@ export const ATTEMPT_RETRY: RetryPolicy = {
   maximumAttempts: 5,
 };
 
+/**
+ * A delivery attempt heartbeats every second while it runs: when its worker dies, Temporal retries it
+ * once this has passed without a heartbeat, rather than after the attempt's whole time limit.
+ */
+export const ATTEMPT_HEARTBEAT_TIMEOUT = '5 seconds';
+
 /** Why an activity failed for good, as its last attempt said. */
 export function reasonOf(err: ActivityFailure): string {
   return err.cause?.message || err.message;

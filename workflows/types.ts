@@ -46,6 +46,8 @@ export interface DeliveryInput {
   delaysMs: number[];
   /** WEBHOOK_TIMEOUT_MS at hand-off: each attempt's own time limit. */
   timeoutMs: number;
+  /** The index in delaysMs to start at: 1 when the first attempt was made where the delivery was written (lib/first-attempts.ts). */
+  startAt?: number;
 }
 
 /** 'retry': the attempt failed and more remain; 'stopped': cancelled, superseded or deleted. */

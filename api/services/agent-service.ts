@@ -3,8 +3,9 @@ import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AccountsRepository } from '../../db/repositories/accounts';
 import type { AgentRow, AgentsRepository, AgentValues } from '../../db/repositories/agents';
-import { insertEvent } from '../../db/repositories/events';
-import { startEventDispatch } from '../../lib/engine-starts';
+import { insertEvent, type EventRow } from '../../db/repositories/events';
+import type { EventAbout, EventFanOut } from '../../lib/event-fan-out';
+import type { FirstAttempt } from '../../lib/first-attempts';
 import type { HandOff } from '../../lib/handoff';
 import { NotFoundError } from '../errors';
 import { toAgent } from '../mappers';
@@ -32,25 +33,36 @@ function valuesOf(row: AgentRow): AgentValues {
 /** The data of agent.created / agent.updated / agent.deleted. */
 const eventData = (row: AgentRow) => ({ agentId: row.id, name: row.name, status: row.status });
 
+/** Writes an event's fan-out in the change's transaction; what must be handed off is kept for after the commit. */
+type Emit = (event: EventRow, about: EventAbout) => Promise<void>;
+
 export function createAgentService(deps: {
   db: Db;
   agents: AgentsRepository;
   accounts: AccountsRepository;
   handOff: HandOff;
   audit: AuditTrail;
+  /** Writes each event's deliveries and fires in the change's transaction. */
+  fanOut: EventFanOut;
   agentCreateCost: number;
 }) {
-  const { db, agents, accounts, handOff, audit } = deps;
+  const { db, agents, accounts, handOff, audit, fanOut } = deps;
 
-  /** Every agent change emits its event in the change's own transaction, then hands it off. */
-  async function committed<T>(fn: (tx: PoolClient) => Promise<T>): Promise<T> {
-    const result = await withTransaction(db, fn);
-    handOff.kick();
+  /**
+   * Every agent change emits its event in the change's own transaction (`emit`: the event and its
+   * fan-out), then hands off what it queued and makes the first attempts of its deliveries.
+   */
+  async function committed<T>(fn: (tx: PoolClient, emit: Emit) => Promise<T>): Promise<T> {
+    const held: FirstAttempt[] = [];
+    const result = await withTransaction(db, (tx) => fn(tx, async (event, about) => {
+      held.push(...(await fanOut.fanOutEvent(tx, event, about)).held);
+    }));
+    handOff.kick(held);
     return result;
   }
 
   async function mutate(caller: Caller, id: string, change: (current: AgentValues) => AgentValues) {
-    return committed(async (tx) => {
+    return committed(async (tx, emit) => {
       const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
       if (!row) throw new NotFoundError('Agent');
       const next = change(valuesOf(row));
@@ -60,7 +72,7 @@ export function createAgentService(deps: {
       }
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
       const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
-      await startEventDispatch(tx, event, { agentId: id });
+      await emit(event, { agentId: id });
       await audit.record(tx, caller, 'agent.update', id);
       return toAgent(updated);
     });
@@ -70,7 +82,7 @@ export function createAgentService(deps: {
    * Inserts an agent with its charge (a non-template agent costs AGENT_CREATE_COST, 402 when short) and
    * its agent.created event, in the caller's transaction.
    */
-  async function insertAgent(tx: PoolClient, caller: Caller, input: CreateAgentInput): Promise<AgentRow> {
+  async function insertAgent(tx: PoolClient, emit: Emit, caller: Caller, input: CreateAgentInput): Promise<AgentRow> {
     const row = await agents.insert(
       caller.accountId,
       {
@@ -92,15 +104,15 @@ export function createAgentService(deps: {
       await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id, actorUserId: caller.userId });
     }
     const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
-    await startEventDispatch(tx, event, { agentId: row.id });
+    await emit(event, { agentId: row.id });
     return row;
   }
 
   return {
     /** The agent and its charge are one transaction: both happen or neither. */
     async create(caller: Caller, input: CreateAgentInput) {
-      return committed(async (tx) => {
-        const row = await insertAgent(tx, caller, input);
+      return committed(async (tx, emit) => {
+        const row = await insertAgent(tx, emit, caller, input);
         await audit.record(tx, caller, 'agent.create', row.id);
         return toAgent(row);
       });
@@ -111,7 +123,7 @@ export function createAgentService(deps: {
      * off what it queued. An import creates the agent's children there.
      */
     async createWith<T>(caller: Caller, input: CreateAgentInput, more: (tx: PoolClient, agent: AgentRow) => Promise<T>): Promise<T> {
-      return committed(async (tx) => more(tx, await insertAgent(tx, caller, input)));
+      return committed(async (tx, emit) => more(tx, await insertAgent(tx, emit, caller, input)));
     },
 
     async get(caller: Caller, id: string) {
@@ -143,11 +155,11 @@ export function createAgentService(deps: {
 
     async delete(caller: Caller, id: string): Promise<void> {
       // Deleting its triggers queues their schedules' removal (a database trigger on `triggers`).
-      await committed(async (tx) => {
+      await committed(async (tx, emit) => {
         const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
         if (!row || !(await agents.delete(caller.accountId, id, tx))) throw new NotFoundError('Agent');
         const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) });
-        await startEventDispatch(tx, event, { agentId: id });
+        await emit(event, { agentId: id });
         await audit.record(tx, caller, 'agent.delete', id);
       });
     },

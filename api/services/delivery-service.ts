@@ -3,7 +3,8 @@ import { withTransaction, type Db } from '../../db/pool';
 import type { DeliveriesRepository } from '../../db/repositories/deliveries';
 import { insertEvent } from '../../db/repositories/events';
 import type { WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks';
-import { startDelivery, startEventDispatch } from '../../lib/engine-starts';
+import { startDelivery } from '../../lib/engine-starts';
+import type { EventFanOut } from '../../lib/event-fan-out';
 import type { HandOff } from '../../lib/handoff';
 import { ConflictError, NotFoundError } from '../errors';
 import { toDelivery, toDeliveryAttempt, type Delivery } from '../mappers';
@@ -24,6 +25,8 @@ export function createDeliveryService(deps: {
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
   handOff: HandOff;
+  /** Writes a test event's delivery in its transaction. */
+  fanOut: EventFanOut;
   timeoutMs: number;
   audit: AuditTrail;
 }) {
@@ -73,7 +76,7 @@ export function createDeliveryService(deps: {
 
     /** Emits a webhook.test event delivered to this webhook only (and to no trigger); `payload` is the caller's own. */
     async sendTest(caller: Caller, webhookId: string, payload?: unknown): Promise<{ eventId: string }> {
-      const eventId = await withTransaction(db, async (tx) => {
+      const { eventId, held } = await withTransaction(db, async (tx) => {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
@@ -83,11 +86,11 @@ export function createDeliveryService(deps: {
           targetWebhookId: webhookId,
           data: { webhookId, message: TEST_MESSAGE, ...(payload === undefined ? {} : { payload }) },
         });
-        await startEventDispatch(tx, event);
+        const { held } = await deps.fanOut.fanOutEvent(tx, event);
         await audit.record(tx, caller, 'webhook.test', webhookId);
-        return event.id;
+        return { eventId: event.id, held };
       });
-      handOff.kick();
+      handOff.kick(held);
       return { eventId };
     },
   };

@@ -1,38 +1,52 @@
+import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
-import type { FireRateRepository } from '../../db/repositories/fires';
-import { startFire, type FiringTrigger } from '../../lib/engine-starts';
-import { TooManyRequestsError } from '../errors';
+import type { FiringTrigger } from '../../lib/engine-starts';
+import type { HandOff } from '../../lib/handoff';
+import { FireRateExceeded, type FireRecorder } from '../../lib/record-fire';
+import { NotFoundError, TooManyRequestsError } from '../errors';
 
 export interface FireAdmission {
   db: Db;
-  fireRate: FireRateRepository;
-  /** FIRES_PER_MINUTE */
-  perMinute: number;
+  /** Records a fire in the request's transaction (lib/record-fire.ts). */
+  recorder: FireRecorder;
+  handOff: HandOff;
 }
 
+const FIRE_KEY_PREFIX = { manual: 'manual', webhook: 'hook' } as const;
+
 /**
- * Queues a manual or hook fire within the account's FIRES_PER_MINUTE (docs/api.md § Rate limits): the fire is counted
- * and queued in one transaction; over the limit nothing is queued and the caller gets 429 with
- * Retry-After (the seconds until the account's minute ends). Returns the fire's id.
+ * Fires a trigger now (`POST …/fire`, the trigger's hook), in the request's own transaction: the fire is
+ * recorded once (fire key `manual-<fireId>` / `hook-<fireId>`), admitted within the account's
+ * FIRES_PER_MINUTE (429 with Retry-After over it, nothing recorded), counted, and its run and event
+ * fan-out written (lib/record-fire.ts) — no workflow of its own. After the commit the run's workflow and
+ * any delivery that must wait are handed to Temporal, and the first attempt of each delivery is made by
+ * this process. Returns the fire's id (a trigger disabled or linked to a template or paused agent by
+ * now records the fire as skipped).
  */
-export async function queueFire(
+export async function fireNow(
   deps: FireAdmission,
   trigger: FiringTrigger,
-  fire: Parameters<typeof startFire>[2],
+  fire: { source: keyof typeof FIRE_KEY_PREFIX; payload: unknown },
   /** More of the same write, in its transaction (a manual fire's audit entry). */
   alongside?: (tx: PoolClient) => Promise<void>,
 ): Promise<string> {
-  return withTransaction(deps.db, async (tx) => {
-    const over = await deps.fireRate.take(trigger.account_id, deps.perMinute, tx);
-    if (over) {
-      throw new TooManyRequestsError(
-        `Too many fires: at most ${deps.perMinute} per minute per account; retry in ${over.retryAfterSeconds} seconds`,
-        over.retryAfterSeconds,
-      );
-    }
-    const fireId = await startFire(tx, trigger, fire);
-    await alongside?.(tx);
-    return fireId;
+  const fireId = randomUUID();
+  const recorded = await withTransaction(deps.db, async (tx) => {
+    const result = await deps.recorder.recordFire(tx, {
+      triggerId: trigger.id,
+      source: fire.source,
+      fireId,
+      payload: fire.payload ?? null,
+      fireKey: `${FIRE_KEY_PREFIX[fire.source]}-${fireId}`,
+    });
+    if (result.status !== 'gone') await alongside?.(tx);
+    return result;
+  }).catch((err: unknown) => {
+    if (err instanceof FireRateExceeded) throw new TooManyRequestsError(err.message, err.retryAfterSeconds);
+    throw err;
   });
+  if (recorded.status === 'gone') throw new NotFoundError('Trigger');
+  deps.handOff.kick(recorded.held);
+  return recorded.fireId;
 }

@@ -4,7 +4,8 @@ import { withTransaction, type Db } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import type { HooksRepository } from '../../db/repositories/hooks';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
-import { startEventDispatch } from '../../lib/engine-starts';
+import type { EventFanOut } from '../../lib/event-fan-out';
+import type { FirstAttempt } from '../../lib/first-attempts';
 import { emittedByIncomingWebhook } from '../../lib/events';
 import type { HandOff } from '../../lib/handoff';
 import { openConfig } from '../../lib/secret-config';
@@ -12,7 +13,7 @@ import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../errors';
-import { queueFire, type FireAdmission } from './fire-admission';
+import { fireNow, type FireAdmission } from './fire-admission';
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
@@ -33,13 +34,15 @@ export function createHookService(deps: {
   hooks: HooksRepository;
   secrets: SecretBox;
   handOff: HandOff;
+  /** Writes each event's deliveries and fires in the request's transaction. */
+  fanOut: EventFanOut;
   guards: RequestGuardsRepository;
   /** HOOK_RATE_LIMIT: requests per second each hook accepts. */
   rateLimitPerSecond: number;
   /** FIRES_PER_MINUTE of the trigger hooks' accounts. */
   fireAdmission: FireAdmission;
 }) {
-  const { db, hooks, secrets, handOff, guards, fireAdmission } = deps;
+  const { db, hooks, secrets, handOff, guards, fireAdmission, fanOut } = deps;
 
   /**
    * docs/api.md § Rate limits: at most HOOK_RATE_LIMIT requests per second per hook, in a fixed window counted in
@@ -88,15 +91,16 @@ export function createHookService(deps: {
         const counted = await hooks.countIncoming(id, tx);
         if (!counted) throw new NotFoundError('Webhook');
         const eventIds: string[] = [];
+        const held: FirstAttempt[] = [];
         for (const type of emittedByIncomingWebhook(counted.events)) {
           const event = await insertEvent(tx, { accountId: counted.account_id, type, data: { webhookId: id, payload: request.payload } });
-          await startEventDispatch(tx, event);
+          held.push(...(await fanOut.fanOutEvent(tx, event)).held);
           eventIds.push(event.id);
         }
         if (messageId !== null) await hooks.setReceiptEvents(id, messageId, eventIds, tx);
-        return { duplicate: false, eventIds };
+        return { duplicate: false, eventIds, held };
       });
-      if (!result.duplicate) handOff.kick();
+      if (!result.duplicate) handOff.kick(result.held);
       return { id: result.eventIds[0]!, eventIds: result.eventIds };
     },
 
@@ -112,9 +116,7 @@ export function createHookService(deps: {
       if (typeof expected !== 'string') throw new NotFoundError('Trigger'); // a webhook trigger always has one; never fire without
       if (token === undefined) throw new UnauthorizedError('Missing X-Trigger-Token header');
       if (!tokensMatch(token, expected)) throw new UnauthorizedError('Invalid X-Trigger-Token');
-      const fireId = await queueFire(fireAdmission, trigger, { source: 'webhook', payload: payload ?? null });
-      handOff.kick();
-      return { fireId };
+      return { fireId: await fireNow(fireAdmission, trigger, { source: 'webhook', payload: payload ?? null }) };
     },
   };
 }

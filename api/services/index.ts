@@ -20,6 +20,8 @@ import { createTriggersRepository } from '../../db/repositories/triggers';
 import { createUsersRepository } from '../../db/repositories/users';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { Config } from '../../lib/config';
+import { createEventFanOut } from '../../lib/event-fan-out';
+import { createFireRecorder } from '../../lib/record-fire';
 import type { HandOff } from '../../lib/handoff';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
@@ -93,7 +95,9 @@ export function createServices(deps: ServiceDeps) {
 
   // Every write of every service records itself here, in its own transaction.
   const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
-  const fireAdmission = { db, fireRate: repos.fireRate, perMinute: config.fires.perMinute };
+  const fanOut = createEventFanOut(config, { attemptFirst: handOff.attemptsFirst });
+  const fireRecorder = createFireRecorder({ config, fanOut });
+  const fireAdmission = { db, recorder: fireRecorder, handOff };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   const services = {
     auth: createAuthService({
@@ -108,7 +112,7 @@ export function createServices(deps: ServiceDeps) {
     }),
     account: createAccountService({ accounts: repos.accounts }),
     audit,
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, agentCreateCost: config.billing.agentCreateCost }),
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost }),
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
@@ -144,6 +148,7 @@ export function createServices(deps: ServiceDeps) {
       webhooks: repos.webhooks,
       deliveries: repos.deliveries,
       handOff,
+      fanOut,
       timeoutMs: config.webhooks.timeoutMs,
       audit,
     }),
@@ -158,7 +163,7 @@ export function createServices(deps: ServiceDeps) {
       quota: config.quotas.triggersPerAccount,
       audit,
     }),
-    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, handOff, admission: fireAdmission, audit }),
+    fires: createFireService({ triggers: repos.triggers, fires: repos.fires, admission: fireAdmission, audit }),
     webhookStats: createWebhookStatsService({ webhooks: repos.webhooks, stats: repos.webhookStats }),
     scheduleTruth: createScheduleTruthService({
       triggers: repos.triggers,
@@ -175,6 +180,7 @@ export function createServices(deps: ServiceDeps) {
       hooks: repos.hooks,
       secrets,
       handOff,
+      fanOut,
       guards: repos.guards,
       rateLimitPerSecond: config.hooks.rateLimitPerSecond,
       fireAdmission,

@@ -51,12 +51,10 @@ export function createTriggerService(deps: {
 
   function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
     const scheduled = row.enabled && isScheduled(row.type);
-    // Temporal's answer when it is current; computed from the expression until the schedule is synced.
-    const at = now();
-    const known = row.next_fire_at && row.next_fire_at > at ? row.next_fire_at : null;
+    // From the expression, which means what the schedule's spec means (lib/cron.ts): no Temporal call per read or fire.
     return toTrigger(row, {
       configJson: presentConfig(plain, TRIGGER_SECRET_PATHS[row.type], revealed),
-      nextFireAt: scheduled ? (known ?? nextFireTime(String(plain.cronExpression), String(plain.timezone), at)) : null,
+      nextFireAt: scheduled ? nextFireTime(String(plain.cronExpression), String(plain.timezone), now()) : null,
       hookUrl: row.webhook_path ? `${deps.publicBaseUrl}/api/hooks/triggers/${row.webhook_path}` : null,
     });
   }

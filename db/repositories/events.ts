@@ -39,7 +39,7 @@ function reportedRun(e: NewEvent): string | null {
 }
 
 /**
- * Only the row: an event is dispatched when its writer also calls startEventDispatch (lib/engine-starts.ts).
+ * Only the row: its writer fans it out in the same transaction (lib/event-fan-out.ts).
  * Its chain's root (docs/api.md § Events "Chains"): `rootEventId` when given (a fire's event); for a run's result, the root of
  * the fire that started the run, so a chain of runs stays one chain; otherwise the event itself.
  */
@@ -66,7 +66,7 @@ export function eventEnvelope(e: EventRow) {
   return { id: e.id, type: e.type, timestamp: e.created_at.toISOString(), accountId: e.account_id, data: e.data };
 }
 
-/** An event's fan-out (activities/dispatch.ts): its outcome, and the chain budget of roots. */
+/** An event's fan-out (lib/event-fan-out.ts, activities/dispatch.ts): its outcome, and the chain budget of roots. */
 export function createEventDispatchRepository(db: Queryable) {
   return {
     /** The outcome of the event's fan-out, once it has one; the row is locked for the caller's transaction. */
@@ -84,6 +84,14 @@ export function createEventDispatchRepository(db: Queryable) {
         id,
         JSON.stringify(result),
       ]);
+    },
+
+    /**
+     * The part of the fan-out made where the event was written (its deliveries) while the worker matches
+     * its triggers: kept so the worker's outcome adds to it; the event stays undispatched until then.
+     */
+    async keepPartialResult(id: string, result: DispatchResult, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE events SET dispatch_result = $2 WHERE id = $1`, [id, JSON.stringify(result)]);
     },
 
     /** The fan-out failed for good (every retry, or a deterministic failure): kept for the operator. */

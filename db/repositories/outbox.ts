@@ -16,9 +16,17 @@ export type OutboxItem =
 // The two inserts below are called by lib/engine-starts.ts only (lint enforces it): its verbs are how
 // work is queued, each building its own workflow start.
 
-/** Inside the caller's transaction: the workflow is started once this commits (now, or by the reconciler). */
-export async function insertWorkflowStart(q: Queryable, start: WorkflowStart): Promise<void> {
-  await q.query(`INSERT INTO outbox (kind, payload) VALUES ('workflow', $1)`, [JSON.stringify(start)]);
+/**
+ * Inside the caller's transaction: the workflow is started once this commits (now, or by the reconciler).
+ * `holdMs`: the row is not handed off before then (its writer first tries to do without the workflow,
+ * lib/first-attempts.ts, and renews or releases the hold). Returns the row's id.
+ */
+export async function insertWorkflowStart(q: Queryable, start: WorkflowStart, holdMs = 0): Promise<number> {
+  const { rows } = await q.query<{ id: number }>(
+    `INSERT INTO outbox (kind, payload, available_at) VALUES ('workflow', $1, now() + $2 * interval '1 millisecond') RETURNING id`,
+    [JSON.stringify(start), holdMs],
+  );
+  return rows[0]!.id;
 }
 
 /** The same row the database trigger on `triggers` writes (migration 3). */
@@ -44,6 +52,24 @@ export function createOutboxRepository(db: Queryable) {
 
     async complete(ids: number[]): Promise<void> {
       if (ids.length) await db.query(`DELETE FROM outbox WHERE id = ANY($1::bigint[])`, [ids]);
+    },
+
+    /** A held row (insertWorkflowStart's holdMs) stays hidden from the hand-off for `holdMs` more. */
+    async hold(id: number, holdMs: number): Promise<void> {
+      await db.query(`UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [id, holdMs]);
+    },
+
+    /** A held workflow start handed off now after all, its first argument's fields updated with `firstArg`. */
+    async releaseHeld(id: number, firstArg: Record<string, unknown> = {}): Promise<void> {
+      await db.query(
+        `UPDATE outbox SET available_at = now(), payload = jsonb_set(payload, '{args,0}', (payload #> '{args,0}') || $2::jsonb) WHERE id = $1`,
+        [id, JSON.stringify(firstArg)],
+      );
+    },
+
+    /** Claimed rows not handed off after all: available again now, with no attempt counted. */
+    async release(ids: number[]): Promise<void> {
+      if (ids.length) await db.query(`UPDATE outbox SET available_at = now() WHERE id = ANY($1::bigint[])`, [ids]);
     },
 
     /** Backs off (1 s doubling to 1 min) and keeps the error for the operator. */

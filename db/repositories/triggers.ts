@@ -20,8 +20,6 @@ export interface TriggerRow {
   webhook_path: string | null;
   fire_count: number;
   last_fired_at: Date | null;
-  /** Temporal's next action time for the schedule, as of its last sync or fire (null: not known). */
-  next_fire_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -60,12 +58,10 @@ export interface ScheduledTriggerRow {
   type: TriggerKind;
   enabled: boolean;
   config_json: { cronExpression: string; timezone: string; overlapPolicy?: string; catchupWindow?: string };
-  /** updated_at as Postgres prints it (microseconds kept): the version of the row being synced. */
-  version: string;
 }
 
 const COLUMNS = `id, account_id, scope, agent_id, type, name, config_json, enabled, webhook_path, fire_count, last_fired_at,
-  next_fire_at, created_at, updated_at`;
+  created_at, updated_at`;
 
 /** The unique violation of another trigger already holding this webhookPath (any account). */
 export function isWebhookPathTaken(err: unknown): boolean {
@@ -130,9 +126,7 @@ export function createTriggersRepository(db: Queryable) {
 
     async update(accountId: string, scope: TriggerScope, id: string, v: TriggerValues, q: Queryable = db): Promise<TriggerRow | null> {
       const { rows } = await q.query<TriggerRow>(
-        // A changed schedule forgets Temporal's next time until its sync reports the new one.
-        `UPDATE triggers SET agent_id = $4, type = $5, name = $6, config_json = $7, enabled = $8, updated_at = now(),
-           next_fire_at = CASE WHEN (type, config_json, enabled) IS DISTINCT FROM ($5, $7::jsonb, $8) THEN NULL ELSE next_fire_at END
+        `UPDATE triggers SET agent_id = $4, type = $5, name = $6, config_json = $7, enabled = $8, updated_at = now()
          WHERE id = $1 AND account_id = $2 AND scope = $3
          RETURNING ${COLUMNS}`,
         [id, accountId, scope, v.agentId, v.type, v.name, JSON.stringify(v.configJson), v.enabled],
@@ -195,16 +189,10 @@ export function createTriggersRepository(db: Queryable) {
     /** The row a schedule sync converges to, of any type (a trigger that changed type loses its schedule). */
     async findForSchedule(id: string, q: Queryable = db): Promise<ScheduledTriggerRow | null> {
       const { rows } = await q.query<ScheduledTriggerRow>(
-        `SELECT id, account_id, agent_id, type, enabled, config_json, updated_at::text AS version FROM triggers WHERE id = $1`,
+        `SELECT id, account_id, agent_id, type, enabled, config_json FROM triggers WHERE id = $1`,
         [id],
       );
       return rows[0] ?? null;
-    },
-
-    /** The row's version (see ScheduledTriggerRow); null when it is gone. */
-    async findVersion(id: string, q: Queryable = db): Promise<string | null> {
-      const { rows } = await q.query<{ version: string }>(`SELECT updated_at::text AS version FROM triggers WHERE id = $1`, [id]);
-      return rows[0]?.version ?? null;
     },
 
     /**
@@ -213,14 +201,6 @@ export function createTriggersRepository(db: Queryable) {
      */
     async lockScheduleSync(id: string, q: Queryable): Promise<void> {
       await q.query(`SELECT pg_advisory_xact_lock(hashtext('schedule-sync'), hashtext($1))`, [id]);
-    },
-
-    /**
-     * Temporal's next action time for the trigger's schedule, written only over the version it was
-     * computed from: a write since then has queued its own sync, which reports the newer one.
-     */
-    async setNextFireAt(id: string, next: Date | null, version: string | null, q: Queryable = db): Promise<void> {
-      await q.query(`UPDATE triggers SET next_fire_at = $2 WHERE id = $1 AND updated_at = $3::timestamptz`, [id, next, version]);
     },
   };
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { withTransaction, type Db } from '../../db/pool';
 import { afterCommit, WriteUnit } from '../../db/write-unit';
-import { startEventDispatch } from '../../lib/engine-starts';
+import { startEventMatching } from '../../lib/engine-starts';
 import { createHandOff } from '../../lib/handoff';
 import { createTemporalClient } from '../../lib/temporal-client';
 import { workflowIds } from '../../lib/temporal-names';
@@ -112,7 +112,7 @@ describe('write unit', () => {
       const eventId = randomUUID();
       const unit = await WriteUnit.begin(db);
       await unit.run(async () => {
-        await startEventDispatch(db, { id: eventId, account_id: randomUUID() });
+        await startEventMatching(db, { id: eventId, account_id: randomUUID() });
         handOff.kick();
         await new Promise((r) => setTimeout(r, 300)); // a hand-off started by the kick itself would have run by now
       });

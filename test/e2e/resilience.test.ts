@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
+import { decodeTimeoutType } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/temporal-dev-server';
 import { workflowIds } from '../../lib/temporal-names';
@@ -26,7 +27,7 @@ const SECRET = `whsec_${Buffer.from('resilience-test-secret-32-bytes!').toString
 
 /**
  * One stack's API and worker processes on `databaseUrl`, killed when `t` ends; answers once the API
- * answers. `restartWorker()` starts a new worker in place of `worker` (after a kill).
+ * answers. `restartWorker()` starts a new worker in place of `worker` (after a kill), `restartApi()` an API.
  */
 async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: string, namespace: string, extraEnv: Record<string, string> = {}) {
   const port = await freePort();
@@ -44,7 +45,6 @@ async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: stri
     ...extraEnv,
   });
   const apiProcess = startProcess('api/server.ts', env);
-  onCleanup(t, () => apiProcess.stop('SIGKILL'));
   const stack = {
     base,
     api: apiProcess,
@@ -52,9 +52,14 @@ async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: stri
     restartWorker: () => {
       stack.worker = startProcess('worker/main.ts', env);
     },
+    restartApi: async () => {
+      stack.api = startProcess('api/server.ts', env);
+      await waitForApi(base, stack.api);
+    },
   };
+  onCleanup(t, () => stack.api.stop('SIGKILL'));
   onCleanup(t, () => stack.worker.stop('SIGKILL'));
-  await waitForApi(base, apiProcess);
+  await waitForApi(base, stack.api);
   return stack;
 }
 
@@ -64,8 +69,17 @@ describe('resilience: processes killed, Temporal stopped', () => {
   it('the worker killed with SIGKILL mid-delivery and restarted: every delivery arrives and is counted once', async (t) => {
     const database = await createTestDatabase(t);
     const verifier = new Webhook(SECRET);
-    // Slow answers, so deliveries are in flight when the worker dies.
-    const receiver = await startReceiver(t, () => ({ status: 200, delayMs: 1_500 }));
+    // Each delivery's first attempt (made by the API) is refused, so its workflow makes the next ones on
+    // the worker; those get slow answers, so attempts are in flight when the worker dies.
+    const seen = new Set<string>();
+    const receiver = await startReceiver(t, (req) => {
+      const id = req.headers['webhook-id'] as string;
+      if (!seen.has(id)) {
+        seen.add(id);
+        return { status: 503 };
+      }
+      return { status: 200, delayMs: 1_500 };
+    });
     const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
     const { base } = stack;
 
@@ -75,13 +89,13 @@ describe('resilience: processes killed, Temporal stopped', () => {
     const agentIds: string[] = [];
     for (let i = 0; i < 5; i++) agentIds.push((await api(base, user).post('/api/agents', { name: `agent ${i}` })).json().id);
 
-    await waitFor('a delivery in flight', async () => receiver.requests.length >= 1, 30_000);
+    await waitFor('a workflow\'s attempt in flight', async () => receiver.requests.length >= 6, 30_000);
     assert.equal(await stack.worker.stop('SIGKILL'), 'SIGKILL');
-    const inFlightAtKill = receiver.requests.length;
+    const inFlightAtKill = receiver.requests.length - 5;
     stack.restartWorker();
 
     const deliveries = await waitFor('every delivery succeeded', async () => {
-      const { rows } = await database.db.query(`SELECT status, event_id FROM deliveries WHERE webhook_id = $1`, [webhook.json().id]);
+      const { rows } = await database.db.query(`SELECT id, status, event_id FROM deliveries WHERE webhook_id = $1`, [webhook.json().id]);
       return rows.length === 5 && rows.every((r) => r.status === 'succeeded') && rows;
     }, 90_000).catch((err) => {
       throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
@@ -101,6 +115,51 @@ describe('resilience: processes killed, Temporal stopped', () => {
     assert.equal(shown.json().triggerCount, 5);
     const events = await database.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'agent.created'`);
     assert.equal(events.rows[0].n, 5);
+
+    // The attempts cut by the kill were taken up again once their heartbeats stopped (seconds), not at the
+    // end of their time limit: each retried attempt's history names a heartbeat timeout as what ended the try before.
+    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+    onCleanup(t, () => connection.close());
+    const client = new Client({ connection, namespace: testNamespace(__filename) });
+    const retried: (string | undefined)[] = [];
+    for (const d of deliveries) {
+      const history = await client.workflow.getHandle(workflowIds.delivery(d.id)).fetchHistory();
+      for (const e of history.events ?? []) {
+        const started = e.activityTaskStartedEventAttributes;
+        if (started && (started.attempt ?? 1) > 1) retried.push(decodeTimeoutType(started.lastFailure?.timeoutFailureInfo?.timeoutType));
+      }
+    }
+    assert.ok(retried.length >= 1, 'an attempt in flight at the kill was retried');
+    assert.deepEqual(new Set(retried), new Set(['HEARTBEAT']));
+  });
+
+  it('the API killed with SIGKILL mid first attempt: the held workflow starts take over, every delivery arrives and is counted once', async (t) => {
+    const database = await createTestDatabase(t);
+    // Slow answers: the API's first attempts are all in flight when it dies.
+    const receiver = await startReceiver(t, () => ({ status: 200, delayMs: 1_500 }));
+    const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
+    const user = await registerUser(stack.base, 'kill-api@example.com');
+    const webhook = await api(stack.base, user).post('/api/webhooks', { name: 'receiver', url: `${receiver.url}/hook`, events: ['agent.created'], secret: SECRET });
+    assert.equal(webhook.statusCode, 201);
+    for (let i = 0; i < 5; i++) assert.equal((await api(stack.base, user).post('/api/agents', { name: `agent ${i}` })).statusCode, 201);
+
+    await waitFor('every first attempt in flight', async () => receiver.requests.length >= 5, 30_000);
+    assert.equal(await stack.api.stop('SIGKILL'), 'SIGKILL');
+
+    // No API now: the worker's reconciler hands off the held starts once their hold runs out.
+    const deliveries = await waitFor('every delivery succeeded', async () => {
+      const { rows } = await database.db.query(`SELECT id, status, event_id FROM deliveries WHERE webhook_id = $1`, [webhook.json().id]);
+      return rows.length === 5 && rows.every((r) => r.status === 'succeeded') && rows;
+    }, 60_000).catch((err) => {
+      throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
+    });
+    const ids = receiver.requests.map((r) => r.headers['webhook-id'] as string);
+    assert.deepEqual(new Set(ids), new Set(deliveries.map((d) => d.event_id)));
+    assert.ok(ids.length >= 10, 'each cut attempt was made again by its workflow, with the same webhook-id');
+    const { rows } = await database.db.query(`SELECT trigger_count FROM webhooks WHERE id = $1`, [webhook.json().id]);
+    assert.equal(rows[0].trigger_count, 5);
+    assert.equal((await database.db.query(`SELECT count(*)::int AS n FROM outbox`)).rows[0].n, 0);
+    await stack.restartApi();
   });
 
   it('the worker killed with SIGKILL after a tool call returned and restarted: the run resumes, that call is not made again', async (t) => {

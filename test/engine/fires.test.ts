@@ -80,20 +80,21 @@ describe('fires API', () => {
     }, 10_000);
   });
 
-  it('records a fire of a trigger disabled before it ran as skipped, uncounted', async () => {
-    const url = `/api/user-triggers/${await created('/api/user-triggers', {})}`;
+  it('records an event fire of a trigger disabled before it ran as skipped, uncounted', async () => {
+    const triggerId = await created('/api/user-triggers', { type: 'event', configJson: { eventType: 'agent.created' } });
+    const url = `/api/user-triggers/${triggerId}`;
     await h.stopWorker();
-    let fireId: string;
     try {
-      fireId = await fire(url);
+      // The event's fan-out queues the trigger's fire; the trigger is disabled before a worker runs it.
+      assert.equal((await api(h.app, user).post('/api/agents', { name: 'causes a fire' })).statusCode, 201);
       const res = await api(h.app, user).patch(url, { enabled: false });
       assert.equal(res.statusCode, 200, res.body);
     } finally {
       await h.startWorker();
     }
-    await recorded(fireId);
+    const row = await waitFor('the fire', async () => (await h.db.query(`SELECT * FROM fires WHERE trigger_id = $1`, [triggerId])).rows[0], 30_000);
     const [listed] = await fires(url);
-    assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fireId, status: 'skipped', runId: null });
+    assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: row.id, status: 'skipped', runId: null });
     assert.equal((await api(h.app, user).get(url)).json().fireCount, 0);
   });
 

@@ -9,6 +9,7 @@ import { registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
+import { startReceiver } from '../helpers/receiver';
 
 /** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (docs/architecture.md § When a trigger is written), on a dev server. */
 describe('schedules of cron triggers', () => {
@@ -63,7 +64,7 @@ describe('schedules of cron triggers', () => {
     const events = await h.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'trigger.fired' AND data ->> 'triggerId' = $1`, [trigger.id]);
     assert.ok(events.rows[0].n >= 2);
 
-    // nextFireAt comes from the schedule: a future even second.
+    // nextFireAt, computed from the expression: a future even second.
     const next = new Date((await api(h.app, user).get(`/api/user-triggers/${trigger.id}`)).json().nextFireAt);
     assert.equal(next.getUTCSeconds() % 2, 0);
 
@@ -113,8 +114,8 @@ describe('schedules of cron triggers', () => {
     assert.equal(after.spec.timezone, 'America/New_York');
     assert.equal(after.policies.overlap, ScheduleOverlapPolicy.BUFFER_ALL);
     assert.equal(after.policies.catchupWindow, 600_000);
-    // Temporal's next action time is what the API shows once synced.
-    await waitFor('nextFireAt from the schedule', async () => {
+    // The API's nextFireAt, computed from the expression, is Temporal's next action time.
+    await waitFor('nextFireAt as the schedule says', async () => {
       const shown = (await api(h.app, user).get(`/api/user-triggers/${trigger.id}`)).json().nextFireAt;
       const next = (await describeSchedule(trigger.id)).info.nextActionTimes[0];
       return next && shown === next.toISOString();
@@ -151,26 +152,33 @@ describe('schedules of cron triggers', () => {
     await gone(agentTrigger.id);
   });
 
-  it('every workflow carries AccountId, AgentId and TriggerId search attributes and its account as fairness key', async () => {
+  it('every workflow carries AccountId, AgentId and TriggerId search attributes and its account as fairness key', async (t) => {
     const account = (await api(h.app, user).get('/api/account')).json() as { id: string };
+    // A receiver that refuses: each delivery's first attempt fails and its workflow takes over the retries.
+    const receiver = await startReceiver(t, () => ({ status: 503 }));
+    const webhook = await api(h.app, user).post('/api/webhooks', { name: 'agent events', url: receiver.url, events: ['agent.created', 'agent.triggered'] });
+    assert.equal(webhook.statusCode, 201, webhook.body);
     const agent = (await api(h.app, user).post('/api/agents', { name: 'tagged agent' })).json() as { id: string };
-    const trigger = (await api(h.app, user).post(`/api/agents/${agent.id}/triggers`, { type: 'webhook', name: 'manual', configJson: {} })).json() as { id: string };
-    const fired = await api(h.app, user).post(`/api/triggers/${trigger.id}/fire`, {});
-    assert.equal(fired.statusCode, 202, fired.body);
+    // An agent trigger fired by the agent's own update: a fire workflow (an event fire) and the run it queues.
+    const trigger = (
+      await api(h.app, user).post(`/api/agents/${agent.id}/triggers`, { type: 'event', name: 'on update', configJson: { eventType: 'agent.updated' } })
+    ).json() as { id: string };
+    assert.equal((await api(h.app, user).patch(`/api/agents/${agent.id}`, { description: 'changed' })).statusCode, 200);
     const list = async (query: string) => {
       const ids: string[] = [];
       for await (const wf of h.engine.client.workflow.list({ query })) ids.push(wf.workflowId);
       return ids;
     };
-    // The fire, the run it queued, and the dispatch of agent.created, agent.triggered and agent.completed.
+    // The fire, the run it queued, and the deliveries of agent.created and agent.triggered.
     const byAgent = await waitFor('workflows visible by AgentId', async () => {
       const ids = await list(`AgentId = '${agent.id}'`);
-      const kinds = new Set(ids.map((id) => id.split(':')[0]));
-      return ['fire', 'run', 'event'].every((k) => kinds.has(k)) && ids;
+      const kinds = ids.map((id) => id.split(':')[0]);
+      return ['fire', 'run'].every((k) => kinds.includes(k)) && kinds.filter((k) => k === 'delivery').length === 2 && ids;
     }, 20_000);
-    assert.ok(byAgent.includes(`fire:${trigger.id}:manual-${fired.json().fireId}`));
+    const fire = byAgent.find((id) => id.startsWith(`fire:${trigger.id}:event-`));
+    assert.ok(fire, byAgent.join(', '));
     const byTrigger = await list(`TriggerId = '${trigger.id}'`);
-    assert.ok(byTrigger.includes(`fire:${trigger.id}:manual-${fired.json().fireId}`));
+    assert.ok(byTrigger.includes(fire));
     const byAccount = await list(`AccountId = '${account.id}'`);
     for (const id of byAgent) assert.ok(byAccount.includes(id), `${id} is tagged with its account`);
     // …and has its account as fairness key (docs/architecture.md § Limits and fairness), as a schedule's action does.
@@ -182,6 +190,7 @@ describe('schedules of cron triggers', () => {
     const action = await waitFor('its schedule', () => describeSchedule(cron.id).then((d) => d.action, () => undefined), 10_000);
     assert.equal(action.type === 'startWorkflow' && action.priority?.fairnessKey, account.id);
     await api(h.app, user).delete(`/api/user-triggers/${cron.id}`);
+    await api(h.app, user).delete(`/api/webhooks/${webhook.json().id}`);
   });
 
   it('the reconciler removes an orphan schedule and re-creates a missing one', async () => {

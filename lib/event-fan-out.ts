@@ -1,0 +1,125 @@
+import type { Queryable } from '../db/pool';
+import { createDeliveriesRepository } from '../db/repositories/deliveries';
+import { createEventDispatchRepository, type EventRow } from '../db/repositories/events';
+import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
+import { createWebhooksRepository } from '../db/repositories/webhooks';
+import type { DispatchResult } from '../workflows/types';
+import type { Config } from './config';
+import { parseDuration } from './durations';
+import { startDelivery, startEventFire, startEventMatching } from './engine-starts';
+import { matchEventFilters, REGEX_WORK_BUDGET } from './event-filter';
+import { FIRST_ATTEMPT_HOLD_MS, type FirstAttempt } from './first-attempts';
+import { MAX_CHAIN_DEPTH } from './temporal-names';
+
+/**
+ * What one event's filters may cost in all: as many `$regex` work units as 100 filters at
+ * their limit (REGEX_WORK_BUDGET each, ~10 ms at worst), so an event costs at most ~1 s of matching,
+ * however many triggers listen. Filters beyond it are not evaluated, and the event's fan-out says how many.
+ */
+export const FANOUT_WORK_UNITS = 100 * REGEX_WORK_BUDGET;
+
+/**
+ * What matching may cost where the event is written, inside its transaction: one costly filter's worth
+ * (~10 ms at worst, ~20 ms with the one filter the budget may overshoot by). Filters without `$regex`
+ * cost no units. An event whose listening filters need more is matched by the worker instead, outside
+ * any transaction and within FANOUT_WORK_UNITS (`event:<id>`, activities/dispatch.ts), so an account's
+ * costly filters never hold an API request, a database connection or another account's fire for long.
+ */
+export const INLINE_MATCH_UNITS = REGEX_WORK_BUDGET;
+
+/** What the event's fan-out needs of a listening trigger's filter: its data (agent_output: the run's output). */
+export function filterChecks(candidates: EventTriggerRow[], event: Pick<EventRow, 'data'>) {
+  return candidates.map((t) => ({
+    filter: t.config_json.eventFilter ?? {},
+    data: t.type === 'agent_output' ? (event.data as { output?: unknown }).output : event.data,
+  }));
+}
+
+/** Whether an event is matched against triggers at all: not a webhook.test, not at MAX_CHAIN_DEPTH (a cycle stops there). */
+export const listensForTriggers = (event: Pick<EventRow, 'target_webhook_id' | 'chain_depth'>) =>
+  event.target_webhook_id === null && event.chain_depth < MAX_CHAIN_DEPTH;
+
+/** What an event is about, for the search attributes of the workflows its fan-out starts (the row does not keep it). */
+export interface EventAbout {
+  agentId?: string | null;
+  triggerId?: string | null;
+}
+
+/**
+ * An event's fan-out, written in the transaction that creates the event (one hop per effect): nothing
+ * runs in a workflow of its own between an event and what it causes.
+ * 1. a delivery row per subscribed enabled outgoing webhook (or the target webhook of a webhook.test),
+ *    its webhook's triggerCount counted, and its delivery workflow queued (startDelivery);
+ * 2. the account's enabled triggers listening for the event's type matched against their filters,
+ *    within INLINE_MATCH_UNITS, and a fire queued per match (startEventFire), as many as the chain's
+ *    CHAIN_FIRE_BUDGET still allows (taken atomically from the root event);
+ * 3. the outcome kept on the event (`dispatch_status` done, `dispatch_result`).
+ * When the listening filters cost more than INLINE_MATCH_UNITS, step 2 is left to the worker: the
+ * event's matching is queued (startEventMatching, `event:<id>`) and the event stays undispatched until
+ * it has run. The caller kicks its hand-off after the commit, with the deliveries held for their first
+ * attempt (`held`).
+ *
+ * `attemptFirst` (a caller whose hand-off makes first attempts, HandOff.attemptsFirst): each delivery's
+ * workflow start is held back while the caller's process makes the first attempt itself, after the
+ * commit (lib/first-attempts.ts); a workflow starts only when that attempt leaves something to wait for.
+ */
+export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, options: { attemptFirst?: boolean } = {}) {
+  const schedule = { delaysMs: config.webhooks.retrySchedule.map(parseDuration), timeoutMs: config.webhooks.timeoutMs };
+  const holdMs = options.attemptFirst ? FIRST_ATTEMPT_HOLD_MS : 0;
+
+  return {
+    /** Webhook retry schedule and attempt limit of the deliveries this fan-out creates. */
+    schedule,
+
+    /** Deliveries of the event (step 1 above): created once per (event, webhook); the ones created now. */
+    async writeDeliveries(tx: Queryable, event: EventRow, about: EventAbout = {}): Promise<FirstAttempt[]> {
+      const created = await createDeliveriesRepository(tx).createForEvent(event, schedule.delaysMs[0] ?? 0);
+      if (created.length === 0) return [];
+      await createWebhooksRepository(tx).countTriggered(created.map((d) => d.webhook_id));
+      const agentId = about.agentId ?? (typeof event.data.agentId === 'string' ? event.data.agentId : null);
+      const written: FirstAttempt[] = [];
+      for (const d of created) {
+        const outboxId = await startDelivery(tx, { id: d.id, accountId: event.account_id, agentId }, 0, schedule, holdMs);
+        written.push({ deliveryId: d.id, outboxId });
+      }
+      return written;
+    },
+
+    /**
+     * Fires of the matched triggers (step 2 above), within the chain's budget; returns the outcome. The
+     * event row must be locked or new in `tx` (concurrent fan-outs of one chain queue on its root).
+     */
+    async queueFires(tx: Queryable, event: EventRow, matched: EventTriggerRow[]): Promise<Pick<DispatchResult, 'fires' | 'overBudget'>> {
+      if (matched.length === 0) return { fires: 0, overBudget: 0 };
+      const granted = await createEventDispatchRepository(tx).takeChainFires(event.root_event_id, matched.length, config.fires.chainBudget, tx);
+      for (const trigger of matched.slice(0, granted)) await startEventFire(tx, event, trigger);
+      return { fires: granted, overBudget: matched.length - granted };
+    },
+
+    /** The whole fan-out of a new event, in its transaction (see above). */
+    async fanOutEvent(tx: Queryable, event: EventRow, about: EventAbout = {}): Promise<DispatchResult & { deferred: boolean; held: FirstAttempt[] }> {
+      const written = await this.writeDeliveries(tx, event, about);
+      const deliveries = written.length;
+      const held = holdMs > 0 ? written : [];
+      const candidates = listensForTriggers(event) ? await createTriggersRepository(tx).listEventTriggers(event.account_id, event.type) : [];
+      const dispatches = createEventDispatchRepository(tx);
+      if (candidates.length > 0) {
+        const { matches } = await matchEventFilters(filterChecks(candidates, event), { maxUnits: INLINE_MATCH_UNITS });
+        if (matches.length < candidates.length) {
+          // Too costly to match here: the worker matches them all, within FANOUT_WORK_UNITS.
+          const partial: DispatchResult = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
+          await dispatches.keepPartialResult(event.id, partial, tx);
+          await startEventMatching(tx, event, about);
+          return { ...partial, deferred: true, held };
+        }
+        const outcome = { deliveries, ...(await this.queueFires(tx, event, candidates.filter((_, i) => matches[i]))), unevaluated: 0 };
+        await dispatches.markDispatched(event.id, outcome, tx);
+        return { ...outcome, deferred: false, held };
+      }
+      const outcome = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
+      await dispatches.markDispatched(event.id, outcome, tx);
+      return { ...outcome, deferred: false, held };
+    },
+  };
+}
+export type EventFanOut = ReturnType<typeof createEventFanOut>;

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/pool';
+import { findEvent, insertEvent } from '../db/repositories/events';
+import { createFireRateRepository, createFiresRepository, type FireStatus } from '../db/repositories/fires';
+import { insertRun } from '../db/repositories/runs';
+import { createTriggersRepository, type FiringTriggerRow } from '../db/repositories/triggers';
+import type { Config } from './config';
+import { startRun } from './engine-starts';
+import type { EventFanOut } from './event-fan-out';
+import type { FirstAttempt } from './first-attempts';
+import type { FireInput, FireOutcome, FireSource } from '../workflows/types';
+
+/** `schedule-2026-11-21T10:00:02Z` → that time (Temporal appends the scheduled time to a schedule's workflow id). */
+export function scheduledTimeOf(fireKey: string): Date | null {
+  const m = /^schedule-(.+)$/.exec(fireKey);
+  if (!m) return null;
+  const t = new Date(m[1]!);
+  return Number.isNaN(t.getTime()) ? null : t;
+}
+
+/**
+ * The payload handed to the run: the manual or hook request's body, or, for an event fire, the event's
+ * data (read here rather than carried: it grows along a chain, and workflow arguments stay small).
+ */
+async function payloadOf(q: Queryable, input: FireInput): Promise<unknown> {
+  if (input.payload === undefined && input.eventId) return (await findEvent(q, input.eventId))?.data ?? null;
+  return input.payload ?? null;
+}
+
+/** Agents that are not run: a template is a blueprint, a paused agent is switched off. */
+const NOT_RUN = new Set(['template', 'paused']);
+
+/**
+ * A manual or hook fire over its account's FIRES_PER_MINUTE: nothing is recorded (the transaction is
+ * rolled back) and the API answers 429 with Retry-After.
+ */
+export class FireRateExceeded extends Error {
+  constructor(
+    readonly perMinute: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`Too many fires: at most ${perMinute} per minute per account; retry in ${retryAfterSeconds} seconds`);
+  }
+}
+
+/** A fire to record: its input, and the fire key that makes it once (`schedule-<time>`, `manual-<id>`, `hook-<id>`, `event-<eventId>`). */
+export type FireToRecord = FireInput & { fireKey: string };
+
+/** How a fire was recorded, and the deliveries its event wrote for the caller to attempt first. */
+export type RecordedFire = FireOutcome & { held: FirstAttempt[] };
+
+/** What happens when a trigger fires: shared by the fire workflow's local activity and the API. */
+export function createFireRecorder(deps: { config: Pick<Config, 'fires'>; fanOut: EventFanOut }) {
+  const { config, fanOut } = deps;
+
+  /**
+   * Whether the fire goes ahead: a disabled trigger, or one linked to a template or paused agent, is
+   * skipped; a schedule or event fire over the account's FIRES_PER_MINUTE is throttled, a manual or hook
+   * fire refused (FireRateExceeded). Only a fire that goes ahead is counted. The account's window is
+   * taken after the trigger's lock, in every process, so two fires never wait on each other's locks.
+   */
+  async function admit(trigger: FiringTriggerRow, source: FireSource, tx: Queryable): Promise<FireStatus> {
+    if (!trigger.enabled || (trigger.agent_status !== null && NOT_RUN.has(trigger.agent_status))) return 'skipped';
+    const over = await createFireRateRepository(tx).take(trigger.account_id, config.fires.perMinute, tx);
+    if (!over) return 'fired';
+    if (source === 'manual' || source === 'webhook') throw new FireRateExceeded(config.fires.perMinute, over.retryAfterSeconds);
+    return 'throttled';
+  }
+
+  return {
+    /**
+     * What happens when a trigger fires, once per fire key, in the caller's transaction (the local
+     * activity of fireTriggerWorkflow; the API for manual and hook fires):
+     * 1. lock the trigger (deleted meanwhile: nothing happens); a fire key already recorded answers
+     *    the first fire;
+     * 2. admit it: skipped (trigger disabled, agent a template or paused) or throttled (over
+     *    FIRES_PER_MINUTE) fires are recorded as such and go no further;
+     * 3. record and count it (fireCount, lastFired);
+     * 4. when the trigger is linked to an agent: insert the agent's run and start it;
+     * 5. write agent.triggered (linked) or trigger.fired and its fan-out (lib/event-fan-out.ts: its
+     *    deliveries and the fires of the triggers it matches): an event fire's event stays in its
+     *    cause's chain; any other fire's event roots a new chain.
+     * After the commit the caller kicks its hand-off with `held` (the first attempts of the deliveries).
+     * Nothing else is asked of Temporal: the trigger's nextFireAt is computed from its expression.
+     */
+    async recordFire(tx: Queryable, input: FireToRecord): Promise<RecordedFire> {
+      const fires = createFiresRepository(tx);
+      const triggers = createTriggersRepository(tx);
+      const trigger = await triggers.lockForFire(input.triggerId, tx);
+      if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null, held: [] };
+      // Read before admitting, so a repeated fire key (a retried activity) takes nothing from the rate.
+      const first = await fires.findByKey(trigger.id, input.fireKey, tx);
+      if (first) return { fireId: first.id, status: 'duplicate', runId: first.run_id, held: [] };
+
+      const status = await admit(trigger, input.source, tx);
+      const chainDepth = input.chainDepth ?? 0;
+      const payload = await payloadOf(tx, input);
+      const eventId = randomUUID();
+      const rootEventId = input.rootEventId ?? (status === 'fired' ? eventId : null);
+      const fireId = await fires.insertOnce(
+        {
+          id: input.fireId ?? null,
+          accountId: trigger.account_id,
+          triggerId: trigger.id,
+          fireKey: input.fireKey,
+          source: input.source,
+          status,
+          payload,
+          chainDepth,
+          scheduledAt: scheduledTimeOf(input.fireKey),
+          eventId: input.eventId ?? null,
+          rootEventId,
+        },
+        tx,
+      );
+      // The trigger's lock keeps the key free since findByKey; this only keeps the insert honest.
+      if (fireId === null) throw new Error(`fire key ${input.fireKey} of trigger ${trigger.id} was recorded meanwhile`);
+      if (status !== 'fired') return { fireId, status, runId: null, held: [] };
+
+      await triggers.countFire(trigger.id, tx);
+
+      let runId: string | null = null;
+      if (trigger.agent_id) {
+        const run = await insertRun(tx, {
+          accountId: trigger.account_id,
+          agentId: trigger.agent_id,
+          triggerId: trigger.id,
+          fireId,
+          chainDepth,
+          input: { source: input.source, triggerId: trigger.id, fireId, payload },
+        });
+        await startRun(tx, run);
+        await fires.setRun(fireId, run.id, tx);
+        runId = run.id;
+      }
+
+      const data: Record<string, unknown> = { triggerId: trigger.id, fireId, source: input.source };
+      if (trigger.agent_id) Object.assign(data, { agentId: trigger.agent_id, runId });
+      const event = await insertEvent(tx, {
+        id: eventId,
+        accountId: trigger.account_id,
+        type: trigger.agent_id ? 'agent.triggered' : 'trigger.fired',
+        data,
+        chainDepth,
+        rootEventId,
+      });
+      const { held } = await fanOut.fanOutEvent(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
+      return { fireId, status: 'fired', runId, held };
+    },
+  };
+}
+export type FireRecorder = ReturnType<typeof createFireRecorder>;
