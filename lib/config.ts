@@ -94,6 +94,7 @@ const envSchema = z.object({
   FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
   DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
+  RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
@@ -136,7 +137,15 @@ export interface Config {
    * concurrencyPerWebhook: delivery attempts in flight per webhook, across every worker; workerSlots:
    * attempts in flight per worker process, on the delivery task queue (docs/architecture.md § Limits and fairness).
    */
-  webhooks: { retrySchedule: string[]; timeoutMs: number; allowPrivateTargets: boolean; concurrencyPerWebhook: number; workerSlots: number };
+  webhooks: {
+    retrySchedule: string[];
+    timeoutMs: number;
+    allowPrivateTargets: boolean;
+    concurrencyPerWebhook: number;
+    workerSlots: number;
+    /** Failed deliveries a recovery gives a new generation per batch (one activity, one transaction). */
+    recoveryBatchSize: number;
+  };
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
   /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
@@ -205,6 +214,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivateTargets: e.ALLOW_PRIVATE_TARGETS,
       concurrencyPerWebhook: e.DELIVERY_CONCURRENCY_PER_WEBHOOK,
       workerSlots: e.DELIVERY_WORKER_SLOTS,
+      recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS },

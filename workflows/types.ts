@@ -56,6 +56,17 @@ export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'stopped';
 /** What one call of attemptDelivery answers: an outcome, or 'wait' (no slot free: nothing sent, no attempt used). */
 export type AttemptStep = AttemptOutcome | 'wait';
 
+/** Input of `recoverDeliveriesWorkflow`, id `recovery:<recoveryId>`; its progress lives in the recovery's row. */
+export interface RecoveryInput {
+  recoveryId: string;
+}
+
+/** One batch of a recovery: `done` when nothing is left (or the recovery ended: gone, webhook disabled). */
+export interface RecoveryBatchOutcome {
+  done: boolean;
+  status: 'running' | 'completed' | 'failed' | 'gone';
+}
+
 /** Input of `runAgentWorkflow`, id `run:<runId>`. */
 export interface RunInput {
   runId: string;

@@ -12,7 +12,7 @@ export type AuditAction =
   | 'connector.create' | 'connector.update' | 'connector.delete'
   | 'tool.create' | 'tool.update' | 'tool.delete'
   | 'trigger.create' | 'trigger.update' | 'trigger.delete' | 'trigger.fire'
-  | 'webhook.create' | 'webhook.update' | 'webhook.delete' | 'webhook.test'
+  | 'webhook.create' | 'webhook.update' | 'webhook.delete' | 'webhook.test' | 'webhook.recover'
   | 'delivery.retry'
   | 'run.create'
   | 'team.invite' | 'team.update' | 'team.remove' | 'team.accept';
