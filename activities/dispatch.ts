@@ -5,6 +5,7 @@ import { createEventFanOut, FANOUT_WORK_UNITS, filterChecks, listensForTriggers 
 import { matchEventFilters } from '../lib/event-filter';
 import type { DispatchResult } from '../workflows/types';
 import type { ActivityDeps } from './deps';
+import { whileHeartbeating } from './heartbeat';
 
 export { FANOUT_WORK_UNITS };
 
@@ -27,35 +28,39 @@ export function createDispatchActivities(deps: ActivityDeps) {
   const dispatches = createEventDispatchRepository(db);
   const fanOut = createEventFanOut(config);
 
-  return {
-    /**
-     * The fan-out of an event whose listening filters were too costly to match where it was written
-     * (lib/event-fan-out.ts, INLINE_MATCH_UNITS), once:
-     * 1. read the event and the enabled triggers listening for its type;
-     * 2. match their filters, outside any transaction, within FANOUT_WORK_UNITS;
-     * 3. in one short transaction: its deliveries if not written yet (an event queued by an earlier
-     *    release; unique per event and webhook, so none twice) and a fire per matching trigger, as many
-     *    as the chain's CHAIN_FIRE_BUDGET still allows; the outcome is kept on the event, so a retry
-     *    after the commit makes nothing again.
-     */
-    async fanOutEvent(input: { eventId: string }): Promise<DispatchResult> {
-      const event = await findEvent(db, input.eventId);
-      if (!event) return NOTHING;
-      const candidates = listensForTriggers(event) ? await triggers.listEventTriggers(event.account_id, event.type) : [];
-      const { matched, unevaluated } = await matchingTriggers(candidates, event);
+  /**
+   * The fan-out of an event whose listening filters were too costly to match where it was written
+   * (lib/event-fan-out.ts, INLINE_MATCH_UNITS), once:
+   * 1. read the event and the enabled triggers listening for its type;
+   * 2. match their filters, outside any transaction, within FANOUT_WORK_UNITS;
+   * 3. in one short transaction: its deliveries if not written yet (an event queued by an earlier
+   *    release; unique per event and webhook, so none twice) and a fire per matching trigger, as many
+   *    as the chain's CHAIN_FIRE_BUDGET still allows; the outcome is kept on the event, so a retry
+   *    after the commit makes nothing again.
+   */
+  async function fanOutEvent(input: { eventId: string }): Promise<DispatchResult> {
+    const event = await findEvent(db, input.eventId);
+    if (!event) return NOTHING;
+    const candidates = listensForTriggers(event) ? await triggers.listEventTriggers(event.account_id, event.type) : [];
+    const { matched, unevaluated } = await matchingTriggers(candidates, event);
 
-      const result = await withTransaction(db, async (tx): Promise<DispatchResult> => {
-        const earlier = await dispatches.lockDispatch(event.id, tx);
-        if (!earlier) return NOTHING;
-        if (earlier.status === 'done' && earlier.result) return earlier.result;
-        const deliveries = (earlier.result?.deliveries ?? 0) + (await fanOut.writeDeliveries(tx, event)).length;
-        const outcome = { deliveries, ...(await fanOut.queueFires(tx, event, matched)), unevaluated };
-        await dispatches.markDispatched(event.id, outcome, tx);
-        return outcome;
-      });
-      if (result.deliveries || result.fires) handOff.kick();
-      return result;
-    },
+    const result = await withTransaction(db, async (tx): Promise<DispatchResult> => {
+      const earlier = await dispatches.lockDispatch(event.id, tx);
+      if (!earlier) return NOTHING;
+      if (earlier.status === 'done' && earlier.result) return earlier.result;
+      const deliveries = (earlier.result?.deliveries ?? 0) + (await fanOut.writeDeliveries(tx, event)).length;
+      const outcome = { deliveries, ...(await fanOut.queueFires(tx, event, matched)), unevaluated };
+      await dispatches.markDispatched(event.id, outcome, tx);
+      return outcome;
+    });
+    if (result.deliveries || result.fires) handOff.kick();
+    return result;
+  }
+
+  return {
+    // Heartbeats while it runs: a worker killed mid-fan-out is noticed within the heartbeat timeout
+    // (workflows/dispatch.ts), not at the end of its 30 s limit.
+    fanOutEvent: (input: { eventId: string }) => whileHeartbeating(() => fanOutEvent(input)),
 
     /**
      * The dispatch workflow's last word when fanOutEvent failed for good: the event shows it

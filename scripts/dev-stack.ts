@@ -105,7 +105,9 @@ async function main(): Promise<number> {
   let releaseLock = () => {};
   let exitCode = 0;
   try {
-    releaseLock = acquireLock();
+    // The lock guards what lives in `.data/`; a stack given all of it (as the dev-stack test is) uses none.
+    const usesDataDir = !process.env.DATABASE_URL || !process.env.TEMPORAL_ADDRESS || !(process.env.JWT_SECRET && process.env.SECRETS_KEY);
+    if (usesDataDir) releaseLock = acquireLock();
 
     // Preflight: everything that can fail cheaply, before anything is started.
     const host = process.env.HOST || '127.0.0.1';

@@ -18,6 +18,16 @@ export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') });
 }
 
+/**
+ * How long a workflow's next task waits on its worker's own (sticky) queue before any worker may take it.
+ * A worker killed with SIGKILL never says it is gone, so the next task of each workflow it had cached
+ * (a run whose retried step has just returned) waits this long for it: the SDK's 10 s default was most of
+ * the time from a worker's return to the last run finished (test/e2e/resilience.test.ts). A live worker
+ * takes its sticky tasks in milliseconds; one that is slower than this is saturated, and the task is
+ * better replayed by whichever worker polls first.
+ */
+const STICKY_QUEUE_TIMEOUT = '3 seconds';
+
 export interface EngineDeps {
   connection: NativeConnection;
   config: Config;
@@ -52,6 +62,7 @@ export async function createEngine(deps: EngineDeps) {
     taskQueue: TASK_QUEUE,
     workflowBundle: deps.workflowBundle,
     activities,
+    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT,
     ...deps.tuning?.main,
   });
   const deliveryWorker = await Worker.create({

@@ -6,6 +6,8 @@ import type { DispatchResult } from './types';
 const { fanOutEvent, markDispatchFailed } = proxyActivities<Activities>({
   // Matching is bounded (~1 s at worst) and the transaction short: a dead worker's attempt is retried soon.
   startToCloseTimeout: '30 seconds',
+  // It heartbeats every second: a worker killed mid-fan-out is noticed in seconds, not at the time limit.
+  heartbeatTimeout: '5 seconds',
   retry: ENGINE_RETRY,
 });
 

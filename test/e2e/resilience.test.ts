@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { decodeTimeoutType } from '@temporalio/common';
@@ -131,6 +132,73 @@ describe('resilience: processes killed, Temporal stopped', () => {
     }
     assert.ok(retried.length >= 1, 'an attempt in flight at the kill was retried');
     assert.deepEqual(new Set(retried), new Set(['HEARTBEAT']));
+  });
+
+  it('the worker killed with SIGKILL while hooks arrive: every accepted hook is delivered or its run finished within 15 s of the worker\'s return', async (t) => {
+    const database = await createTestDatabase(t);
+    // Each delivery's first attempt (the API's) is refused, so the rest is the worker's: slow answers
+    // keep attempts in flight when it dies. The tool each run calls answers slowly too.
+    const seen = new Set<string>();
+    const receiver = await startReceiver(t, (req) => {
+      const id = req.headers['webhook-id'] as string;
+      if (!seen.has(id)) {
+        seen.add(id);
+        return { status: 503 };
+      }
+      return { status: 200, delayMs: 1_500 };
+    });
+    const tools = await startReceiver(t, () => ({ body: { ok: true }, delayMs: 1_500 }));
+    // At info the worker says when it polls: that is its return.
+    const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename), { LOG_LEVEL: 'info' });
+    const { base } = stack;
+
+    const user = await registerUser(base, 'kill-worker-hooks@example.com');
+    const outgoing = await api(base, user).ok('POST', '/api/webhooks', { name: 'out', url: `${receiver.url}/hook`, events: ['webhook.received'], secret: SECRET });
+    const incoming = await api(base, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
+    const agent = await api(base, user).ok('POST', '/api/agents', { name: 'hooked', status: 'active' });
+    await api(base, user).ok('POST', `/api/agents/${agent.id}/tools`, { type: 'custom', name: 'slow', configJson: { endpoint: `${tools.url}/slow` } });
+    const trigger = await api(base, user).ok('POST', `/api/agents/${agent.id}/triggers`, { name: 'hook', type: 'webhook' });
+    const hooks = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const event = await api(base).post(`/api/hooks/webhooks/${incoming.id}`, JSON.stringify({ i }));
+        assert.equal(event.statusCode, 202, event.body);
+        const fire = await api(base).post(`/api/hooks/triggers/${trigger.configJson.webhookPath}`, JSON.stringify({ i }), { 'x-trigger-token': trigger.configJson.secretToken });
+        assert.equal(fire.statusCode, 202, fire.body);
+      }
+    };
+
+    await hooks(4);
+    await waitFor('delivery attempts and tool calls in flight', async () => receiver.requests.length >= 6 && tools.requests.length >= 1, 30_000);
+    assert.equal(await stack.worker.stop('SIGKILL'), 'SIGKILL');
+    // Accepted while no worker runs.
+    await hooks(4);
+    await sleep(1_000); // npm start's first restart delay
+    stack.restartWorker();
+    await waitFor('the new worker to poll', async () => stack.worker.output().includes('polling task queue'), 60_000);
+    const returnedAt = Date.now();
+
+    const finished = await waitFor('every delivery and run finished', async () => {
+      const { rows } = await database.db.query(
+        `SELECT (SELECT count(*) FROM deliveries WHERE webhook_id = $1 AND status = 'succeeded')::int AS delivered,
+                (SELECT count(*) FROM runs WHERE trigger_id = $2 AND status = 'succeeded')::int AS ran,
+                (SELECT count(*) FROM runs WHERE trigger_id = $2 AND status = 'failed')::int AS failed,
+                extract(epoch FROM greatest((SELECT max(finished_at) FROM deliveries WHERE webhook_id = $1),
+                                            (SELECT max(finished_at) FROM runs WHERE trigger_id = $2))) * 1000 AS last_ms`,
+        [outgoing.id, trigger.id],
+      );
+      const r = rows[0];
+      return r.delivered === 8 && r.ran + r.failed === 8 && r;
+    }, 90_000).catch((err) => {
+      throw new Error(`${err}\n--- worker output ---\n${stack.worker.output()}`);
+    });
+    assert.equal(finished.failed, 0);
+    const afterReturnMs = Number(finished.last_ms) - returnedAt;
+    t.diagnostic(`last delivery or run finished ${afterReturnMs} ms after the worker's return`);
+    assert.ok(afterReturnMs <= 15_000, `the last one finished ${afterReturnMs} ms after the worker's return`);
+    // Each hook's event reached the receiver, and each trigger hook made one run.
+    const ids = new Set(receiver.requests.filter((r) => !r.aborted).map((r) => r.headers['webhook-id']));
+    assert.equal(ids.size, 8);
+    assert.equal((await database.db.query(`SELECT count(*)::int AS n FROM runs WHERE trigger_id = $1`, [trigger.id])).rows[0].n, 8);
   });
 
   it('the API killed with SIGKILL mid first attempt: the held workflow starts take over, every delivery arrives and is counted once', async (t) => {

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { onCleanup } from '../helpers/cleanup';
+import { testEnv } from '../helpers/config';
+import { createTestDatabase } from '../helpers/database';
+import { testNamespace } from '../helpers/namespace';
+import { freePort, startProcess, waitFor } from '../helpers/processes';
+import { startReceiver } from '../helpers/receiver';
+
+/** The pids of `root`'s descendants whose command line contains `needle`. */
+function descendants(root: number, needle: string): number[] {
+  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter((m): m is RegExpMatchArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+  const found: number[] = [];
+  const visit = (pid: number) => {
+    for (const row of rows.filter((r) => r.ppid === pid)) {
+      if (row.args.includes(needle)) found.push(row.pid);
+      visit(row.pid);
+    }
+  };
+  visit(root);
+  return found;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('npm start (scripts/dev-stack.ts): its supervisor', () => {
+  it('restarts a worker killed with SIGKILL, the stack keeps serving, and SIGINT still stops everything', async (t) => {
+    const database = await createTestDatabase(t);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    // Given Postgres, Temporal and the secrets, the stack uses nothing under .data/ (and takes no lock there).
+    const stack = startProcess(
+      'scripts/dev-stack.ts',
+      testEnv(database.url, { TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'info', WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s' }),
+    );
+    onCleanup(t, () => stack.stop('SIGKILL'));
+    const failWith = (err: unknown) => {
+      throw new Error(`${err}\n--- npm start output ---\n${stack.output()}`);
+    };
+    const polls = () => stack.output().split('polling task queue').length - 1;
+    await waitFor('npm start to say it is running', async () => stack.output().includes('Agent Platform is running'), 120_000).catch(failWith);
+    await waitFor('the worker to poll', async () => polls() === 1, 60_000).catch(failWith);
+    const pid = stack.child.pid!;
+    const [worker] = descendants(pid, 'worker/main.ts');
+    const [apiPid] = descendants(pid, 'api/server.ts');
+    assert.ok(worker && apiPid, `worker and API processes under npm start: ${stack.output()}`);
+
+    process.kill(worker, 'SIGKILL');
+    await waitFor('the restart to be announced', async () => stack.output().includes('worker was killed by SIGKILL; restarting it in 1 s'), 10_000).catch(failWith);
+    const restarted = await waitFor('a new worker process', async () => descendants(pid, 'worker/main.ts').find((p) => p !== worker), 30_000).catch(failWith);
+    await waitFor('the new worker to poll', async () => polls() === 2, 60_000).catch(failWith);
+    assert.deepEqual(descendants(pid, 'api/server.ts'), [apiPid], 'the API ran on, untouched');
+
+    // Served after the restart, through the new worker: a hook's delivery whose first attempt (the API's) is
+    // refused is made again by its workflow, which only a worker runs.
+    const receiver = await startReceiver(t, (_req, i) => ({ status: i === 0 ? 503 : 200 }));
+    const user = await registerUser(base, 'dev-stack@example.com');
+    const outgoing = await api(base, user).ok('POST', '/api/webhooks', { name: 'out', url: `${receiver.url}/hook`, events: ['webhook.received'] });
+    const incoming = await api(base, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
+    assert.equal((await api(base).post(`/api/hooks/webhooks/${incoming.id}`, '{"after":"restart"}')).statusCode, 202);
+    await waitFor('the hook delivered', async () => {
+      const { rows } = await database.db.query(`SELECT status FROM deliveries WHERE webhook_id = $1`, [outgoing.id]);
+      return rows[0]?.status === 'succeeded';
+    }, 30_000).catch(failWith);
+    assert.equal(receiver.requests.length, 2);
+
+    assert.equal(await stack.stop('SIGINT', 60_000), 0, stack.output());
+    assert.match(stack.output(), /\[dev\] stopped\n/);
+    for (const p of [restarted, apiPid]) assert.equal(alive(p), false, `process ${p} left running`);
+  });
+});
