@@ -18,7 +18,6 @@ import {
   countRunningRuns,
   findRun,
   findRunForUpdate,
-  lockAccountRunSlots,
   markRunRunning,
   markRunWaiting,
   nextQueuedRuns,
@@ -278,8 +277,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         // The plan is made before the account's lock is taken (reads of the agent, its tools and its
         // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
         const plan = first.status === 'queued' && (await slotLooksFree(first)) ? await planOf(db, first) : null;
-        const result = await withTransaction(db, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
-          await lockAccountRunSlots(tx, first.account_id);
+        const result = await runLine.locked(first.account_id, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
           const run = await findRunForUpdate(tx, input.runId);
           if (!run) return { outcome: { status: 'gone' } };
           if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };

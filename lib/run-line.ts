@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { withTransaction, type Db } from '../db/pool';
 import { accountsWithParkedRuns, countRunningRuns, countWaitingRuns, lockAccountRunSlots, unparkRuns } from '../db/repositories/runs';
 import type { Config } from './config';
@@ -36,11 +37,26 @@ const SWEEP_ACCOUNTS = 500;
 export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
   const { db } = deps;
   const { limit, holdMs } = runLineLimits(deps.config);
+  const inTurn = createTurns();
+
+  /**
+   * `fn` in a transaction holding the account's run-slot lock, which serialises every decision about the
+   * account's slots (across processes). In this process the account's decisions also take turns before
+   * they ask for a connection: a burst of one account's runs waits here, not in the pool, where it would
+   * hold every connection waiting for its own lock while other accounts' runs wait for a connection.
+   */
+  function locked<T>(accountId: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTurn(accountId, () =>
+      withTransaction(db, async (tx) => {
+        await lockAccountRunSlots(tx, accountId);
+        return fn(tx);
+      }),
+    );
+  }
 
   /** Gives the account's oldest parked runs a workflow start for each free slot; answers how many (kick the hand-off after). */
   async function promote(accountId: string): Promise<number> {
-    return withTransaction(db, async (tx) => {
-      await lockAccountRunSlots(tx, accountId);
+    return locked(accountId, async (tx) => {
       const running = await countRunningRuns(tx, accountId, holdMs);
       const free = running >= limit ? 0 : limit - running - (await countWaitingRuns(tx, accountId, QUEUE_PLACE_MS, limit - running));
       if (free <= 0) return 0;
@@ -51,6 +67,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
   }
 
   return {
+    locked,
     promote,
     /** `promote` for every account with parked runs (the reconciler's safety net); answers how many runs got a workflow. */
     async promoteAll(): Promise<number> {
@@ -61,3 +78,22 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
   };
 }
 export type RunLine = ReturnType<typeof createRunLine>;
+
+/** Runs each key's calls one at a time, in the order they came (other keys are not held up). */
+function createTurns() {
+  const tails = new Map<string, Promise<void>>();
+  return async function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const before = tails.get(key);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const tail = (before ?? Promise.resolve()).then(() => mine);
+    tails.set(key, tail);
+    if (before) await before;
+    try {
+      return await fn();
+    } finally {
+      done();
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
+}
