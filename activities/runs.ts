@@ -18,7 +18,6 @@ import {
   countRunningRuns,
   findRun,
   findRunForUpdate,
-  lockAccountRunSlots,
   markRunRunning,
   markRunWaiting,
   nextQueuedRuns,
@@ -37,21 +36,12 @@ import type { ActivityDeps } from './deps';
 import { ModelCallAborted, ModelError } from './executor/model-client';
 import type { ModelRunOutput } from './executor/model-executor';
 import { answerOf, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
+import { createRunLine, QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../lib/run-line';
 import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
 import { createExecutors, type Executors } from './executor/select';
 import { userMessage } from './executor/system-message';
 import { callTool } from './executor/tool-call';
 
-/** How often a queued run asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
-const QUEUE_RECHECK_MS = 60_000;
-/**
- * A queued run keeps its place in its account's line while its workflow checks in (every
- * QUEUE_RECHECK_MS at most) or, before its first check-in, for this long after it was created. A run
- * silent for longer (its workflow could not start, or is gone) is passed over by younger runs until it
- * checks in again, when it is first in line once more: it can be late, but it can't block the line.
- * A running run holds its slot until it ends, or at most RUN_TIMEOUT_MS + this long after it started.
- */
-const QUEUE_PLACE_MS = 5 * QUEUE_RECHECK_MS;
 /** A step activity heartbeats this often while its call runs (Temporal sends at most one per 0.8 × heartbeat timeout). */
 const HEARTBEAT_EVERY_MS = 1_000;
 
@@ -126,8 +116,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
   const { db, handOff, client, config } = deps;
   const agents = createAgentsRepository(db);
   const toolsRepository = createToolsRepository(db);
-  const limit = config.runs.concurrencyPerAccount;
-  const holdMs = config.runs.timeoutMs + QUEUE_PLACE_MS;
+  const { limit, holdMs } = runLineLimits(config);
+  const runLine = createRunLine({ db, config });
   const fanOut = createEventFanOut(config);
 
   /**
@@ -163,11 +153,13 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
   }
 
   /**
-   * After a run of the account ended: its event is handed off, and the runs first in line for the
-   * free slots are woken (a signal to `run:<id>`; one that can't be delivered is left to the run's own
-   * recheck).
+   * After a run of the account ended: the oldest parked runs get a workflow for the free slots
+   * (lib/run-line.ts), its event and their starts are handed off, and the runs with a workflow first in
+   * line for the free slots are woken (a signal to `run:<id>`; one that can't be delivered is left to the
+   * run's own recheck).
    */
   async function afterEnd(accountId: string): Promise<void> {
+    await runLine.promote(accountId);
     handOff.kick();
     // Most runs end with nobody waiting: one read of the line, and the running runs counted only when it is not empty.
     const waiting = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, limit);
@@ -285,8 +277,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         // The plan is made before the account's lock is taken (reads of the agent, its tools and its
         // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
         const plan = first.status === 'queued' && (await slotLooksFree(first)) ? await planOf(db, first) : null;
-        const result = await withTransaction(db, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
-          await lockAccountRunSlots(tx, first.account_id);
+        const result = await runLine.locked(first.account_id, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
           const run = await findRunForUpdate(tx, input.runId);
           if (!run) return { outcome: { status: 'gone' } };
           if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };

@@ -24,6 +24,7 @@ import { createAgentsRepository } from '../db/repositories/agents';
 import { insertRun } from '../db/repositories/runs';
 import { createToolsRepository } from '../db/repositories/tools';
 import { loadConfig, type Config } from '../lib/config';
+import { runLineLimits } from '../lib/run-line';
 import { startRun } from '../lib/engine-starts';
 import { workflowIds } from '../lib/temporal-names';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
@@ -179,12 +180,12 @@ async function main() {
     const ours = async () => {
       const run = await withTransaction(db, async (tx) => {
         const r = await insertRun(tx, { accountId, agentId, input: 'probe it' });
-        await startRun(tx, r);
+        await startRun(tx, r, runLineLimits(config));
         return r;
       });
       engine.handOff.kick();
       return async () => {
-        // The hand-off may not have started the workflow yet: wait for it to exist.
+        // The hand-off may not have started the workflow yet (or the run is parked until a slot frees): wait for it to exist.
         for (;;) {
           try {
             const outcome = (await client.workflow.getHandle(workflowIds.run(run.id)).result()) as { status: string };

@@ -3,7 +3,7 @@ import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../db/pool';
 import type { EventRow } from '../db/repositories/events';
 import { insertScheduleSync, insertWorkflowStart } from '../db/repositories/outbox';
-import type { RunRow } from '../db/repositories/runs';
+import { accountRunLineFull, parkRun, type RunRow } from '../db/repositories/runs';
 import type { DeliveryInput, FireInput, RecoveryInput } from '../workflows/types';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
 
@@ -21,7 +21,8 @@ import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowI
  * | `startEventFire`      | `fireTriggerWorkflow`    | `fire:<triggerId>:event-<eventId>`   | an event's fan-out, per matching trigger |
  * | `startEventMatching`  | `dispatchEventWorkflow`  | `event:<eventId>`                    | an event's fan-out, when its listening filters are too costly to match inline |
  * | `scheduledFireAction` | `fireTriggerWorkflow`    | `fire:<triggerId>:schedule-<time>`   | the trigger's Temporal Schedule (no outbox row: the schedule is synced) |
- * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent |
+ * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent (or parked: lib/run-line.ts) |
+ * | `startParkedRun`      | `runAgentWorkflow`       | `run:<runId>`                        | lib/run-line.ts, when a slot frees for a parked run |
  * | `startRecovery`       | `recoverDeliveriesWorkflow` | `recovery:<recoveryId>`           | `POST /webhooks/:id/recover` |
  * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
  *
@@ -133,11 +134,30 @@ export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsActi
   return action;
 }
 
+/** Where a new run stands in its account's line (lib/run-line.ts): RUN_CONCURRENCY_PER_ACCOUNT and how long a running run holds its slot. */
+export interface RunLineLimits {
+  limit: number;
+  placeMs: number;
+  holdMs: number;
+}
+
 /**
  * An agent run, `run:<runId>`: waits for a slot of its account, makes the run's steps within its time
- * limit and records its result (workflows/run.ts).
+ * limit and records its result (workflows/run.ts). When the account's line is already full (`line`), the
+ * run is parked instead: it waits in Postgres, with no workflow, until a slot frees and lib/run-line.ts
+ * calls `startParkedRun` for it. Answers whether the workflow start was queued.
  */
-export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>): Promise<void> {
+export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, line: RunLineLimits): Promise<boolean> {
+  if (await accountRunLineFull(q, run.account_id, run.id, line.limit, line.placeMs, line.holdMs)) {
+    await parkRun(q, run.id);
+    return false;
+  }
+  await startParkedRun(q, run);
+  return true;
+}
+
+/** The workflow of a run that was parked (or is to start at once): `run:<runId>`, as startRun says. */
+export async function startParkedRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>): Promise<void> {
   await insertWorkflowStart(q, {
     workflowType: WORKFLOW_TYPES.run,
     workflowId: workflowIds.run(run.id),

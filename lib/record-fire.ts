@@ -5,6 +5,7 @@ import { createFireRateRepository, createFiresRepository, type FireStatus } from
 import { insertRun } from '../db/repositories/runs';
 import { createTriggersRepository, type FiringTriggerRow } from '../db/repositories/triggers';
 import type { Config } from './config';
+import { runLineLimits } from './run-line';
 import { startRun } from './engine-starts';
 import type { EventFanOut } from './event-fan-out';
 import type { FirstAttempt } from './first-attempts';
@@ -50,7 +51,7 @@ export type FireToRecord = FireInput & { fireKey: string };
 export type RecordedFire = FireOutcome & { held: FirstAttempt[] };
 
 /** What happens when a trigger fires: shared by the fire workflow's local activity and the API. */
-export function createFireRecorder(deps: { config: Pick<Config, 'fires'>; fanOut: EventFanOut }) {
+export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'>; fanOut: EventFanOut }) {
   const { config, fanOut } = deps;
 
   /**
@@ -129,7 +130,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires'>; fanOut
           chainDepth,
           input: { source: input.source, triggerId: trigger.id, fireId, payload },
         });
-        await startRun(tx, run);
+        await startRun(tx, run, runLineLimits(config));
         await fires.setRun(fireId, run.id, tx);
         runId = run.id;
       }

@@ -7,6 +7,7 @@ import type { HandOff } from '../lib/handoff';
 import { SCHEDULE_ID_PREFIX, workflowIds } from '../lib/temporal-names';
 import { createMissedFireSearch } from './missed-fires';
 import type { EventFanOut } from '../lib/event-fan-out';
+import type { RunLine } from '../lib/run-line';
 
 const WHY: Record<CorrectionReason, string> = {
   missing: 'Temporal has no schedule for this cron/schedule trigger',
@@ -17,8 +18,9 @@ const WHY: Record<CorrectionReason, string> = {
 
 /**
  * Converges Temporal to Postgres (docs/architecture.md § The outbox, the hand-off and the reconciler), in the worker process:
- * - every `intervalMs`: hands off the outbox rows not yet acknowledged (Temporal was down, a process
- *   died between commit and hand-off);
+ * - every `intervalMs`: gives parked runs a workflow where their account has free slots (a safety net:
+ *   the end of a run does it at once, lib/run-line.ts), and hands off the outbox rows not yet
+ *   acknowledged (Temporal was down, a process died between commit and hand-off);
  * - on start and every `sweepEveryMs`: compares the `trigger:*` schedules Temporal lists with the
  *   cron/schedule triggers in Postgres and queues a sync for each difference (missing, orphaned,
  *   paused when it should run or the other way round). `schedule.list()` is eventually consistent, so
@@ -34,6 +36,8 @@ export function startReconciler(deps: {
   handOff: HandOff;
   /** Writes a trigger.missed event's deliveries and fires (lib/event-fan-out.ts). */
   fanOut: EventFanOut;
+  /** Gives parked runs a workflow where their account has free slots (lib/run-line.ts), every round. */
+  runLine?: Pick<RunLine, 'promoteAll'>;
   intervalMs: number;
   sweepEveryMs: number;
   /** MISSED_FIRE_GRACE_MS (default 60 s). */
@@ -108,6 +112,7 @@ export function startReconciler(deps: {
           await sweep();
           lastSweep = Date.now();
         }
+        if (deps.runLine && (await deps.runLine.promoteAll()) > 0) handOff.kick();
         await handOff.drain();
       } catch (err) {
         log('reconciler round failed; retrying', err);

@@ -8,6 +8,7 @@ import { createSecretBox } from '../lib/secrets';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../lib/temporal-names';
 import { startReconciler } from './reconciler';
 import { createEventFanOut } from '../lib/event-fan-out';
+import { createRunLine } from '../lib/run-line';
 import { ensureRetentionSchedule } from './retention-schedule';
 
 /**
@@ -88,6 +89,7 @@ export async function createEngine(deps: EngineDeps) {
       reconciler = startReconciler({
         db, client, handOff, log,
         fanOut: createEventFanOut(config),
+        runLine: createRunLine({ db, config }),
         intervalMs: config.engine.reconcileIntervalMs,
         sweepEveryMs: config.engine.scheduleSweepMs,
         missedFireGraceMs: config.missedFires.graceMs,

@@ -176,7 +176,7 @@ export function createServices(deps: ServiceDeps) {
       temporal: deps.temporalClient,
     }),
     team: createTeamService({ db, team: repos.team, audit }),
-    runs: createRunService({ db, agents: repos.agents, handOff, audit }),
+    runs: createRunService({ db, agents: repos.agents, handOff, audit, config }),
     runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),
     hooks: createHookService({
       db,

@@ -5,7 +5,9 @@ import { listRunStepsPage } from '../../db/repositories/run-steps';
 import { findAccountRun, insertRun, listAgentRuns } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { startRun } from '../../lib/engine-starts';
+import type { Config } from '../../lib/config';
 import type { HandOff } from '../../lib/handoff';
+import { runLineLimits } from '../../lib/run-line';
 import { ConflictError, NotFoundError } from '../errors';
 import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
@@ -13,8 +15,9 @@ import type { CreateRunInput } from '../schemas/runs';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
-export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff; audit: AuditTrail }) {
+export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff; audit: AuditTrail; config: Pick<Config, 'runs'> }) {
   const { db, agents, handOff, audit } = deps;
+  const line = runLineLimits(deps.config);
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -34,7 +37,7 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
         if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
         if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
         const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null });
-        await startRun(tx, run);
+        await startRun(tx, run, line);
         await audit.record(tx, caller, 'run.create', run.id);
         return run;
       });

@@ -100,7 +100,7 @@ export async function countQueuedAhead(q: Queryable, run: Pick<RunRow, 'id' | 'a
     `SELECT count(*)::int AS n FROM (
        SELECT 1 FROM runs r, runs me
         WHERE me.id = $2 AND r.account_id = $1 AND r.status = 'queued' AND (r.created_at, r.id) < (me.created_at, me.id)
-          AND ${withinMs('coalesce(r.waiting_at, r.created_at)', 3)}
+          AND NOT r.parked AND ${withinMs('coalesce(r.waiting_at, r.created_at)', 3)}
         LIMIT $4) AS older`,
     [run.account_id, run.id, placeMs, cap],
   );
@@ -112,11 +112,65 @@ export async function markRunWaiting(q: Queryable, id: string): Promise<void> {
   await q.query(`UPDATE runs SET waiting_at = now() WHERE id = $1 AND status = 'queued'`, [id]);
 }
 
+/**
+ * Whether the account's line is full for a new run: at least `limit` of its other runs parked, queued in
+ * line (see countQueuedAhead) or holding a slot (running, started within `holdMs`). Read without the
+ * account's lock: a race costs at most a workflow that waits for its slot, as every run did before runs
+ * were parked.
+ */
+export async function accountRunLineFull(q: Queryable, accountId: string, exceptId: string, limit: number, placeMs: number, holdMs: number): Promise<boolean> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM runs
+        WHERE account_id = $1 AND id <> $2
+          AND ((status = 'queued' AND (parked OR ${withinMs('coalesce(waiting_at, created_at)', 4)}))
+               OR (status = 'running' AND ${withinMs('started_at', 5)}))
+        LIMIT $3) AS line`,
+    [accountId, exceptId, limit, placeMs, holdMs],
+  );
+  return rows[0]!.n >= limit;
+}
+
+/** A queued run waits in Postgres, without a workflow, until lib/run-line.ts gives it one. */
+export async function parkRun(q: Queryable, id: string): Promise<void> {
+  await q.query(`UPDATE runs SET parked = true WHERE id = $1 AND status = 'queued'`, [id]);
+}
+
+/** How many of the account's queued runs have a workflow waiting for a slot (in line: see countQueuedAhead), up to `cap`. */
+export async function countWaitingRuns(q: Queryable, accountId: string, placeMs: number, cap: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM runs
+        WHERE account_id = $1 AND status = 'queued' AND NOT parked AND ${withinMs('coalesce(waiting_at, created_at)', 2)}
+        LIMIT $3) AS waiting`,
+    [accountId, placeMs, cap],
+  );
+  return rows[0]!.n;
+}
+
+/** The account's `n` oldest parked runs, unparked (with a place in line from now), for their workflows to start. */
+export async function unparkRuns(q: Queryable, accountId: string, n: number): Promise<RunRow[]> {
+  const { rows } = await q.query<RunRow>(
+    `UPDATE runs SET parked = false, waiting_at = now()
+      WHERE id IN (SELECT id FROM runs WHERE account_id = $1 AND parked AND status = 'queued'
+                    ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+      RETURNING ${RUN_COLUMNS}`,
+    [accountId, n],
+  );
+  return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id));
+}
+
+/** Accounts that have parked runs (up to `limit` of them). */
+export async function accountsWithParkedRuns(q: Queryable, limit: number): Promise<string[]> {
+  const { rows } = await q.query<{ account_id: string }>(`SELECT DISTINCT account_id FROM runs WHERE parked LIMIT $1`, [limit]);
+  return rows.map((r) => r.account_id);
+}
+
 /** The first `limit` queued runs of the account still in line (see countQueuedAhead), oldest first. */
 export async function nextQueuedRuns(q: Queryable, accountId: string, placeMs: number, limit: number): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(
     `SELECT id FROM runs
-      WHERE account_id = $1 AND status = 'queued' AND ${withinMs('coalesce(waiting_at, created_at)', 2)}
+      WHERE account_id = $1 AND status = 'queued' AND NOT parked AND ${withinMs('coalesce(waiting_at, created_at)', 2)}
       ORDER BY created_at, id LIMIT $3`,
     [accountId, placeMs, limit],
   );

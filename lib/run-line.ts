@@ -1,0 +1,99 @@
+import type pg from 'pg';
+import { withTransaction, type Db } from '../db/pool';
+import { accountsWithParkedRuns, countRunningRuns, countWaitingRuns, lockAccountRunSlots, unparkRuns } from '../db/repositories/runs';
+import type { Config } from './config';
+import { startParkedRun, type RunLineLimits } from './engine-starts';
+
+/** How often a queued run's workflow asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
+export const QUEUE_RECHECK_MS = 60_000;
+/**
+ * A queued run keeps its place in its account's line while its workflow checks in (every
+ * QUEUE_RECHECK_MS at most) or, before its first check-in, for this long after it was created (or
+ * unparked). A run silent for longer (its workflow could not start, or is gone) is passed over by younger
+ * runs until it checks in again, when it is first in line once more: it can be late, but it can't block
+ * the line. A running run holds its slot until it ends, or at most RUN_TIMEOUT_MS + this long after it started.
+ */
+export const QUEUE_PLACE_MS = 5 * QUEUE_RECHECK_MS;
+
+/** RUN_CONCURRENCY_PER_ACCOUNT, and how long a running run holds its slot at most. */
+export const runLineLimits = (config: Pick<Config, 'runs'>): RunLineLimits => ({
+  limit: config.runs.concurrencyPerAccount,
+  placeMs: QUEUE_PLACE_MS,
+  holdMs: config.runs.timeoutMs + QUEUE_PLACE_MS,
+});
+
+/** Accounts looked at per sweep of `promoteAll`. */
+const SWEEP_ACCOUNTS = 500;
+
+/**
+ * An account's line of runs (RUN_CONCURRENCY_PER_ACCOUNT slots). A run queued while the line is full is
+ * parked (lib/engine-starts.ts `startRun`): it waits in Postgres, with no workflow, so one account's
+ * thousands of queued runs cost the Temporal server nothing until they can run — every other account's
+ * runs would otherwise queue behind their starts, timers and signals. When a slot frees (a run of the
+ * account ended: activities/runs.ts; and, as a safety net, every reconciler round: worker/reconciler.ts),
+ * `promote` gives the oldest parked runs a workflow, as many as there are free slots; each then takes its
+ * slot through the run workflow's own locked decision (beginRun), as every run does.
+ */
+export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
+  const { db } = deps;
+  const { limit, holdMs } = runLineLimits(deps.config);
+  const inTurn = createTurns();
+
+  /**
+   * `fn` in a transaction holding the account's run-slot lock, which serialises every decision about the
+   * account's slots (across processes). In this process the account's decisions also take turns before
+   * they ask for a connection: a burst of one account's runs waits here, not in the pool, where it would
+   * hold every connection waiting for its own lock while other accounts' runs wait for a connection.
+   */
+  function locked<T>(accountId: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTurn(accountId, () =>
+      withTransaction(db, async (tx) => {
+        await lockAccountRunSlots(tx, accountId);
+        return fn(tx);
+      }),
+    );
+  }
+
+  /** Gives the account's oldest parked runs a workflow start for each free slot; answers how many (kick the hand-off after). */
+  async function promote(accountId: string): Promise<number> {
+    return locked(accountId, async (tx) => {
+      const running = await countRunningRuns(tx, accountId, holdMs);
+      const free = running >= limit ? 0 : limit - running - (await countWaitingRuns(tx, accountId, QUEUE_PLACE_MS, limit - running));
+      if (free <= 0) return 0;
+      const runs = await unparkRuns(tx, accountId, free);
+      for (const run of runs) await startParkedRun(tx, run);
+      return runs.length;
+    });
+  }
+
+  return {
+    locked,
+    promote,
+    /** `promote` for every account with parked runs (the reconciler's safety net); answers how many runs got a workflow. */
+    async promoteAll(): Promise<number> {
+      let promoted = 0;
+      for (const accountId of await accountsWithParkedRuns(db, SWEEP_ACCOUNTS)) promoted += await promote(accountId);
+      return promoted;
+    },
+  };
+}
+export type RunLine = ReturnType<typeof createRunLine>;
+
+/** Runs each key's calls one at a time, in the order they came (other keys are not held up). */
+function createTurns() {
+  const tails = new Map<string, Promise<void>>();
+  return async function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const before = tails.get(key);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const tail = (before ?? Promise.resolve()).then(() => mine);
+    tails.set(key, tail);
+    if (before) await before;
+    try {
+      return await fn();
+    } finally {
+      done();
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
+}
