@@ -1,10 +1,17 @@
-import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DELIVERY_TASK_QUEUE, SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../lib/temporal-names';
 import { ATTEMPT_HEARTBEAT_TIMEOUT, ATTEMPT_RETRY, ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { AttemptOutcome, DeliveryInput } from './types';
 
 export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
+
+/**
+ * Deliveries that ask their attempt for the delay before the next one (the endpoint's Retry-After may
+ * ask for more than the schedule). A workflow whose history began before this patch keeps the schedule's
+ * delays (its recorded answers are plain 'retry'); a new one records the patch marker first.
+ */
+export const RETRY_AFTER_PATCH = 'delivery-retry-after';
 
 /**
  * One delivery of an event to a webhook, id `delivery:<deliveryId>`: an attempt after each delay of
@@ -14,6 +21,8 @@ export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
  * DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight the attempt answers 'wait' without using
  * itself up, and the delivery waits for the `slotFreed` signal of an attempt that ends (or, as a
  * safety net, SLOT_WAIT_MS), then asks again. An attempt that fails for good fails the delivery.
+ * A failed attempt answers the delay before the next one: the schedule's, or later when the endpoint
+ * answered 429/503 with a Retry-After asking for more (capped at 24 h; lib/delivery-attempts.ts).
  */
 export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<AttemptOutcome> {
   const { attemptDelivery } = proxyActivities<Activities>({
@@ -30,25 +39,35 @@ export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<Atte
     signalled = true;
   });
 
+  const answerDelay = patched(RETRY_AFTER_PATCH);
+  // The delay before the next attempt when its previous attempt chose it (the first: chosen before the start).
+  let chosenDelay = answerDelay ? input.firstDelayMs : undefined;
+
   try {
     for (let i = input.startAt ?? 0; i < input.delaysMs.length; i++) {
-      const delay = input.delaysMs[i]!;
+      const delay = chosenDelay ?? input.delaysMs[i]!;
+      chosenDelay = undefined;
       if (delay > 0) await sleep(delay);
       for (;;) {
         // Cleared before asking: a signal sent while the attempt runs is for this wait.
         signalled = false;
-        const step = await attemptDelivery({
+        const answer = await attemptDelivery({
           deliveryId: input.deliveryId,
           generation: input.generation,
           attempt: i + 1,
           nextDelayMs: input.delaysMs[i + 1] ?? null,
           timeoutMs: input.timeoutMs,
+          ...(answerDelay ? { answerDelay: true } : {}),
         });
-        if (step === 'wait') {
+        if (answer === 'wait') {
           await condition(() => signalled, SLOT_WAIT_MS);
           continue;
         }
-        if (step !== 'retry') return step;
+        if (typeof answer === 'object') {
+          chosenDelay = answer.delayMs;
+          break;
+        }
+        if (answer !== 'retry') return answer;
         break;
       }
     }
