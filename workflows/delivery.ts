@@ -1,17 +1,10 @@
-import { ActivityFailure, condition, defineSignal, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DELIVERY_TASK_QUEUE, SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../lib/temporal-names';
 import { ATTEMPT_HEARTBEAT_TIMEOUT, ATTEMPT_RETRY, ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { AttemptOutcome, DeliveryInput } from './types';
 
 export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
-
-/**
- * Deliveries that ask their attempt for the delay before the next one (the endpoint's Retry-After may
- * ask for more than the schedule). A workflow whose history began before this patch keeps the schedule's
- * delays (its recorded answers are plain 'retry'); a new one records the patch marker first.
- */
-export const RETRY_AFTER_PATCH = 'delivery-retry-after';
 
 /**
  * One delivery of an event to a webhook, id `delivery:<deliveryId>`: an attempt after each delay of
@@ -23,6 +16,12 @@ export const RETRY_AFTER_PATCH = 'delivery-retry-after';
  * safety net, SLOT_WAIT_MS), then asks again. An attempt that fails for good fails the delivery.
  * A failed attempt answers the delay before the next one: the schedule's, or later when the endpoint
  * answered 429/503 with a Retry-After asking for more (capped at 24 h; lib/delivery-attempts.ts).
+ *
+ * Determinism: every delay is the schedule's or an attempt's recorded answer, so a history begun before
+ * attempts answered delays (its answers are plain 'retry') replays to the same commands: no patch is
+ * needed (test/workflows/delivery-replay.test.ts replays one). The answer is asked for (`answerDelay`), so
+ * during a rolling deploy an older workflow is never handed one it does not know, and an older
+ * activity's plain 'retry' keeps the schedule.
  */
 export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<AttemptOutcome> {
   const { attemptDelivery } = proxyActivities<Activities>({
@@ -39,9 +38,8 @@ export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<Atte
     signalled = true;
   });
 
-  const answerDelay = patched(RETRY_AFTER_PATCH);
   // The delay before the next attempt when its previous attempt chose it (the first: chosen before the start).
-  let chosenDelay = answerDelay ? input.firstDelayMs : undefined;
+  let chosenDelay = input.firstDelayMs;
 
   try {
     for (let i = input.startAt ?? 0; i < input.delaysMs.length; i++) {
@@ -57,7 +55,7 @@ export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<Atte
           attempt: i + 1,
           nextDelayMs: input.delaysMs[i + 1] ?? null,
           timeoutMs: input.timeoutMs,
-          ...(answerDelay ? { answerDelay: true } : {}),
+          answerDelay: true,
         });
         if (answer === 'wait') {
           await condition(() => signalled, SLOT_WAIT_MS);

@@ -61,8 +61,8 @@ export type AttemptStep = AttemptOutcome | 'wait';
 /**
  * 'retry' with the delay before the next attempt: the schedule's, or later when the endpoint answered
  * 429/503 with a `Retry-After` that asks for more (at most MAX_RETRY_AFTER_MS). Answered instead of a
- * plain 'retry' only to a caller that asks for it (AttemptInput.answerDelay): a workflow started before
- * this answer existed (workflows/delivery.ts, patch RETRY_AFTER_PATCH) still gets 'retry'.
+ * plain 'retry' only to a caller that asks for it (AttemptInput.answerDelay): an older workflow that
+ * does not ask (a rolling deploy) still gets 'retry'.
  */
 export interface RetryIn {
   step: 'retry';
