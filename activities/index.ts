@@ -5,6 +5,7 @@ import type { ActivityDeps } from './deps';
 import { createDispatchActivities } from './dispatch';
 import { withFailureClassification } from './failures';
 import { createFireActivities } from './fires';
+import { createRecoveryActivities } from './recoveries';
 import { createRetentionActivities } from './retention';
 import { createRunActivities } from './runs';
 
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...withFailureClassification(createFireActivities(deps)),
     ...withFailureClassification(createDispatchActivities(deps)),
     ...withFailureClassification(createDeliveryActivities(deps)),
+    ...withFailureClassification(createRecoveryActivities(deps)),
     ...createRunActivities(deps),
     ...createRetentionActivities(deps),
   };

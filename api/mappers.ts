@@ -4,6 +4,7 @@ import type { AuditRow } from '../db/repositories/audit';
 import type { ApiKeyRow } from '../db/repositories/credentials';
 import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
+import type { RecoveryRow } from '../db/repositories/recoveries';
 import type { FireDetailRow, FireListRow } from '../db/repositories/fires';
 import type { RunStepRow } from '../db/repositories/run-steps';
 import type { RunRow } from '../db/repositories/runs';
@@ -228,6 +229,24 @@ export function toDelivery(d: DeliveryRow) {
   };
 }
 export type Delivery = ReturnType<typeof toDelivery>;
+
+/** A recovery of a webhook's failed deliveries, with the outcomes so far of the attempts it started. */
+export function toRecovery(r: RecoveryRow) {
+  return {
+    id: r.id,
+    webhookId: r.webhook_id,
+    since: iso(r.since),
+    until: iso(r.until),
+    status: r.status,
+    total: r.total,
+    attempted: r.attempted,
+    succeeded: r.succeeded,
+    failed: r.failed,
+    createdAt: iso(r.created_at),
+    completedAt: r.completed_at ? iso(r.completed_at) : null,
+  };
+}
+export type Recovery = ReturnType<typeof toRecovery>;
 
 export function toDeliveryAttempt(a: DeliveryAttemptRow) {
   return {

@@ -106,6 +106,7 @@ const envSchema = z.object({
   FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
   DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
+  RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
@@ -156,6 +157,8 @@ export interface Config {
     workerSlots: number;
     /** WEBHOOK_DISABLE_AFTER: an outgoing webhook whose every attempt failed for this long is disabled (as written, and in ms). */
     disableAfter: { text: string; ms: number };
+    /** Failed deliveries a recovery gives a new generation per batch (one activity, one transaction). */
+    recoveryBatchSize: number;
   };
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
@@ -226,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrencyPerWebhook: e.DELIVERY_CONCURRENCY_PER_WEBHOOK,
       workerSlots: e.DELIVERY_WORKER_SLOTS,
       disableAfter: { text: e.WEBHOOK_DISABLE_AFTER, ms: parseDuration(e.WEBHOOK_DISABLE_AFTER) },
+      recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS },

@@ -4,7 +4,7 @@ import type { Queryable } from '../db/pool';
 import type { EventRow } from '../db/repositories/events';
 import { insertScheduleSync, insertWorkflowStart } from '../db/repositories/outbox';
 import type { RunRow } from '../db/repositories/runs';
-import type { DeliveryInput, FireInput } from '../workflows/types';
+import type { DeliveryInput, FireInput, RecoveryInput } from '../workflows/types';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
 
 /**
@@ -17,11 +17,12 @@ import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowI
  *
  * | verb                  | workflow                 | id                                   | asked for by |
  * |-----------------------|--------------------------|--------------------------------------|--------------|
- * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's fan-out (lib/event-fan-out.ts), a manual retry |
+ * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's fan-out (lib/event-fan-out.ts), a manual retry, a recovery's batch |
  * | `startEventFire`      | `fireTriggerWorkflow`    | `fire:<triggerId>:event-<eventId>`   | an event's fan-out, per matching trigger |
  * | `startEventMatching`  | `dispatchEventWorkflow`  | `event:<eventId>`                    | an event's fan-out, when its listening filters are too costly to match inline |
  * | `scheduledFireAction` | `fireTriggerWorkflow`    | `fire:<triggerId>:schedule-<time>`   | the trigger's Temporal Schedule (no outbox row: the schedule is synced) |
  * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent |
+ * | `startRecovery`       | `recoverDeliveriesWorkflow` | `recovery:<recoveryId>`           | `POST /webhooks/:id/recover` |
  * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
  *
  * Schedule syncs are also queued by the database itself: the trigger `triggers_schedule_sync` on the
@@ -142,6 +143,20 @@ export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_i
     workflowId: workflowIds.run(run.id),
     args: [{ runId: run.id }],
     tags: { accountId: run.account_id, agentId: run.agent_id, triggerId: run.trigger_id },
+  });
+}
+
+/**
+ * A recovery of a webhook's failed deliveries, `recovery:<recoveryId>` (workflows/recovery.ts): gives each a
+ * new generation, batch by batch, each delivery then with its own `delivery:<id>:retry-<n>` workflow.
+ */
+export async function startRecovery(q: Queryable, recovery: { id: string; accountId: string }): Promise<void> {
+  const input: RecoveryInput = { recoveryId: recovery.id };
+  await insertWorkflowStart(q, {
+    workflowType: WORKFLOW_TYPES.recovery,
+    workflowId: workflowIds.recovery(recovery.id),
+    args: [input],
+    tags: { accountId: recovery.accountId },
   });
 }
 

@@ -48,6 +48,7 @@ export const WORKFLOW_TYPES = {
   delivery: 'deliverWebhookWorkflow',
   run: 'runAgentWorkflow',
   retention: 'retentionWorkflow',
+  recovery: 'recoverDeliveriesWorkflow',
 } as const;
 
 /** Signalled to a delivery waiting for a slot when an attempt to its webhook ends (docs/architecture.md § When a delivery is made). */
@@ -64,6 +65,8 @@ export const workflowIds = {
   /** Generation 0 is the first hand-off; each manual retry is a new generation with its own workflow. */
   delivery: (deliveryId: string, generation = 0) => (generation === 0 ? `delivery:${deliveryId}` : `delivery:${deliveryId}:retry-${generation}`),
   run: (runId: string) => `run:${runId}`,
+  /** A recovery of a webhook's failed deliveries (POST /api/webhooks/:id/recover). */
+  recovery: (recoveryId: string) => `recovery:${recoveryId}`,
   fire: (triggerId: string, fireKey: string) => `${FIRE_ID_PREFIX}${triggerId}:${fireKey}`,
   /** A schedule's action id; Temporal appends `-<scheduled time>` to each workflow it starts. */
   scheduledFire: (triggerId: string) => `${FIRE_ID_PREFIX}${triggerId}:schedule`,

@@ -5,3 +5,4 @@ export { dispatchEventWorkflow } from './dispatch';
 export { deliverWebhookWorkflow } from './delivery';
 export { runAgentWorkflow } from './run';
 export { retentionWorkflow } from './retention';
+export { recoverDeliveriesWorkflow } from './recovery';

@@ -71,6 +71,17 @@ export interface RetryIn {
 
 export type AttemptAnswer = AttemptStep | RetryIn;
 
+/** Input of `recoverDeliveriesWorkflow`, id `recovery:<recoveryId>`; its progress lives in the recovery's row. */
+export interface RecoveryInput {
+  recoveryId: string;
+}
+
+/** One batch of a recovery: `done` when nothing is left (or the recovery ended: gone, webhook disabled). */
+export interface RecoveryBatchOutcome {
+  done: boolean;
+  status: 'running' | 'completed' | 'failed' | 'gone';
+}
+
 /** Input of `runAgentWorkflow`, id `run:<runId>`. */
 export interface RunInput {
   runId: string;

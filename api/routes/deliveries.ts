@@ -1,11 +1,21 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery } from '../schemas/common';
-import { deliveryDetailSchema, deliveryParams, deliverySchema, testEventBody, testEventSchema } from '../schemas/deliveries';
+import {
+  deliveryDetailSchema,
+  deliveryParams,
+  deliverySchema,
+  MAX_RECOVERY_WINDOW_DAYS,
+  recoverBody,
+  recoveryParams,
+  recoverySchema,
+  testEventBody,
+  testEventSchema,
+} from '../schemas/deliveries';
 import type { DeliveryService } from '../services/delivery-service';
 import { callerOf, type App } from '../types';
 
-/** Delivery log, manual retry and test event of outgoing webhooks (README § Webhooks). */
+/** Delivery log, manual retry, recovery and test event of outgoing webhooks (README § Webhooks). */
 export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; publicBaseUrl: string }): void {
   const { deliveries } = deps;
   const tags = ['webhooks'];
@@ -53,13 +63,48 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
         tags,
         summary: 'Retry a delivery',
         description:
-          'Replays a delivery that succeeded, failed or was cancelled: one more attempt now, with the same event and the same ' +
-          '`webhook-id`, so receivers can de-duplicate. 409 while the delivery is still pending, or when the webhook is disabled or incoming.',
+          'Replays a delivery: one more attempt now, with the same event and the same `webhook-id`, so receivers can de-duplicate. ' +
+          'A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming.',
         params: deliveryParams,
-        response: { 202: deliverySchema, 409: errorResponse(`The delivery is still pending. ${notDelivering}`) },
+        response: { 202: deliverySchema, 409: errorResponse(notDelivering) },
       },
     },
     async (request, reply) => reply.code(202).send(await deliveries.retry(callerOf(request), request.params.id, request.params.deliveryId)),
+  );
+
+  app.post(
+    '/api/webhooks/:id/recover',
+    {
+      config: { access: 'write' },
+      schema: {
+        tags,
+        summary: 'Recover failed deliveries',
+        description:
+          'Attempts again, once each, every delivery of this webhook created in [since, until) that has failed (until: now when ' +
+          `omitted; at most ${MAX_RECOVERY_WINDOW_DAYS} days after since), as a manual retry does: same event, same \`webhook-id\`. ` +
+          'Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. ' +
+          '400 for a bad window; 409 when the webhook is disabled or incoming.',
+        params: idParams,
+        body: recoverBody,
+        response: { 202: recoverySchema, 409: errorResponse(notDelivering) },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await deliveries.recover(callerOf(request), request.params.id, request.body)),
+  );
+
+  app.get(
+    '/api/webhooks/:id/recoveries/:recoveryId',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags,
+        summary: 'Get a recovery',
+        description: 'A recovery\'s progress: how many failed deliveries it covers, has attempted, and how many of those attempts succeeded or failed so far.',
+        params: recoveryParams,
+        response: { 200: recoverySchema },
+      },
+    },
+    async (request) => deliveries.getRecovery(callerOf(request), request.params.id, request.params.recoveryId),
   );
 
   app.post(

@@ -30,7 +30,7 @@ export const auditEntrySchema = z
     id: z.uuid(),
     actorUserId: z.uuid().nullable().describe('Who made the change (null once that user no longer exists)'),
     actorEmail: z.string().nullable(),
-    action: z.string().describe('<resource>.<verb>: agent.create, agent.update, agent.delete, agent.import, tool.create, trigger.fire, run.create, webhook.test, delivery.retry, team.invite, team.update, team.remove, team.accept, …'),
+    action: z.string().describe('<resource>.<verb>: agent.create, agent.update, agent.delete, agent.import, tool.create, trigger.fire, run.create, webhook.test, webhook.recover, delivery.retry, team.invite, team.update, team.remove, team.accept, …'),
     resourceType: z.string().describe('The part of action before the dot: agent, connector, tool, trigger, webhook, delivery, run, team'),
     resourceId: z.uuid().nullable().describe('The resource written (for team: the membership)'),
     createdAt: timestamp,

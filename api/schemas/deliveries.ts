@@ -51,3 +51,40 @@ export const testEventBody = z
   .nullish()
   .meta({ id: 'WebhookTest', description: 'Optional; no body or an empty object sends the default test event.' });
 export type TestEventBody = z.infer<typeof testEventBody>;
+
+// ---- recoveries (POST /api/webhooks/:id/recover) ----
+
+/** The longest window one recovery covers. */
+export const MAX_RECOVERY_WINDOW_DAYS = 30;
+
+const instant = z.iso.datetime({ offset: true });
+
+export const recoverBody = z
+  .strictObject({
+    since: instant.describe('ISO 8601 instant: deliveries created at or after it are recovered'),
+    until: instant
+      .optional()
+      .describe(`ISO 8601 instant, exclusive; default: now. After since, and at most ${MAX_RECOVERY_WINDOW_DAYS} days after it`),
+  })
+  .meta({ id: 'RecoverDeliveries' });
+export type RecoverBody = z.infer<typeof recoverBody>;
+
+export const recoveryParams = z.object({ id: z.uuid(), recoveryId: z.uuid() });
+
+export const recoverySchema = z
+  .object({
+    id: z.uuid(),
+    webhookId: z.uuid(),
+    since: timestamp,
+    until: timestamp,
+    status: z
+      .enum(['running', 'completed', 'failed'])
+      .describe('running: deliveries are still being handed their new attempt; completed: every one has been; failed: the recovery stopped (the webhook was disabled or turned incoming, or the engine failed)'),
+    total: z.int().min(0).describe('Failed deliveries created in the window when the recovery was asked for'),
+    attempted: z.int().min(0).describe('Of those, the ones given a new attempt so far (a delivery retried or deleted meanwhile is skipped)'),
+    succeeded: z.int().min(0).describe('Of the attempted, those whose new attempt succeeded (so far)'),
+    failed: z.int().min(0).describe('Of the attempted, those whose new attempt failed (so far)'),
+    createdAt: timestamp,
+    completedAt: timestamp.nullable().describe('When it stopped running; null while running'),
+  })
+  .meta({ id: 'DeliveryRecovery' });

@@ -12,7 +12,7 @@ export type AuditAction =
   | 'connector.create' | 'connector.update' | 'connector.delete'
   | 'tool.create' | 'tool.update' | 'tool.delete'
   | 'trigger.create' | 'trigger.update' | 'trigger.delete' | 'trigger.fire'
-  | 'webhook.create' | 'webhook.update' | 'webhook.delete' | 'webhook.test'
+  | 'webhook.create' | 'webhook.update' | 'webhook.delete' | 'webhook.test' | 'webhook.recover'
   // Written by the engine (actor null), not through this trail: lib/delivery-attempts.ts.
   | 'webhook.disable'
   | 'delivery.retry'

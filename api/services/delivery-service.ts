@@ -1,13 +1,15 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { DeliveriesRepository } from '../../db/repositories/deliveries';
+import type { RecoveriesRepository } from '../../db/repositories/recoveries';
 import { insertEvent } from '../../db/repositories/events';
 import type { WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks';
-import { startDelivery } from '../../lib/engine-starts';
+import { startDelivery, startRecovery } from '../../lib/engine-starts';
 import type { EventFanOut } from '../../lib/event-fan-out';
 import type { HandOff } from '../../lib/handoff';
-import { ConflictError, NotFoundError } from '../errors';
-import { toDelivery, toDeliveryAttempt, type Delivery } from '../mappers';
+import { ConflictError, NotFoundError, ValidationError } from '../errors';
+import { toDelivery, toDeliveryAttempt, toRecovery, type Delivery, type Recovery } from '../mappers';
+import { MAX_RECOVERY_WINDOW_DAYS, type RecoverBody } from '../schemas/deliveries';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
@@ -24,13 +26,14 @@ export function createDeliveryService(deps: {
   db: Db;
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
+  recoveries: RecoveriesRepository;
   handOff: HandOff;
   /** Writes a test event's delivery in its transaction. */
   fanOut: EventFanOut;
   timeoutMs: number;
   audit: AuditTrail;
 }) {
-  const { db, webhooks, deliveries, handOff, audit } = deps;
+  const { db, webhooks, deliveries, recoveries, handOff, audit } = deps;
 
   async function webhookOf(caller: Caller, id: string): Promise<WebhookRow> {
     const row = await webhooks.findById(caller.accountId, id);
@@ -53,9 +56,10 @@ export function createDeliveryService(deps: {
     },
 
     /**
-     * Replays a finished delivery once, now, with the same event (same `webhook-id`): a new generation
-     * and its own workflow, so the older generation's workflow can no longer attempt. The webhook row is
-     * locked so a concurrent disable either sees this delivery pending (and cancels it) or runs first (409).
+     * Replays a delivery once, now, with the same event (same `webhook-id`): a new generation and its own
+     * workflow, so the older generation's workflow makes no further attempt (a pending delivery's next
+     * scheduled attempt included: it stops there). The webhook row is locked so a concurrent disable
+     * either sees this delivery pending (and cancels it) or runs first (409).
      */
     async retry(caller: Caller, webhookId: string, id: string): Promise<Delivery> {
       const delivery = await withTransaction(db, async (tx) => {
@@ -64,7 +68,6 @@ export function createDeliveryService(deps: {
         const row = await deliveries.find(caller.accountId, webhookId, id, tx, true);
         if (!row) throw new NotFoundError('Delivery');
         assertSends(webhook);
-        if (row.status === 'pending') throw new ConflictError('Delivery is still pending; retry it once it has succeeded, failed or been cancelled');
         const { generation } = await deliveries.startGeneration(id, tx);
         await startDelivery(tx, { id, accountId: caller.accountId }, generation, { delaysMs: [0], timeoutMs: deps.timeoutMs });
         await audit.record(tx, caller, 'delivery.retry', id);
@@ -72,6 +75,39 @@ export function createDeliveryService(deps: {
       });
       handOff.kick();
       return toDelivery(delivery);
+    },
+
+    /**
+     * Recovers the webhook's failed deliveries created in [since, until) (until: now when omitted): one
+     * workflow `recovery:<id>` gives each a new generation, batch by batch (workflows/recovery.ts).
+     */
+    async recover(caller: Caller, webhookId: string, body: RecoverBody): Promise<Recovery> {
+      const since = new Date(body.since);
+      const until = body.until === undefined ? new Date() : new Date(body.until);
+      const untilName = body.until === undefined ? 'now (until omitted)' : 'until';
+      if (since.getTime() >= until.getTime()) throw new ValidationError(`body.since: must be before ${untilName}`);
+      if (until.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_DAYS * 86_400_000) {
+        throw new ValidationError(`body.since: must be at most ${MAX_RECOVERY_WINDOW_DAYS} days before ${untilName}`);
+      }
+      const recovery = await withTransaction(db, async (tx) => {
+        const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
+        if (!webhook) throw new NotFoundError('Webhook');
+        assertSends(webhook);
+        const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until });
+        await startRecovery(tx, { id: row.id, accountId: caller.accountId });
+        await audit.record(tx, caller, 'webhook.recover', webhookId);
+        return row;
+      });
+      handOff.kick();
+      return toRecovery(recovery);
+    },
+
+    /** A recovery's progress; the outcomes count the attempts it started that have ended. */
+    async getRecovery(caller: Caller, webhookId: string, id: string): Promise<Recovery> {
+      await webhookOf(caller, webhookId);
+      const row = await recoveries.find(caller.accountId, webhookId, id);
+      if (!row) throw new NotFoundError('Recovery');
+      return toRecovery(row);
     },
 
     /** Emits a webhook.test event delivered to this webhook only (and to no trigger); `payload` is the caller's own. */

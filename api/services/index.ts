@@ -13,6 +13,7 @@ import { createMetricsRepository } from '../../db/repositories/metrics';
 import { createScheduleHistoryRepository } from '../../db/repositories/schedule-history';
 import { createWebhookStatsRepository } from '../../db/repositories/webhook-stats';
 import { createQuotasRepository } from '../../db/repositories/quotas';
+import { createRecoveriesRepository } from '../../db/repositories/recoveries';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
 import { createToolsRepository } from '../../db/repositories/tools';
@@ -61,6 +62,7 @@ export function createRepositories(db: Db) {
     scheduleHistory: createScheduleHistoryRepository(db),
     webhookStats: createWebhookStatsRepository(db),
     quotas: createQuotasRepository(db),
+    recoveries: createRecoveriesRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),
     triggers: createTriggersRepository(db),
@@ -147,6 +149,7 @@ export function createServices(deps: ServiceDeps) {
       db,
       webhooks: repos.webhooks,
       deliveries: repos.deliveries,
+      recoveries: repos.recoveries,
       handOff,
       fanOut,
       timeoutMs: config.webhooks.timeoutMs,

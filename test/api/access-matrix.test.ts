@@ -82,7 +82,7 @@ const REFUSALS: Record<Exclude<Rule, 'read' | 'self'>, string> = {
 /** What the operations work on: `shared` rows any request may use, `own` rows one actor's requests use up. */
 interface Fixture {
   shared: Record<
-    'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery',
+    'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery' | 'recovery',
     string
   >;
   own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'member' | 'apiKey' | 'delivery' | 'invitation', string> & {
@@ -167,6 +167,8 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/webhooks/{id}/deliveries/{deliveryId}': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.shared.delivery}` }),
   'POST /api/webhooks/{id}/deliveries/{deliveryId}/retry': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.own.delivery}/retry` }),
   'POST /api/webhooks/{id}/test': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/test`, payload: {} }),
+  'POST /api/webhooks/{id}/recover': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/recover`, payload: { since: new Date(Date.now() - 3_600_000).toISOString() } }),
+  'GET /api/webhooks/{id}/recoveries/{recoveryId}': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/recoveries/${f.shared.recovery}` }),
   'GET /api/webhooks/{id}/stats': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/stats` }),
 
   'POST /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs`, payload: {} }),
@@ -283,6 +285,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
     shared.fire = await fireOf(shared.trigger);
     shared.userFire = await fireOf(shared.userTrigger);
     shared.delivery = await failedDelivery();
+    shared.recovery = await created(`/api/webhooks/${shared.webhook}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() });
 
     const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     operations = [];

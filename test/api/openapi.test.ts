@@ -58,6 +58,8 @@ describe('OpenAPI document covers every route', () => {
       '/api/webhooks/{id}/deliveries': ['get'],
       '/api/webhooks/{id}/deliveries/{deliveryId}/retry': ['post'],
       '/api/webhooks/{id}/test': ['post'],
+      '/api/webhooks/{id}/recover': ['post'],
+      '/api/webhooks/{id}/recoveries/{recoveryId}': ['get'],
       '/api/hooks/webhooks/{id}': ['post'],
       '/api/hooks/triggers/{webhookPath}': ['post'],
       '/api/agents/{id}/runs': ['get', 'post'],

@@ -1,0 +1,61 @@
+import { withTransaction } from '../db/pool';
+import { createDeliveriesRepository } from '../db/repositories/deliveries';
+import { createRecoveriesRepository } from '../db/repositories/recoveries';
+import { createWebhooksRepository } from '../db/repositories/webhooks';
+import { startDelivery } from '../lib/engine-starts';
+import type { RecoveryBatchOutcome, RecoveryInput } from '../workflows/types';
+import type { ActivityDeps } from './deps';
+
+/** The activities of recoverDeliveriesWorkflow (workflows/recovery.ts). */
+export function createRecoveryActivities(deps: ActivityDeps) {
+  const { db, config, handOff } = deps;
+  const recoveries = createRecoveriesRepository(db);
+  const deliveries = createDeliveriesRepository(db);
+  const webhooks = createWebhooksRepository(db);
+
+  return {
+    /**
+     * One batch of a recovery, in one transaction: the next RECOVERY_BATCH_SIZE failed deliveries of its
+     * window (after its cursor) each get a new generation and its `delivery:<id>:retry-<n>` workflow start,
+     * as a manual retry does (one attempt now, same `webhook-id`); the recovery records them and moves its
+     * cursor. A retried batch resumes at the cursor, so no delivery is given two generations. The webhook's
+     * row is locked first, as a retry and a disable do: a webhook disabled or turned incoming meanwhile
+     * ends the recovery `failed`; a deleted one took the recovery with it (`gone`).
+     */
+    async recoverDeliveryBatch(input: RecoveryInput): Promise<RecoveryBatchOutcome> {
+      const outcome = await withTransaction(db, async (tx): Promise<RecoveryBatchOutcome> => {
+        const seen = await recoveries.findForWork(input.recoveryId, tx);
+        if (!seen) return { done: true, status: 'gone' };
+        const webhook = await webhooks.findByIdForUpdate(seen.account_id, seen.webhook_id, tx);
+        const recovery = await recoveries.findForWork(input.recoveryId, tx, true);
+        if (!webhook || !recovery) return { done: true, status: 'gone' };
+        if (recovery.status !== 'running') return { done: true, status: recovery.status };
+        if (webhook.direction !== 'outgoing' || !webhook.enabled) {
+          await recoveries.finish(recovery.id, 'failed', tx);
+          return { done: true, status: 'failed' };
+        }
+        const limit = config.webhooks.recoveryBatchSize;
+        const batch = await recoveries.nextBatch(recovery.id, limit, tx);
+        const items: { deliveryId: string; generation: number }[] = [];
+        for (const d of batch) {
+          const { generation } = await deliveries.startGeneration(d.id, tx);
+          await startDelivery(tx, { id: d.id, accountId: recovery.account_id }, generation, { delaysMs: [0], timeoutMs: config.webhooks.timeoutMs });
+          items.push({ deliveryId: d.id, generation });
+        }
+        if (batch.length > 0) await recoveries.recordBatch(recovery.id, items, batch[batch.length - 1]!, tx);
+        if (batch.length < limit) {
+          await recoveries.finish(recovery.id, 'completed', tx);
+          return { done: true, status: 'completed' };
+        }
+        return { done: false, status: 'running' };
+      });
+      handOff.kick();
+      return outcome;
+    },
+
+    /** The recovery workflow's last word when a batch failed for good: the recovery is `failed`. */
+    async failRecovery(input: RecoveryInput): Promise<void> {
+      await recoveries.finish(input.recoveryId, 'failed');
+    },
+  };
+}
