@@ -21,8 +21,9 @@
  * CPU per message: user + system time (/proc/<pid>/stat) over the phase of every process of the stack —
  * ours: the API, the worker, the Temporal dev server and the Postgres backends connected to `bench_<pid>`
  * (not Postgres's shared background processes); n8n: its process and all its descendants (task runner).
- * Lost: accepted (2xx) but never received BENCH_SETTLE_SECONDS after the last arrival; duplicated: a seq
- * received more than once.
+ * Late: accepted (2xx) and not received BENCH_SETTLE_SECONDS after the phase's last arrival (the next phase
+ * starts then); lost: accepted in any phase and not received at the end of the run, after up to
+ * BENCH_FINAL_SETTLE_SECONDS without an arrival; duplicated: a seq received more than once.
  * Then BENCH_KILL (comma list of `worker`, `api`, `n8n`; empty for none): a burst of BENCH_KILL_BURST
  * during which that process is SIGKILLed once a third of the hooks were accepted and started again at
  * once (what the dev stack's supervisor does; n8n has none), and what was lost or duplicated.
@@ -30,7 +31,7 @@
  * 1000000 for our processes (the default 50 hook requests/s would answer the burst 429); other engine
  * variables pass through from the environment. Settings: BENCH_N8N_VERSION (1.123.81), BENCH_BURST (500),
  * BENCH_IN_FLIGHT (50), BENCH_RATES (10,50), BENCH_PACED_SECONDS (10), BENCH_ROUNDS (1), BENCH_KILL
- * (worker,api,n8n), BENCH_KILL_BURST (300), BENCH_SETTLE_SECONDS (30), BENCH_STACKS (ours,n8n),
+ * (worker,api,n8n), BENCH_KILL_BURST (300), BENCH_SETTLE_SECONDS (30), BENCH_FINAL_SETTLE_SECONDS (120), BENCH_STACKS (ours,n8n),
  * BENCH_POSTGRES_URL (as bench/database.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -67,6 +68,7 @@ const ROUNDS = Math.max(1, setting('BENCH_ROUNDS', 1));
 const KILLS = list('BENCH_KILL', 'worker,api,n8n');
 const KILL_BURST = Math.max(3, setting('BENCH_KILL_BURST', 300));
 const SETTLE_MS = setting('BENCH_SETTLE_SECONDS', 30) * 1000;
+const FINAL_SETTLE_MS = setting('BENCH_FINAL_SETTLE_SECONDS', 120) * 1000;
 const STACKS = list('BENCH_STACKS', 'ours,n8n');
 const WARMUP = 20;
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
@@ -304,7 +306,10 @@ async function ensureN8n(): Promise<string> {
   console.log(`installing n8n@${N8N_VERSION} into ${path.relative(process.cwd(), N8N_DIR)} (npm install; takes minutes the first time)`);
   fs.mkdirSync(N8N_DIR, { recursive: true });
   const manifest = path.join(N8N_DIR, 'package.json');
-  if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, JSON.stringify({ name: 'n8n-peer-scratch', private: true }, null, 2) + '\n');
+  // n8n-nodes-base depends on xlsx as a tarball from cdn.sheetjs.com, outside the npm registry (which is all
+  // this machine reaches): take the registry's last xlsx instead (used by the spreadsheet nodes only).
+  const scratch = { name: 'n8n-peer-scratch', private: true, overrides: { xlsx: '0.18.5' } };
+  fs.writeFileSync(manifest, JSON.stringify(scratch, null, 2) + '\n');
   await execFileP('npm', ['install', `n8n@${N8N_VERSION}`, '--no-audit', '--no-fund', '--loglevel=warn'], { cwd: N8N_DIR, maxBuffer: 64 << 20 });
   return bin;
 }
@@ -429,9 +434,14 @@ interface PhaseResult {
   sent: number;
   accepted: number;
   received: number;
-  lost: number;
+  /** Accepted and not received BENCH_SETTLE_SECONDS after the last arrival (lost unless it comes later). */
+  late: number;
+  /** The seqs accepted, to count what was lost at the end of the run. */
+  acceptedSeqs: string[];
   /** seqs received more than once, and of those, how many came with one webhook-id only. */
   duplicated: number;
+  /** Received though the request was not answered 2xx (cut off by a kill after its commit). */
+  unanswered: number;
   sameWebhookId: number;
   perSecond: number;
   p50: number;
@@ -467,7 +477,12 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
       if (due > performance.now()) await sleep(due - performance.now());
     }
     while (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
-    if (kill && !killing && accepted.size >= count / 3) killing = stack.kill(kill);
+    if (kill && !killing && accepted.size >= count / 3) {
+      // The kill lands among requests in flight; the rest wait until the process serves again (a sender
+      // that waits out an outage), so the burst goes on through the restart.
+      killing = stack.kill(kill);
+      await killing;
+    }
     const seq = `${stack.name}-${++seqCounter}`;
     sentAt.set(seq, performance.now());
     const p: Promise<void> = sendHook(stack.hookUrl, seq)
@@ -495,8 +510,10 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
     sent: count,
     accepted: accepted.size,
     received: mine.length,
-    lost: [...accepted].filter((s) => !map.has(s)).length,
+    late: [...accepted].filter((s) => !map.has(s)).length,
+    acceptedSeqs: [...accepted],
     duplicated: dups.length,
+    unanswered: [...sentAt.keys()].filter((s) => map.has(s) && !accepted.has(s)).length,
     sameWebhookId: dups.filter((a) => a.webhookIds.size === 1 && !a.webhookIds.has('')).length,
     perSecond: mine.length / ((lastArrival - t0) / 1000),
     p50: percentile(latencies, 50),
@@ -534,25 +551,48 @@ async function main() {
           const refused = Object.entries(r.refused).map(([k, n]) => `${k}: ${n}`).join(', ');
           console.log(
             `  round ${round + 1} ${p.label.padEnd(12)} ${s.name.padEnd(5)} ${r.perSecond.toFixed(1).padStart(7)} msg/s  p50 ${r.p50.toFixed(0).padStart(6)} ms  p99 ${r.p99.toFixed(0).padStart(6)} ms  ` +
-              `cpu ${r.cpuMsPerMessage.toFixed(2)} ms/msg  accepted ${r.accepted}/${r.sent} lost ${r.lost} dup ${r.duplicated}${refused ? `  refused {${refused}}` : ''}  load ${os.loadavg()[0]!.toFixed(1)}`,
+              `cpu ${r.cpuMsPerMessage.toFixed(2)} ms/msg  accepted ${r.accepted}/${r.sent} late ${r.late} dup ${r.duplicated}${refused ? `  refused {${refused}}` : ''}  load ${os.loadavg()[0]!.toFixed(1)}`,
           );
           loads.push(os.loadavg()[0]!);
         }
       }
     }
 
-    const kills: string[] = [];
+    const killResults: Array<[string, Stack, PhaseResult]> = [];
     for (const which of KILLS) {
       const s = stacks.find((x) => (which === 'n8n' ? x.name === 'n8n' : x.name === 'ours'));
       if (!s) continue;
       const r = await phase(s, receiver, KILL_BURST, 0, which);
-      const refused = Object.entries(r.refused).map(([k, n]) => `${k}: ${n}`).join(', ') || 'none';
-      kills.push(
-        `  SIGKILL ${(s.name === 'ours' ? `our ${which}` : 'n8n').padEnd(11)} mid-burst of ${KILL_BURST}: accepted ${r.accepted}, received ${r.received}, ` +
-          `LOST ${r.lost}, duplicated ${r.duplicated}${s.name === 'ours' ? ` (${r.sameWebhookId} of them with one webhook-id: de-duplicated by a receiver)` : ''}; refused while down: ${refused}`,
-      );
-      console.log(kills.at(-1));
+      killResults.push([which, s, r]);
+      console.log(`  SIGKILL ${which} mid-burst: accepted ${r.accepted}/${r.sent}, received ${r.received}, late ${r.late}, duplicated ${r.duplicated}`);
     }
+
+    // Lost: accepted in any phase and still not received once every stack had its chance to catch up.
+    const allAccepted = (name: string) => [
+      ...[...results.entries()].filter(([k]) => k.endsWith(`|${name}`)).flatMap(([, rs]) => rs.flatMap((r) => r.acceptedSeqs)),
+      ...killResults.filter(([, s]) => s.name === name).flatMap(([, , r]) => r.acceptedSeqs),
+    ];
+    for (const s of stacks) {
+      const seqs = allAccepted(s.name);
+      await receiver.waitFor(() => seqs.every((q) => receiver.arrivals[s.name].has(q)), FINAL_SETTLE_MS);
+    }
+    const lostOf = (name: 'ours' | 'n8n', seqs: string[]) => seqs.filter((q) => !receiver.arrivals[name].has(q)).length;
+    const kills = killResults.map(([which, s, r]) => {
+      const refused = Object.entries(r.refused).map(([k, n]) => `${k}: ${n}`).join(', ') || 'none';
+      return (
+        `  SIGKILL ${(s.name === 'ours' ? `our ${which}` : 'n8n').padEnd(10)} mid-burst of ${KILL_BURST}: accepted ${r.accepted}, ` +
+        `LOST ${lostOf(s.name, r.acceptedSeqs)}, duplicated ${r.duplicated}${s.name === 'ours' ? ` (${r.sameWebhookId} with one webhook-id)` : ''}, ` +
+        `received though unanswered ${r.unanswered}; refused while it was down: ${refused}`
+      );
+    });
+    const totals = stacks.map((s) => {
+      const arrivals = [...receiver.arrivals[s.name].values()];
+      const dups = arrivals.filter((a) => a.count > 1);
+      return (
+        `  ${s.name.padEnd(5)} whole run: ${allAccepted(s.name).length} accepted, LOST ${lostOf(s.name, allAccepted(s.name))}, ` +
+        `duplicated ${dups.length}${s.name === 'ours' ? ` (${dups.filter((a) => a.webhookIds.size === 1 && !a.webhookIds.has('')).length} with one webhook-id)` : ''}`
+      );
+    });
 
     const f = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : 'never');
     const lines = [
@@ -567,7 +607,7 @@ async function main() {
         ['p50 ms', (r) => r.p50, 0, false],
         ['p99 ms', (r) => r.p99, 0, false],
         ['CPU ms/msg', (r) => r.cpuMsPerMessage, 2, false],
-        ['lost', (r) => r.lost, 0, false],
+        ['late', (r) => r.late, 0, false],
         ['duplicated', (r) => r.duplicated, 0, false],
       ];
       for (const [name, pick, digits, higherIsBetter] of figures) {
@@ -575,11 +615,11 @@ async function main() {
         if (p.interval > 0 && name === 'msg/s') continue;
         const ours = get(p.label, 'ours', pick);
         const n8n = get(p.label, 'n8n', pick);
-        const ratio = name === 'lost' || name === 'duplicated' ? '' : f(higherIsBetter ? ours / n8n : n8n / ours, 2);
+        const ratio = name === 'late' || name === 'duplicated' ? '' : f(higherIsBetter ? ours / n8n : n8n / ours, 2);
         lines.push(`  ${p.label.padEnd(14)} ${name.padEnd(15)} ${f(ours, digits).padStart(9)} ${f(n8n, digits).padStart(9)} ${ratio.padStart(9)}`);
       }
     }
-    lines.push(...kills);
+    lines.push(...kills, ...totals);
     lines.push(
       `  CPU: ours = API + worker + Temporal dev server + Postgres backends of its database; n8n = its process tree.`,
       `  settings: BENCH_BURST=${BURST} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RATES=${RATES.join(',')} BENCH_PACED_SECONDS=${PACED_SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_KILL=${KILLS.join(',')} BENCH_KILL_BURST=${KILL_BURST}`,
