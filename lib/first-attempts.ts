@@ -27,7 +27,7 @@ const RENEW_EVERY_MS = 2_000;
  * Temporal: a delivery whose first attempt succeeds (or fails for good, or finds the delivery settled)
  * never starts a workflow; its held workflow start is dropped. A workflow starts only for what must wait:
  * - the attempt failed and more remain: the start is released to begin at the second attempt, after
- *   its delay (the workflow's timer);
+ *   its delay (the workflow's timer): the schedule's, or the endpoint's Retry-After when later;
  * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: released as it is, and the
  *   workflow waits for a slot (nothing was sent);
  * - this process already has DELIVERY_WORKER_SLOTS first attempts in flight (slow endpoints), or the
@@ -59,9 +59,12 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
         attempt: 1,
         nextDelayMs: delaysMs[1] ?? null,
         timeoutMs: config.webhooks.timeoutMs,
+        answerDelay: true,
       });
       clearInterval(renew);
-      if (step === 'retry') await release(held, { startAt: 1 });
+      // Its workflow waits the delay this attempt chose (the schedule's, or the endpoint's Retry-After).
+      if (typeof step === 'object') await release(held, { startAt: 1, firstDelayMs: step.delayMs });
+      else if (step === 'retry') await release(held, { startAt: 1 });
       else if (step === 'wait') await release(held);
       else await outbox.complete([held.outboxId]); // succeeded, failed for good, or no longer ours to attempt
     } catch (err) {
