@@ -45,7 +45,7 @@ import { promisify } from 'node:util';
 import { findFreePort } from '../scripts/processes';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { createBenchDatabase } from './database';
-import { startEntry, type EntryProcess } from './server-process';
+import { benchEnv, startEntry, type EntryProcess } from './server-process';
 
 const REPO_ROOT = path.join(__dirname, '..');
 const N8N_DIR = path.join(REPO_ROOT, '.data', 'peer', 'n8n');
@@ -231,14 +231,7 @@ async function startOurs(receiver: Receiver, cleanups: Array<() => Promise<void>
   const port = await findFreePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_BASE_URL: base,
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
-    ALLOW_PRIVATE_TARGETS: 'true',
+    ...benchEnv(database.url, temporal.address, port),
     LOG_LEVEL: 'warn',
     HOOK_RATE_LIMIT: '1000000',
     FIRES_PER_MINUTE: '1000000',

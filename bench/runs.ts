@@ -34,6 +34,7 @@ import { startModelServer, textReply, toolCallsReply } from '../test/helpers/mod
 import { startReceiver } from '../test/helpers/receiver';
 import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
 import { createBenchDatabase } from './database';
+import { benchEnv } from './server-process';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const RATE = Number(process.env.BENCH_RATE ?? 10);
@@ -136,11 +137,7 @@ async function main() {
   const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
   const db = createPool(database.url, 20);
   const config: Config = loadConfig({
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
-    ALLOW_PRIVATE_TARGETS: 'true',
+    ...benchEnv(database.url, temporal.address),
     RECONCILE_INTERVAL_MS: '1000',
     RUN_CONCURRENCY_PER_ACCOUNT: '1000',
     MODEL_BASE_URL: models.baseUrl,
