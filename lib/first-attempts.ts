@@ -5,6 +5,8 @@ import type { Config } from './config';
 import { createDeliveryAttempts } from './delivery-attempts';
 import { parseDuration } from './durations';
 import type { SecretBox } from './secrets';
+import { slotWaiter, type WakeReason } from './slot-waits';
+import type { AttemptStep } from '../workflows/types';
 
 /** A delivery written with its workflow start held back (startDelivery's holdMs), for its writer to attempt first. */
 export interface FirstAttempt {
@@ -28,8 +30,11 @@ const RENEW_EVERY_MS = 2_000;
  * never starts a workflow; its held workflow start is dropped. A workflow starts only for what must wait:
  * - the attempt failed and more remain: the start is released to begin at the second attempt, after
  *   its delay (the workflow's timer);
- * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: released as it is, and the
- *   workflow waits for a slot (nothing was sent);
+ * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: the attempt waits for a slot
+ *   here first, in the webhook's line, for DELIVERY_FIRST_ATTEMPT_WAIT_MS at most (lib/slot-waits.ts),
+ *   its held start still renewed; when none came, released as it is, and the workflow waits for a slot
+ *   (nothing was sent). At most DELIVERY_FIRST_ATTEMPT_WAITERS wait at once, half of them of one account;
+ *   the others are released at once;
  * - this process already has DELIVERY_WORKER_SLOTS first attempts in flight (slow endpoints), or the
  *   attempt itself failed (the database was unreachable): released, the workflow attempts.
  * Attempts are the same as the workflow's (lib/delivery-attempts.ts): signed, SSRF-checked, recorded,
@@ -41,35 +46,82 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
   const outbox = createOutboxRepository(deps.db);
   const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
   const running = new Set<Promise<void>>();
+  /** First attempts sending (DELIVERY_WORKER_SLOTS), and those waiting for a slot at their webhook. */
   let inFlight = 0;
+  let waiting = 0;
+  const waitingByAccount = new Map<string, number>();
+  const waitersMax = config.webhooks.firstAttemptWaiters;
 
   async function release(held: FirstAttempt, firstArg: Record<string, unknown> = {}): Promise<void> {
     await outbox.releaseHeld(held.outboxId, firstArg);
     deps.kick();
   }
 
+  /** A place among the waiters: at most firstAttemptWaiters in the process, half of them for one account. */
+  function takeWaitPlace(accountId: string): boolean {
+    const mine = waitingByAccount.get(accountId) ?? 0;
+    if (config.webhooks.firstAttemptWaitMs === 0 || waiting >= waitersMax || mine >= Math.ceil(waitersMax / 2)) return false;
+    waiting++;
+    waitingByAccount.set(accountId, mine + 1);
+    return true;
+  }
+  function giveBackWaitPlace(accountId: string): void {
+    waiting--;
+    const mine = (waitingByAccount.get(accountId) ?? 1) - 1;
+    if (mine === 0) waitingByAccount.delete(accountId);
+    else waitingByAccount.set(accountId, mine);
+  }
+
   async function attemptFirst(held: FirstAttempt): Promise<void> {
     if (inFlight >= config.webhooks.workerSlots) return release(held);
     inFlight++;
+    let counted = true;
+    let waitingFor: string | null = null;
+    let lastWake: WakeReason | null = null;
     const renew = setInterval(() => outbox.hold(held.outboxId, FIRST_ATTEMPT_HOLD_MS).catch(() => {}), RENEW_EVERY_MS);
+    // Registered before the first ask: an attempt ending between that ask and the wait still wakes it.
+    const waiter = slotWaiter({ deliveryId: held.deliveryId, generation: 0 });
+    let step: AttemptStep = 'wait';
     try {
-      const step = await attempts.attempt({
-        deliveryId: held.deliveryId,
-        generation: 0,
-        attempt: 1,
-        nextDelayMs: delaysMs[1] ?? null,
-        timeoutMs: config.webhooks.timeoutMs,
-      });
+      const input = { deliveryId: held.deliveryId, generation: 0, attempt: 1, nextDelayMs: delaysMs[1] ?? null, timeoutMs: config.webhooks.timeoutMs };
+      const first = await attempts.attemptAt(input);
+      step = first.step;
+      // No slot at the webhook: wait for one here, briefly, in the webhook's line (not counted among
+      // the attempts in flight), woken when an attempt to it ends in this process or by the poll.
+      if (step === 'wait' && first.accountId && first.webhookId && takeWaitPlace(first.accountId)) {
+        waitingFor = first.accountId;
+        inFlight--;
+        counted = false;
+        waiter.join(first.webhookId);
+        const deadline = Date.now() + config.webhooks.firstAttemptWaitMs;
+        while (step === 'wait') {
+          const left = deadline - Date.now();
+          if (left <= 0) break;
+          lastWake = await waiter.next(left);
+          if (lastWake === 'timeout' || inFlight >= config.webhooks.workerSlots) break;
+          inFlight++;
+          counted = true;
+          step = (await attempts.attemptAt(input)).step;
+          if (step === 'wait') {
+            inFlight--;
+            counted = false;
+          }
+        }
+      }
+      waiter.end(step !== 'wait' && lastWake === 'poll');
       clearInterval(renew);
+      // Still no slot: released as it is (its place in line is kept), and the workflow waits for one.
       if (step === 'retry') await release(held, { startAt: 1 });
       else if (step === 'wait') await release(held);
       else await outbox.complete([held.outboxId]); // succeeded, failed for good, or no longer ours to attempt
     } catch (err) {
+      waiter.end();
       clearInterval(renew);
       log(`first attempt of delivery ${held.deliveryId} failed; its workflow takes over`, err);
       await release(held).catch(() => {}); // else its hold runs out and the reconciler hands it off
     } finally {
-      inFlight--;
+      if (counted) inFlight--;
+      if (waitingFor) giveBackWaitPlace(waitingFor);
     }
   }
 

@@ -54,6 +54,15 @@ export function createOutboxRepository(db: Queryable) {
       if (ids.length) await db.query(`DELETE FROM outbox WHERE id = ANY($1::bigint[])`, [ids]);
     },
 
+    /**
+     * Whether the start of this workflow is still in the outbox (held for a first attempt, or on its
+     * way): the workflow is not there yet, but will be.
+     */
+    async hasStart(workflowId: string): Promise<boolean> {
+      const { rows } = await db.query(`SELECT 1 FROM outbox WHERE kind = 'workflow' AND payload->>'workflowId' = $1 LIMIT 1`, [workflowId]);
+      return rows.length > 0;
+    },
+
     /** A held row (insertWorkflowStart's holdMs) stays hidden from the hand-off for `holdMs` more. */
     async hold(id: number, holdMs: number): Promise<void> {
       await db.query(`UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [id, holdMs]);
