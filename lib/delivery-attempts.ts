@@ -9,7 +9,7 @@ import type { AttemptStep } from '../workflows/types';
 import type { Config } from './config';
 import { OutboundError, sendOutbound } from './outbound-http';
 import type { SecretBox } from './secrets';
-import { wakeSlotWaiter } from './slot-waits';
+import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { SLOT_FREED_SIGNAL, SLOT_WAIT_MS, workflowIds } from './temporal-names';
 
@@ -68,6 +68,7 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
    */
   async function releaseSlot(slot: SlotRequest): Promise<void> {
     let next = await slots.release(slot, concurrency);
+    slotFreedHere(slot.webhookId);
     while (next.length > 0) {
       const gone: typeof next = [];
       for (const waiter of next) {

@@ -5,7 +5,7 @@ import type { Config } from './config';
 import { createDeliveryAttempts } from './delivery-attempts';
 import { parseDuration } from './durations';
 import type { SecretBox } from './secrets';
-import { slotWaiter, type WakeReason } from './slot-waits';
+import { slotWaiter, type SlotWaiter, type WakeReason } from './slot-waits';
 import type { AttemptStep } from '../workflows/types';
 
 /** A delivery written with its workflow start held back (startDelivery's holdMs), for its writer to attempt first. */
@@ -23,6 +23,8 @@ export interface FirstAttempt {
  */
 export const FIRST_ATTEMPT_HOLD_MS = 5_000;
 const RENEW_EVERY_MS = 2_000;
+/** A first attempt waits for a slot in its process this long at most, however its line moves (then its workflow waits). */
+export const FIRST_ATTEMPT_MAX_WAIT_MS = 30_000;
 
 /**
  * The first attempt of a delivery, made right where the delivery was written, after the commit, without
@@ -51,6 +53,26 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
   let waiting = 0;
   const waitingByAccount = new Map<string, number>();
   const waitersMax = config.webhooks.firstAttemptWaiters;
+  const waiters = new Set<SlotWaiter>();
+  /** Set by idle() (shutdown): waiting first attempts hand off to their workflows at once. */
+  let closing = false;
+
+  /**
+   * The held starts of the first attempts under way here, renewed together every RENEW_EVERY_MS (one
+   * statement, however many wait), while there are any.
+   */
+  const renewed = new Set<number>();
+  let renewTimer: NodeJS.Timeout | null = null;
+  function renewing(outboxId: number, on: boolean): void {
+    if (on) renewed.add(outboxId);
+    else renewed.delete(outboxId);
+    if (renewed.size > 0 && !renewTimer) {
+      renewTimer = setInterval(() => outbox.hold([...renewed], FIRST_ATTEMPT_HOLD_MS).catch(() => {}), RENEW_EVERY_MS);
+    } else if (renewed.size === 0 && renewTimer) {
+      clearInterval(renewTimer);
+      renewTimer = null;
+    }
+  }
 
   async function release(held: FirstAttempt, firstArg: Record<string, unknown> = {}): Promise<void> {
     await outbox.releaseHeld(held.outboxId, firstArg);
@@ -78,7 +100,7 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
     let counted = true;
     let waitingFor: string | null = null;
     let lastWake: WakeReason | null = null;
-    const renew = setInterval(() => outbox.hold(held.outboxId, FIRST_ATTEMPT_HOLD_MS).catch(() => {}), RENEW_EVERY_MS);
+    renewing(held.outboxId, true);
     // Registered before the first ask: an attempt ending between that ask and the wait still wakes it.
     const waiter = slotWaiter({ deliveryId: held.deliveryId, generation: 0 });
     let step: AttemptStep = 'wait';
@@ -93,12 +115,16 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
         inFlight--;
         counted = false;
         waiter.join(first.webhookId);
-        const deadline = Date.now() + config.webhooks.firstAttemptWaitMs;
-        while (step === 'wait') {
-          const left = deadline - Date.now();
+        const joined = Date.now();
+        waiters.add(waiter);
+        while (step === 'wait' && !closing) {
+          // The budget counts from when the line last moved here: a long line that keeps moving is
+          // waited out here (up to FIRST_ATTEMPT_MAX_WAIT_MS), one that stopped goes to its workflows.
+          const left = Math.min(joined + FIRST_ATTEMPT_MAX_WAIT_MS, Math.max(joined, waiter.lineMovedAt()) + config.webhooks.firstAttemptWaitMs) - Date.now();
           if (left <= 0) break;
           lastWake = await waiter.next(left);
-          if (lastWake === 'timeout' || inFlight >= config.webhooks.workerSlots) break;
+          if (lastWake === 'timeout') continue; // the line may have moved meanwhile: the budget is counted again
+          if (closing || inFlight >= config.webhooks.workerSlots) break;
           inFlight++;
           counted = true;
           step = (await attempts.attemptAt(input)).step;
@@ -108,15 +134,17 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
           }
         }
       }
+      waiters.delete(waiter);
       waiter.end(step !== 'wait' && lastWake === 'poll');
-      clearInterval(renew);
+      renewing(held.outboxId, false);
       // Still no slot: released as it is (its place in line is kept), and the workflow waits for one.
       if (step === 'retry') await release(held, { startAt: 1 });
       else if (step === 'wait') await release(held);
       else await outbox.complete([held.outboxId]); // succeeded, failed for good, or no longer ours to attempt
     } catch (err) {
+      waiters.delete(waiter);
       waiter.end();
-      clearInterval(renew);
+      renewing(held.outboxId, false);
       log(`first attempt of delivery ${held.deliveryId} failed; its workflow takes over`, err);
       await release(held).catch(() => {}); // else its hold runs out and the reconciler hands it off
     } finally {
@@ -137,8 +165,10 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
       }
     },
 
-    /** Resolves when no first attempt is in flight (tests, shutdown). */
+    /** Resolves when no first attempt is in flight (shutdown): those waiting for a slot hand off to their workflows now. */
     async idle(): Promise<void> {
+      closing = true;
+      for (const w of waiters) w.tell('released');
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };

@@ -15,6 +15,8 @@ export type WakeReason = 'released' | 'poll' | 'timeout';
 interface Group {
   waiters: Set<SlotWaiter>;
   timer: NodeJS.Timeout;
+  /** When a slot of the webhook was last given back in this process, or taken by a waiter here after a poll. */
+  movedAt: number;
 }
 
 const byKey = new Map<string, SlotWaiter>();
@@ -43,11 +45,16 @@ export class SlotWaiter {
     this.webhookId = webhookId;
     let group = byWebhook.get(webhookId);
     if (!group) {
-      const g: Group = { waiters: new Set(), timer: setInterval(() => g.waiters.values().next().value?.tell('poll'), SLOT_POLL_MS) };
+      const g: Group = { waiters: new Set(), timer: setInterval(() => g.waiters.values().next().value?.tell('poll'), SLOT_POLL_MS), movedAt: 0 };
       g.timer.unref();
       byWebhook.set(webhookId, (group = g));
     }
     group.waiters.add(this);
+  }
+
+  /** When the webhook's line last moved here (0: not since this waiter joined it). */
+  lineMovedAt(): number {
+    return (this.webhookId && byWebhook.get(this.webhookId)?.movedAt) || 0;
   }
 
   /** Until told (why) or `ms` have passed ('timeout'). */
@@ -76,6 +83,7 @@ export class SlotWaiter {
     const group = byWebhook.get(this.webhookId);
     if (!group) return;
     group.waiters.delete(this);
+    if (passTurn) group.movedAt = Date.now();
     if (group.waiters.size === 0) {
       clearInterval(group.timer);
       byWebhook.delete(this.webhookId);
@@ -96,6 +104,12 @@ export function wakeSlotWaiter(slot: { deliveryId: string; generation: number })
   const waiter = byKey.get(keyOf(slot));
   waiter?.tell('released');
   return waiter !== undefined;
+}
+
+/** A slot of the webhook was given back in this process: its waiters here see their line move. */
+export function slotFreedHere(webhookId: string): void {
+  const group = byWebhook.get(webhookId);
+  if (group) group.movedAt = Date.now();
 }
 
 /** Waiters in this process (tests). */

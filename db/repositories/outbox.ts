@@ -63,9 +63,16 @@ export function createOutboxRepository(db: Queryable) {
       return rows.length > 0;
     },
 
-    /** A held row (insertWorkflowStart's holdMs) stays hidden from the hand-off for `holdMs` more. */
-    async hold(id: number, holdMs: number): Promise<void> {
-      await db.query(`UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [id, holdMs]);
+    /**
+     * Held rows (insertWorkflowStart's holdMs) stay hidden from the hand-off for `holdMs` more; a row
+     * already handed off (available) is left as it is.
+     */
+    async hold(ids: number[], holdMs: number): Promise<void> {
+      if (ids.length === 0) return;
+      await db.query(`UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond' WHERE id = ANY($1::bigint[]) AND available_at > now()`, [
+        ids,
+        holdMs,
+      ]);
     },
 
     /** A held workflow start handed off now after all, its first argument's fields updated with `firstArg`. */
