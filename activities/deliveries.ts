@@ -1,4 +1,4 @@
-import type { AttemptStep } from '../workflows/types';
+import type { AttemptAnswer } from '../workflows/types';
 import { createDeliveryAttempts, type AttemptInput } from '../lib/delivery-attempts';
 import type { ActivityDeps } from './deps';
 import { whileHeartbeating } from './heartbeat';
@@ -7,14 +7,14 @@ export type { AttemptInput };
 
 /** The activities of deliverWebhookWorkflow (workflows/delivery.ts); the attempt itself is lib/delivery-attempts.ts. */
 export function createDeliveryActivities(deps: ActivityDeps) {
-  const attempts = createDeliveryAttempts(deps);
+  const attempts = createDeliveryAttempts({ ...deps, kick: () => deps.handOff.kick() });
   return {
     /**
      * One attempt of a delivery (lib/delivery-attempts.ts), heartbeating while it runs: a worker killed
      * mid-attempt is noticed within the heartbeat timeout and the attempt made again, with the same
      * webhook-id.
      */
-    async attemptDelivery(input: AttemptInput): Promise<AttemptStep> {
+    async attemptDelivery(input: AttemptInput): Promise<AttemptAnswer> {
       return whileHeartbeating(() => attempts.attempt(input));
     },
 

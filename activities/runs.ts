@@ -277,7 +277,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         // The plan is made before the account's lock is taken (reads of the agent, its tools and its
         // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
         const plan = first.status === 'queued' && (await slotLooksFree(first)) ? await planOf(db, first) : null;
-        const result = await runLine.locked(first.account_id, async (tx): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
+        /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
+        const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
           const run = await findRunForUpdate(tx, input.runId);
           if (!run) return { outcome: { status: 'gone' } };
           if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
@@ -290,17 +291,22 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
             return { outcome: { status: 'failed' }, ended: true };
           }
 
-          const running = await countRunningRuns(tx, run.account_id, holdMs);
-          const ahead = running < limit ? await countQueuedAhead(tx, run, QUEUE_PLACE_MS, limit) : 0;
-          if (running + ahead >= limit) {
-            await markRunWaiting(tx, run.id);
-            return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
+          if (!allFit) {
+            const running = await countRunningRuns(tx, run.account_id, holdMs);
+            const ahead = running < limit ? await countQueuedAhead(tx, run, QUEUE_PLACE_MS, limit) : 0;
+            if (running + ahead >= limit) {
+              await markRunWaiting(tx, run.id);
+              return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
+            }
           }
           const { kind, steps } = plan ?? (await planOf(tx, run));
           await markRunRunning(tx, run.id, kind);
           const planned = await insertRunSteps(tx, run.id, steps);
           return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
-        });
+        };
+        const result =
+          (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
+          (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
         if (result.ended) await afterEnd(first.account_id);
         return result.outcome;
       } catch (err) {

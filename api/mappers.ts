@@ -134,6 +134,7 @@ export function toWebhook(w: WebhookRow, secret: string | null, publicBaseUrl: s
     events: w.events,
     direction: w.direction,
     enabled: w.enabled,
+    disabledReason: w.disabled_reason,
     triggerCount: w.trigger_count,
     lastTriggered: w.last_triggered_at ? iso(w.last_triggered_at) : null,
     createdAt: iso(w.created_at),

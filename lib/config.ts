@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { parseDuration, tryParseDuration } from './durations';
 
 /**
  * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
@@ -13,6 +14,16 @@ const booleanFlag = z
 const durationList = z
   .string()
   .regex(/^\s*\d+(ms|s|m|h|d)\s*(,\s*\d+(ms|s|m|h|d)\s*)*$/, 'must be a comma-separated list of durations like 0s,5s,5m,2h');
+
+/** One duration as lib/durations.ts writes it ("5d", "1h30m", "2s"), more than zero; kept as written (loadConfig adds its ms). */
+const duration = z
+  .string()
+  .trim()
+  .superRefine((text, ctx) => {
+    const parsed = tryParseDuration(text);
+    if ('error' in parsed) ctx.addIssue({ code: 'custom', message: parsed.error });
+    else if (parsed.ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be more than zero' });
+  });
 
 const base64Key32 = z
   .string()
@@ -85,6 +96,7 @@ const envSchema = z.object({
   AUTH_RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(900_000),
   TRUST_PROXY: trustProxy.default(false),
   WEBHOOK_RETRY_SCHEDULE: durationList.default('0s,5s,5m,30m,2h,5h,10h,10h'),
+  WEBHOOK_DISABLE_AFTER: duration.default('5d'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
@@ -152,6 +164,8 @@ export interface Config {
      */
     firstAttemptWaitMs: number;
     firstAttemptWaiters: number;
+    /** WEBHOOK_DISABLE_AFTER: an outgoing webhook whose every attempt failed for this long is disabled (as written, and in ms). */
+    disableAfter: { text: string; ms: number };
     /** Failed deliveries a recovery gives a new generation per batch (one activity, one transaction). */
     recoveryBatchSize: number;
   };
@@ -225,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workerSlots: e.DELIVERY_WORKER_SLOTS,
       firstAttemptWaitMs: e.DELIVERY_FIRST_ATTEMPT_WAIT_MS,
       firstAttemptWaiters: e.DELIVERY_FIRST_ATTEMPT_WAITERS,
+      disableAfter: { text: e.WEBHOOK_DISABLE_AFTER, ms: parseDuration(e.WEBHOOK_DISABLE_AFTER) },
       recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },

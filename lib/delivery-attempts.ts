@@ -1,13 +1,23 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { withTransaction } from '../db/pool';
-import { createDeliveriesRepository, createDeliverySlotsRepository, type AttemptResult, type AttemptTarget, type SlotRequest } from '../db/repositories/deliveries';
-import { eventEnvelope } from '../db/repositories/events';
+import { createAuditRepository } from '../db/repositories/audit';
+import {
+  cancelPendingDeliveries,
+  createDeliveriesRepository,
+  createDeliverySlotsRepository,
+  type AttemptResult,
+  type AttemptTarget,
+  type SlotRequest,
+} from '../db/repositories/deliveries';
+import { eventEnvelope, insertEvent } from '../db/repositories/events';
 import { createOutboxRepository } from '../db/repositories/outbox';
+import { createWebhooksRepository } from '../db/repositories/webhooks';
 import type { Client } from '@temporalio/client';
-import type { Db } from '../db/pool';
-import type { AttemptStep } from '../workflows/types';
+import type { Db, Queryable } from '../db/pool';
+import type { AttemptAnswer } from '../workflows/types';
 import type { Config } from './config';
-import { OutboundError, sendOutbound } from './outbound-http';
+import { createEventFanOut } from './event-fan-out';
+import { OutboundError, retryAfterMs, sendOutbound } from './outbound-http';
 import type { SecretBox } from './secrets';
 import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
 import { standardWebhookHeaders } from './standard-webhooks';
@@ -21,9 +31,31 @@ export interface AttemptInput {
   /** Delay before the next attempt; null when this is the last one. */
   nextDelayMs: number | null;
   timeoutMs: number;
+  /** Answer 'retry' as { step: 'retry', delayMs } (RetryIn): the delay chosen, Retry-After included. */
+  answerDelay?: boolean;
 }
 
 const MAX_ERROR_CHARS = 500;
+
+/** A `Retry-After` moves the next attempt at most this far (a day), however far it asks. */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/** The statuses whose `Retry-After` is honoured: too many requests, unavailable. */
+const RETRY_AFTER_STATUSES = new Set([429, 503]);
+
+/**
+ * The delay before the next attempt: the schedule's, or the endpoint's `Retry-After` when it asks for
+ * more (capped at MAX_RETRY_AFTER_MS); null when no attempt remains (a Retry-After changes nothing then).
+ */
+export function nextDelay(scheduledMs: number | null, askedMs: number | null): number | null {
+  if (scheduledMs === null) return null;
+  if (askedMs === null) return scheduledMs;
+  return Math.max(scheduledMs, Math.min(askedMs, MAX_RETRY_AFTER_MS));
+}
+
+/** Why the engine disabled a webhook (its `disabledReason`, and the data of its `webhook.disabled` event). */
+export const disabledReason = (failingSince: Date, disableAfter: string) =>
+  `every delivery attempt failed since ${failingSince.toISOString()} (WEBHOOK_DISABLE_AFTER=${disableAfter})`;
 
 /** A slot is held at most this long past the attempt's time limit (then a dead worker's slot is free again). */
 const LEASE_MARGIN_MS = 10_000;
@@ -34,25 +66,48 @@ const WAITER_TTL_MS = 3 * SLOT_WAIT_MS;
  * Delivery attempts, made by the delivery workflow's activity (activities/deliveries.ts) and, for a
  * delivery's first attempt, by the process that wrote the delivery (lib/first-attempts.ts).
  */
-export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: SecretBox; client: Client }) {
+export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: SecretBox; client: Client; kick?: () => void }) {
   const { db, config, secrets, client } = deps;
   const deliveries = createDeliveriesRepository(db);
   const slots = createDeliverySlotsRepository(db);
   const outbox = createOutboxRepository(db);
   const concurrency = config.webhooks.concurrencyPerWebhook;
+  const { disableAfter } = config.webhooks;
+  const fanOut = createEventFanOut(config);
 
   /** One POST of the envelope; an HTTP failure is a result to store, not an activity failure. */
-  async function send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
+  async function send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult & { retryAfterMs: number | null }> {
     const started = performance.now();
     const durationMs = () => Math.round(performance.now() - started);
     try {
       const res = await sendOutbound({ url, method: 'POST', headers, body, timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, maxResponseBytes: 4096 });
       const succeeded = res.status >= 200 && res.status < 300;
-      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded };
+      const asked = RETRY_AFTER_STATUSES.has(res.status) ? retryAfterMs(res.headers['retry-after']) : null;
+      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err; // a bug, not the receiver: let Temporal retry the activity
-      return { statusCode: null, error: err.message.slice(0, MAX_ERROR_CHARS), durationMs: durationMs(), succeeded: false };
+      return { statusCode: null, error: err.message.slice(0, MAX_ERROR_CHARS), durationMs: durationMs(), succeeded: false, retryAfterMs: null };
     }
+  }
+
+  /**
+   * A webhook the engine has just disabled (its every attempt failed for WEBHOOK_DISABLE_AFTER, README §
+   * Webhooks), in the same transaction: its pending deliveries are cancelled (as when a user disables it),
+   * the platform's audit entry written, and a `webhook.disabled` event fanned out to the account's other
+   * webhooks subscribed to it (this one is no longer enabled, so it gets none).
+   */
+  async function announceDisabled(tx: Queryable, disabled: { id: string; account_id: string; name: string; failing_since: Date; disabled_reason: string }) {
+    await cancelPendingDeliveries(tx, disabled.id);
+    await createAuditRepository(tx).insert(
+      { accountId: disabled.account_id, actorUserId: null, action: 'webhook.disable', resourceType: 'webhook', resourceId: disabled.id },
+      tx,
+    );
+    const event = await insertEvent(tx, {
+      accountId: disabled.account_id,
+      type: 'webhook.disabled',
+      data: { webhookId: disabled.id, name: disabled.name, reason: disabled.disabled_reason, failingSince: disabled.failing_since.toISOString() },
+    });
+    await fanOut.fanOutEvent(tx, event);
   }
 
   /** Slot times: a lease outlives the attempt's own time limit; a place in line outlives a waiter's safety timer. */
@@ -94,7 +149,7 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
      * signal of an attempt that ends. 'stopped' when the delivery is gone, no longer pending,
      * superseded by a manual retry, or its webhook was disabled (the delivery is then cancelled).
      */
-    attempt: async (input: AttemptInput): Promise<AttemptStep> => (await attemptAt(input)).step,
+    attempt: async (input: AttemptInput): Promise<AttemptAnswer> => (await attemptAt(input)).step,
 
     /** The same, also naming the delivery's account and webhook once it was found (a first attempt that must wait). */
     attemptAt,
@@ -111,14 +166,14 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
   };
 
   /** One attempt, as `attempt` above says. */
-  async function attemptAt(input: AttemptInput): Promise<{ step: AttemptStep; accountId?: string; webhookId?: string }> {
+  async function attemptAt(input: AttemptInput): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
     const target = await deliveries.loadForAttempt(input.deliveryId);
     if (!target) return { step: 'stopped' };
     const step = await attemptOn(target, input);
     return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
   }
 
-  async function attemptOn(target: AttemptTarget, input: AttemptInput): Promise<AttemptStep> {
+  async function attemptOn(target: AttemptTarget, input: AttemptInput): Promise<AttemptAnswer> {
     const slot: SlotRequest = { webhookId: target.webhook.id, deliveryId: input.deliveryId, generation: input.generation };
     if (target.delivery.generation !== input.generation) {
       await releaseSlot(slot);
@@ -146,11 +201,21 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
       if (webhook.secret_sealed !== null) {
         Object.assign(headers, standardWebhookHeaders(secrets.open(webhook.secret_sealed), event.id, body, new Date()));
       }
-      const result = await send(webhook.url, headers, body, input.timeoutMs);
+      const { retryAfterMs: asked, ...result } = await send(webhook.url, headers, body, input.timeoutMs);
+      const delayMs = nextDelay(input.nextDelayMs, asked);
 
-      const status = await withTransaction(db, (tx) => deliveries.recordAttempt(tx, { ...input, deliveryId: delivery.id }, result));
-      if (status === null) return 'stopped';
-      return status === 'pending' ? 'retry' : status === 'succeeded' ? 'succeeded' : 'failed';
+      const { status, disabled } = await withTransaction(db, async (tx) => {
+        // The webhook's health first: its row is locked before the delivery's, in the order a user's update takes them.
+        const reason = (since: Date) => disabledReason(since, disableAfter.text);
+        const disabled = await createWebhooksRepository(tx).recordHealth(tx, webhook.id, result.succeeded, disableAfter.ms, reason);
+        const status = await deliveries.recordAttempt(tx, { ...input, nextDelayMs: delayMs, deliveryId: delivery.id }, result);
+        if (disabled) await announceDisabled(tx, disabled);
+        return { status, disabled: disabled !== null };
+      });
+      if (disabled) deps.kick?.(); // the webhook.disabled deliveries' workflow starts
+      if (status === null || (disabled && status === 'pending')) return 'stopped'; // cancelled with its webhook
+      if (status === 'pending') return input.answerDelay ? { step: 'retry', delayMs: delayMs! } : 'retry';
+      return status === 'succeeded' ? 'succeeded' : 'failed';
     } finally {
       await releaseSlot(slot);
     }

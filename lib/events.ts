@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'trigger.missed',
   'webhook.received',
   'webhook.test',
+  'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

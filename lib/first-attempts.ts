@@ -6,7 +6,7 @@ import { createDeliveryAttempts } from './delivery-attempts';
 import { parseDuration } from './durations';
 import type { SecretBox } from './secrets';
 import { slotWaiter, type SlotWaiter, type WakeReason } from './slot-waits';
-import type { AttemptStep } from '../workflows/types';
+import type { AttemptAnswer } from '../workflows/types';
 
 /** A delivery written with its workflow start held back (startDelivery's holdMs), for its writer to attempt first. */
 export interface FirstAttempt {
@@ -31,12 +31,12 @@ export const FIRST_ATTEMPT_MAX_WAIT_MS = 30_000;
  * Temporal: a delivery whose first attempt succeeds (or fails for good, or finds the delivery settled)
  * never starts a workflow; its held workflow start is dropped. A workflow starts only for what must wait:
  * - the attempt failed and more remain: the start is released to begin at the second attempt, after
- *   its delay (the workflow's timer);
+ *   its delay (the workflow's timer): the schedule's, or the endpoint's Retry-After when later;
  * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: the attempt waits for a slot
- *   here first, in the webhook's line, for DELIVERY_FIRST_ATTEMPT_WAIT_MS at most (lib/slot-waits.ts),
- *   its held start still renewed; when none came, released as it is, and the workflow waits for a slot
- *   (nothing was sent). At most DELIVERY_FIRST_ATTEMPT_WAITERS wait at once, half of them of one account;
- *   the others are released at once;
+ *   here first, in the webhook's line (lib/slot-waits.ts), while the line moves (README § One hop per
+ *   effect), its held start still renewed; when none came, released as it is, and the workflow waits
+ *   for a slot (nothing was sent). At most DELIVERY_FIRST_ATTEMPT_WAITERS wait at once, half of them of
+ *   one account; the others are released at once;
  * - this process already has DELIVERY_WORKER_SLOTS first attempts in flight (slow endpoints), or the
  *   attempt itself failed (the database was unreachable): released, the workflow attempts.
  * Attempts are the same as the workflow's (lib/delivery-attempts.ts): signed, SSRF-checked, recorded,
@@ -103,9 +103,9 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
     renewing(held.outboxId, true);
     // Registered before the first ask: an attempt ending between that ask and the wait still wakes it.
     const waiter = slotWaiter({ deliveryId: held.deliveryId, generation: 0 });
-    let step: AttemptStep = 'wait';
+    let step: AttemptAnswer = 'wait';
     try {
-      const input = { deliveryId: held.deliveryId, generation: 0, attempt: 1, nextDelayMs: delaysMs[1] ?? null, timeoutMs: config.webhooks.timeoutMs };
+      const input = { deliveryId: held.deliveryId, generation: 0, attempt: 1, nextDelayMs: delaysMs[1] ?? null, timeoutMs: config.webhooks.timeoutMs, answerDelay: true };
       const first = await attempts.attemptAt(input);
       step = first.step;
       // No slot at the webhook: wait for one here, briefly, in the webhook's line (not counted among
@@ -138,7 +138,9 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
       waiter.end(step !== 'wait' && lastWake === 'poll');
       renewing(held.outboxId, false);
       // Still no slot: released as it is (its place in line is kept), and the workflow waits for one.
-      if (step === 'retry') await release(held, { startAt: 1 });
+      // Its workflow waits the delay this attempt chose (the schedule's, or the endpoint's Retry-After).
+      if (typeof step === 'object') await release(held, { startAt: 1, firstDelayMs: step.delayMs });
+      else if (step === 'retry') await release(held, { startAt: 1 });
       else if (step === 'wait') await release(held);
       else await outbox.complete([held.outboxId]); // succeeded, failed for good, or no longer ours to attempt
     } catch (err) {

@@ -26,6 +26,7 @@ export interface OutboundRequest {
 
 export interface OutboundResponse {
   status: number;
+  /** The response's headers, lower-case names (e.g. `retry-after`, see retryAfterMs). */
   headers: http.IncomingHttpHeaders;
   /** Up to maxResponseBytes of the body, as UTF-8. */
   body: string;
@@ -111,6 +112,21 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
     request.on('error', fail);
     request.end(req.body);
   });
+}
+
+/**
+ * How long a `Retry-After` header asks to wait, in ms from `now` (RFC 9110 § 10.2.3): delta seconds
+ * (`120`) or an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`, in the past: 0). Null when absent or
+ * unreadable (then the caller's own schedule applies).
+ */
+export function retryAfterMs(value: string | string[] | undefined, now: number = Date.now()): number | null {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return null;
+  if (/^\d+$/.test(text)) return Math.min(Number(text), Number.MAX_SAFE_INTEGER / 1000) * 1000;
+  // An HTTP date names its weekday and zone; Date.parse alone would also take "5" or "2030".
+  if (!/^[A-Za-z]{3},? .*\d{2}:\d{2}:\d{2}/.test(text)) return null;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 type SocketError = Error & { code?: string; address?: string; errors?: SocketError[] };

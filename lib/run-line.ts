@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { withTransaction, type Db } from '../db/pool';
-import { accountsWithParkedRuns, countRunningRuns, countWaitingRuns, lockAccountRunSlots, unparkRuns } from '../db/repositories/runs';
+import { accountsWithParkedRuns, countRunningRuns, countOpenRuns, countWaitingRuns, hasParkedRuns, lockAccountRunSlots, lockAccountRunSlotsShared, unparkRuns } from '../db/repositories/runs';
 import type { Config } from './config';
 import { startParkedRun, type RunLineLimits } from './engine-starts';
 
@@ -54,8 +54,25 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
     );
   }
 
+  /**
+   * `fn` in a transaction holding the account's run-slot lock *shared*, when every open run of the account
+   * (queued, parked or running) fits in its slots: then no run waits for another and there is nothing to
+   * decide, so these decisions run side by side (a burst of one account's runs under its limit does not
+   * queue on its lock). A decision under the exclusive lock (`locked`) waits for them and sees their
+   * writes, and theirs wait for it. Null, without calling `fn`, when the runs do not all fit.
+   */
+  function whenAllFit<T>(accountId: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T | null> {
+    return withTransaction(db, async (tx) => {
+      await lockAccountRunSlotsShared(tx, accountId);
+      if ((await countOpenRuns(tx, accountId, limit + 1)) > limit) return null;
+      return fn(tx);
+    });
+  }
+
   /** Gives the account's oldest parked runs a workflow start for each free slot; answers how many (kick the hand-off after). */
   async function promote(accountId: string): Promise<number> {
+    // Most ends find nobody parked: one indexed read, and the lock only when there is someone to promote.
+    if (!(await hasParkedRuns(db, accountId))) return 0;
     return locked(accountId, async (tx) => {
       const running = await countRunningRuns(tx, accountId, holdMs);
       const free = running >= limit ? 0 : limit - running - (await countWaitingRuns(tx, accountId, QUEUE_PLACE_MS, limit - running));
@@ -68,6 +85,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
 
   return {
     locked,
+    whenAllFit,
     promote,
     /** `promote` for every account with parked runs (the reconciler's safety net); answers how many runs got a workflow. */
     async promoteAll(): Promise<number> {

@@ -14,6 +14,14 @@ export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
  * DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight the attempt answers 'wait' without using
  * itself up, and the delivery waits for the `slotFreed` signal of an attempt that ends (or, as a
  * safety net, SLOT_WAIT_MS), then asks again. An attempt that fails for good fails the delivery.
+ * A failed attempt answers the delay before the next one: the schedule's, or later when the endpoint
+ * answered 429/503 with a Retry-After asking for more (capped at 24 h; lib/delivery-attempts.ts).
+ *
+ * Determinism: every delay is the schedule's or an attempt's recorded answer, so a history begun before
+ * attempts answered delays (its answers are plain 'retry') replays to the same commands: no patch is
+ * needed (test/workflows/delivery-replay.test.ts replays one). The answer is asked for (`answerDelay`), so
+ * during a rolling deploy an older workflow is never handed one it does not know, and an older
+ * activity's plain 'retry' keeps the schedule.
  */
 export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<AttemptOutcome> {
   const { attemptDelivery } = proxyActivities<Activities>({
@@ -30,25 +38,34 @@ export async function deliverWebhookWorkflow(input: DeliveryInput): Promise<Atte
     signalled = true;
   });
 
+  // The delay before the next attempt when its previous attempt chose it (the first: chosen before the start).
+  let chosenDelay = input.firstDelayMs;
+
   try {
     for (let i = input.startAt ?? 0; i < input.delaysMs.length; i++) {
-      const delay = input.delaysMs[i]!;
+      const delay = chosenDelay ?? input.delaysMs[i]!;
+      chosenDelay = undefined;
       if (delay > 0) await sleep(delay);
       for (;;) {
         // Cleared before asking: a signal sent while the attempt runs is for this wait.
         signalled = false;
-        const step = await attemptDelivery({
+        const answer = await attemptDelivery({
           deliveryId: input.deliveryId,
           generation: input.generation,
           attempt: i + 1,
           nextDelayMs: input.delaysMs[i + 1] ?? null,
           timeoutMs: input.timeoutMs,
+          answerDelay: true,
         });
-        if (step === 'wait') {
+        if (answer === 'wait') {
           await condition(() => signalled, SLOT_WAIT_MS);
           continue;
         }
-        if (step !== 'retry') return step;
+        if (typeof answer === 'object') {
+          chosenDelay = answer.delayMs;
+          break;
+        }
+        if (answer !== 'retry') return answer;
         break;
       }
     }

@@ -48,6 +48,8 @@ export interface DeliveryInput {
   timeoutMs: number;
   /** The index in delaysMs to start at: 1 when the first attempt was made where the delivery was written (lib/first-attempts.ts). */
   startAt?: number;
+  /** The delay before the attempt at startAt instead of delaysMs[startAt]: the first attempt's answer (its Retry-After). */
+  firstDelayMs?: number;
 }
 
 /** 'retry': the attempt failed and more remain; 'stopped': cancelled, superseded or deleted. */
@@ -55,6 +57,19 @@ export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'stopped';
 
 /** What one call of attemptDelivery answers: an outcome, or 'wait' (no slot free: nothing sent, no attempt used). */
 export type AttemptStep = AttemptOutcome | 'wait';
+
+/**
+ * 'retry' with the delay before the next attempt: the schedule's, or later when the endpoint answered
+ * 429/503 with a `Retry-After` that asks for more (at most MAX_RETRY_AFTER_MS). Answered instead of a
+ * plain 'retry' only to a caller that asks for it (AttemptInput.answerDelay): an older workflow that
+ * does not ask (a rolling deploy) still gets 'retry'.
+ */
+export interface RetryIn {
+  step: 'retry';
+  delayMs: number;
+}
+
+export type AttemptAnswer = AttemptStep | RetryIn;
 
 /** Input of `recoverDeliveriesWorkflow`, id `recovery:<recoveryId>`; its progress lives in the recovery's row. */
 export interface RecoveryInput {

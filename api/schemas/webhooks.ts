@@ -148,6 +148,13 @@ export const webhookSchema = z
     events: z.array(z.string()),
     direction: z.enum(WEBHOOK_DIRECTIONS),
     enabled: z.boolean(),
+    disabledReason: z
+      .string()
+      .nullable()
+      .describe(
+        'Read-only: why the engine disabled this outgoing webhook (every delivery attempt failed for WEBHOOK_DISABLE_AFTER), e.g. ' +
+          '"every delivery attempt failed since 2026-11-20T09:00:00.000Z (WEBHOOK_DISABLE_AFTER=5d)"; null otherwise. Cleared when it is enabled again.',
+      ),
     triggerCount: z.int().min(0).describe('Read-only: events handed to an outgoing webhook, or requests accepted by an incoming one'),
     lastTriggered: timestamp.nullable().describe('Read-only'),
     createdAt: timestamp,

@@ -15,9 +15,9 @@ export interface AuditRow {
 /** The audit log of each account: every write with its actor (GET /api/account/audit). */
 export function createAuditRepository(db: Queryable) {
   return {
-    /** Call inside the write's transaction, so the entry commits or rolls back with it. */
+    /** Call inside the write's transaction, so the entry commits or rolls back with it. A null actor: the platform itself (the engine). */
     async insert(
-      entry: { accountId: string; actorUserId: string; action: string; resourceType: string; resourceId: string | null },
+      entry: { accountId: string; actorUserId: string | null; action: string; resourceType: string; resourceId: string | null },
       q: Queryable,
     ): Promise<void> {
       await q.query(

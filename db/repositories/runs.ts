@@ -76,6 +76,20 @@ export async function lockAccountRunSlots(q: Queryable, accountId: string): Prom
   await q.query(`SELECT pg_advisory_xact_lock(hashtext('run-slots'), hashtext($1))`, [accountId]);
 }
 
+/** The same lock, shared: decisions that need no count of the others (lib/run-line.ts `whenAllFit`) hold it side by side. */
+export async function lockAccountRunSlotsShared(q: Queryable, accountId: string): Promise<void> {
+  await q.query(`SELECT pg_advisory_xact_lock_shared(hashtext('run-slots'), hashtext($1))`, [accountId]);
+}
+
+/** How many of the account's runs are open (queued, parked or running, however old), counted up to `cap`. */
+export async function countOpenRuns(q: Queryable, accountId: string, cap: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE account_id = $1 AND status IN ('queued', 'running') LIMIT $2) AS open`,
+    [accountId, cap],
+  );
+  return rows[0]!.n;
+}
+
 /** `runs.started_at` (or another column) within the last `$n` milliseconds. */
 const withinMs = (column: string, param: number) => `${column} > now() - $${param}::bigint * interval '1 millisecond'`;
 
@@ -158,6 +172,12 @@ export async function unparkRuns(q: Queryable, accountId: string, n: number): Pr
     [accountId, n],
   );
   return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id));
+}
+
+/** Whether the account has parked runs (read without a lock: a quick look before taking it). */
+export async function hasParkedRuns(q: Queryable, accountId: string): Promise<boolean> {
+  const { rows } = await q.query<{ found: boolean }>(`SELECT EXISTS (SELECT 1 FROM runs WHERE account_id = $1 AND parked) AS found`, [accountId]);
+  return rows[0]!.found;
 }
 
 /** Accounts that have parked runs (up to `limit` of them). */

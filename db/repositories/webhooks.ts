@@ -16,6 +16,8 @@ export interface WebhookRow {
   enabled: boolean;
   trigger_count: number;
   last_triggered_at: Date | null;
+  /** Why the engine disabled it (every attempt failed for WEBHOOK_DISABLE_AFTER); null otherwise. */
+  disabled_reason: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -31,7 +33,7 @@ export interface WebhookValues {
 }
 
 const COLUMNS = `id, account_id, name, direction, url, secret_sealed, events, enabled, trigger_count,
-  last_triggered_at, created_at, updated_at`;
+  last_triggered_at, disabled_reason, created_at, updated_at`;
 
 export function createWebhooksRepository(db: Queryable) {
   return {
@@ -70,9 +72,15 @@ export function createWebhooksRepository(db: Queryable) {
       return toPage(rows, page.limit, (r) => r);
     },
 
+    /**
+     * Enabling a webhook clears why the engine disabled it and starts its failing clock afresh (the
+     * right-hand `enabled` is the value before this update).
+     */
     async update(accountId: string, id: string, v: WebhookValues, q: Queryable = db): Promise<WebhookRow | null> {
       const { rows } = await q.query<WebhookRow>(
         `UPDATE webhooks SET name = $3, direction = $4, url = $5, secret_sealed = $6, events = $7, enabled = $8,
+           disabled_reason = CASE WHEN $8 THEN NULL ELSE disabled_reason END,
+           failing_since = CASE WHEN $8 AND NOT enabled THEN NULL ELSE failing_since END,
            updated_at = now()
          WHERE id = $1 AND account_id = $2
          RETURNING ${COLUMNS}`,
@@ -84,6 +92,41 @@ export function createWebhooksRepository(db: Queryable) {
     /** triggerCount and lastTriggered of the webhooks that got a delivery of one event. */
     async countTriggered(ids: string[], q: Queryable = db): Promise<void> {
       if (ids.length) await q.query(`UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
+    },
+
+    /**
+     * An endpoint's health, in the transaction that records one of its attempts (lib/delivery-attempts.ts):
+     * a success clears `failing_since`; a failure sets it if unset (the first failure after a success) and,
+     * when it is at least `disableAfterMs` old, disables the (still enabled, outgoing) webhook with `reason`
+     * (its `$1` is the failing-since time as ISO text). Writes the row only when something changes, so the
+     * attempts of a healthy webhook (or of one already failing) take no row lock until it is disabled.
+     * Returns the webhook it disabled now, with the time it has failed since; null otherwise.
+     */
+    async recordHealth(
+      q: Queryable,
+      id: string,
+      succeeded: boolean,
+      disableAfterMs: number,
+      reason: (failingSince: Date) => string,
+    ): Promise<{ id: string; account_id: string; name: string; failing_since: Date; disabled_reason: string } | null> {
+      if (succeeded) {
+        await q.query(`UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [id]);
+        return null;
+      }
+      await q.query(`UPDATE webhooks SET failing_since = now() WHERE id = $1 AND failing_since IS NULL`, [id]);
+      const { rows } = await q.query<{ failing_since: Date }>(
+        `SELECT failing_since FROM webhooks
+         WHERE id = $1 AND enabled AND direction = 'outgoing' AND failing_since <= now() - $2 * interval '1 millisecond'`,
+        [id, disableAfterMs],
+      );
+      if (!rows[0]) return null;
+      const { rows: disabled } = await q.query<{ id: string; account_id: string; name: string; failing_since: Date; disabled_reason: string }>(
+        `UPDATE webhooks SET enabled = false, disabled_reason = $2, updated_at = now()
+         WHERE id = $1 AND enabled AND failing_since <= now() - $3 * interval '1 millisecond'
+         RETURNING id, account_id, name, failing_since, disabled_reason`,
+        [id, reason(rows[0].failing_since), disableAfterMs],
+      );
+      return disabled[0] ?? null;
     },
 
     async delete(accountId: string, id: string, q: Queryable = db): Promise<boolean> {

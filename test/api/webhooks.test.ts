@@ -36,7 +36,7 @@ describe('webhooks (README § Webhooks)', () => {
     assert.equal(res.statusCode, 201);
     const hook = res.json();
     assert.deepEqual(Object.keys(hook).sort(), [
-      'accountId', 'createdAt', 'direction', 'enabled', 'events', 'id', 'lastTriggered', 'name', 'secret', 'triggerCount', 'updatedAt', 'url',
+      'accountId', 'createdAt', 'direction', 'disabledReason', 'enabled', 'events', 'id', 'lastTriggered', 'name', 'secret', 'triggerCount', 'updatedAt', 'url',
     ]);
     assert.match(hook.id, /^[0-9a-f-]{36}$/);
     assert.equal(hook.accountId, accountId);
@@ -48,6 +48,7 @@ describe('webhooks (README § Webhooks)', () => {
     assert.equal(hook.secret, null);
     assert.equal(hook.triggerCount, 0);
     assert.equal(hook.lastTriggered, null);
+    assert.equal(hook.disabledReason, null);
     assert.ok(hook.createdAt.endsWith('Z') && !Number.isNaN(Date.parse(hook.createdAt)));
     assert.equal(hook.updatedAt, hook.createdAt);
     assert.deepEqual((await api(app, user).get(`/api/webhooks/${hook.id}`)).json(), hook);

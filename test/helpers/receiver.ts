@@ -21,6 +21,8 @@ export interface ReceiverAnswer {
   body?: unknown;
   /** How long to hold the answer. */
   delayMs?: number;
+  /** Extra response headers (e.g. `retry-after`). */
+  headers?: Record<string, string>;
 }
 
 export interface Receiver {
@@ -53,12 +55,12 @@ export async function startReceiver(t: Cleanup, answer: (req: ReceivedRequest, i
       res.on('close', () => {
         if (!res.writableEnded) request.aborted = true;
       });
-      const { status = 200, body = 'ok', delayMs = 0 } = answer(request, requests.length - 1);
+      const { status = 200, body = 'ok', delayMs = 0, headers: extra = {} } = answer(request, requests.length - 1);
       const text = typeof body === 'string' ? body : JSON.stringify(body);
       const type = typeof body === 'string' ? 'text/plain' : 'application/json';
       const timer = setTimeout(() => {
         held.delete(timer);
-        if (!res.destroyed) res.writeHead(status, { 'content-type': type }).end(text);
+        if (!res.destroyed) res.writeHead(status, { 'content-type': type, ...extra }).end(text);
       }, delayMs);
       held.add(timer);
     });

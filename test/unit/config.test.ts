@@ -70,6 +70,9 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, QUOTA_WEBHOOKS: '-1', HOOK_RATE_LIMIT: '0' }), /QUOTA_WEBHOOKS[\s\S]*HOOK_RATE_LIMIT/);
     assert.throws(() => loadConfig({ ...valid, RUN_CONCURRENCY_PER_ACCOUNT: '0' }), /RUN_CONCURRENCY_PER_ACCOUNT/);
     assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
+    for (const bad of ['5 days', '0s', '30m1h', '-1d']) assert.throws(() => loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: bad }), /WEBHOOK_DISABLE_AFTER/, bad);
+    assert.deepEqual(loadConfig(valid).webhooks.disableAfter, { text: '5d', ms: 5 * 86_400_000 });
+    assert.deepEqual(loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: '1h30m' }).webhooks.disableAfter, { text: '1h30m', ms: 5_400_000 });
   });
 
   it('has no model provider unless MODEL_BASE_URL is set, and never prints MODEL_API_KEY', () => {
