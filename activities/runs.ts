@@ -152,15 +152,41 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     return row;
   }
 
+  /** Accounts whose line is being woken (true: asked again meanwhile). */
+  const waking = new Map<string, boolean>();
+
   /**
-   * After a run of the account ended: the oldest parked runs get a workflow for the free slots
-   * (lib/run-line.ts), its event and their starts are handed off, and the runs with a workflow first in
-   * line for the free slots are woken (a signal to `run:<id>`; one that can't be delivered is left to the
-   * run's own recheck).
+   * After a run of the account ended: its event is handed off at once; then, in the background, the
+   * oldest parked runs get a workflow for the free slots (lib/run-line.ts) and the runs with a workflow
+   * first in line for them are woken (a signal to `run:<id>`; one that can't be delivered is left to the
+   * run's own recheck). In the background so that the run's own workflow task does not wait for its
+   * account's line (a flood of one account's ends would otherwise hold the worker's workflow task
+   * slots that other accounts' runs need); one wake per account at a time, a request meanwhile makes it
+   * go round once more. Lost with the process, it is done by the reconciler's next round (parked runs)
+   * or the runs' own recheck (waiting ones).
    */
-  async function afterEnd(accountId: string): Promise<void> {
-    await runLine.promote(accountId);
+  function afterEnd(accountId: string): void {
     handOff.kick();
+    if (waking.has(accountId)) {
+      waking.set(accountId, true);
+      return;
+    }
+    waking.set(accountId, false);
+    void (async () => {
+      try {
+        do {
+          waking.set(accountId, false);
+          await wakeLine(accountId);
+        } while (waking.get(accountId));
+      } catch {
+        // Covered by the reconciler's round and the runs' recheck (above).
+      } finally {
+        waking.delete(accountId);
+      }
+    })();
+  }
+  async function wakeLine(accountId: string): Promise<void> {
+    if ((await runLine.promote(accountId)) > 0) handOff.kick();
     // Most runs end with nobody waiting: one read of the line, and the running runs counted only when it is not empty.
     const waiting = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, limit);
     if (waiting.length === 0) return;
@@ -176,7 +202,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       const current = await findRun(db, runId);
       return { status: current ? current.status : 'gone' };
     }
-    await afterEnd(ended.account_id);
+    afterEnd(ended.account_id);
     return { status };
   }
 
@@ -307,7 +333,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         const result =
           (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
           (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
-        if (result.ended) await afterEnd(first.account_id);
+        if (result.ended) afterEnd(first.account_id);
         return result.outcome;
       } catch (err) {
         throw classified(err);

@@ -43,6 +43,7 @@ import { startTemporalDevServer, type TemporalDevServer } from '../scripts/tempo
 import { findFreePort } from '../scripts/processes';
 import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
 import { createBenchDatabase } from './database';
+import { benchEnv } from './server-process';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
 const RATE = Number(process.env.BENCH_RATE ?? 20);
@@ -356,11 +357,7 @@ async function withStack<T>(kind: 'memory' | 'file', fn: (stack: Stack) => Promi
   });
   const db = createPool(database.url, 20);
   const config = loadConfig({
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
-    ALLOW_PRIVATE_TARGETS: 'true',
+    ...benchEnv(database.url, temporal.address),
     RECONCILE_INTERVAL_MS: '1000',
     WEBHOOK_RETRY_SCHEDULE: '0s,0s',
   });

@@ -42,7 +42,7 @@ import pg from 'pg';
 import { findFreePort } from '../scripts/processes';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { createBenchDatabase } from './database';
-import { startEntry, type EntryProcess } from './server-process';
+import { benchEnv, startEntry, type EntryProcess } from './server-process';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -451,14 +451,7 @@ async function main() {
   const port = await findFreePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_BASE_URL: base,
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
-    ALLOW_PRIVATE_TARGETS: 'true',
+    ...benchEnv(database.url, temporal.address, port),
     LOG_LEVEL: 'warn',
     INITIAL_BALANCE: '1000000', // agents cost 100 each: room for a wide chain
   };

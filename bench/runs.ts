@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { toolRequest } from '../activities/executor/http';
 import { createModelClient } from '../activities/executor/model-client';
 import { createPool, withTransaction, type Db } from '../db/pool';
@@ -34,10 +34,13 @@ import { startModelServer, textReply, toolCallsReply } from '../test/helpers/mod
 import { startReceiver } from '../test/helpers/receiver';
 import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
 import { createBenchDatabase } from './database';
+import { benchEnv } from './server-process';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const RATE = Number(process.env.BENCH_RATE ?? 10);
 const SERIAL = Number(process.env.BENCH_SERIAL ?? 25);
+/** Worker options over ours, for tuning runs (JSON; applied to our main worker and to the bare one alike). */
+const WORKER_TUNING = JSON.parse(process.env.BENCH_WORKER ?? '{}') as Partial<WorkerOptions>;
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'serial,burst,paced').split(','));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const MODEL = 'bench-model';
@@ -134,11 +137,7 @@ async function main() {
   const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
   const db = createPool(database.url, 20);
   const config: Config = loadConfig({
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
-    ALLOW_PRIVATE_TARGETS: 'true',
+    ...benchEnv(database.url, temporal.address),
     RECONCILE_INTERVAL_MS: '1000',
     RUN_CONCURRENCY_PER_ACCOUNT: '1000',
     MODEL_BASE_URL: models.baseUrl,
@@ -146,12 +145,13 @@ async function main() {
     LOG_LEVEL: 'silent',
   });
   const connection = await NativeConnection.connect({ address: temporal.address });
-  const engine: Engine = await createEngine({ connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {} });
+  const engine: Engine = await createEngine({ connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {}, tuning: { main: WORKER_TUNING } });
   const running = engine.run();
   const client: Client = engine.client;
 
   const modelClient = createModelClient(config.model)!;
   const rawWorker = await Worker.create({
+    ...WORKER_TUNING,
     connection,
     namespace: 'default',
     taskQueue: RAW_QUEUE,
@@ -186,14 +186,16 @@ async function main() {
       engine.handOff.kick();
       return async () => {
         // The hand-off may not have started the workflow yet (or the run is parked until a slot frees): wait for it to exist.
-        for (;;) {
+        // Asked again after 5 ms, then less and less often (up to every 100 ms): a burst's waiters must not
+        // load the server they measure with their own polling.
+        for (let pause = 5; ; pause = Math.min(100, pause * 2)) {
           try {
             const outcome = (await client.workflow.getHandle(workflowIds.run(run.id)).result()) as { status: string };
             if (outcome.status !== 'succeeded') throw new Error(`run ${run.id} ${outcome.status}`);
             return;
           } catch (err) {
             if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
-            await sleep(5);
+            await sleep(pause);
           }
         }
       };

@@ -158,3 +158,19 @@ export function startEntry(entry: string, env: Record<string, string>): EntryPro
     },
   };
 }
+
+/**
+ * The engine's environment in a bench: its database and dev server, the bench's own secrets, loopback
+ * targets allowed (receivers run on loopback); with `port`, an API's address too (for the API and worker
+ * processes a bench starts). `loadConfig` takes it as it is for an in-process engine.
+ */
+export function benchEnv(databaseUrl: string, temporalAddress: string, port?: number): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    ...(port === undefined ? {} : { PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }),
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
+    ALLOW_PRIVATE_TARGETS: 'true',
+  };
+}

@@ -186,11 +186,16 @@ export async function accountsWithParkedRuns(q: Queryable, limit: number): Promi
   return rows.map((r) => r.account_id);
 }
 
-/** The first `limit` queued runs of the account still in line (see countQueuedAhead), oldest first. */
+/**
+ * The first `limit` queued runs of the account waiting for a slot — their workflow asked and was told to
+ * wait (checked in within `placeMs`) —, oldest first. A run that has not asked yet is not among them: it
+ * asks on its own, and waking it would only cost a signal (a burst's every end signalling every run not
+ * yet begun made the signals grow as the square of the burst).
+ */
 export async function nextQueuedRuns(q: Queryable, accountId: string, placeMs: number, limit: number): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(
     `SELECT id FROM runs
-      WHERE account_id = $1 AND status = 'queued' AND NOT parked AND ${withinMs('coalesce(waiting_at, created_at)', 2)}
+      WHERE account_id = $1 AND status = 'queued' AND NOT parked AND waiting_at IS NOT NULL AND ${withinMs('waiting_at', 2)}
       ORDER BY created_at, id LIMIT $3`,
     [accountId, placeMs, limit],
   );

@@ -1,0 +1,635 @@
+/**
+ * `npm run bench:peer`: our `npm start` stack beside n8n on the same machine, in the same run, on the
+ * same job — a public hook whose body must reach a loopback receiver:
+ * - ours: the processes `npm start` runs — `api/server.ts` and `worker/main.ts` (each `node --import tsx`),
+ *   a Temporal dev server on a SQLite file (retention 1 h, as scripts/dev-stack.ts starts it) and a fresh
+ *   database `bench_<pid>` (bench/database.ts) — with an incoming webhook (`POST /api/hooks/webhooks/:id`
+ *   → `webhook.received`) and an outgoing webhook with a secret subscribed to `webhook.received`;
+ * - n8n: `n8n start` (version BENCH_N8N_VERSION, installed with `npm install n8n@<version>` into
+ *   `.data/peer/n8n` when absent — never a dependency of ours) on its default SQLite database in a temporary
+ *   N8N_USER_FOLDER, offline (diagnostics, version notifications, templates, personalization off), with one
+ *   workflow imported and activated through its CLI (`import:workflow`, `update:workflow --active=true`):
+ *   Webhook node (POST, respond immediately) → HTTP Request node POSTing the body to the receiver.
+ * Every hook request carries a unique `seq`; the receiver records its first arrival and counts repeats
+ * (and, for ours, whether a repeat carried the same `webhook-id`, which a receiver de-duplicates).
+ *
+ * Phases, each stack in turn (alternating which goes first each round), after a warm-up of 20 hooks each:
+ * - burst: BENCH_BURST hooks sent as fast as BENCH_IN_FLIGHT concurrent requests allow; messages/s from the
+ *   first request to the last arrival;
+ * - paced: BENCH_RATES hooks per second for BENCH_PACED_SECONDS each; p50/p99 from sending the request to
+ *   the arrival at the receiver (one not arrived counts as infinitely late).
+ * CPU per message: user + system time (/proc/<pid>/stat) over the phase of every process of the stack —
+ * ours: the API, the worker, the Temporal dev server and the Postgres backends connected to `bench_<pid>`
+ * (not Postgres's shared background processes); n8n: its process and all its descendants (task runner).
+ * Late: accepted (2xx) and not received BENCH_SETTLE_SECONDS after the phase's last arrival (the next phase
+ * starts then); lost: accepted in any phase and not received at the end of the run, after up to
+ * BENCH_FINAL_SETTLE_SECONDS without an arrival; duplicated: a seq received more than once.
+ * Then BENCH_KILL (comma list of `worker`, `api`, `n8n`; empty for none): a burst of BENCH_KILL_BURST
+ * during which that process is SIGKILLed once a third of the hooks were accepted and started again at
+ * once (what the dev stack's supervisor does; n8n has none), and what was lost or duplicated.
+ * BENCH_ROUNDS rounds; the table shows medians. HOOK_RATE_LIMIT and FIRES_PER_MINUTE are raised to
+ * 1000000 for our processes (the default 50 hook requests/s would answer the burst 429); other engine
+ * variables pass through from the environment. Settings: BENCH_N8N_VERSION (1.123.81), BENCH_BURST (500),
+ * BENCH_IN_FLIGHT (50), BENCH_RATES (10,50), BENCH_PACED_SECONDS (10), BENCH_ROUNDS (1), BENCH_KILL
+ * (worker,api,n8n), BENCH_KILL_BURST (300), BENCH_SETTLE_SECONDS (30), BENCH_FINAL_SETTLE_SECONDS (120), BENCH_STACKS (ours,n8n),
+ * BENCH_POSTGRES_URL (as bench/database.ts).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { findFreePort } from '../scripts/processes';
+import { startTemporalDevServer } from '../scripts/temporal-dev-server';
+import { createBenchDatabase } from './database';
+import { benchEnv, startEntry, type EntryProcess } from './server-process';
+
+const REPO_ROOT = path.join(__dirname, '..');
+const N8N_DIR = path.join(REPO_ROOT, '.data', 'peer', 'n8n');
+
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
+
+const N8N_VERSION = process.env.BENCH_N8N_VERSION || '1.123.81';
+const BURST = Math.max(1, setting('BENCH_BURST', 500));
+const IN_FLIGHT = Math.max(1, setting('BENCH_IN_FLIGHT', 50));
+const RATES = list('BENCH_RATES', '10,50').map(Number);
+const PACED_SECONDS = Math.max(1, setting('BENCH_PACED_SECONDS', 10));
+const ROUNDS = Math.max(1, setting('BENCH_ROUNDS', 1));
+const KILLS = list('BENCH_KILL', 'worker,api,n8n');
+const KILL_BURST = Math.max(3, setting('BENCH_KILL_BURST', 300));
+const SETTLE_MS = setting('BENCH_SETTLE_SECONDS', 30) * 1000;
+const FINAL_SETTLE_MS = setting('BENCH_FINAL_SETTLE_SECONDS', 120) * 1000;
+const STACKS = list('BENCH_STACKS', 'ours,n8n');
+const WARMUP = 20;
+const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
+for (const k of KILLS) if (!['worker', 'api', 'n8n'].includes(k)) throw new Error(`BENCH_KILL: unknown process "${k}" (expected worker, api, n8n)`);
+for (const r of RATES) if (!(r > 0)) throw new Error(`BENCH_RATES must be positive numbers, got "${process.env.BENCH_RATES}"`);
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+};
+const median = (values: number[]) => percentile(values, 50);
+
+// ---------------------------------------------------------------------------------------------- /proc
+
+const TICKS = 100;
+function stat(pid: number): string[] | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  } catch {
+    return undefined;
+  }
+}
+/** CPU seconds (user + system) a process has used so far; 0 when it is gone. */
+function cpuSeconds(pid: number): number {
+  const f = stat(pid);
+  return f ? (Number(f[11]) + Number(f[12])) / TICKS : 0;
+}
+function allPids(): number[] {
+  return fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+}
+/** `root` and all its descendants. */
+function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const pid of allPids()) {
+    const ppid = Number(stat(pid)?.[1]);
+    if (ppid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  }
+  const out: number[] = [];
+  for (const queue = [root]; queue.length; ) {
+    const pid = queue.pop()!;
+    out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+function cmdline(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * CPU seconds used over a window by the processes `pids()` lists (read at both ends: backends and
+ * restarted processes come and go; a process that exited meanwhile is not counted).
+ */
+function cpuMeter(pids: () => number[]) {
+  const before = new Map(pids().map((pid) => [pid, cpuSeconds(pid)]));
+  return () => pids().reduce((sum, pid) => sum + cpuSeconds(pid) - (before.get(pid) ?? 0), 0);
+}
+
+// -------------------------------------------------------------------------------------------- receiver
+
+interface Arrival {
+  first: number;
+  count: number;
+  webhookIds: Set<string>;
+}
+
+/** The loopback endpoint both stacks deliver to: `/ours` and `/n8n`, 200 at once. */
+async function startReceiver() {
+  const arrivals = { ours: new Map<string, Arrival>(), n8n: new Map<string, Arrival>() };
+  let unreadable = 0;
+  let onArrival = () => {};
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      res.writeHead(200).end('ok');
+      const map = req.url === '/ours' ? arrivals.ours : req.url === '/n8n' ? arrivals.n8n : undefined;
+      let seq: unknown;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { seq?: unknown; data?: { payload?: { seq?: unknown } } };
+        seq = body.data?.payload?.seq ?? body.seq;
+      } catch {
+        // counted below
+      }
+      if (!map || typeof seq !== 'string') return void unreadable++;
+      const known = map.get(seq);
+      const webhookId = String(req.headers['webhook-id'] ?? '');
+      if (known) {
+        known.count++;
+        known.webhookIds.add(webhookId);
+      } else map.set(seq, { first: at, count: 1, webhookIds: new Set([webhookId]) });
+      onArrival();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    arrivals,
+    unreadable: () => unreadable,
+    /** Resolves when `done()` holds, or `quietMs` after the last arrival. */
+    waitFor: async (done: () => boolean, quietMs: number) => {
+      let last = performance.now();
+      onArrival = () => void (last = performance.now());
+      while (!done() && performance.now() - last < quietMs) await sleep(20);
+      onArrival = () => {};
+    },
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+// ---------------------------------------------------------------------------------------------- stacks
+
+interface Stack {
+  name: 'ours' | 'n8n';
+  hookUrl: string;
+  pids: () => number[];
+  /** SIGKILL that process and start it again; resolves once it serves again. */
+  kill: (which: string) => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+async function waitForHttp(url: string, ok: (status: number) => boolean, timeoutMs: number, init?: RequestInit): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await fetch(url, { ...init, signal: AbortSignal.timeout(5_000) }).then(
+      async (r) => (await r.arrayBuffer(), r.status),
+      () => 0,
+    );
+    if (ok(status)) return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms (last status ${status})`);
+    await sleep(250);
+  }
+}
+
+async function startOurs(receiver: Receiver, cleanups: Array<() => Promise<void>>): Promise<Stack> {
+  const database = await createBenchDatabase();
+  cleanups.push(() => database.drop());
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'peer-ours-'));
+  cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const temporal = await startTemporalDevServer({
+    port: await findFreePort(),
+    dbFilename: path.join(dataDir, 'temporal.db'),
+    retentionHours: 1,
+    onLine: () => {},
+    log: () => {},
+  });
+  cleanups.push(() => temporal.stop());
+  const temporalPid = allPids().find((pid) => Number(stat(pid)?.[1]) === process.pid && /temporal/.test(cmdline(pid)));
+  const port = await findFreePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    ...benchEnv(database.url, temporal.address, port),
+    LOG_LEVEL: 'warn',
+    HOOK_RATE_LIMIT: '1000000',
+    FIRES_PER_MINUTE: '1000000',
+  };
+  const procs: { worker?: EntryProcess; api?: EntryProcess } = {};
+  const startWorker = async () => {
+    procs.worker = startEntry('worker/main.ts', env);
+    await procs.worker.printed('[worker] polling task queue', 120_000);
+  };
+  const startApi = async () => {
+    procs.api = startEntry('api/server.ts', env);
+    await waitForHttp(`${base}/api/health`, (s) => s === 200, 120_000);
+  };
+  cleanups.push(async () => {
+    await procs.api?.stop();
+    await procs.worker?.stop();
+  });
+  await Promise.all([startWorker(), startApi()]);
+
+  const request = async <T>(method: string, url: string, token: string, body?: unknown): Promise<T> => {
+    const res = await fetch(base + url, {
+      method,
+      headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
+    return JSON.parse(text) as T;
+  };
+  const { accessToken } = await request<{ accessToken: string }>('POST', '/api/auth/register', '', { email: 'peer@bench.example', password: 'bench-password' });
+  const incoming = await request<{ id: string }>('POST', '/api/webhooks', accessToken, { name: 'hook', direction: 'incoming' });
+  await request('POST', '/api/webhooks', accessToken, { name: 'to receiver', url: `${receiver.base}/ours`, events: ['webhook.received'], secret: SECRET });
+
+  return {
+    name: 'ours',
+    hookUrl: `${base}/api/hooks/webhooks/${incoming.id}`,
+    pids: () => [
+      ...[procs.api?.pid, procs.worker?.pid, temporalPid].filter((p): p is number => !!p),
+      ...allPids().filter((pid) => cmdline(pid).includes(` ${database.name} `)),
+    ],
+    kill: async (which) => {
+      const proc = which === 'api' ? procs.api : procs.worker;
+      if (!proc) throw new Error(`no ${which} to kill`);
+      process.kill(proc.pid, 'SIGKILL');
+      await proc.stop(); // waits for the exit
+      await (which === 'api' ? startApi() : startWorker());
+    },
+    stop: async () => {},
+  };
+}
+
+const execFileP = promisify(execFile);
+
+/** `npm install n8n@<version>` into .data/peer/n8n when that version is not there yet. */
+async function ensureN8n(): Promise<string> {
+  const bin = path.join(N8N_DIR, 'node_modules', 'n8n', 'bin', 'n8n');
+  const installed = (() => {
+    try {
+      return (JSON.parse(fs.readFileSync(path.join(N8N_DIR, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
+    } catch {
+      return undefined;
+    }
+  })();
+  if (installed === N8N_VERSION) return bin;
+  console.log(`installing n8n@${N8N_VERSION} into ${path.relative(process.cwd(), N8N_DIR)} (npm install; takes minutes the first time)`);
+  fs.mkdirSync(N8N_DIR, { recursive: true });
+  const manifest = path.join(N8N_DIR, 'package.json');
+  // n8n-nodes-base depends on xlsx as a tarball from cdn.sheetjs.com, outside the npm registry (which is all
+  // this machine reaches): take the registry's last xlsx instead (used by the spreadsheet nodes only).
+  const scratch = { name: 'n8n-peer-scratch', private: true, overrides: { xlsx: '0.18.5' } };
+  fs.writeFileSync(manifest, JSON.stringify(scratch, null, 2) + '\n');
+  await execFileP('npm', ['install', `n8n@${N8N_VERSION}`, '--no-audit', '--no-fund', '--loglevel=warn'], { cwd: N8N_DIR, maxBuffer: 64 << 20 });
+  return bin;
+}
+
+async function startN8n(receiver: Receiver, cleanups: Array<() => Promise<void>>): Promise<Stack> {
+  const bin = await ensureN8n();
+  const userFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'peer-n8n-'));
+  cleanups.push(async () => fs.rmSync(userFolder, { recursive: true, force: true }));
+  const port = await findFreePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    N8N_USER_FOLDER: userFolder,
+    N8N_PORT: String(port),
+    N8N_LISTEN_ADDRESS: '127.0.0.1',
+    N8N_HOST: '127.0.0.1',
+    WEBHOOK_URL: `http://127.0.0.1:${port}/`,
+    N8N_DIAGNOSTICS_ENABLED: 'false',
+    N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+    N8N_TEMPLATES_ENABLED: 'false',
+    N8N_PERSONALIZATION_ENABLED: 'false',
+    N8N_HIRING_BANNER_ENABLED: 'false',
+    N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
+    N8N_LOG_LEVEL: 'warn',
+    DB_TYPE: 'sqlite',
+  };
+  delete env.DATABASE_URL;
+  const workflowId = 'PeerBench0000001';
+  const workflowFile = path.join(userFolder, 'workflow.json');
+  fs.writeFileSync(
+    workflowFile,
+    JSON.stringify({
+      id: workflowId,
+      name: 'peer bench: hook to receiver',
+      active: false,
+      nodes: [
+        {
+          id: 'a0000000-0000-4000-8000-000000000001',
+          name: 'Webhook',
+          type: 'n8n-nodes-base.webhook',
+          typeVersion: 2,
+          position: [0, 0],
+          webhookId: 'b0000000-0000-4000-8000-000000000001',
+          parameters: { httpMethod: 'POST', path: 'peer-bench', responseMode: 'onReceived', options: {} },
+        },
+        {
+          id: 'a0000000-0000-4000-8000-000000000002',
+          name: 'HTTP Request',
+          type: 'n8n-nodes-base.httpRequest',
+          typeVersion: 4.2,
+          position: [220, 0],
+          parameters: {
+            method: 'POST',
+            url: `${receiver.base}/n8n`,
+            sendBody: true,
+            specifyBody: 'json',
+            jsonBody: '={{ JSON.stringify($json.body) }}',
+            options: {},
+          },
+        },
+      ],
+      connections: { Webhook: { main: [[{ node: 'HTTP Request', type: 'main', index: 0 }]] } },
+      settings: { executionOrder: 'v1' },
+    }),
+  );
+  const cli = async (args: string[]) => {
+    try {
+      const { stdout, stderr } = await execFileP(process.execPath, [bin, ...args], { env, cwd: userFolder, maxBuffer: 16 << 20 });
+      return stdout + stderr;
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`n8n ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+    }
+  };
+  await cli(['import:workflow', `--input=${workflowFile}`]);
+  await cli(['update:workflow', `--id=${workflowId}`, '--active=true']);
+
+  let child: ChildProcess | undefined;
+  let output = '';
+  const hookUrl = `http://127.0.0.1:${port}/webhook/peer-bench`;
+  const start = async () => {
+    output = '';
+    child = spawn(process.execPath, [bin, 'start'], { env, cwd: userFolder, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (c: Buffer) => void (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => void (output += c.toString()));
+    const exited = new Promise<never>((_, reject) => child!.once('exit', (code, sig) => reject(new Error(`n8n exited (code ${code}, signal ${sig}):\n${output}`))));
+    exited.catch(() => {});
+    // The production webhook is registered once the workflow is active: answers 200 (not 404) to a POST.
+    await Promise.race([
+      waitForHttp(hookUrl, (s) => s === 200, 180_000, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ seq: `probe-${Date.now()}` }) }),
+      exited,
+    ]);
+  };
+  const stopChild = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    const force = setTimeout(() => c.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(force);
+  };
+  cleanups.push(stopChild);
+  await start();
+  return {
+    name: 'n8n',
+    hookUrl,
+    pids: () => (child?.pid && child.exitCode === null && child.signalCode === null ? processTree(child.pid) : []),
+    kill: async () => {
+      const c = child!;
+      const exited = new Promise((r) => c.once('exit', r));
+      for (const pid of processTree(c.pid!).reverse()) process.kill(pid, 'SIGKILL');
+      await exited;
+      await start();
+    },
+    stop: stopChild,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- phases
+
+interface PhaseResult {
+  sent: number;
+  accepted: number;
+  received: number;
+  /** Accepted and not received BENCH_SETTLE_SECONDS after the last arrival (lost unless it comes later). */
+  late: number;
+  /** The seqs accepted, to count what was lost at the end of the run. */
+  acceptedSeqs: string[];
+  /** seqs received more than once, and of those, how many came with one webhook-id only. */
+  duplicated: number;
+  /** Received though the request was not answered 2xx (cut off by a kill after its commit). */
+  unanswered: number;
+  sameWebhookId: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  cpuMsPerMessage: number;
+  refused: Record<string, number>;
+}
+
+let seqCounter = 0;
+
+const sendHook = async (url: string, seq: string): Promise<number> => {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ seq }) });
+  await res.arrayBuffer();
+  return res.status;
+};
+
+/**
+ * Sends `count` hooks (one every `intervalMs`, or back to back with IN_FLIGHT concurrent when 0), waits
+ * until every accepted one arrived (or SETTLE_MS without an arrival), and measures.
+ */
+async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs: number, kill?: string): Promise<PhaseResult> {
+  const map = receiver.arrivals[stack.name];
+  const sentAt = new Map<string, number>();
+  const accepted = new Set<string>();
+  const refused: Record<string, number> = {};
+  const cpu = cpuMeter(stack.pids);
+  const t0 = performance.now();
+  const inFlight = new Set<Promise<void>>();
+  let killing: Promise<void> | undefined;
+  for (let i = 0; i < count; i++) {
+    if (intervalMs > 0) {
+      const due = t0 + i * intervalMs;
+      if (due > performance.now()) await sleep(due - performance.now());
+    }
+    while (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+    if (kill && !killing && accepted.size >= count / 3) {
+      // The kill lands among requests in flight; the rest wait until the process serves again (a sender
+      // that waits out an outage), so the burst goes on through the restart.
+      killing = stack.kill(kill);
+      await killing;
+    }
+    const seq = `${stack.name}-${++seqCounter}`;
+    sentAt.set(seq, performance.now());
+    const p: Promise<void> = sendHook(stack.hookUrl, seq)
+      .then(
+        (status) => {
+          if (status >= 200 && status < 300) accepted.add(seq);
+          else refused[status] = (refused[status] ?? 0) + 1;
+        },
+        (err: Error) => void (refused[err.message] = (refused[err.message] ?? 0) + 1),
+      )
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+  await Promise.all(inFlight);
+  await killing;
+  await receiver.waitFor(() => [...accepted].every((s) => map.has(s)), SETTLE_MS);
+  const cpuSecondsUsed = cpu();
+  // Late repeats (a retried attempt after a kill) may come after the last first arrival.
+  if (kill) await sleep(Math.min(SETTLE_MS, 10_000));
+  const mine = [...sentAt.keys()].map((s) => map.get(s)).filter((a): a is Arrival => !!a);
+  const lastArrival = Math.max(...mine.map((a) => a.first));
+  const latencies = [...accepted].map((s) => (map.has(s) ? map.get(s)!.first - sentAt.get(s)! : Infinity));
+  const dups = mine.filter((a) => a.count > 1);
+  return {
+    sent: count,
+    accepted: accepted.size,
+    received: mine.length,
+    late: [...accepted].filter((s) => !map.has(s)).length,
+    acceptedSeqs: [...accepted],
+    duplicated: dups.length,
+    unanswered: [...sentAt.keys()].filter((s) => map.has(s) && !accepted.has(s)).length,
+    sameWebhookId: dups.filter((a) => a.webhookIds.size === 1 && !a.webhookIds.has('')).length,
+    perSecond: mine.length / ((lastArrival - t0) / 1000),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    cpuMsPerMessage: (1000 * cpuSecondsUsed) / Math.max(1, mine.length),
+    refused,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------ main
+
+async function main() {
+  const started = performance.now();
+  const loads = [os.loadavg()[0]!];
+  const receiver = await startReceiver();
+  const cleanups: Array<() => Promise<void>> = [];
+  const stacks: Stack[] = [];
+  try {
+    for (const name of STACKS) {
+      const t = performance.now();
+      stacks.push(name === 'ours' ? await startOurs(receiver, cleanups) : await startN8n(receiver, cleanups));
+      console.log(`${name} started in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+    }
+    for (const s of stacks) await phase(s, receiver, WARMUP, 0);
+
+    const phases = [{ label: `burst ${BURST}`, count: BURST, interval: 0 }, ...RATES.map((r) => ({ label: `paced ${r}/s`, count: Math.round(r * PACED_SECONDS), interval: 1000 / r }))];
+    const results = new Map<string, PhaseResult[]>(); // `${phase}|${stack}`
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const p of phases) {
+        const order = round % 2 === 0 ? stacks : [...stacks].reverse();
+        for (const s of order) {
+          const r = await phase(s, receiver, p.count, p.interval);
+          const key = `${p.label}|${s.name}`;
+          results.set(key, [...(results.get(key) ?? []), r]);
+          const refused = Object.entries(r.refused).map(([k, n]) => `${k}: ${n}`).join(', ');
+          console.log(
+            `  round ${round + 1} ${p.label.padEnd(12)} ${s.name.padEnd(5)} ${r.perSecond.toFixed(1).padStart(7)} msg/s  p50 ${r.p50.toFixed(0).padStart(6)} ms  p99 ${r.p99.toFixed(0).padStart(6)} ms  ` +
+              `cpu ${r.cpuMsPerMessage.toFixed(2)} ms/msg  accepted ${r.accepted}/${r.sent} late ${r.late} dup ${r.duplicated}${refused ? `  refused {${refused}}` : ''}  load ${os.loadavg()[0]!.toFixed(1)}`,
+          );
+          loads.push(os.loadavg()[0]!);
+        }
+      }
+    }
+
+    const killResults: Array<[string, Stack, PhaseResult]> = [];
+    for (const which of KILLS) {
+      const s = stacks.find((x) => (which === 'n8n' ? x.name === 'n8n' : x.name === 'ours'));
+      if (!s) continue;
+      const r = await phase(s, receiver, KILL_BURST, 0, which);
+      killResults.push([which, s, r]);
+      console.log(`  SIGKILL ${which} mid-burst: accepted ${r.accepted}/${r.sent}, received ${r.received}, late ${r.late}, duplicated ${r.duplicated}`);
+    }
+
+    // Lost: accepted in any phase and still not received once every stack had its chance to catch up.
+    const allAccepted = (name: string) => [
+      ...[...results.entries()].filter(([k]) => k.endsWith(`|${name}`)).flatMap(([, rs]) => rs.flatMap((r) => r.acceptedSeqs)),
+      ...killResults.filter(([, s]) => s.name === name).flatMap(([, , r]) => r.acceptedSeqs),
+    ];
+    for (const s of stacks) {
+      const seqs = allAccepted(s.name);
+      await receiver.waitFor(() => seqs.every((q) => receiver.arrivals[s.name].has(q)), FINAL_SETTLE_MS);
+    }
+    const lostOf = (name: 'ours' | 'n8n', seqs: string[]) => seqs.filter((q) => !receiver.arrivals[name].has(q)).length;
+    const kills = killResults.map(([which, s, r]) => {
+      const refused = Object.entries(r.refused).map(([k, n]) => `${k}: ${n}`).join(', ') || 'none';
+      return (
+        `  SIGKILL ${(s.name === 'ours' ? `our ${which}` : 'n8n').padEnd(10)} mid-burst of ${KILL_BURST}: accepted ${r.accepted}, ` +
+        `LOST ${lostOf(s.name, r.acceptedSeqs)}, duplicated ${r.duplicated}${s.name === 'ours' ? ` (${r.sameWebhookId} with one webhook-id)` : ''}, ` +
+        `received though unanswered ${r.unanswered}; refused while it was down: ${refused}`
+      );
+    });
+    const totals = stacks.map((s) => {
+      const arrivals = [...receiver.arrivals[s.name].values()];
+      const dups = arrivals.filter((a) => a.count > 1);
+      return (
+        `  ${s.name.padEnd(5)} whole run: ${allAccepted(s.name).length} accepted, LOST ${lostOf(s.name, allAccepted(s.name))}, ` +
+        `duplicated ${dups.length}${s.name === 'ours' ? ` (${dups.filter((a) => a.webhookIds.size === 1 && !a.webhookIds.has('')).length} with one webhook-id)` : ''}`
+      );
+    });
+
+    const f = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : 'never');
+    const lines = [
+      '',
+      `peer: public hook → loopback receiver, ours (npm start's processes) beside n8n ${N8N_VERSION}; medians of ${ROUNDS} round(s)`,
+      `  ${'phase'.padEnd(14)} ${'figure'.padEnd(15)} ${'ours'.padStart(9)} ${'n8n'.padStart(9)} ${'ours/n8n'.padStart(9)}  (ratio ≥ 1 = ours ahead)`,
+    ];
+    const get = (label: string, name: string, pick: (r: PhaseResult) => number) => median((results.get(`${label}|${name}`) ?? []).map(pick));
+    for (const p of phases) {
+      const figures: Array<[string, (r: PhaseResult) => number, number, boolean]> = [
+        ['msg/s', (r) => r.perSecond, 1, true],
+        ['p50 ms', (r) => r.p50, 0, false],
+        ['p99 ms', (r) => r.p99, 0, false],
+        ['CPU ms/msg', (r) => r.cpuMsPerMessage, 2, false],
+        ['late', (r) => r.late, 0, false],
+        ['duplicated', (r) => r.duplicated, 0, false],
+      ];
+      for (const [name, pick, digits, higherIsBetter] of figures) {
+        if (p.interval === 0 && name.startsWith('p')) continue;
+        if (p.interval > 0 && name === 'msg/s') continue;
+        const ours = get(p.label, 'ours', pick);
+        const n8n = get(p.label, 'n8n', pick);
+        const ratio = name === 'late' || name === 'duplicated' ? '' : f(higherIsBetter ? ours / n8n : n8n / ours, 2);
+        lines.push(`  ${p.label.padEnd(14)} ${name.padEnd(15)} ${f(ours, digits).padStart(9)} ${f(n8n, digits).padStart(9)} ${ratio.padStart(9)}`);
+      }
+    }
+    lines.push(...kills, ...totals);
+    lines.push(
+      `  CPU: ours = API + worker + Temporal dev server + Postgres backends of its database; n8n = its process tree.`,
+      `  settings: BENCH_BURST=${BURST} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RATES=${RATES.join(',')} BENCH_PACED_SECONDS=${PACED_SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_KILL=${KILLS.join(',')} BENCH_KILL_BURST=${KILL_BURST}`,
+      `  ${os.cpus().length} cores, load average ${f(Math.min(...loads), 1)}–${f(Math.max(...loads), 1)} (median ${f(median(loads), 1)}); ${((performance.now() - started) / 1000).toFixed(0)} s in all; unreadable bodies ${receiver.unreadable()}`,
+    );
+    console.log(lines.join('\n'));
+  } finally {
+    for (const s of stacks) await s.stop().catch(() => {});
+    for (const c of cleanups.reverse()) await c().catch((err: Error) => console.error(`cleanup: ${err.message}`));
+    receiver.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
