@@ -106,6 +106,8 @@ const envSchema = z.object({
   FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
   DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
+  DELIVERY_FIRST_ATTEMPT_WAIT_MS: z.coerce.number().int().min(0).max(4_000).default(2_000),
+  DELIVERY_FIRST_ATTEMPT_WAITERS: z.coerce.number().int().min(0).max(100_000).default(1_000),
   RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
@@ -155,6 +157,13 @@ export interface Config {
     allowPrivateTargets: boolean;
     concurrencyPerWebhook: number;
     workerSlots: number;
+    /**
+     * A first attempt that finds no slot at its webhook waits this long at most in its process before
+     * its workflow takes over (lib/first-attempts.ts); at most `firstAttemptWaiters` wait at once in a
+     * process, at most half of them of one account.
+     */
+    firstAttemptWaitMs: number;
+    firstAttemptWaiters: number;
     /** WEBHOOK_DISABLE_AFTER: an outgoing webhook whose every attempt failed for this long is disabled (as written, and in ms). */
     disableAfter: { text: string; ms: number };
     /** Failed deliveries a recovery gives a new generation per batch (one activity, one transaction). */
@@ -228,6 +237,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivateTargets: e.ALLOW_PRIVATE_TARGETS,
       concurrencyPerWebhook: e.DELIVERY_CONCURRENCY_PER_WEBHOOK,
       workerSlots: e.DELIVERY_WORKER_SLOTS,
+      firstAttemptWaitMs: e.DELIVERY_FIRST_ATTEMPT_WAIT_MS,
+      firstAttemptWaiters: e.DELIVERY_FIRST_ATTEMPT_WAITERS,
       disableAfter: { text: e.WEBHOOK_DISABLE_AFTER, ms: parseDuration(e.WEBHOOK_DISABLE_AFTER) },
       recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
     },

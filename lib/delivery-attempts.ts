@@ -6,9 +6,11 @@ import {
   createDeliveriesRepository,
   createDeliverySlotsRepository,
   type AttemptResult,
+  type AttemptTarget,
   type SlotRequest,
 } from '../db/repositories/deliveries';
 import { eventEnvelope, insertEvent } from '../db/repositories/events';
+import { createOutboxRepository } from '../db/repositories/outbox';
 import { createWebhooksRepository } from '../db/repositories/webhooks';
 import type { Client } from '@temporalio/client';
 import type { Db, Queryable } from '../db/pool';
@@ -17,6 +19,7 @@ import type { Config } from './config';
 import { createEventFanOut } from './event-fan-out';
 import { OutboundError, retryAfterMs, sendOutbound } from './outbound-http';
 import type { SecretBox } from './secrets';
+import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { SLOT_FREED_SIGNAL, SLOT_WAIT_MS, workflowIds } from './temporal-names';
 
@@ -67,6 +70,7 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
   const { db, config, secrets, client } = deps;
   const deliveries = createDeliveriesRepository(db);
   const slots = createDeliverySlotsRepository(db);
+  const outbox = createOutboxRepository(db);
   const concurrency = config.webhooks.concurrencyPerWebhook;
   const { disableAfter } = config.webhooks;
   const fanOut = createEventFanOut(config);
@@ -110,19 +114,25 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
   const slotTimes = (timeoutMs: number) => ({ leaseMs: timeoutMs + LEASE_MARGIN_MS, waitMs: WAITER_TTL_MS });
 
   /**
-   * Gives back the delivery's slot or place in line and tells the deliveries at the front of the line.
-   * A waiter whose workflow is gone (terminated by an operator) leaves the line, and the next one is told
-   * instead; any other failure to signal is covered by the waiter's safety timer.
+   * Gives back the delivery's slot or place in line and tells the deliveries at the front of the line:
+   * a first attempt waiting in this process is woken here (lib/slot-waits.ts), a delivery workflow is
+   * signalled. A waiter without a workflow leaves the line, and the next one is told instead, unless its
+   * workflow start is still in the outbox (a first attempt waiting in another process, which polls, or
+   * a start on its way); a waiter whose workflow is gone (terminated by an operator) leaves it too. Any
+   * other failure to signal is covered by the waiter's safety timer.
    */
   async function releaseSlot(slot: SlotRequest): Promise<void> {
     let next = await slots.release(slot, concurrency);
+    slotFreedHere(slot.webhookId);
     while (next.length > 0) {
       const gone: typeof next = [];
       for (const waiter of next) {
+        if (wakeSlotWaiter(waiter)) continue;
+        const workflowId = workflowIds.delivery(waiter.deliveryId, waiter.generation);
         try {
-          await client.workflow.getHandle(workflowIds.delivery(waiter.deliveryId, waiter.generation)).signal(SLOT_FREED_SIGNAL);
+          await client.workflow.getHandle(workflowId).signal(SLOT_FREED_SIGNAL);
         } catch (err) {
-          if (err instanceof WorkflowNotFoundError) gone.push(waiter);
+          if (err instanceof WorkflowNotFoundError && !(await outbox.hasStart(workflowId))) gone.push(waiter);
         }
       }
       next = [];
@@ -139,7 +149,10 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
      * signal of an attempt that ends. 'stopped' when the delivery is gone, no longer pending,
      * superseded by a manual retry, or its webhook was disabled (the delivery is then cancelled).
      */
-    attempt,
+    attempt: async (input: AttemptInput): Promise<AttemptAnswer> => (await attemptAt(input)).step,
+
+    /** The same, also naming the delivery's account and webhook once it was found (a first attempt that must wait). */
+    attemptAt,
 
     /**
      * The delivery workflow's last word when its attempt failed for good (every Temporal retry): the
@@ -153,9 +166,14 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
   };
 
   /** One attempt, as `attempt` above says. */
-  async function attempt(input: AttemptInput): Promise<AttemptAnswer> {
+  async function attemptAt(input: AttemptInput): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
     const target = await deliveries.loadForAttempt(input.deliveryId);
-    if (!target) return 'stopped';
+    if (!target) return { step: 'stopped' };
+    const step = await attemptOn(target, input);
+    return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
+  }
+
+  async function attemptOn(target: AttemptTarget, input: AttemptInput): Promise<AttemptAnswer> {
     const slot: SlotRequest = { webhookId: target.webhook.id, deliveryId: input.deliveryId, generation: input.generation };
     if (target.delivery.generation !== input.generation) {
       await releaseSlot(slot);

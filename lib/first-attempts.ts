@@ -5,6 +5,8 @@ import type { Config } from './config';
 import { createDeliveryAttempts } from './delivery-attempts';
 import { parseDuration } from './durations';
 import type { SecretBox } from './secrets';
+import { slotWaiter, type SlotWaiter, type WakeReason } from './slot-waits';
+import type { AttemptAnswer } from '../workflows/types';
 
 /** A delivery written with its workflow start held back (startDelivery's holdMs), for its writer to attempt first. */
 export interface FirstAttempt {
@@ -21,6 +23,8 @@ export interface FirstAttempt {
  */
 export const FIRST_ATTEMPT_HOLD_MS = 5_000;
 const RENEW_EVERY_MS = 2_000;
+/** A first attempt waits for a slot in its process this long at most, however its line moves (then its workflow waits). */
+export const FIRST_ATTEMPT_MAX_WAIT_MS = 30_000;
 
 /**
  * The first attempt of a delivery, made right where the delivery was written, after the commit, without
@@ -28,8 +32,11 @@ const RENEW_EVERY_MS = 2_000;
  * never starts a workflow; its held workflow start is dropped. A workflow starts only for what must wait:
  * - the attempt failed and more remain: the start is released to begin at the second attempt, after
  *   its delay (the workflow's timer): the schedule's, or the endpoint's Retry-After when later;
- * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: released as it is, and the
- *   workflow waits for a slot (nothing was sent);
+ * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: the attempt waits for a slot
+ *   here first, in the webhook's line (lib/slot-waits.ts), while the line moves (README § One hop per
+ *   effect), its held start still renewed; when none came, released as it is, and the workflow waits
+ *   for a slot (nothing was sent). At most DELIVERY_FIRST_ATTEMPT_WAITERS wait at once, half of them of
+ *   one account; the others are released at once;
  * - this process already has DELIVERY_WORKER_SLOTS first attempts in flight (slow endpoints), or the
  *   attempt itself failed (the database was unreachable): released, the workflow attempts.
  * Attempts are the same as the workflow's (lib/delivery-attempts.ts): signed, SSRF-checked, recorded,
@@ -41,38 +48,110 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
   const outbox = createOutboxRepository(deps.db);
   const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
   const running = new Set<Promise<void>>();
+  /** First attempts sending (DELIVERY_WORKER_SLOTS), and those waiting for a slot at their webhook. */
   let inFlight = 0;
+  let waiting = 0;
+  const waitingByAccount = new Map<string, number>();
+  const waitersMax = config.webhooks.firstAttemptWaiters;
+  const waiters = new Set<SlotWaiter>();
+  /** Set by idle() (shutdown): waiting first attempts hand off to their workflows at once. */
+  let closing = false;
+
+  /**
+   * The held starts of the first attempts under way here, renewed together every RENEW_EVERY_MS (one
+   * statement, however many wait), while there are any.
+   */
+  const renewed = new Set<number>();
+  let renewTimer: NodeJS.Timeout | null = null;
+  function renewing(outboxId: number, on: boolean): void {
+    if (on) renewed.add(outboxId);
+    else renewed.delete(outboxId);
+    if (renewed.size > 0 && !renewTimer) {
+      renewTimer = setInterval(() => outbox.hold([...renewed], FIRST_ATTEMPT_HOLD_MS).catch(() => {}), RENEW_EVERY_MS);
+    } else if (renewed.size === 0 && renewTimer) {
+      clearInterval(renewTimer);
+      renewTimer = null;
+    }
+  }
 
   async function release(held: FirstAttempt, firstArg: Record<string, unknown> = {}): Promise<void> {
     await outbox.releaseHeld(held.outboxId, firstArg);
     deps.kick();
   }
 
+  /** A place among the waiters: at most firstAttemptWaiters in the process, half of them for one account. */
+  function takeWaitPlace(accountId: string): boolean {
+    const mine = waitingByAccount.get(accountId) ?? 0;
+    if (config.webhooks.firstAttemptWaitMs === 0 || waiting >= waitersMax || mine >= Math.ceil(waitersMax / 2)) return false;
+    waiting++;
+    waitingByAccount.set(accountId, mine + 1);
+    return true;
+  }
+  function giveBackWaitPlace(accountId: string): void {
+    waiting--;
+    const mine = (waitingByAccount.get(accountId) ?? 1) - 1;
+    if (mine === 0) waitingByAccount.delete(accountId);
+    else waitingByAccount.set(accountId, mine);
+  }
+
   async function attemptFirst(held: FirstAttempt): Promise<void> {
     if (inFlight >= config.webhooks.workerSlots) return release(held);
     inFlight++;
-    const renew = setInterval(() => outbox.hold(held.outboxId, FIRST_ATTEMPT_HOLD_MS).catch(() => {}), RENEW_EVERY_MS);
+    let counted = true;
+    let waitingFor: string | null = null;
+    let lastWake: WakeReason | null = null;
+    renewing(held.outboxId, true);
+    // Registered before the first ask: an attempt ending between that ask and the wait still wakes it.
+    const waiter = slotWaiter({ deliveryId: held.deliveryId, generation: 0 });
+    let step: AttemptAnswer = 'wait';
     try {
-      const step = await attempts.attempt({
-        deliveryId: held.deliveryId,
-        generation: 0,
-        attempt: 1,
-        nextDelayMs: delaysMs[1] ?? null,
-        timeoutMs: config.webhooks.timeoutMs,
-        answerDelay: true,
-      });
-      clearInterval(renew);
+      const input = { deliveryId: held.deliveryId, generation: 0, attempt: 1, nextDelayMs: delaysMs[1] ?? null, timeoutMs: config.webhooks.timeoutMs, answerDelay: true };
+      const first = await attempts.attemptAt(input);
+      step = first.step;
+      // No slot at the webhook: wait for one here, briefly, in the webhook's line (not counted among
+      // the attempts in flight), woken when an attempt to it ends in this process or by the poll.
+      if (step === 'wait' && first.accountId && first.webhookId && takeWaitPlace(first.accountId)) {
+        waitingFor = first.accountId;
+        inFlight--;
+        counted = false;
+        waiter.join(first.webhookId);
+        const joined = Date.now();
+        waiters.add(waiter);
+        while (step === 'wait' && !closing) {
+          // The budget counts from when the line last moved here: a long line that keeps moving is
+          // waited out here (up to FIRST_ATTEMPT_MAX_WAIT_MS), one that stopped goes to its workflows.
+          const left = Math.min(joined + FIRST_ATTEMPT_MAX_WAIT_MS, Math.max(joined, waiter.lineMovedAt()) + config.webhooks.firstAttemptWaitMs) - Date.now();
+          if (left <= 0) break;
+          lastWake = await waiter.next(left);
+          if (lastWake === 'timeout') continue; // the line may have moved meanwhile: the budget is counted again
+          if (closing || inFlight >= config.webhooks.workerSlots) break;
+          inFlight++;
+          counted = true;
+          step = (await attempts.attemptAt(input)).step;
+          if (step === 'wait') {
+            inFlight--;
+            counted = false;
+          }
+        }
+      }
+      waiters.delete(waiter);
+      waiter.end(step !== 'wait' && lastWake === 'poll');
+      renewing(held.outboxId, false);
+      // Still no slot: released as it is (its place in line is kept), and the workflow waits for one.
       // Its workflow waits the delay this attempt chose (the schedule's, or the endpoint's Retry-After).
       if (typeof step === 'object') await release(held, { startAt: 1, firstDelayMs: step.delayMs });
       else if (step === 'retry') await release(held, { startAt: 1 });
       else if (step === 'wait') await release(held);
       else await outbox.complete([held.outboxId]); // succeeded, failed for good, or no longer ours to attempt
     } catch (err) {
-      clearInterval(renew);
+      waiters.delete(waiter);
+      waiter.end();
+      renewing(held.outboxId, false);
       log(`first attempt of delivery ${held.deliveryId} failed; its workflow takes over`, err);
       await release(held).catch(() => {}); // else its hold runs out and the reconciler hands it off
     } finally {
-      inFlight--;
+      if (counted) inFlight--;
+      if (waitingFor) giveBackWaitPlace(waitingFor);
     }
   }
 
@@ -88,8 +167,10 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
       }
     },
 
-    /** Resolves when no first attempt is in flight (tests, shutdown). */
+    /** Resolves when no first attempt is in flight (shutdown): those waiting for a slot hand off to their workflows now. */
     async idle(): Promise<void> {
+      closing = true;
+      for (const w of waiters) w.tell('released');
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };

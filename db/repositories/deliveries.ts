@@ -119,7 +119,7 @@ export function createDeliveriesRepository(db: Queryable) {
     /** Everything an attempt needs. Null when the delivery (or its webhook or event, by cascade) is gone. */
     async loadForAttempt(id: string, q: Queryable = db): Promise<AttemptTarget | null> {
       const { rows } = await q.query<AttemptTarget['delivery'] & { event_id: string; webhook: AttemptTarget['webhook'] }>(
-        `SELECT d.id, d.status, d.generation, d.event_id,
+        `SELECT d.id, d.account_id, d.status, d.generation, d.event_id,
            json_build_object('id', w.id, 'enabled', w.enabled, 'direction', w.direction, 'url', w.url, 'secret_sealed', w.secret_sealed) AS webhook
          FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = $1`,
         [id],
@@ -128,7 +128,7 @@ export function createDeliveriesRepository(db: Queryable) {
       if (!r) return null;
       const event = await findEvent(q, r.event_id);
       if (!event) return null;
-      return { delivery: { id: r.id, status: r.status, generation: r.generation }, webhook: r.webhook, event };
+      return { delivery: { id: r.id, account_id: r.account_id, status: r.status, generation: r.generation }, webhook: r.webhook, event };
     },
 
     /** Marks a pending delivery cancelled (its webhook was disabled or stopped being outgoing). */
@@ -204,7 +204,7 @@ export function createDeliveriesRepository(db: Queryable) {
 export type DeliveriesRepository = ReturnType<typeof createDeliveriesRepository>;
 
 export interface AttemptTarget {
-  delivery: { id: string; status: DeliveryStatus; generation: number };
+  delivery: { id: string; account_id: string; status: DeliveryStatus; generation: number };
   webhook: Pick<WebhookRow, 'id' | 'enabled' | 'direction' | 'url' | 'secret_sealed'>;
   event: EventRow;
 }

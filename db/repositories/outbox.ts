@@ -54,9 +54,25 @@ export function createOutboxRepository(db: Queryable) {
       if (ids.length) await db.query(`DELETE FROM outbox WHERE id = ANY($1::bigint[])`, [ids]);
     },
 
-    /** A held row (insertWorkflowStart's holdMs) stays hidden from the hand-off for `holdMs` more. */
-    async hold(id: number, holdMs: number): Promise<void> {
-      await db.query(`UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [id, holdMs]);
+    /**
+     * Whether the start of this workflow is still in the outbox (held for a first attempt, or on its
+     * way): the workflow is not there yet, but will be.
+     */
+    async hasStart(workflowId: string): Promise<boolean> {
+      const { rows } = await db.query(`SELECT 1 FROM outbox WHERE kind = 'workflow' AND payload->>'workflowId' = $1 LIMIT 1`, [workflowId]);
+      return rows.length > 0;
+    },
+
+    /**
+     * Held rows (insertWorkflowStart's holdMs) stay hidden from the hand-off for `holdMs` more; a row
+     * already handed off (available) is left as it is.
+     */
+    async hold(ids: number[], holdMs: number): Promise<void> {
+      if (ids.length === 0) return;
+      await db.query(`UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond' WHERE id = ANY($1::bigint[]) AND available_at > now()`, [
+        ids,
+        holdMs,
+      ]);
     },
 
     /** A held workflow start handed off now after all, its first argument's fields updated with `firstArg`. */

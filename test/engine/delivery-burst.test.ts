@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { suiteContext } from '../helpers/cleanup';
+import { startEngine, type EngineHarness } from '../helpers/engine';
+import { waitFor } from '../helpers/processes';
+import { startReceiver } from '../helpers/receiver';
+
+const LIMIT = 5;
+const WAIT_MS = 4_000;
+
+/**
+ * A burst to one webhook (lib/first-attempts.ts, lib/slot-waits.ts): first attempts that find the
+ * webhook at DELIVERY_CONCURRENCY_PER_WEBHOOK wait for a slot in the process that wrote them, in the
+ * webhook's line, and need no workflow; only one whose wait budget (DELIVERY_FIRST_ATTEMPT_WAIT_MS) runs
+ * out goes to its `delivery:<id>` workflow, and is delivered from there.
+ */
+describe(`a burst to one webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${LIMIT}, DELIVERY_FIRST_ATTEMPT_WAIT_MS=${WAIT_MS})`, () => {
+  const suite = suiteContext();
+  let h: EngineHarness;
+
+  before(async () => {
+    h = await startEngine(suite, __filename, {
+      DELIVERY_CONCURRENCY_PER_WEBHOOK: String(LIMIT),
+      DELIVERY_FIRST_ATTEMPT_WAIT_MS: String(WAIT_MS),
+      WEBHOOK_TIMEOUT_MS: '10000',
+    });
+  });
+
+  /** Workflow types of the account (visibility lags a little behind starts: waits for `expected`, then a moment more). */
+  async function workflowsOf(accountId: string, expected: number): Promise<Record<string, number>> {
+    const list = async () => {
+      const counts: Record<string, number> = {};
+      for await (const wf of h.engine.client.workflow.list({ query: `AccountId = '${accountId}'` })) counts[wf.type] = (counts[wf.type] ?? 0) + 1;
+      return counts;
+    };
+    const total = async () => Object.values(await list()).reduce((a, b) => a + b, 0);
+    await waitFor('the workflows to be visible', async () => (await total()) >= expected, 20_000);
+    await new Promise((r) => setTimeout(r, 1_500)); // nothing more on its way
+    return list();
+  }
+
+  async function burst(count: number, delayMs: number) {
+    const receiver = await startReceiver(suite, () => ({ status: 200, delayMs }));
+    const user = await registerUser(h.app);
+    const hook = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'burst', url: `${receiver.url}/hook` });
+    await Promise.all(Array.from({ length: count }, (_, i) => api(h.app, user).ok('POST', `/api/webhooks/${hook.id}/test`, { payload: { i } })));
+    const deliveries = await waitFor('every delivery to succeed', async () => {
+      const { rows } = await h.db.query<{ id: string; status: string; attempts: number }>(`SELECT id, status, attempts FROM deliveries WHERE webhook_id = $1`, [hook.id]);
+      return rows.length === count && rows.every((d) => d.status === 'succeeded') && rows;
+    }, 60_000);
+    return { receiver, accountId: hook.accountId as string, deliveries };
+  }
+
+  it('30 deliveries at once: at most the limit in flight at the receiver, each sent once, and no workflow at all', async () => {
+    const { receiver, accountId, deliveries } = await burst(30, 100);
+    assert.deepEqual(await workflowsOf(accountId, 0), {}, 'the waiting first attempts needed no delivery workflow');
+    assert.equal(receiver.requests.length, 30);
+    assert.equal(new Set(receiver.requests.map((r) => (JSON.parse(r.body) as { id: string }).id)).size, 30, 'each delivery sent once');
+    assert.ok(receiver.load.maxInFlight <= LIMIT, `${receiver.load.maxInFlight} requests in flight at once`);
+    assert.ok(receiver.load.maxInFlight > 1, `the slots were used side by side (${receiver.load.maxInFlight} at most)`);
+    assert.ok(deliveries.every((d) => d.attempts === 1));
+    const { rows } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox WHERE payload #>> '{tags,accountId}' = $1`, [accountId]);
+    assert.equal(rows[0]!.n, 0, 'every held start was dropped');
+  });
+
+  it('a waiter whose wait budget runs out goes to its delivery workflow, and is delivered from there', async () => {
+    // Each request is held longer than the wait budget: the five beyond the limit give up waiting.
+    const { receiver, accountId, deliveries } = await burst(2 * LIMIT, WAIT_MS + 1_500);
+    assert.equal(receiver.requests.length, 2 * LIMIT);
+    assert.ok(receiver.load.maxInFlight <= LIMIT, `${receiver.load.maxInFlight} requests in flight at once`);
+    assert.ok(deliveries.every((d) => d.attempts === 1), 'waiting used no attempt');
+    assert.deepEqual(await workflowsOf(accountId, LIMIT), { deliverWebhookWorkflow: LIMIT });
+    await waitFor('every slot and place in line given back', async () => {
+      const { rows } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM delivery_slots`);
+      return rows[0]!.n === 0;
+    }, 5_000);
+  });
+});
