@@ -42,15 +42,8 @@ import pg from 'pg';
 import { findFreePort } from '../scripts/processes';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { createBenchDatabase } from './database';
-import { benchEnv, startEntry, type EntryProcess } from './server-process';
+import { benchEnv, setting, startEntry, type EntryProcess } from './server-process';
 
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
-  return value;
-}
 
 const SECONDS = Math.max(1, setting('BENCH_SECONDS', 30));
 const A_RATE = Math.max(0.1, Number(process.env.BENCH_A_RATE || 2));

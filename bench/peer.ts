@@ -45,18 +45,11 @@ import { promisify } from 'node:util';
 import { findFreePort } from '../scripts/processes';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { createBenchDatabase } from './database';
-import { benchEnv, startEntry, type EntryProcess } from './server-process';
+import { benchEnv, setting, startEntry, type EntryProcess } from './server-process';
 
 const REPO_ROOT = path.join(__dirname, '..');
 const N8N_DIR = path.join(REPO_ROOT, '.data', 'peer', 'n8n');
 
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
-  return value;
-}
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
 
 const N8N_VERSION = process.env.BENCH_N8N_VERSION || '1.123.81';

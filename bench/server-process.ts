@@ -174,3 +174,12 @@ export function benchEnv(databaseUrl: string, temporalAddress: string, port?: nu
     ALLOW_PRIVATE_TARGETS: 'true',
   };
 }
+
+/** A bench setting from the environment: a non-negative integer, `fallback` when unset or empty. */
+export function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}

@@ -4,54 +4,22 @@ import { before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createDeliveryActivities } from '../../activities/deliveries';
 import { api } from '../helpers/api';
-import { readAllPages, registerUser, type TestUser } from '../helpers/app';
+import { readAllPages, registerUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { webhookCalls } from '../helpers/webhook-calls';
 
 /** Outgoing webhook deliveries (README § Webhooks; docs/api.md § Signatures) on a real dev server, to real receivers on loopback. */
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-function harnessCalls(get: () => EngineHarness) {
-  async function createWebhook(user: TestUser, fields: object) {
-    const res = await api(get().app, user).post('/api/webhooks', { name: 'receiver', ...fields });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json() as { id: string; accountId: string };
-  }
-  async function deliveries(user: TestUser, webhookId: string) {
-    const res = await api(get().app, user).get(`/api/webhooks/${webhookId}/deliveries`);
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json() as Delivery[];
-  }
-  /** Waits until the webhook's only delivery satisfies `done`. */
-  async function waitForDelivery(user: TestUser, webhookId: string, what: string, done: (d: Delivery) => boolean, timeoutMs = 20_000) {
-    return waitFor(what, async () => {
-      const list = await deliveries(user, webhookId);
-      return list.length === 1 && done(list[0]!) && list[0]!;
-    }, timeoutMs);
-  }
-  return { createWebhook, deliveries, waitForDelivery };
-}
-
-interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-}
-
 describe('outgoing webhook deliveries', () => {
   const suite = suiteContext();
   let h: EngineHarness;
-  const { createWebhook, deliveries, waitForDelivery } = harnessCalls(() => h);
+  const { createWebhook, deliveries, waitForDelivery } = webhookCalls(() => h);
 
   before(async () => {
     h = await startEngine(suite, __filename, { WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s', WEBHOOK_TIMEOUT_MS: '2000' });
@@ -292,7 +260,7 @@ describe('deliveries re-check the target at send time (ALLOW_PRIVATE_TARGETS=fal
   const suite = suiteContext();
   let h: EngineHarness;
   let rx: Receiver;
-  const { waitForDelivery } = harnessCalls(() => h);
+  const { waitForDelivery } = webhookCalls(() => h);
 
   before(async () => {
     h = await startEngine(suite, __filename, { WEBHOOK_RETRY_SCHEDULE: '0s', ALLOW_PRIVATE_TARGETS: 'false' });

@@ -3,11 +3,12 @@ import { before, describe, it } from 'node:test';
 import { createDeliveryActivities } from '../../activities/deliveries';
 import { MAX_RETRY_AFTER_MS } from '../../lib/delivery-attempts';
 import { api } from '../helpers/api';
-import { registerUser, type TestUser } from '../helpers/app';
+import { registerUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
+import { webhookCalls } from '../helpers/webhook-calls';
 
 /**
  * An endpoint's health (README § Webhooks): auto-disable after WEBHOOK_DISABLE_AFTER of failed attempts
@@ -16,38 +17,10 @@ import { startReceiver } from '../helpers/receiver';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attempts: number;
-  nextAttemptAt: string | null;
-}
-
-function calls(get: () => EngineHarness) {
-  async function createWebhook(user: TestUser, fields: object) {
-    const res = await api(get().app, user).post('/api/webhooks', { name: 'receiver', ...fields });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json() as { id: string; accountId: string };
-  }
-  async function deliveries(user: TestUser, webhookId: string) {
-    const res = await api(get().app, user).get(`/api/webhooks/${webhookId}/deliveries`);
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json() as Delivery[];
-  }
-  async function webhook(user: TestUser, id: string) {
-    const res = await api(get().app, user).get(`/api/webhooks/${id}`);
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json() as { enabled: boolean; disabledReason: string | null };
-  }
-  return { createWebhook, deliveries, webhook };
-}
-
 describe('auto-disable after WEBHOOK_DISABLE_AFTER of failed attempts', () => {
   const suite = suiteContext();
   let h: EngineHarness;
-  const { createWebhook, deliveries, webhook } = calls(() => h);
+  const { createWebhook, deliveries, webhook } = webhookCalls(() => h);
 
   before(async () => {
     h = await startEngine(suite, __filename, {
@@ -153,7 +126,7 @@ describe('auto-disable after WEBHOOK_DISABLE_AFTER of failed attempts', () => {
 describe('Retry-After on 429 and 503', () => {
   const suite = suiteContext();
   let h: EngineHarness;
-  const { createWebhook, deliveries } = calls(() => h);
+  const { createWebhook, deliveries } = webhookCalls(() => h);
 
   before(async () => {
     h = await startEngine(suite, __filename, { WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms,100ms', WEBHOOK_TIMEOUT_MS: '2000' });
