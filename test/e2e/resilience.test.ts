@@ -64,6 +64,19 @@ async function startStack(t: Cleanup, databaseUrl: string, temporalAddress: stri
   return stack;
 }
 
+/** A receiver that refuses each delivery's first attempt (503) and answers the next ones slowly (200 after 1.5 s). */
+function refusingFirstAttempts(t: Parameters<typeof startReceiver>[0]) {
+  const seen = new Set<string>();
+  return startReceiver(t, (req) => {
+    const id = req.headers['webhook-id'] as string;
+    if (!seen.has(id)) {
+      seen.add(id);
+      return { status: 503 };
+    }
+    return { status: 200, delayMs: 1_500 };
+  });
+}
+
 describe('resilience: processes killed, Temporal stopped', () => {
   // Each test's processes go when it ends (clean-ups on its own `t`): workers of two tests would share this file's namespace.
 
@@ -72,15 +85,7 @@ describe('resilience: processes killed, Temporal stopped', () => {
     const verifier = new Webhook(SECRET);
     // Each delivery's first attempt (made by the API) is refused, so its workflow makes the next ones on
     // the worker; those get slow answers, so attempts are in flight when the worker dies.
-    const seen = new Set<string>();
-    const receiver = await startReceiver(t, (req) => {
-      const id = req.headers['webhook-id'] as string;
-      if (!seen.has(id)) {
-        seen.add(id);
-        return { status: 503 };
-      }
-      return { status: 200, delayMs: 1_500 };
-    });
+    const receiver = await refusingFirstAttempts(t);
     const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename));
     const { base } = stack;
 
@@ -138,15 +143,7 @@ describe('resilience: processes killed, Temporal stopped', () => {
     const database = await createTestDatabase(t);
     // Each delivery's first attempt (the API's) is refused, so the rest is the worker's: slow answers
     // keep attempts in flight when it dies. The tool each run calls answers slowly too.
-    const seen = new Set<string>();
-    const receiver = await startReceiver(t, (req) => {
-      const id = req.headers['webhook-id'] as string;
-      if (!seen.has(id)) {
-        seen.add(id);
-        return { status: 503 };
-      }
-      return { status: 200, delayMs: 1_500 };
-    });
+    const receiver = await refusingFirstAttempts(t);
     const tools = await startReceiver(t, () => ({ body: { ok: true }, delayMs: 1_500 }));
     // At info the worker says when it polls: that is its return.
     const stack = await startStack(t, database.url, process.env.TEMPORAL_ADDRESS!, testNamespace(__filename), { LOG_LEVEL: 'info' });
