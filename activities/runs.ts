@@ -4,12 +4,12 @@ import { createAgentsRepository } from '../db/repositories/agents';
 import { insertEvent } from '../db/repositories/events';
 import {
   findRunStep,
-  findStepOfRun,
   finishRunStep,
-  insertRunSteps,
   listRunSteps,
   listStepsPlannedBy,
-  markRunStepStarted,
+  markRunRunningWithSteps,
+  startStepInRun,
+  startStepOfRun,
   type NewRunStep,
   type RunStepRow,
 } from '../db/repositories/run-steps';
@@ -17,8 +17,8 @@ import {
   countQueuedAhead,
   countRunningRuns,
   findRun,
-  findRunForUpdate,
-  markRunRunning,
+  findRunForUpdateWithAgent,
+  findRunInLine,
   markRunWaiting,
   nextQueuedRuns,
   recordRunEnd,
@@ -195,6 +195,17 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     await Promise.all(waiting.slice(0, free).map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
   }
 
+  /**
+   * Ends the run from its steps (the executor composes the output; the engine keeps it within 256 KiB):
+   * succeeded or failed by the executor's rule, or failed with `timed out` when the run's time ran out.
+   */
+  function finishFrom(run: Pick<RunRow, 'id' | 'executor' | 'input'>, steps: RunStepRow[], timedOut: boolean): Promise<RunOutcome> {
+    const executor = executors.get(run.executor ?? 'tools');
+    const result = fromExecutor('compose the output', () => executor.compose({ input: run.input, steps, timedOut }));
+    const output = capValue(result.output, MAX_RUN_OUTPUT_BYTES);
+    return settle(run.id, result.error === null ? 'succeeded' : 'failed', output, result.error);
+  }
+
   /** Ends the run in its own transaction (once) and wakes the next in line; answers the run's status. */
   async function settle(runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunOutcome> {
     const ended = await withTransaction(db, (tx) => end(tx, runId, status, output, error));
@@ -239,6 +250,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     runId: string,
     step: RunStepRow,
     r: { output: unknown; error: string | null; usage?: Usage; startedAt: Date; next?: ReturnType<typeof stepsAfter> },
+    /** The run, when this step was its last planned one: a step that adds none then ends the run (lastStepEnds). */
+    last?: { run: Pick<RunRow, 'id' | 'executor' | 'input'>; steps: () => Promise<RunStepRow[]> },
   ): Promise<StepOutcome> {
     const recorded = await finishRunStep(
       db,
@@ -253,9 +266,30 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       },
       r.next,
     );
-    if (recorded) return { status: 'done', ok: recorded.step.error === null, ...(recorded.added.length ? { next: recorded.added.map(toRef) } : {}) };
+    if (recorded) {
+      const outcome: StepOutcome = { status: 'done', ok: recorded.step.error === null, ...(recorded.added.length ? { next: recorded.added.map(toRef) } : {}) };
+      if (!last || recorded.added.length > 0) return outcome;
+      return { ...outcome, ...(await lastStepEnds(last.run, recorded.step, last.steps)) };
+    }
     // Not recorded: another attempt recorded it first, or the run ended meanwhile.
     return answered(runId, step.step_index);
+  }
+
+  /**
+   * The run's last step, recorded and adding none, ends the run here (finishRun's work, the run not
+   * timed out: this step finished within its time), saving the workflow its finishRun: the outcome says
+   * `ended` and the workflow returns it. Steps are made in index order, so a step with no index after
+   * it is the last. Anything failing here is left to finishRun, which the workflow then calls as before
+   * (an activity retry finds the step finished and answers without `ended`).
+   */
+  async function lastStepEnds(run: Pick<RunRow, 'id' | 'executor' | 'input'>, step: RunStepRow, steps: () => Promise<RunStepRow[]>): Promise<{ ended?: EndStatus }> {
+    try {
+      const all = (await steps()).map((s) => (s.step_index === step.step_index ? step : s));
+      const { status } = await finishFrom(run, all, false);
+      return status === 'succeeded' || status === 'failed' ? { ended: status } : {};
+    } catch {
+      return {};
+    }
   }
 
   /** A finished step's outcome as it was recorded, with the steps it added; 'stopped' when it is not finished. */
@@ -264,12 +298,6 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     if (!step?.finished_at) return { status: 'stopped' };
     const next = (await listStepsPlannedBy(db, runId, index)).map(toRef);
     return { status: 'done', ok: step.error === null, ...(next.length ? { next } : {}) };
-  }
-
-  /** Whether the account seems to have a slot for this run (read without the lock: the locked decision is the one that counts). */
-  async function slotLooksFree(run: RunRow): Promise<boolean> {
-    const running = await countRunningRuns(db, run.account_id, holdMs);
-    return running < limit && running + (await countQueuedAhead(db, run, QUEUE_PLACE_MS, limit)) < limit;
   }
 
   /** Which executor runs the agent, and the steps it plans for this run (reads only). */
@@ -297,23 +325,26 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      */
     async beginRun(input: RunInput): Promise<BeginRunOutcome> {
       try {
-        const first = await findRun(db, input.runId);
-        if (!first) return { status: 'gone' }; // its agent was deleted
+        // The run with a look at its account's line (read without the lock: the locked decision is the one that counts).
+        const inLine = await findRunInLine(db, input.runId, { placeMs: QUEUE_PLACE_MS, holdMs, cap: limit });
+        if (!inLine) return { status: 'gone' }; // its agent was deleted
+        const first = inLine.run;
         if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
         // The plan is made before the account's lock is taken (reads of the agent, its tools and its
         // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
-        const plan = first.status === 'queued' && (await slotLooksFree(first)) ? await planOf(db, first) : null;
+        const slotLooksFree = inLine.running + inLine.ahead < limit;
+        const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
         /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
         const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
-          const run = await findRunForUpdate(tx, input.runId);
-          if (!run) return { outcome: { status: 'gone' } };
+          const found = await findRunForUpdateWithAgent(tx, input.runId);
+          if (!found) return { outcome: { status: 'gone' } };
+          const { run, agentStatus } = found;
           if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
           if (run.status === 'running') return { outcome: await runningOutcome(tx, run, false) };
 
-          const agent = await agents.findById(run.account_id, run.agent_id, tx);
-          if (!agent) return { outcome: { status: 'gone' } };
-          if (agent.status === 'paused' || agent.status === 'template') {
-            await end(tx, run.id, 'failed', null, `Agent is ${agent.status}: the run did not start (it was queued when the agent became ${agent.status})`);
+          if (agentStatus === null) return { outcome: { status: 'gone' } };
+          if (agentStatus === 'paused' || agentStatus === 'template') {
+            await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
             return { outcome: { status: 'failed' }, ended: true };
           }
 
@@ -326,8 +357,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
             }
           }
           const { kind, steps } = plan ?? (await planOf(tx, run));
-          await markRunRunning(tx, run.id, kind);
-          const planned = await insertRunSteps(tx, run.id, steps);
+          const planned = await markRunRunningWithSteps(tx, run.id, kind, steps);
           return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
         };
         const result =
@@ -350,23 +380,22 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      */
     async runToolStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const found = await findStepOfRun(db, ref.runId, ref.index);
+        const startedAt = new Date();
+        const found = await startStepOfRun(db, ref.runId, ref.index, startedAt);
         if (!found) {
           const run = await findRun(db, ref.runId);
           if (!run || run.status !== 'running') return { status: 'stopped' };
           throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
         }
-        const { step, run } = found;
+        const { step, run, lastIndex } = found;
         if (run.status !== 'running') return { status: 'stopped' };
         if (step.finished_at) return answered(ref.runId, step.step_index);
 
-        const startedAt = new Date();
         let output: unknown = null;
         let error: string | null = null;
         const call = await toolCallOf(run, step);
         if ('error' in call) error = call.error;
         else {
-          await markRunStepStarted(db, ref.runId, step.step_index, startedAt);
           try {
             output = await heartbeating((signal) => callTool(call.tool, call.input, config, signal));
           } catch (err) {
@@ -375,7 +404,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
             error = (err as Error).message;
           }
         }
-        return await recordStep(ref.runId, step, { output, error, startedAt });
+        const last = lastIndex === step.step_index ? { run: { id: ref.runId, executor: run.executor, input: run.input }, steps: () => listRunSteps(db, ref.runId) } : undefined;
+        return await recordStep(ref.runId, step, { output, error, startedAt }, last);
       } catch (err) {
         throw classified(err);
       }
@@ -391,22 +421,21 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      */
     async runModelStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const run = await findRun(db, ref.runId);
-        if (!run || run.status !== 'running') return { status: 'stopped' };
-        const steps = await listRunSteps(db, run.id);
+        const startedAt = new Date();
+        const found = await startStepInRun(db, ref.runId, ref.index, startedAt);
+        if (!found || found.run.status !== 'running') return { status: 'stopped' };
+        const { run, steps } = found;
         const step = steps.find((st) => st.step_index === ref.index);
         if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
         if (step.finished_at) return answered(run.id, step.step_index);
 
         const request = fromExecutor('compose the model request', () => modelRequest(steps, step.step_index));
-        const startedAt = new Date();
         let answer: ModelAnswer | null = null;
         let usage: Usage | undefined;
         let error: string | null = null;
         if (!executors.model) error = 'no model provider is configured (MODEL_BASE_URL is not set on the worker)';
         else {
           const model = executors.model;
-          await markRunStepStarted(db, run.id, step.step_index, startedAt);
           try {
             const result = answerOf(await heartbeating((signal) => model.complete(request, signal)));
             if ('error' in result) error = result.error;
@@ -420,7 +449,9 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
           }
         }
         const next = answer ? stepsAfter(steps, step.step_index, answer) : [];
-        return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next });
+        const isLast = steps.at(-1)?.step_index === step.step_index;
+        const last = isLast ? { run, steps: async () => steps } : undefined;
+        return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next }, last);
       } catch (err) {
         throw classified(err);
       }
@@ -437,11 +468,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         const run = await findRun(db, input.runId);
         if (!run) return { status: 'gone' };
         if (run.status === 'succeeded' || run.status === 'failed') return { status: run.status };
-        const steps = await listRunSteps(db, run.id);
-        const executor = executors.get(run.executor ?? 'tools');
-        const result = fromExecutor('compose the output', () => executor.compose({ input: run.input, steps, timedOut: input.timedOut ?? false }));
-        const output = capValue(result.output, MAX_RUN_OUTPUT_BYTES);
-        return await settle(run.id, result.error === null ? 'succeeded' : 'failed', output, result.error);
+        return await finishFrom(run, await listRunSteps(db, run.id), input.timedOut ?? false);
       } catch (err) {
         throw classified(err);
       }

@@ -12,9 +12,13 @@
  * figure over the baseline's.
  *
  * Settings: BENCH_RUNS (200), BENCH_RATE (10), BENCH_ROUNDS (1: rounds alternate ours and the baseline,
- * the medians are printed).
+ * the medians are printed). Each burst also reports its CPU time per run: this process's (both workers,
+ * the client) and the whole machine's (Postgres and the Temporal server too; other load included), and
+ * for ours the SQL statements per run (BENCH_SQL=1: each statement's count, most frequent first).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { toolRequest } from '../activities/executor/http';
@@ -76,9 +80,9 @@ async function measureSerial(ours: Start, bare: Start): Promise<{ ours: number; 
 }
 
 /** Throughput of a burst of `count` starts, then latency of starts paced at RATE/s for 10 s. */
-async function measure(start: Start): Promise<Figures> {
+async function measure(start: Start, label: string): Promise<Figures> {
   let runsPerSecond = NaN;
-  if (PHASES.has('burst')) runsPerSecond = await measureBurst(start);
+  if (PHASES.has('burst')) runsPerSecond = await measureBurst(start, label);
   if (!PHASES.has('paced')) return { runsPerSecond, p50: NaN, p99: NaN };
   const latencies: number[] = [];
   const pending: Promise<void>[] = [];
@@ -95,7 +99,37 @@ async function measure(start: Start): Promise<Figures> {
   return { runsPerSecond, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-async function measureBurst(start: Start): Promise<number> {
+/** CPU seconds the whole machine has spent busy (every core; /proc/stat), NaN where there is no /proc. */
+function machineBusySeconds(): number {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+    const [user, nice, system, , , irq, softirq, steal] = fields.map(Number) as number[];
+    return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** SQL statements sent by this process (every pg client), by text; counted while `sql.on`. */
+const sql = { on: false, counts: new Map<string, number>() };
+const clientQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (sql.on) {
+    const first = args[0] as string | { text?: string };
+    const text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 90);
+    sql.counts.set(text, (sql.counts.get(text) ?? 0) + 1);
+  }
+  return clientQuery.apply(this, args);
+} as typeof pg.Client.prototype.query;
+
+const burstCosts: { label: string; processMs: number; machineMs: number; statements: number }[] = [];
+
+async function measureBurst(start: Start, label: string): Promise<number> {
+  const cpu0 = process.cpuUsage();
+  const busy0 = machineBusySeconds();
+  sql.counts.clear();
+  sql.on = true;
+  if (process.env.BENCH_MARKS) console.log(`mark ${label} start ${process.hrtime.bigint() / 1000n}`);
   const burstStart = performance.now();
   const waits: Promise<unknown>[] = [];
   for (let i = 0; i < RUNS; i += 25) {
@@ -103,7 +137,13 @@ async function measureBurst(start: Start): Promise<number> {
     waits.push(...started.map((wait) => wait()));
   }
   await Promise.all(waits);
-  return RUNS / ((performance.now() - burstStart) / 1000);
+  const elapsed = performance.now() - burstStart;
+  if (process.env.BENCH_MARKS) console.log(`mark ${label} end ${process.hrtime.bigint() / 1000n}`);
+  sql.on = false;
+  const cpu = process.cpuUsage(cpu0);
+  const statements = [...sql.counts.values()].reduce((a, b) => a + b, 0);
+  burstCosts.push({ label, processMs: (cpu.user + cpu.system) / 1000 / RUNS, machineMs: ((machineBusySeconds() - busy0) * 1000) / RUNS, statements: statements / RUNS });
+  return RUNS / (elapsed / 1000);
 }
 
 async function createBenchAgent(db: Db, toolUrl: string): Promise<{ accountId: string; agentId: string }> {
@@ -210,8 +250,13 @@ async function main() {
     const results: { ours: Figures & { serial: number }; bare: Figures & { serial: number } }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const serial = PHASES.has('serial') ? await measureSerial(ours, bare) : { ours: NaN, bare: NaN };
-      const o = await measure(ours);
-      const b = await measure(bare);
+      const o = await measure(ours, 'ours');
+      const sqlOfOurs = [...sql.counts.entries()].sort((x, y) => y[1] - x[1]);
+      const b = await measure(bare, 'bare');
+      if (process.env.BENCH_SQL && PHASES.has('burst')) {
+        console.log(`SQL statements per run (ours, burst):`);
+        for (const [text, n] of sqlOfOurs) console.log(`${(n / RUNS).toFixed(2).padStart(7)}  ${text}`);
+      }
       results.push({ ours: { ...o, serial: serial.ours }, bare: { ...b, serial: serial.bare } });
       if (ROUNDS > 1) {
         console.log(`round ${round + 1}: serial ${serial.ours.toFixed(0)} vs ${serial.bare.toFixed(0)} ms; burst ${o.runsPerSecond.toFixed(1)} vs ${b.runsPerSecond.toFixed(1)} runs/s`);
@@ -229,6 +274,12 @@ async function main() {
     console.log(row('p99 latency (ms, paced)', (s) => pick(s, 'p99').toFixed(0)));
     console.log(`ratio (ours / bare runs/s): ${(pick('ours', 'runsPerSecond') / pick('bare', 'runsPerSecond')).toFixed(2)} (target ≥ 0.7)`);
     console.log(`ratio (bare / ours latency, one at a time): ${(pick('bare', 'serial') / pick('ours', 'serial')).toFixed(2)}`);
+    if (PHASES.has('burst')) {
+      const cost = (side: 'ours' | 'bare', k: 'processMs' | 'machineMs' | 'statements') => median(burstCosts.filter((c) => c.label === side).map((c) => c[k]));
+      console.log(row('CPU ms per run (process)', (s) => cost(s, 'processMs').toFixed(1)));
+      console.log(row('CPU ms per run (machine)', (s) => cost(s, 'machineMs').toFixed(1)));
+      console.log(row('SQL statements per run', (s) => cost(s, 'statements').toFixed(1)));
+    }
     console.log(`(${rows[0]!.n} runs succeeded; ${calls} model calls in all, both sides)`);
   } finally {
     rawWorker.shutdown();
