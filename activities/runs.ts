@@ -125,7 +125,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
    * null when already ended. A model run that succeeded in a thread adds its exchange to the thread: the
    * user's message (as of the run's creation) and the model's answer.
    */
-  async function end(tx: Queryable, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunRow | null> {
+  async function end(tx: Queryable, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<{ row: RunRow; queued: boolean } | null> {
     const row = await recordRunEnd(tx, runId, { status, output, error: error === null ? null : capError(error) });
     if (!row) return null;
     if (status === 'succeeded' && row.thread_id && row.executor === 'model') {
@@ -148,15 +148,16 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       data: status === 'succeeded' ? { ...base, output: row.output, chainDepth: row.chain_depth } : { ...base, error: row.error, chainDepth: row.chain_depth },
       chainDepth: row.chain_depth,
     });
-    await fanOut.fanOutEvent(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
-    return row;
+    const fannedOut = await fanOut.fanOutEvent(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
+    // Whether the fan-out queued workflow starts (its deliveries, fires or matching) for the hand-off.
+    return { row, queued: fannedOut.deliveries > 0 || fannedOut.fires > 0 || fannedOut.deferred };
   }
 
   /** Accounts whose line is being woken (true: asked again meanwhile). */
   const waking = new Map<string, boolean>();
 
   /**
-   * After a run of the account ended: its event is handed off at once; then, in the background, the
+   * After a run of the account ended: what its event queued (`queued`: deliveries, fires) is handed off at once; then, in the background, the
    * oldest parked runs get a workflow for the free slots (lib/run-line.ts) and the runs with a workflow
    * first in line for them are woken (a signal to `run:<id>`; one that can't be delivered is left to the
    * run's own recheck). In the background so that the run's own workflow task does not wait for its
@@ -165,8 +166,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
    * go round once more. Lost with the process, it is done by the reconciler's next round (parked runs)
    * or the runs' own recheck (waiting ones).
    */
-  function afterEnd(accountId: string): void {
-    handOff.kick();
+  function afterEnd(accountId: string, queued: boolean): void {
+    if (queued) handOff.kick(); // most ends queue nothing (no webhook, no trigger listening): no outbox round
     if (waking.has(accountId)) {
       waking.set(accountId, true);
       return;
@@ -213,7 +214,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       const current = await findRun(db, runId);
       return { status: current ? current.status : 'gone' };
     }
-    afterEnd(ended.account_id);
+    afterEnd(ended.row.account_id, ended.queued);
     return { status };
   }
 
@@ -335,7 +336,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         const slotLooksFree = inLine.running + inLine.ahead < limit;
         const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
         /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
-        const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
+        const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: { queued: boolean } }> => {
           const found = await findRunForUpdateWithAgent(tx, input.runId);
           if (!found) return { outcome: { status: 'gone' } };
           const { run, agentStatus } = found;
@@ -344,8 +345,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
 
           if (agentStatus === null) return { outcome: { status: 'gone' } };
           if (agentStatus === 'paused' || agentStatus === 'template') {
-            await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
-            return { outcome: { status: 'failed' }, ended: true };
+            const ended = await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
+            return { outcome: { status: 'failed' }, ended: { queued: ended?.queued ?? false } };
           }
 
           if (!allFit) {
@@ -363,7 +364,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         const result =
           (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
           (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
-        if (result.ended) afterEnd(first.account_id);
+        if (result.ended) afterEnd(first.account_id, result.ended.queued);
         return result.outcome;
       } catch (err) {
         throw classified(err);

@@ -13,11 +13,12 @@
  *
  * Settings: BENCH_RUNS (200), BENCH_RATE (10), BENCH_ROUNDS (1: rounds alternate ours and the baseline,
  * the medians are printed). Each burst also reports its CPU time per run: this process's (both workers,
- * the client) and the whole machine's (Postgres and the Temporal server too; other load included), and
+ * the client), its servers' (the Temporal dev server it started and its database's Postgres backends;
+ * other load not counted; Linux), the two together, and the whole machine's (other load included), and
  * for ours the SQL statements per run (BENCH_SQL=1: each statement's count, most frequent first).
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -110,6 +111,42 @@ function machineBusySeconds(): number {
   }
 }
 
+/** CPU seconds (user + system) a process has used so far (/proc/<pid>/stat); 0 when it is gone. */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** This process's children (the Temporal dev server it started). */
+function childPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU seconds used so far by what serves this bench alone: the Temporal dev server it started and the
+ * Postgres backends of its database (the same machine), by pid; other load on the machine is not counted.
+ */
+async function serverCpu(db: Db): Promise<Map<number, number>> {
+  const { rows } = await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+  return new Map([...childPids(), ...rows.map((r) => r.pid)].map((pid) => [pid, processCpuSeconds(pid)]));
+}
+let benchDb: Db | undefined;
+
 /** SQL statements sent by this process (every pg client), by text; counted while `sql.on`. */
 const sql = { on: false, counts: new Map<string, number>() };
 const clientQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
@@ -122,11 +159,12 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return clientQuery.apply(this, args);
 } as typeof pg.Client.prototype.query;
 
-const burstCosts: { label: string; processMs: number; machineMs: number; statements: number }[] = [];
+const burstCosts: { label: string; processMs: number; serversMs: number; machineMs: number; statements: number }[] = [];
 
 async function measureBurst(start: Start, label: string): Promise<number> {
   const cpu0 = process.cpuUsage();
   const busy0 = machineBusySeconds();
+  const servers0 = benchDb && process.platform === 'linux' ? await serverCpu(benchDb) : new Map<number, number>();
   sql.counts.clear();
   sql.on = true;
   if (process.env.BENCH_MARKS) console.log(`mark ${label} start ${process.hrtime.bigint() / 1000n}`);
@@ -141,8 +179,13 @@ async function measureBurst(start: Start, label: string): Promise<number> {
   if (process.env.BENCH_MARKS) console.log(`mark ${label} end ${process.hrtime.bigint() / 1000n}`);
   sql.on = false;
   const cpu = process.cpuUsage(cpu0);
+  let serversMs = NaN;
+  if (benchDb && process.platform === 'linux') {
+    const servers1 = await serverCpu(benchDb);
+    serversMs = ([...servers1].reduce((sum, [pid, s]) => sum + s - (servers0.get(pid) ?? 0), 0) * 1000) / RUNS;
+  }
   const statements = [...sql.counts.values()].reduce((a, b) => a + b, 0);
-  burstCosts.push({ label, processMs: (cpu.user + cpu.system) / 1000 / RUNS, machineMs: ((machineBusySeconds() - busy0) * 1000) / RUNS, statements: statements / RUNS });
+  burstCosts.push({ label, processMs: (cpu.user + cpu.system) / 1000 / RUNS, serversMs, machineMs: ((machineBusySeconds() - busy0) * 1000) / RUNS, statements: statements / RUNS });
   return RUNS / (elapsed / 1000);
 }
 
@@ -176,6 +219,7 @@ async function main() {
   const database = await createBenchDatabase();
   const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
   const db = createPool(database.url, 20);
+  benchDb = db;
   const config: Config = loadConfig({
     ...benchEnv(database.url, temporal.address),
     RECONCILE_INTERVAL_MS: '1000',
@@ -275,8 +319,10 @@ async function main() {
     console.log(`ratio (ours / bare runs/s): ${(pick('ours', 'runsPerSecond') / pick('bare', 'runsPerSecond')).toFixed(2)} (target ≥ 0.7)`);
     console.log(`ratio (bare / ours latency, one at a time): ${(pick('bare', 'serial') / pick('ours', 'serial')).toFixed(2)}`);
     if (PHASES.has('burst')) {
-      const cost = (side: 'ours' | 'bare', k: 'processMs' | 'machineMs' | 'statements') => median(burstCosts.filter((c) => c.label === side).map((c) => c[k]));
+      const cost = (side: 'ours' | 'bare', k: 'processMs' | 'serversMs' | 'machineMs' | 'statements') => median(burstCosts.filter((c) => c.label === side).map((c) => c[k]));
       console.log(row('CPU ms per run (process)', (s) => cost(s, 'processMs').toFixed(1)));
+      console.log(row('CPU ms per run (servers)', (s) => cost(s, 'serversMs').toFixed(1)));
+      console.log(row('CPU ms per run (both)', (s) => (cost(s, 'processMs') + cost(s, 'serversMs')).toFixed(1)));
       console.log(row('CPU ms per run (machine)', (s) => cost(s, 'machineMs').toFixed(1)));
       console.log(row('SQL statements per run', (s) => cost(s, 'statements').toFixed(1)));
     }
