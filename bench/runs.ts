@@ -278,7 +278,10 @@ async function main() {
       });
       engine.handOff.kick();
       return async () => {
-        // The hand-off may not have started the workflow yet (or the run is parked until a slot frees): wait for it to exist.
+        // The hand-off (in this process) starts the workflow after the commit: wait for it here rather than
+        // ask the server for a workflow it does not have yet (a 200-run burst's waiters asked ~5 times a run).
+        await engine.handOff.idle();
+        // The hand-off may not have started the workflow yet (it failed and is retried, or the run is parked until a slot frees): wait for it to exist.
         // Asked again after 5 ms, then less and less often (up to every 100 ms): a burst's waiters must not
         // load the server they measure with their own polling.
         for (let pause = 5; ; pause = Math.min(100, pause * 2)) {
