@@ -6,16 +6,19 @@ import type { ActivityDeps } from './deps';
 /**
  * Rows per batch: each batch is one statement holding its row locks for milliseconds. Runs take with them
  * what belongs to them alone (their steps), so fewer runs make a batch; deliveries stop when their attempts
- * reach RETENTION_BATCH.attempts.
+ * reach RETENTION_BATCH.attempts, recoveries when the items they started reach RETENTION_BATCH.recoveryItems.
  */
-export const RETENTION_BATCH = { rows: 1000, runs: 100, attempts: 5000 };
+export const RETENTION_BATCH = { rows: 1000, runs: 100, attempts: 5000, recoveries: 100, recoveryItems: 5000 };
 
 const HOUR_MS = 3_600_000;
 
 /** The times before which rows go, all derived from one reading of the database's clock. */
 export interface RetentionCutoffs {
   now: Date;
-  /** `RETENTION_DAYS` before `now`: events, fires, runs, deliveries, hook receipts. */
+  /**
+   * `RETENTION_DAYS` before `now`: events, fires, runs, deliveries, hook receipts, missed fires, schedule
+   * corrections, recoveries, thread messages (also past their agent's memory), ended schedule versions.
+   */
   history: Date;
   idempotency: Date;
 }
@@ -43,6 +46,11 @@ export function retentionBatches(
     idempotency_keys: () => repo.deleteIdempotencyKeys(cutoffs.idempotency, batch.rows),
     rate_limits: () => repo.deleteEndedRateLimits(cutoffs.now, batch.rows),
     refresh_tokens: () => repo.deleteDeadRefreshTokens(cutoffs.now, batch.rows),
+    missed_fires: () => repo.deleteMissedFires(cutoffs.history, batch.rows),
+    schedule_corrections: () => repo.deleteScheduleCorrections(cutoffs.history, batch.rows),
+    recoveries: () => repo.deleteFinishedRecoveries(cutoffs.history, batch.recoveries, batch.recoveryItems),
+    thread_messages: () => repo.deleteOldThreadMessages(cutoffs.history, cutoffs.now, batch.rows),
+    schedule_history: () => repo.deleteEndedScheduleVersions(cutoffs.history, batch.rows),
   };
 }
 

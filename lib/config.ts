@@ -190,7 +190,7 @@ export interface Config {
   /** Live run events (SSE): the interval of the heartbeat comment on an idle stream. */
   runEvents: { heartbeatMs: number };
   logLevel: string;
-  /** Events, fires, runs, deliveries and hook receipts older than this are deleted (README Retention). */
+  /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
   /** GET /metrics (README § Operating it): served at all, and the bearer token it asks for (none: open). */
   metrics: { enabled: boolean; token: string | null };

@@ -15,6 +15,13 @@ export const RETENTION_STEPS = [
   'idempotency_keys',
   'rate_limits',
   'refresh_tokens',
+  // Added later, so last: a run already under way when a worker with them starts replays its steps so far
+  // unchanged. `recoveries` after `deliveries`: their items mostly went with their deliveries.
+  'missed_fires',
+  'schedule_corrections',
+  'recoveries',
+  'thread_messages',
+  'schedule_history',
 ] as const;
 
 export type RetentionStep = (typeof RETENTION_STEPS)[number];

@@ -6,7 +6,7 @@ import type { Queryable } from '../pool';
  *
  *   DELETE FROM t WHERE <key> IN (SELECT <key> FROM t WHERE <old and final> ORDER BY … LIMIT n FOR UPDATE SKIP LOCKED)
  *
- * - the inner SELECT uses the index of migration 8 and stops after `limit` rows;
+ * - the inner SELECT uses the index of migration 8 (or 11, 16) and stops after `limit` rows;
  * - FOR UPDATE re-checks the condition on the row's newest version before it is deleted (a delivery a
  *   manual retry has just made pending again is not taken), and SKIP LOCKED never waits for a row a
  *   request holds: that row is left for the next run, and no request waits long for retention;
@@ -147,6 +147,87 @@ export function createRetentionRepository(db: Queryable) {
            LIMIT $2
            FOR UPDATE SKIP LOCKED)`,
         [asOf, limit],
+      );
+    },
+
+    /**
+     * Missed schedule times recorded before `before` (one row per trigger and time, so that each emitted
+     * trigger.missed once). The search for missed fires judges each time once, a catch-up window plus
+     * MISSED_FIRE_GRACE_MS after it, so nothing looks the row up again once it is older than that.
+     */
+    deleteMissedFires(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM trigger_missed_fires WHERE (trigger_id, scheduled_at) IN (
+           SELECT trigger_id, scheduled_at FROM trigger_missed_fires WHERE created_at < $1
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+    },
+
+    /** Corrections the reconciler's sweep made before `before` (expected fires are judged within RETENTION_DAYS only). */
+    deleteScheduleCorrections(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM schedule_corrections WHERE id IN (
+           SELECT id FROM schedule_corrections WHERE created_at < $1
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+    },
+
+    /**
+     * Finished recoveries (`completed`, `failed`) asked for before `before`, with their items (ON DELETE
+     * CASCADE); a `running` one stays, whatever its age. Most items have gone already with their deliveries
+     * (created before the recovery, so older still); as with deliveries, a batch takes recoveries until the
+     * items they started (`attempted`) add up to `maxItems` (at least one recovery).
+     */
+    deleteFinishedRecoveries(before: Date, limit: number, maxItems: number): Promise<number> {
+      return deleted(
+        `WITH candidates AS (
+           SELECT id, created_at, attempted FROM delivery_recoveries
+           WHERE created_at < $1 AND status IN ('completed', 'failed')
+           ORDER BY created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED
+         ), bounded AS (
+           SELECT id, sum(attempted) OVER (ORDER BY created_at, id) - attempted AS items_before FROM candidates
+         )
+         DELETE FROM delivery_recoveries WHERE id IN (SELECT id FROM bounded WHERE items_before < $3)`,
+        [before, limit, maxItems],
+      );
+    },
+
+    /**
+     * Thread messages said before `before` (RETENTION_DAYS ago, like the runs that made them) that their
+     * agent's memory no longer reaches either (older than its `memoryConfig.ttlMinutes` as of `asOf`): the
+     * model is never sent one, and a memory longer than RETENTION_DAYS keeps what it remembers.
+     */
+    deleteOldThreadMessages(before: Date, asOf: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM thread_messages WHERE id IN (
+           SELECT m.id FROM thread_messages m JOIN agents a ON a.id = m.agent_id
+           WHERE m.created_at < $1
+             AND m.created_at < $2::timestamptz - interval '1 minute' *
+               CASE WHEN jsonb_typeof(a.memory_config -> 'ttlMinutes') = 'number' THEN (a.memory_config ->> 'ttlMinutes')::numeric ELSE 0 END
+           ORDER BY m.created_at LIMIT $3
+           FOR UPDATE OF m SKIP LOCKED)`,
+        [before, asOf, limit],
+      );
+    },
+
+    /**
+     * Versions of a trigger's schedule that ended before `before` (the next version began before it): the
+     * version in force at `before`, and every later one, stay, so expected fires (asked for within
+     * RETENTION_DAYS) still find the version in force at each time they judge. The partial index of
+     * migration 16 holds only ended versions.
+     */
+    deleteEndedScheduleVersions(before: Date, limit: number): Promise<number> {
+      return deleted(
+        `DELETE FROM trigger_schedule_history WHERE id IN (
+           SELECT id FROM trigger_schedule_history WHERE valid_until < $1
+           ORDER BY valid_until LIMIT $2
+           FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
       );
     },
   };

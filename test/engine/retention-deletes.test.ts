@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deleteInBatches, RETENTION_BATCH, retentionBatches, retentionCutoffs } from '../../activities/retention';
 import { createRetentionRepository } from '../../db/repositories/retention';
+import { createScheduleHistoryRepository } from '../../db/repositories/schedule-history';
 import { RETENTION_STEPS } from '../../lib/retention';
 import { api } from '../helpers/api';
 import { registerUser, startTestApp } from '../helpers/app';
@@ -38,10 +39,19 @@ describe('retention deletes', () => {
       ['idempotency records older than 24 h', () => repo.deleteIdempotencyKeys(c.idempotency, 100), ['idempotency key of 25 h']],
       ['rate-limit counters whose window ended', () => repo.deleteEndedRateLimits(c.now, 100), ['ended rate limit']],
       ['expired and revoked refresh tokens', () => repo.deleteDeadRefreshTokens(c.now, 100), ['expired refresh token', 'revoked refresh token']],
+      ['missed fires recorded more than 30 days ago', () => repo.deleteMissedFires(c.history, 100), ['old missed fire']],
+      ['schedule corrections older than 30 days', () => repo.deleteScheduleCorrections(c.history, 100), ['old schedule correction']],
+      ['finished recoveries older than 30 days, with their items', () => repo.deleteFinishedRecoveries(c.history, 100, 1000), [
+        'old completed recovery', 'old completed recovery item', 'old failed recovery',
+      ]],
+      ['thread messages older than 30 days and than their memory', () => repo.deleteOldThreadMessages(c.history, c.now, 100), [
+        'old thread message', 'thread message older than a long memory',
+      ]],
+      ['schedule versions that ended more than 30 days ago', () => repo.deleteEndedScheduleVersions(c.history, 100), ['schedule version ended before the horizon']],
     ];
     let expected = await seed.present();
     for (const [what, remove, names] of deletes) {
-      const rowsOfTable = names.filter((n) => !/ attempt \d$/.test(n)).length;
+      const rowsOfTable = names.filter((n) => !/( attempt \d| item)$/.test(n)).length;
       assert.equal(await remove(), rowsOfTable, `${what}: rows deleted`);
       expected = expected.filter((name) => !names.includes(name));
       assert.deepEqual(await seed.present(), expected, `${what}: what is left`);
@@ -135,6 +145,54 @@ describe('retention deletes', () => {
     const first = await deleteInBatches(batches.deliveries, { budgetMs: 0 });
     assert.deepEqual(first, { deleted: 2, done: false }, 'no budget left after the first batch');
     assert.deepEqual(await deleteInBatches(batches.deliveries, { budgetMs: 60_000, deleted: 2 }), { deleted: 6, done: true });
+  });
+
+  it('the database ends a schedule version when it records the next; retention keeps the one in force at the horizon', async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
+    const seed = await seedRetentionRows(db, 30);
+    const { rows: owner } = await db.query<{ account_id: string }>(`SELECT account_id FROM delivery_recoveries WHERE id = $1`, [seed.key('old completed recovery')]);
+    const { rows: created } = await db.query<{ id: string }>(
+      `INSERT INTO triggers (account_id, scope, type, name, config_json) VALUES ($1, 'user', 'cron', 'c', $2) RETURNING id`,
+      [owner[0]!.account_id, { cronExpression: '0 * * * *', timezone: 'UTC' }],
+    );
+    const triggerId = created[0]!.id;
+    await db.query(`UPDATE triggers SET enabled = false WHERE id = $1`, [triggerId]);
+    await db.query(`UPDATE triggers SET name = 'renamed' WHERE id = $1`, [triggerId]); // not a new version
+    await db.query(`UPDATE triggers SET enabled = true WHERE id = $1`, [triggerId]);
+    const versions = async () =>
+      (await db.query<{ id: string; enabled: boolean; valid_from: Date; valid_until: Date | null }>(
+        `SELECT id, enabled, valid_from, valid_until FROM trigger_schedule_history WHERE trigger_id = $1 ORDER BY valid_from, id`,
+        [triggerId],
+      )).rows;
+    const written = await versions();
+    assert.deepEqual(written.map((v) => v.enabled), [true, false, true]);
+    assert.deepEqual(written.map((v) => v.valid_until), [written[1]!.valid_from, written[2]!.valid_from, null], 'each ends as the next begins');
+
+    // All three began more than 30 days ago: the first two ended before the horizon, the last is in force.
+    await db.query(
+      `UPDATE trigger_schedule_history SET valid_from = valid_from - interval '40 days', valid_until = valid_until - interval '40 days' WHERE trigger_id = $1`,
+      [triggerId],
+    );
+    const c = await cutoffs();
+    assert.equal(await repo.deleteEndedScheduleVersions(c.history, 100), 3, 'two of this trigger, one seeded');
+    assert.deepEqual((await versions()).map((v) => v.id), [written[2]!.id]);
+    // What expected fires read from the horizon on is unchanged: the version in force.
+    const history = createScheduleHistoryRepository(db);
+    assert.deepEqual((await history.versions([triggerId], c.history, c.now)).map((v) => v.enabled), [true]);
+    assert.deepEqual((await history.firstVersions([triggerId])).map((v) => v.enabled), [true]);
+    assert.equal(await repo.deleteEndedScheduleVersions(c.history, 100), 0);
+  });
+
+  it('a recovery batch stops when the items of its recoveries reach the bound, and takes at least one recovery', async (t) => {
+    const { db, repo, cutoffs } = await freshDatabase(t);
+    const seed = await seedRetentionRows(db, 30);
+    const c = await cutoffs();
+    // Oldest first: the completed recovery (3 items), then the failed one (0 items).
+    await db.query(`UPDATE delivery_recoveries SET created_at = created_at - interval '1 day', attempted = 3 WHERE id = $1`, [seed.key('old completed recovery')]);
+    assert.equal(await repo.deleteFinishedRecoveries(c.history, 100, 1), 1, 'its 3 items exceed the bound, but a batch takes its first recovery');
+    assert.deepEqual(await seed.present(['old completed recovery', 'old completed recovery item', 'old failed recovery']), ['old failed recovery']);
+    assert.equal(await repo.deleteFinishedRecoveries(c.history, 100, 1), 1);
+    assert.deepEqual(await seed.present(['old failed recovery', 'old running recovery']), ['old running recovery']);
   });
 
   it('reuse of a rotated refresh token is still detected after retention; a revoked family answers alike once deleted', async (t) => {

@@ -46,6 +46,7 @@ describe('retention on the engine', () => {
     const result: RetentionResult = await h.engine.client.workflow.getHandle(workflowId).result();
     assert.deepEqual(result, {
       deliveries: 3, fires: 1, runs: 2, events: 4, hook_receipts: 1, idempotency_keys: 1, rate_limits: 1, refresh_tokens: 2,
+      missed_fires: 1, schedule_corrections: 1, recoveries: 2, thread_messages: 2, schedule_history: 1,
     });
     assert.deepEqual(await seed.present(), seed.kept);
     assert.deepEqual(await seed.youngFireLinks(), { run_id: null, event_id: null });

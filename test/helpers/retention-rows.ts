@@ -131,6 +131,71 @@ export async function seedRetentionRows(db: Db, days: number) {
     );
   }
 
+  for (const [name, when] of [['old missed fire', old], ['young missed fire', young]] as const) {
+    const key = at(name, 'trigger_missed_fires', 'event_id', id());
+    await db.query(`INSERT INTO trigger_missed_fires (trigger_id, scheduled_at, event_id, created_at) VALUES ($1, ${when}, $2, ${when})`, [triggerId, key]);
+  }
+  for (const [name, when] of [['old schedule correction', old], ['young schedule correction', young]] as const) {
+    const key = at(name, 'schedule_corrections', 'trigger_id', id());
+    await db.query(`INSERT INTO schedule_corrections (trigger_id, reason, created_at) VALUES ($1, 'missing', ${when})`, [key]);
+  }
+  // Recoveries of the outgoing webhook; the old completed one started an item (of a young delivery, so the
+  // item goes with its recovery, not with its delivery).
+  const youngDelivery = rows.get('young succeeded delivery')!.key;
+  const recoveries = [
+    ['old completed recovery', old, 'completed'],
+    ['old failed recovery', old, 'failed'],
+    ['old running recovery', old, 'running'],
+    ['young completed recovery', young, 'completed'],
+  ] as const;
+  for (const [name, when, status] of recoveries) {
+    const key = at(name, 'delivery_recoveries', 'id', id());
+    await db.query(
+      `INSERT INTO delivery_recoveries (id, account_id, webhook_id, since, until, status, total, attempted, created_at)
+       VALUES ($1, $2, $3, ${when} - interval '1 day', ${when}, $4, 1, $5, ${when})`,
+      [key, accountId, outgoing, status, name === 'old completed recovery' ? 1 : 0],
+    );
+  }
+  const recovered = rows.get('old completed recovery')!.key;
+  at('old completed recovery item', 'delivery_recovery_items', `recovery_id::text || '/' || delivery_id`, `${recovered}/${youngDelivery}`);
+  await db.query(`INSERT INTO delivery_recovery_items (recovery_id, delivery_id, generation) VALUES ($1, $2, 0)`, [recovered, youngDelivery]);
+
+  // Thread messages: of an agent without a memory ttl (`agentId`), and of one that remembers 5 days longer
+  // than `days`: its old message is still remembered, one older than its memory goes.
+  const longMemory = id();
+  await db.query(`INSERT INTO agents (id, account_id, name, memory_config) VALUES ($1, $2, 'long memory', $3)`, [
+    longMemory, accountId, { type: 'conversation', maxMessages: 50, ttlMinutes: (days + 5) * 1440 },
+  ]);
+  const messages = [
+    ['old thread message', agentId, old],
+    ['young thread message', agentId, young],
+    ['old thread message of a long memory', longMemory, old],
+    ['thread message older than a long memory', longMemory, `now() - make_interval(days => ${days + 6})`],
+  ] as const;
+  for (const [name, agent, when] of messages) {
+    const key = at(name, 'thread_messages', 'id', id());
+    await db.query(
+      `INSERT INTO thread_messages (id, account_id, agent_id, thread_id, role, content, created_at) VALUES ($1, $2, $3, 't', 'user', 'hi', ${when})`,
+      [key, accountId, agent],
+    );
+  }
+
+  // Versions of a schedule (written here by hand; the database writes them for cron and schedule triggers):
+  // one that ended before the horizon, the one in force at it, and the one in force now.
+  const versions = [
+    ['schedule version ended before the horizon', days + 3, days + 2],
+    ['schedule version in force at the horizon', days + 2, days - 1],
+    ['schedule version in force now', days - 1, null],
+  ] as const;
+  for (const [name, from, until] of versions) {
+    const { rows: inserted } = await db.query<{ id: string }>(
+      `INSERT INTO trigger_schedule_history (trigger_id, valid_from, valid_until, type, enabled, cron_expression)
+       VALUES ($1, now() - make_interval(days => $2), now() - make_interval(days => $3), 'cron', true, '0 * * * *') RETURNING id::text`,
+      [triggerId, from, until],
+    );
+    at(name, 'trigger_schedule_history', 'id::text', inserted[0]!.id);
+  }
+
   const gone = [
     'old succeeded delivery', 'old succeeded delivery attempt 1', 'old succeeded delivery attempt 2',
     'old failed delivery', 'old failed delivery attempt 1', 'old failed delivery attempt 2', 'old failed delivery attempt 3',
@@ -142,6 +207,11 @@ export async function seedRetentionRows(db: Db, days: number) {
     'idempotency key of 25 h',
     'ended rate limit',
     'expired refresh token', 'revoked refresh token',
+    'old missed fire',
+    'old schedule correction',
+    'old completed recovery', 'old completed recovery item', 'old failed recovery',
+    'old thread message', 'thread message older than a long memory',
+    'schedule version ended before the horizon',
   ];
   const kept = [...rows.keys()].filter((name) => !gone.includes(name));
 
