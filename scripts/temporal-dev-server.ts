@@ -70,9 +70,7 @@ function installQuietRuntime(): void {
 /**
  * The SQLite file's journal is a write-ahead log, synced at checkpoints rather than at every commit
  * (SQLite's own default is a rollback journal and two syncs of the disk per commit). A process crash
- * (SIGKILL) loses nothing either way; a power cut can lose the last commits, not the file. The file-backed
- * dev server spends most of its time in those syncs: with this it starts 1,000 schedule actions a minute
- * with room to spare (README, *Engine performance*).
+ * (SIGKILL) loses nothing either way; a power cut can lose the last commits, not the file.
  */
 export const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 
@@ -99,11 +97,6 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
     extraArgs: [
       '--dynamic-config-value',
       'worker.schedulerNamespaceStartWorkflowRPS=1000',
-      // The server's own worker that runs the schedules polls with 2 workflow task pollers by default, about
-      // 20 schedule actions a second on this machine: 1,000 triggers due at the same second took ~50 s.
-      // Temporal's guidance is one poller per 4 schedule actions a second wanted.
-      '--dynamic-config-value',
-      `worker.perNamespaceWorkerOptions=${JSON.stringify({ MaxConcurrentWorkflowTaskPollers: 25, MaxConcurrentActivityTaskPollers: 10 })}`,
       // Task-queue fairness across accounts (our fairness key, lib/temporal-names.ts: fairnessOf); off by default in 1.32.
       '--dynamic-config-value',
       'matching.enableFairness=true',
