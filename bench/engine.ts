@@ -22,11 +22,12 @@
  * BENCH_SCENARIOS (deliveries,cron), BENCH_SERVERS (memory,file), BENCH_DELIVERY_SERVERS (memory).
  * Worker tuning runs: BENCH_WORKER / BENCH_DELIVERY_WORKER (JSON worker options over ours, for our main
  * and delivery workers; BENCH_WORKER applies to the bare worker too), BENCH_DYNAMIC_CONFIG (comma-separated
- * `key=value` for the dev server). One process runs the worker, the receiver and the load, as `npm start`
+ * `key=value` for the dev server), BENCH_SQLITE_PRAGMAS (comma-separated `name=value` for the SQLite file,
+ * `sqlite` for SQLite's own; default as `npm start`: scripts/temporal-dev-server.ts SQLITE_PRAGMAS). One process runs the worker, the receiver and the load, as `npm start`
  * runs the worker beside Temporal and Postgres on one machine.
  */
 import http from 'node:http';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,6 +56,7 @@ const DELIVERY_SERVERS = new Set((process.env.BENCH_DELIVERY_SERVERS ?? 'memory'
 const WORKER_TUNING = JSON.parse(process.env.BENCH_WORKER ?? '{}') as Partial<WorkerOptions>;
 const DELIVERY_TUNING = JSON.parse(process.env.BENCH_DELIVERY_WORKER ?? '{}') as Partial<WorkerOptions>;
 const DYNAMIC_CONFIG = (process.env.BENCH_DYNAMIC_CONFIG ?? '').split(',').filter(Boolean);
+const SQLITE_PRAGMAS = process.env.BENCH_SQLITE_PRAGMAS === 'sqlite' ? [] : process.env.BENCH_SQLITE_PRAGMAS?.split(',').filter(Boolean);
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
 const RAW_QUEUE = 'bench-raw';
 /** After the last observed minute: how long fires and bare workflows may take to be recorded at most. */
@@ -343,6 +345,11 @@ async function benchCron(stack: Stack): Promise<string[]> {
   ];
 }
 
+/** The SQLite file's size with its write-ahead log (none with SQLite's own rollback journal). */
+function sqliteBytes(file: string): number {
+  return [file, `${file}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0);
+}
+
 async function withStack<T>(kind: 'memory' | 'file', fn: (stack: Stack) => Promise<T>): Promise<T> {
   const database = await createBenchDatabase();
   const dir = kind === 'file' ? mkdtempSync(path.join(tmpdir(), 'bench-temporal-')) : undefined;
@@ -352,6 +359,7 @@ async function withStack<T>(kind: 'memory' | 'file', fn: (stack: Stack) => Promi
     dbFilename,
     // As `npm start` runs it: closed workflows kept for an hour.
     retentionHours: dbFilename ? 1 : undefined,
+    sqlitePragmas: SQLITE_PRAGMAS,
     dynamicConfig: DYNAMIC_CONFIG,
     onLine: () => {},
   });
@@ -384,7 +392,7 @@ async function withStack<T>(kind: 'memory' | 'file', fn: (stack: Stack) => Promi
   try {
     return await fn({ label: kind === 'file' ? 'SQLite-file' : 'in-memory', temporal, db, config, engine, client: engine.client, connection });
   } finally {
-    if (dbFilename) console.log(`    (${path.basename(dbFilename)} ${(statSync(dbFilename).size / 2 ** 20).toFixed(0)} MiB at the end)`);
+    if (dbFilename) console.log(`    (${path.basename(dbFilename)} ${(sqliteBytes(dbFilename) / 2 ** 20).toFixed(0)} MiB at the end, with its write-ahead log)`);
     bareWorker.shutdown();
     engine.shutdown();
     await Promise.allSettled([running, bareRunning]);
