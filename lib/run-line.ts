@@ -130,10 +130,10 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
       const free = running >= limit ? 0 : limit - running - (await countWaitingRuns(tx, accountId, QUEUE_PLACE_MS, limit - running));
       if (free <= 0) return 0;
       const granted = pace ? pace.allows(accountId, free) : free;
-      if (granted < free) retryLater(accountId);
-      if (granted <= 0) return 0;
-      const runs = await unparkRuns(tx, accountId, granted);
+      const runs = granted > 0 ? await unparkRuns(tx, accountId, granted) : [];
       pace?.took(accountId, runs.length);
+      // Slots left free by the pace (not for want of parked runs): promote again once it allows.
+      if (granted < free && runs.length === granted) retryLater(accountId);
       for (const run of runs) await startParkedRun(tx, run, true);
       return runs.length;
     });
