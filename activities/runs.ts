@@ -4,12 +4,12 @@ import { createAgentsRepository } from '../db/repositories/agents';
 import { insertEvent } from '../db/repositories/events';
 import {
   findRunStep,
-  findStepOfRun,
   finishRunStep,
-  insertRunSteps,
   listRunSteps,
   listStepsPlannedBy,
-  markRunStepStarted,
+  markRunRunningWithSteps,
+  startStepInRun,
+  startStepOfRun,
   type NewRunStep,
   type RunStepRow,
 } from '../db/repositories/run-steps';
@@ -17,8 +17,8 @@ import {
   countQueuedAhead,
   countRunningRuns,
   findRun,
-  findRunForUpdate,
-  markRunRunning,
+  findRunForUpdateWithAgent,
+  findRunInLine,
   markRunWaiting,
   nextQueuedRuns,
   recordRunEnd,
@@ -125,7 +125,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
    * null when already ended. A model run that succeeded in a thread adds its exchange to the thread: the
    * user's message (as of the run's creation) and the model's answer.
    */
-  async function end(tx: Queryable, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunRow | null> {
+  async function end(tx: Queryable, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<{ row: RunRow; queued: boolean } | null> {
     const row = await recordRunEnd(tx, runId, { status, output, error: error === null ? null : capError(error) });
     if (!row) return null;
     if (status === 'succeeded' && row.thread_id && row.executor === 'model') {
@@ -148,15 +148,16 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       data: status === 'succeeded' ? { ...base, output: row.output, chainDepth: row.chain_depth } : { ...base, error: row.error, chainDepth: row.chain_depth },
       chainDepth: row.chain_depth,
     });
-    await fanOut.fanOutEvent(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
-    return row;
+    const fannedOut = await fanOut.fanOutEvent(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
+    // Whether the fan-out queued workflow starts (its deliveries, fires or matching) for the hand-off.
+    return { row, queued: fannedOut.deliveries > 0 || fannedOut.fires > 0 || fannedOut.deferred };
   }
 
   /** Accounts whose line is being woken (true: asked again meanwhile). */
   const waking = new Map<string, boolean>();
 
   /**
-   * After a run of the account ended: its event is handed off at once; then, in the background, the
+   * After a run of the account ended: what its event queued (`queued`: deliveries, fires) is handed off at once; then, in the background, the
    * oldest parked runs get a workflow for the free slots (lib/run-line.ts) and the runs with a workflow
    * first in line for them are woken (a signal to `run:<id>`; one that can't be delivered is left to the
    * run's own recheck). In the background so that the run's own workflow task does not wait for its
@@ -165,8 +166,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
    * go round once more. Lost with the process, it is done by the reconciler's next round (parked runs)
    * or the runs' own recheck (waiting ones).
    */
-  function afterEnd(accountId: string): void {
-    handOff.kick();
+  function afterEnd(accountId: string, queued: boolean): void {
+    if (queued) handOff.kick(); // most ends queue nothing (no webhook, no trigger listening): no outbox round
     if (waking.has(accountId)) {
       waking.set(accountId, true);
       return;
@@ -195,6 +196,17 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     await Promise.all(waiting.slice(0, free).map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
   }
 
+  /**
+   * Ends the run from its steps (the executor composes the output; the engine keeps it within 256 KiB):
+   * succeeded or failed by the executor's rule, or failed with `timed out` when the run's time ran out.
+   */
+  function finishFrom(run: Pick<RunRow, 'id' | 'executor' | 'input'>, steps: RunStepRow[], timedOut: boolean): Promise<RunOutcome> {
+    const executor = executors.get(run.executor ?? 'tools');
+    const result = fromExecutor('compose the output', () => executor.compose({ input: run.input, steps, timedOut }));
+    const output = capValue(result.output, MAX_RUN_OUTPUT_BYTES);
+    return settle(run.id, result.error === null ? 'succeeded' : 'failed', output, result.error);
+  }
+
   /** Ends the run in its own transaction (once) and wakes the next in line; answers the run's status. */
   async function settle(runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunOutcome> {
     const ended = await withTransaction(db, (tx) => end(tx, runId, status, output, error));
@@ -202,7 +214,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       const current = await findRun(db, runId);
       return { status: current ? current.status : 'gone' };
     }
-    afterEnd(ended.account_id);
+    afterEnd(ended.row.account_id, ended.queued);
     return { status };
   }
 
@@ -239,6 +251,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     runId: string,
     step: RunStepRow,
     r: { output: unknown; error: string | null; usage?: Usage; startedAt: Date; next?: ReturnType<typeof stepsAfter> },
+    /** The run, when this step was its last planned one: a step that adds none then ends the run (lastStepEnds). */
+    last?: { run: Pick<RunRow, 'id' | 'executor' | 'input'>; steps: () => Promise<RunStepRow[]> },
   ): Promise<StepOutcome> {
     const recorded = await finishRunStep(
       db,
@@ -253,9 +267,30 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       },
       r.next,
     );
-    if (recorded) return { status: 'done', ok: recorded.step.error === null, ...(recorded.added.length ? { next: recorded.added.map(toRef) } : {}) };
+    if (recorded) {
+      const outcome: StepOutcome = { status: 'done', ok: recorded.step.error === null, ...(recorded.added.length ? { next: recorded.added.map(toRef) } : {}) };
+      if (!last || recorded.added.length > 0) return outcome;
+      return { ...outcome, ...(await lastStepEnds(last.run, recorded.step, last.steps)) };
+    }
     // Not recorded: another attempt recorded it first, or the run ended meanwhile.
     return answered(runId, step.step_index);
+  }
+
+  /**
+   * The run's last step, recorded and adding none, ends the run here (finishRun's work, the run not
+   * timed out: this step finished within its time), saving the workflow its finishRun: the outcome says
+   * `ended` and the workflow returns it. Steps are made in index order, so a step with no index after
+   * it is the last. Anything failing here is left to finishRun, which the workflow then calls as before
+   * (an activity retry finds the step finished and answers without `ended`).
+   */
+  async function lastStepEnds(run: Pick<RunRow, 'id' | 'executor' | 'input'>, step: RunStepRow, steps: () => Promise<RunStepRow[]>): Promise<{ ended?: EndStatus }> {
+    try {
+      const all = (await steps()).map((s) => (s.step_index === step.step_index ? step : s));
+      const { status } = await finishFrom(run, all, false);
+      return status === 'succeeded' || status === 'failed' ? { ended: status } : {};
+    } catch {
+      return {};
+    }
   }
 
   /** A finished step's outcome as it was recorded, with the steps it added; 'stopped' when it is not finished. */
@@ -264,12 +299,6 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     if (!step?.finished_at) return { status: 'stopped' };
     const next = (await listStepsPlannedBy(db, runId, index)).map(toRef);
     return { status: 'done', ok: step.error === null, ...(next.length ? { next } : {}) };
-  }
-
-  /** Whether the account seems to have a slot for this run (read without the lock: the locked decision is the one that counts). */
-  async function slotLooksFree(run: RunRow): Promise<boolean> {
-    const running = await countRunningRuns(db, run.account_id, holdMs);
-    return running < limit && running + (await countQueuedAhead(db, run, QUEUE_PLACE_MS, limit)) < limit;
   }
 
   /** Which executor runs the agent, and the steps it plans for this run (reads only). */
@@ -297,24 +326,27 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      */
     async beginRun(input: RunInput): Promise<BeginRunOutcome> {
       try {
-        const first = await findRun(db, input.runId);
-        if (!first) return { status: 'gone' }; // its agent was deleted
+        // The run with a look at its account's line (read without the lock: the locked decision is the one that counts).
+        const inLine = await findRunInLine(db, input.runId, { placeMs: QUEUE_PLACE_MS, holdMs, cap: limit });
+        if (!inLine) return { status: 'gone' }; // its agent was deleted
+        const first = inLine.run;
         if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
         // The plan is made before the account's lock is taken (reads of the agent, its tools and its
         // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
-        const plan = first.status === 'queued' && (await slotLooksFree(first)) ? await planOf(db, first) : null;
+        const slotLooksFree = inLine.running + inLine.ahead < limit;
+        const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
         /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
-        const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
-          const run = await findRunForUpdate(tx, input.runId);
-          if (!run) return { outcome: { status: 'gone' } };
+        const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: { queued: boolean } }> => {
+          const found = await findRunForUpdateWithAgent(tx, input.runId);
+          if (!found) return { outcome: { status: 'gone' } };
+          const { run, agentStatus } = found;
           if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
           if (run.status === 'running') return { outcome: await runningOutcome(tx, run, false) };
 
-          const agent = await agents.findById(run.account_id, run.agent_id, tx);
-          if (!agent) return { outcome: { status: 'gone' } };
-          if (agent.status === 'paused' || agent.status === 'template') {
-            await end(tx, run.id, 'failed', null, `Agent is ${agent.status}: the run did not start (it was queued when the agent became ${agent.status})`);
-            return { outcome: { status: 'failed' }, ended: true };
+          if (agentStatus === null) return { outcome: { status: 'gone' } };
+          if (agentStatus === 'paused' || agentStatus === 'template') {
+            const ended = await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
+            return { outcome: { status: 'failed' }, ended: { queued: ended?.queued ?? false } };
           }
 
           if (!allFit) {
@@ -326,14 +358,13 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
             }
           }
           const { kind, steps } = plan ?? (await planOf(tx, run));
-          await markRunRunning(tx, run.id, kind);
-          const planned = await insertRunSteps(tx, run.id, steps);
+          const planned = await markRunRunningWithSteps(tx, run.id, kind, steps);
           return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
         };
         const result =
           (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
           (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
-        if (result.ended) afterEnd(first.account_id);
+        if (result.ended) afterEnd(first.account_id, result.ended.queued);
         return result.outcome;
       } catch (err) {
         throw classified(err);
@@ -350,23 +381,22 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      */
     async runToolStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const found = await findStepOfRun(db, ref.runId, ref.index);
+        const startedAt = new Date();
+        const found = await startStepOfRun(db, ref.runId, ref.index, startedAt);
         if (!found) {
           const run = await findRun(db, ref.runId);
           if (!run || run.status !== 'running') return { status: 'stopped' };
           throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
         }
-        const { step, run } = found;
+        const { step, run, lastIndex } = found;
         if (run.status !== 'running') return { status: 'stopped' };
         if (step.finished_at) return answered(ref.runId, step.step_index);
 
-        const startedAt = new Date();
         let output: unknown = null;
         let error: string | null = null;
         const call = await toolCallOf(run, step);
         if ('error' in call) error = call.error;
         else {
-          await markRunStepStarted(db, ref.runId, step.step_index, startedAt);
           try {
             output = await heartbeating((signal) => callTool(call.tool, call.input, config, signal));
           } catch (err) {
@@ -375,7 +405,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
             error = (err as Error).message;
           }
         }
-        return await recordStep(ref.runId, step, { output, error, startedAt });
+        const last = lastIndex === step.step_index ? { run: { id: ref.runId, executor: run.executor, input: run.input }, steps: () => listRunSteps(db, ref.runId) } : undefined;
+        return await recordStep(ref.runId, step, { output, error, startedAt }, last);
       } catch (err) {
         throw classified(err);
       }
@@ -391,22 +422,21 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      */
     async runModelStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const run = await findRun(db, ref.runId);
-        if (!run || run.status !== 'running') return { status: 'stopped' };
-        const steps = await listRunSteps(db, run.id);
+        const startedAt = new Date();
+        const found = await startStepInRun(db, ref.runId, ref.index, startedAt);
+        if (!found || found.run.status !== 'running') return { status: 'stopped' };
+        const { run, steps } = found;
         const step = steps.find((st) => st.step_index === ref.index);
         if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
         if (step.finished_at) return answered(run.id, step.step_index);
 
         const request = fromExecutor('compose the model request', () => modelRequest(steps, step.step_index));
-        const startedAt = new Date();
         let answer: ModelAnswer | null = null;
         let usage: Usage | undefined;
         let error: string | null = null;
         if (!executors.model) error = 'no model provider is configured (MODEL_BASE_URL is not set on the worker)';
         else {
           const model = executors.model;
-          await markRunStepStarted(db, run.id, step.step_index, startedAt);
           try {
             const result = answerOf(await heartbeating((signal) => model.complete(request, signal)));
             if ('error' in result) error = result.error;
@@ -420,7 +450,9 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
           }
         }
         const next = answer ? stepsAfter(steps, step.step_index, answer) : [];
-        return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next });
+        const isLast = steps.at(-1)?.step_index === step.step_index;
+        const last = isLast ? { run, steps: async () => steps } : undefined;
+        return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next }, last);
       } catch (err) {
         throw classified(err);
       }
@@ -437,11 +469,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
         const run = await findRun(db, input.runId);
         if (!run) return { status: 'gone' };
         if (run.status === 'succeeded' || run.status === 'failed') return { status: run.status };
-        const steps = await listRunSteps(db, run.id);
-        const executor = executors.get(run.executor ?? 'tools');
-        const result = fromExecutor('compose the output', () => executor.compose({ input: run.input, steps, timedOut: input.timedOut ?? false }));
-        const output = capValue(result.output, MAX_RUN_OUTPUT_BYTES);
-        return await settle(run.id, result.error === null ? 'succeeded' : 'failed', output, result.error);
+        return await finishFrom(run, await listRunSteps(db, run.id), input.timedOut ?? false);
       } catch (err) {
         throw classified(err);
       }

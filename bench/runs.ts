@@ -12,9 +12,14 @@
  * figure over the baseline's.
  *
  * Settings: BENCH_RUNS (200), BENCH_RATE (10), BENCH_ROUNDS (1: rounds alternate ours and the baseline,
- * the medians are printed).
+ * the medians are printed). Each burst also reports its CPU time per run: this process's (both workers,
+ * the client), its servers' (the Temporal dev server it started and its database's Postgres backends;
+ * other load not counted; Linux), the two together, and the whole machine's (other load included), and
+ * for ours the SQL statements per run (BENCH_SQL=1: each statement's count, most frequent first).
  */
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import pg from 'pg';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { toolRequest } from '../activities/executor/http';
@@ -76,9 +81,9 @@ async function measureSerial(ours: Start, bare: Start): Promise<{ ours: number; 
 }
 
 /** Throughput of a burst of `count` starts, then latency of starts paced at RATE/s for 10 s. */
-async function measure(start: Start): Promise<Figures> {
+async function measure(start: Start, label: string): Promise<Figures> {
   let runsPerSecond = NaN;
-  if (PHASES.has('burst')) runsPerSecond = await measureBurst(start);
+  if (PHASES.has('burst')) runsPerSecond = await measureBurst(start, label);
   if (!PHASES.has('paced')) return { runsPerSecond, p50: NaN, p99: NaN };
   const latencies: number[] = [];
   const pending: Promise<void>[] = [];
@@ -95,7 +100,80 @@ async function measure(start: Start): Promise<Figures> {
   return { runsPerSecond, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-async function measureBurst(start: Start): Promise<number> {
+/** CPU seconds the whole machine has spent busy (every core; /proc/stat), NaN where there is no /proc. */
+function machineBusySeconds(): number {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+    const [user, nice, system, , , irq, softirq, steal] = fields.map(Number) as number[];
+    return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far (/proc/<pid>/stat); 0 when it is gone. */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** This process's children (the Temporal dev server it started). */
+function childPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU seconds used so far by what serves this bench alone: the Temporal dev server it started and the
+ * Postgres backends of its database (the same machine), by pid; other load on the machine is not counted.
+ */
+async function serverCpu(db: Db): Promise<{ temporal: Map<number, number>; postgres: Map<number, number> }> {
+  const { rows } = await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+  const cpu = (pids: number[]) => new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
+  return { temporal: cpu(childPids()), postgres: cpu(rows.map((r) => r.pid)) };
+}
+/** CPU ms per run between two serverCpu readings (pids new in the second counted from 0). */
+const spentMs = (before: Map<number, number>, after: Map<number, number>) => ([...after].reduce((sum, [pid, s]) => sum + s - (before.get(pid) ?? 0), 0) * 1000) / RUNS;
+let benchDb: Db | undefined;
+/** How often a waiter of ours found its workflow not started yet (each a `result()` call answered not found). */
+let notYetStarted = 0;
+
+/** SQL statements sent by this process (every pg client), by text; counted while `sql.on`. */
+const sql = { on: false, counts: new Map<string, number>() };
+const clientQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (sql.on) {
+    const first = args[0] as string | { text?: string };
+    const text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 90);
+    sql.counts.set(text, (sql.counts.get(text) ?? 0) + 1);
+  }
+  return clientQuery.apply(this, args);
+} as typeof pg.Client.prototype.query;
+
+const burstCosts: { label: string; processMs: number; temporalMs: number; postgresMs: number; machineMs: number; statements: number }[] = [];
+
+async function measureBurst(start: Start, label: string): Promise<number> {
+  const cpu0 = process.cpuUsage();
+  const busy0 = machineBusySeconds();
+  const servers0 = benchDb && process.platform === 'linux' ? await serverCpu(benchDb) : undefined;
+  sql.counts.clear();
+  sql.on = true;
+  const notYet0 = notYetStarted;
+  if (process.env.BENCH_MARKS) console.log(`mark ${label} start ${process.hrtime.bigint() / 1000n}`);
   const burstStart = performance.now();
   const waits: Promise<unknown>[] = [];
   for (let i = 0; i < RUNS; i += 25) {
@@ -103,7 +181,21 @@ async function measureBurst(start: Start): Promise<number> {
     waits.push(...started.map((wait) => wait()));
   }
   await Promise.all(waits);
-  return RUNS / ((performance.now() - burstStart) / 1000);
+  const elapsed = performance.now() - burstStart;
+  if (label === 'ours' && process.env.BENCH_SQL) console.log(`ours: ${((notYetStarted - notYet0) / RUNS).toFixed(2)} waits per run found the workflow not started yet`);
+  if (process.env.BENCH_MARKS) console.log(`mark ${label} end ${process.hrtime.bigint() / 1000n}`);
+  sql.on = false;
+  const cpu = process.cpuUsage(cpu0);
+  let temporalMs = NaN;
+  let postgresMs = NaN;
+  if (benchDb && servers0) {
+    const servers1 = await serverCpu(benchDb);
+    temporalMs = spentMs(servers0.temporal, servers1.temporal);
+    postgresMs = spentMs(servers0.postgres, servers1.postgres);
+  }
+  const statements = [...sql.counts.values()].reduce((a, b) => a + b, 0);
+  burstCosts.push({ label, processMs: (cpu.user + cpu.system) / 1000 / RUNS, temporalMs, postgresMs, machineMs: ((machineBusySeconds() - busy0) * 1000) / RUNS, statements: statements / RUNS });
+  return RUNS / (elapsed / 1000);
 }
 
 async function createBenchAgent(db: Db, toolUrl: string): Promise<{ accountId: string; agentId: string }> {
@@ -136,6 +228,7 @@ async function main() {
   const database = await createBenchDatabase();
   const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
   const db = createPool(database.url, 20);
+  benchDb = db;
   const config: Config = loadConfig({
     ...benchEnv(database.url, temporal.address),
     RECONCILE_INTERVAL_MS: '1000',
@@ -185,7 +278,10 @@ async function main() {
       });
       engine.handOff.kick();
       return async () => {
-        // The hand-off may not have started the workflow yet (or the run is parked until a slot frees): wait for it to exist.
+        // The hand-off (in this process) starts the workflow after the commit: wait for it here rather than
+        // ask the server for a workflow it does not have yet (a 200-run burst's waiters asked ~5 times a run).
+        await engine.handOff.idle();
+        // The hand-off may not have started the workflow yet (it failed and is retried, or the run is parked until a slot frees): wait for it to exist.
         // Asked again after 5 ms, then less and less often (up to every 100 ms): a burst's waiters must not
         // load the server they measure with their own polling.
         for (let pause = 5; ; pause = Math.min(100, pause * 2)) {
@@ -195,6 +291,7 @@ async function main() {
             return;
           } catch (err) {
             if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+            notYetStarted++;
             await sleep(pause);
           }
         }
@@ -210,8 +307,13 @@ async function main() {
     const results: { ours: Figures & { serial: number }; bare: Figures & { serial: number } }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const serial = PHASES.has('serial') ? await measureSerial(ours, bare) : { ours: NaN, bare: NaN };
-      const o = await measure(ours);
-      const b = await measure(bare);
+      const o = await measure(ours, 'ours');
+      const sqlOfOurs = [...sql.counts.entries()].sort((x, y) => y[1] - x[1]);
+      const b = await measure(bare, 'bare');
+      if (process.env.BENCH_SQL && PHASES.has('burst')) {
+        console.log(`SQL statements per run (ours, burst):`);
+        for (const [text, n] of sqlOfOurs) console.log(`${(n / RUNS).toFixed(2).padStart(7)}  ${text}`);
+      }
       results.push({ ours: { ...o, serial: serial.ours }, bare: { ...b, serial: serial.bare } });
       if (ROUNDS > 1) {
         console.log(`round ${round + 1}: serial ${serial.ours.toFixed(0)} vs ${serial.bare.toFixed(0)} ms; burst ${o.runsPerSecond.toFixed(1)} vs ${b.runsPerSecond.toFixed(1)} runs/s`);
@@ -229,6 +331,15 @@ async function main() {
     console.log(row('p99 latency (ms, paced)', (s) => pick(s, 'p99').toFixed(0)));
     console.log(`ratio (ours / bare runs/s): ${(pick('ours', 'runsPerSecond') / pick('bare', 'runsPerSecond')).toFixed(2)} (target ≥ 0.7)`);
     console.log(`ratio (bare / ours latency, one at a time): ${(pick('bare', 'serial') / pick('ours', 'serial')).toFixed(2)}`);
+    if (PHASES.has('burst')) {
+      const cost = (side: 'ours' | 'bare', k: 'processMs' | 'temporalMs' | 'postgresMs' | 'machineMs' | 'statements') => median(burstCosts.filter((c) => c.label === side).map((c) => c[k]));
+      console.log(row('CPU ms per run (process)', (s) => cost(s, 'processMs').toFixed(1)));
+      console.log(row('CPU ms per run (Temporal)', (s) => cost(s, 'temporalMs').toFixed(1)));
+      console.log(row('CPU ms per run (Postgres)', (s) => cost(s, 'postgresMs').toFixed(1)));
+      console.log(row('CPU ms per run (all three)', (s) => (cost(s, 'processMs') + cost(s, 'temporalMs') + cost(s, 'postgresMs')).toFixed(1)));
+      console.log(row('CPU ms per run (machine)', (s) => cost(s, 'machineMs').toFixed(1)));
+      console.log(row('SQL statements per run', (s) => cost(s, 'statements').toFixed(1)));
+    }
     console.log(`(${rows[0]!.n} runs succeeded; ${calls} model calls in all, both sides)`);
   } finally {
     rawWorker.shutdown();

@@ -33,19 +33,38 @@ export const MAX_SCHEMA_BYTES = 32 * 1024;
 
 export type CompiledSchema = { ok: true; validate: ValidateFunction } | { ok: false; message: string };
 
+/**
+ * The last COMPILED_KEPT schemas compiled (by their JSON text), most recently used last: a model run
+ * checks each tool call's arguments against its tool's schema, and compiling one costs milliseconds
+ * (Ajv generates and compiles code) where checking costs microseconds. Bounded: Ajv's own cache would
+ * keep one per tool version without end, so compiled schemas are removed from it (below).
+ */
+const COMPILED_KEPT = 200;
+const compiled = new Map<string, CompiledSchema>();
+
 /** The schema compiled, or why it is refused; never throws. */
 export function compileJsonSchema(schema: unknown): CompiledSchema {
-  if (Buffer.byteLength(JSON.stringify(schema) ?? '', 'utf8') > MAX_SCHEMA_BYTES) {
+  const text = JSON.stringify(schema) ?? '';
+  if (Buffer.byteLength(text, 'utf8') > MAX_SCHEMA_BYTES) {
     return { ok: false, message: `must be at most ${MAX_SCHEMA_BYTES / 1024} KiB` };
   }
+  const kept = compiled.get(text);
+  if (kept) {
+    compiled.delete(text);
+    compiled.set(text, kept);
+    return kept;
+  }
+  let result: CompiledSchema;
   try {
-    return { ok: true, validate: ajv.compile(schema as object) };
+    result = { ok: true, validate: ajv.compile(schema as object) };
   } catch (err) {
-    return { ok: false, message: `is not a valid JSON Schema: ${(err as Error).message}` };
+    result = { ok: false, message: `is not a valid JSON Schema: ${(err as Error).message}` };
   } finally {
-    // Compiled schemas are not kept by Ajv's cache (one per tool version would grow without bound).
     ajv.removeSchema(schema as object);
   }
+  compiled.set(text, result);
+  if (compiled.size > COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
+  return result;
 }
 
 /**

@@ -43,6 +43,15 @@ const finishRun = (input: RunInput & { timedOut?: boolean }) => (input.timedOut 
 const failRun = (input: RunInput & { error: string }) => bookkeeping().failRun(input);
 
 /**
+ * A run's last step, when it adds none, ends the run itself (activities/runs.ts `lastStepEnds`) and says
+ * so (`ended`): the workflow returns that instead of calling finishRun — one local activity and one
+ * workflow activation less per run. Histories from before this change called finishRun after a last
+ * step whose answer may now carry `ended` (a worker of each version side by side): they replay as they
+ * ran (`patched`); a finishRun after the run ended finds it ended and changes nothing.
+ */
+const FINISHED_BY_LAST_STEP_PATCH = 'run-finished-by-last-step';
+
+/**
  * The activity that makes each type of step. A step heartbeats while its call runs: a dead worker or a
  * cancellation (the run's time is up) is noticed within the heartbeat timeout, not at the end of the
  * run. A step's attempt can't outlast the run, so its limit is the run's time left.
@@ -73,7 +82,8 @@ export async function runAgentWorkflow(input: RunInput): Promise<RunOutcome> {
   try {
     const begun = await waitForSlot(input);
     if (begun.status !== 'running') return { status: begun.status };
-    const timedOut = await makeSteps(begun.steps, begun.timeoutMs);
+    const { timedOut, ended } = await makeSteps(begun.steps, begun.timeoutMs);
+    if (ended) return { status: ended };
     return await finishRun({ ...input, timedOut });
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
@@ -101,9 +111,13 @@ async function waitForSlot(input: RunInput): Promise<BeginRunOutcome> {
   }
 }
 
-/** Makes the steps in order (and those they add) within `timeLeftMs`; true when the time ran out first. */
-async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<boolean> {
-  if (timeLeftMs <= 0) return true;
+/**
+ * Makes the steps in order (and those they add) within `timeLeftMs`: `timedOut` when the time ran out
+ * first; `ended` when the last step ended the run itself.
+ */
+async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
+  if (timeLeftMs <= 0) return { timedOut: true };
+  let ended: 'succeeded' | 'failed' | undefined;
   const make = stepActivities(timeLeftMs);
   const scope = new CancellationScope({ cancellable: true, timeout: timeLeftMs });
   try {
@@ -113,12 +127,16 @@ async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<boolean>
         const outcome = await make[ref.type](ref);
         if (outcome.status === 'stopped') return;
         queue.push(...(outcome.next ?? []));
+        if (outcome.ended && queue.length === 0 && patched(FINISHED_BY_LAST_STEP_PATCH)) {
+          ended = outcome.ended;
+          return;
+        }
       }
     });
-    return false;
+    return { timedOut: false, ended };
   } catch (err) {
     // The scope's own timer cancelled it, not a cancellation of the whole workflow.
-    if (isCancellation(err) && scope.consideredCancelled && !CancellationScope.current().consideredCancelled) return true;
+    if (isCancellation(err) && scope.consideredCancelled && !CancellationScope.current().consideredCancelled) return { timedOut: true };
     throw err;
   }
 }

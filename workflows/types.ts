@@ -113,7 +113,10 @@ export type BeginRunOutcome =
  * history): 'done' with the steps it adds to the run, if any (a model step adds the tool calls it asks
  * for); 'stopped' when the run is no longer running (finished meanwhile, or deleted).
  */
-export type StepOutcome = { status: 'done'; ok: boolean; next?: StepRef[] } | { status: 'stopped' };
+export type StepOutcome =
+  /** `ended`: the step was the run's last and ended the run (workflows/run.ts FINISHED_BY_LAST_STEP_PATCH). */
+  | { status: 'done'; ok: boolean; next?: StepRef[]; ended?: 'succeeded' | 'failed' }
+  | { status: 'stopped' };
 
 export interface RunOutcome {
   status: 'queued' | 'running' | 'succeeded' | 'failed' | 'gone';

@@ -51,6 +51,31 @@ export async function insertRunSteps(q: Queryable, runId: string, steps: NewRunS
   return rows.sort((a, b) => a.step_index - b.step_index);
 }
 
+/**
+ * queued → running, made by `executor`, with its planned steps (insertRunSteps), in one statement; the
+ * steps inserted (none when the run was no longer queued).
+ */
+export async function markRunRunningWithSteps(q: Queryable, runId: string, executor: 'tools' | 'model', steps: NewRunStep[]): Promise<RunStepRow[]> {
+  const { rows } = await q.query<RunStepRow>(
+    `WITH running AS (
+       UPDATE runs SET status = 'running', executor = $3, started_at = now(), waiting_at = NULL, updated_at = now()
+        WHERE id = $1 AND status = 'queued'
+       RETURNING id
+     )
+     INSERT INTO run_steps (run_id, step_index, type, name, tool_id, tool_type, input, planned_by)
+     SELECT $1, coalesce((SELECT max(step_index) + 1 FROM run_steps WHERE run_id = $1), 0) + s.ord - 1,
+            s.step ->> 'type', s.step ->> 'name', (s.step ->> 'tool_id')::uuid, s.step ->> 'tool_type', nullif(s.step -> 'input', 'null'), NULL
+       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS s(step, ord)
+      WHERE EXISTS (SELECT 1 FROM running)
+     RETURNING ${COLUMNS}`,
+    [runId, stepsJson(steps), executor],
+  );
+  return rows.sort((a, b) => a.step_index - b.step_index);
+}
+
+const stepsJson = (steps: NewRunStep[]) =>
+  JSON.stringify(steps.map((s) => ({ type: s.type, name: s.name, tool_id: s.toolId ?? null, tool_type: s.toolType ?? null, input: s.input ?? null })));
+
 /** The steps a step's answer added (see insertRunSteps), in order. */
 export async function listStepsPlannedBy(q: Queryable, runId: string, index: number): Promise<RunStepRow[]> {
   const { rows } = await q.query<RunStepRow>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND planned_by = $2 ORDER BY step_index`, [runId, index]);
@@ -81,31 +106,66 @@ export async function listRunStepsPage(q: Queryable, runId: string, page: { limi
   return { items: rows.slice(0, page.limit), more: rows.length > page.limit };
 }
 
-/** A step with what its activity needs of its run (one read); null when either is missing. */
-export async function findStepOfRun(
+/** What a step's activity needs of its run. */
+export interface StepRun {
+  status: string;
+  account_id: string;
+  executor: 'tools' | 'model' | null;
+  input: unknown;
+}
+
+/**
+ * Marks the step started (an attempt is about to make its call; a later attempt, after one died,
+ * overwrites the time) when it is unfinished and its run is running, and answers the step with what
+ * its activity needs of its run, and the run's last step index (a step with none after it may end the
+ * run): one statement. Null when either is missing.
+ */
+export async function startStepOfRun(
   q: Queryable,
   runId: string,
   index: number,
-): Promise<{ step: RunStepRow; run: { status: string; account_id: string; executor: 'tools' | 'model' | null; input: unknown } } | null> {
-  const { rows } = await q.query<RunStepRow & { run_status: string; run_account_id: string; run_executor: 'tools' | 'model' | null; run_input: unknown }>(
-    `SELECT s.*, r.status AS run_status, r.account_id AS run_account_id, r.executor AS run_executor, r.input AS run_input
+  at: Date,
+): Promise<{ step: RunStepRow; run: StepRun; lastIndex: number } | null> {
+  const { rows } = await q.query<RunStepRow & { run_status: string; run_account_id: string; run_executor: 'tools' | 'model' | null; run_input: unknown; last_index: number }>(
+    `WITH started AS (${START_STEP})
+     SELECT s.*, r.status AS run_status, r.account_id AS run_account_id, r.executor AS run_executor, r.input AS run_input,
+            (SELECT max(step_index) FROM run_steps WHERE run_id = $1) AS last_index
        FROM runs r JOIN run_steps s ON s.run_id = r.id AND s.step_index = $2 WHERE r.id = $1`,
-    [runId, index],
+    [runId, index, at],
   );
   const row = rows[0];
   if (!row) return null;
-  const { run_status, run_account_id, run_executor, run_input, ...step } = row;
-  return { step, run: { status: run_status, account_id: run_account_id, executor: run_executor, input: run_input } };
+  const { run_status, run_account_id, run_executor, run_input, last_index, ...step } = row;
+  return { step, run: { status: run_status, account_id: run_account_id, executor: run_executor, input: run_input }, lastIndex: last_index };
+}
+
+/** The UPDATE of startStepOfRun and startStepInRun ($1 run, $2 step index, $3 time). */
+const START_STEP = `UPDATE run_steps SET started_at = $3 WHERE run_id = $1 AND step_index = $2 AND finished_at IS NULL
+  AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND status = 'running')`;
+
+/**
+ * startStepOfRun for a step that needs the whole run (a model step sends the conversation so far):
+ * the run (null when gone) with every step, in order; the step is marked started as there.
+ */
+export async function startStepInRun(q: Queryable, runId: string, index: number, at: Date): Promise<{ run: StepRun & { id: string }; steps: RunStepRow[] } | null> {
+  const { rows } = await q.query<Partial<RunStepRow> & { run_status: string; run_account_id: string; run_executor: 'tools' | 'model' | null; run_input: unknown }>(
+    `WITH started AS (${START_STEP})
+     SELECT s.*, r.status AS run_status, r.account_id AS run_account_id, r.executor AS run_executor, r.input AS run_input
+       FROM runs r LEFT JOIN run_steps s ON s.run_id = r.id WHERE r.id = $1 ORDER BY s.step_index`,
+    [runId, index, at],
+  );
+  const first = rows[0];
+  if (!first) return null;
+  const run = { id: runId, status: first.run_status, account_id: first.run_account_id, executor: first.run_executor, input: first.run_input };
+  const steps = rows
+    .filter((r) => r.step_index !== null && r.step_index !== undefined)
+    .map(({ run_status: _s, run_account_id: _a, run_executor: _e, run_input: _i, ...step }) => step as RunStepRow);
+  return { run, steps };
 }
 
 export async function findRunStep(q: Queryable, runId: string, index: number): Promise<RunStepRow | null> {
   const { rows } = await q.query<RunStepRow>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND step_index = $2`, [runId, index]);
   return rows[0] ?? null;
-}
-
-/** An attempt is about to make the step's call (a later attempt, after one died, overwrites the time). */
-export async function markRunStepStarted(q: Queryable, runId: string, index: number, at: Date): Promise<void> {
-  await q.query(`UPDATE run_steps SET started_at = $3 WHERE run_id = $1 AND step_index = $2 AND finished_at IS NULL`, [runId, index, at]);
 }
 
 /**

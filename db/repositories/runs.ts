@@ -121,6 +121,47 @@ export async function countQueuedAhead(q: Queryable, run: Pick<RunRow, 'id' | 'a
   return rows[0]!.n;
 }
 
+/**
+ * The run with where it stands in its account's line, in one read (without the lock: a run's quick look
+ * before its locked decision): `running`, countRunningRuns of its account; `ahead`, countQueuedAhead of
+ * it, up to `cap`. Null when the run is gone.
+ */
+export async function findRunInLine(
+  q: Queryable,
+  id: string,
+  line: { placeMs: number; holdMs: number; cap: number },
+): Promise<{ run: RunRow; running: number; ahead: number } | null> {
+  const { rows } = await q.query<RunRow & { line_running: number; line_ahead: number }>(
+    `SELECT ${RUN_COLUMNS},
+       (SELECT count(*)::int FROM runs o WHERE o.account_id = me.account_id AND o.status = 'running' AND ${withinMs('o.started_at', 3)}) AS line_running,
+       (SELECT count(*)::int FROM (
+          SELECT 1 FROM runs o
+           WHERE o.account_id = me.account_id AND o.status = 'queued' AND (o.created_at, o.id) < (me.created_at, me.id)
+             AND NOT o.parked AND ${withinMs('coalesce(o.waiting_at, o.created_at)', 2)}
+           LIMIT $4) AS older) AS line_ahead
+     FROM runs me WHERE me.id = $1`,
+    [id, line.placeMs, line.holdMs, line.cap],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { line_running, line_ahead, ...run } = row;
+  return { run, running: line_running, ahead: line_ahead };
+}
+
+/** findRunForUpdate with its agent's status (null when the agent is gone), in one read. */
+export async function findRunForUpdateWithAgent(q: Queryable, id: string): Promise<{ run: RunRow; agentStatus: string | null } | null> {
+  const { rows } = await q.query<RunRow & { agent_status: string | null }>(
+    `SELECT ${RUN_COLUMNS.split(',').map((c) => `r.${c.trim()}`).join(', ')}, a.status AS agent_status
+       FROM runs r LEFT JOIN agents a ON a.id = r.agent_id AND a.account_id = r.account_id
+      WHERE r.id = $1 FOR UPDATE OF r`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { agent_status, ...run } = row;
+  return { run, agentStatus: agent_status };
+}
+
 /** A queued run's check-in: it is still waiting for a slot, so it keeps its place in line. */
 export async function markRunWaiting(q: Queryable, id: string): Promise<void> {
   await q.query(`UPDATE runs SET waiting_at = now() WHERE id = $1 AND status = 'queued'`, [id]);

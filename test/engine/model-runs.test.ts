@@ -7,6 +7,7 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { errorReply, startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { workflowIds } from '../../lib/temporal-names';
 
 const KEY = 'sk-test-0123456789abcdef-TOPSECRET';
 
@@ -167,6 +168,22 @@ describe('model runs', () => {
     assert.deepEqual(steps[1]!.input, { callId: 'call_1', arguments: { email: 'ann@example.com' } });
     assert.deepEqual(steps[1]!.output, { plan: 'gold' });
     assert.equal(steps[2]!.input, null, 'later model steps continue the conversation');
+
+    // The last step ended the run itself (activities/runs.ts lastStepEnds): the workflow ran beginRun as
+    // its one local activity and no finishRun; agent.completed once; every step's attempt timed.
+    const history = await h.engine.client.workflow.getHandle(workflowIds.run(done.id)).fetchHistory();
+    const localActivities = (history.events ?? []).flatMap((e) => {
+      const marker = e.markerRecordedEventAttributes;
+      if (marker?.markerName !== 'core_local_activity') return [];
+      const data = Object.values(marker.details ?? {}).flatMap((d) => (d.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString('utf8')));
+      return ['beginRun', 'finishRun', 'failRun'].filter((type) => data.some((text) => text.includes(`"${type}"`)));
+    });
+    assert.deepEqual(localActivities, ['beginRun']);
+    assert.equal((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).length, 3, 'one activity task per step');
+    const { rows: ended } = await h.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'agent.completed' AND data->>'runId' = $1`, [done.id]);
+    assert.equal(ended[0].n, 1);
+    const { rows: timed } = await h.db.query(`SELECT started_at, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [done.id]);
+    assert.ok(timed.every((r) => r.started_at && r.finished_at && r.started_at <= r.finished_at), JSON.stringify(timed));
   });
 
   it('checks the arguments against the tool\'s schema, refuses made-up functions, and lets the model narrow a data tool', async () => {

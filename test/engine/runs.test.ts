@@ -236,6 +236,10 @@ describe('agent runs', () => {
     assert.deepEqual(run.output.tools.first.result, { data: { echo: { n: 1 }, items: ['first', 'second'], label: 'fixture' } });
     assert.deepEqual(run.output.tools.second.result, { gate: 'open' });
     assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
+    // The last step ended the run; a retry of it (its answer lost) calls nothing and ends nothing again.
+    assert.deepEqual(await activities.runToolStep({ runId: queued.id, index: 1, type: 'tool' }), { status: 'stopped' });
+    assert.equal(service.requests.filter((r) => r.url === '/gate').length, 2);
+    assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
   });
 
   it('stores at most 256 KiB: a step over it keeps a marker, the run output gives up its largest results until it fits', async () => {

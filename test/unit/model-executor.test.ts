@@ -10,6 +10,7 @@ import { composeSystemMessage, userMessage } from '../../activities/executor/sys
 import { applyArguments, functionName, offerTools } from '../../activities/executor/tool-functions';
 import type { RunStepRow } from '../../db/repositories/run-steps';
 import type { ToolRow } from '../../db/repositories/tools';
+import { compileJsonSchema } from '../../lib/json-schema';
 import { jsonBytes, MAX_RUN_OUTPUT_BYTES } from '../../activities/executor/output-cap';
 import { errorReply, startModelServer, textReply, type ModelServer } from '../helpers/model-server';
 import { testConfig } from '../helpers/config';
@@ -60,6 +61,25 @@ describe('tools as functions', () => {
     assert.deepEqual(applyArguments(coins, { coinIds: [] }), { error: "the arguments do not match the tool's parameters: /coinIds: must NOT have fewer than 1 items" });
     assert.deepEqual(applyArguments(coins, { vs: 'eur' }), { error: 'the arguments do not match the tool\'s parameters: (the arguments): must NOT have additional properties ("vs")' });
     assert.deepEqual(applyArguments(coins, [1]), { error: 'the arguments must be a JSON object, not [1]' });
+  });
+
+  it('compiles a schema once while it is in use (a compile costs milliseconds, each call of a run checks its arguments)', () => {
+    const schema = { $id: 'https://example.com/kept', type: 'object', properties: { n: { type: 'number' } } };
+    const first = compileJsonSchema(schema);
+    const again = compileJsonSchema(JSON.parse(JSON.stringify(schema)));
+    assert.ok(first.ok && again.ok);
+    assert.equal(again.validate, first.validate, 'the same JSON: the compiled validator kept');
+    assert.equal(again.validate({ n: 'x' }), false);
+    assert.equal(again.validate({ n: 1 }), true);
+    const other = compileJsonSchema({ ...schema, $id: 'https://example.com/other' });
+    assert.ok(other.ok && other.validate !== first.validate);
+    const refused = compileJsonSchema({ type: 'object', properties: { s: { type: 'string', pattern: '(?=a)' } } });
+    assert.equal(refused.ok, false);
+    assert.deepEqual(compileJsonSchema({ type: 'object', properties: { s: { type: 'string', pattern: '(?=a)' } } }), refused);
+    // Many schemas later, the first is compiled afresh (the cache is bounded), and still works.
+    for (let i = 0; i < 300; i++) compileJsonSchema({ type: 'object', maxProperties: i });
+    const fresh = compileJsonSchema(schema);
+    assert.ok(fresh.ok && fresh.validate !== first.validate && fresh.validate({ n: 1 }));
   });
 
   it('matches `pattern` with RE2: a catastrophic pattern answers at once', () => {

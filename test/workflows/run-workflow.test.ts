@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
@@ -91,6 +94,39 @@ describe('runAgentWorkflow (mocked activities)', () => {
     });
     assert.deepEqual(result, { status: 'succeeded' });
     assert.deepEqual(made, ['model 0', 'tool 1', 'tool 2', 'model 3']);
+  });
+
+  it('a last step that ended the run ends the workflow with its status, without finishRun; its history replays', async () => {
+    const made: number[] = [];
+    let finishes = 0;
+    const { runId, result } = await run({
+      beginRun: async ({ runId }) => running(runId, 60_000, 2),
+      runToolStep: async (ref) => {
+        made.push(ref.index);
+        // An `ended` while steps remain is not the run's end: the workflow goes on.
+        return { status: 'done', ok: true, ended: ref.index === 0 ? 'succeeded' : 'failed' } satisfies StepOutcome;
+      },
+      finishRun: async () => {
+        finishes++;
+        return { status: 'succeeded' };
+      },
+    });
+    assert.deepEqual(made, [0, 1]);
+    assert.deepEqual(result, { status: 'failed' });
+    assert.equal(finishes, 0);
+    const history = await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
+    assert.equal(markers, 3, 'the two patches and beginRun: no finishRun');
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
+  });
+
+  it('replays a history recorded before last steps ended runs: its finishRun after a last step that said `ended`', async () => {
+    // Recorded by the workflow code of the commit before, its activities mocked as today's answer (the last step says `ended`).
+    const encoded = fs.readFileSync(path.join(__dirname, 'fixtures/run-before-last-step-ends.b64'), 'utf8');
+    const history = temporal.api.history.v1.History.decode(Buffer.from(encoded.trim(), 'base64'));
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
+    assert.equal(markers, 3, 'then: the local-bookkeeping patch, beginRun and finishRun');
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
   });
 
   it('when the time is up, cancels the step in flight and finishes the run as timed out', async () => {
