@@ -117,7 +117,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
   const agents = createAgentsRepository(db);
   const toolsRepository = createToolsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
-  const runLine = createRunLine({ db, config });
+  const runLine = createRunLine({ db, config, onPromoted: () => handOff.kick() });
   const fanOut = createEventFanOut(config);
 
   /**

@@ -110,6 +110,7 @@ const envSchema = z.object({
   DELIVERY_FIRST_ATTEMPT_WAITERS: z.coerce.number().int().min(0).max(100_000).default(1_000),
   RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
+  RUN_BACKLOG_PER_SECOND: z.coerce.number().min(0).max(100_000).default(10),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
@@ -179,8 +180,11 @@ export interface Config {
   quotas: { triggersPerAccount: number; webhooksPerAccount: number; toolsPerAgent: number; connectorsPerAgent: number };
   /** Requests per second each public hook accepts (docs/api.md § Rate limits). */
   hooks: { rateLimitPerSecond: number };
-  /** Agent runs: how many of one account's runs may be running at once, and how long one may run. */
-  runs: { concurrencyPerAccount: number; timeoutMs: number };
+  /**
+   * Agent runs: how many of one account's runs may be running at once, how long one may run, and how
+   * many of its parked runs (its backlog) each worker process gives a workflow per second (0: no pace).
+   */
+  runs: { concurrencyPerAccount: number; timeoutMs: number; backlogPerSecond: number };
   /**
    * The language model agents think with (an OpenAI Chat Completions endpoint): null baseUrl means none
    * is configured, and runs keep the tool executor. apiKey is a secret: never logged, never shown.
@@ -257,7 +261,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connectorsPerAgent: e.QUOTA_CONNECTORS_PER_AGENT,
     },
     hooks: { rateLimitPerSecond: e.HOOK_RATE_LIMIT },
-    runs: { concurrencyPerAccount: e.RUN_CONCURRENCY_PER_ACCOUNT, timeoutMs: e.RUN_TIMEOUT_MS },
+    runs: { concurrencyPerAccount: e.RUN_CONCURRENCY_PER_ACCOUNT, timeoutMs: e.RUN_TIMEOUT_MS, backlogPerSecond: e.RUN_BACKLOG_PER_SECOND },
     model: {
       baseUrl: e.MODEL_BASE_URL ?? null,
       apiKey: e.MODEL_API_KEY ?? null,

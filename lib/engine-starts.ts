@@ -156,9 +156,13 @@ export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_i
   return true;
 }
 
-/** The workflow of a run that was parked (or is to start at once): `run:<runId>`, as startRun says. */
-export async function startParkedRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>): Promise<void> {
+/**
+ * The workflow of a run that was parked (or is to start at once): `run:<runId>`, as startRun says. A
+ * parked run's (`backlog`: lib/run-line.ts) is started at BACKLOG_PRIORITY (lib/temporal-names.ts).
+ */
+export async function startParkedRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, backlog = false): Promise<void> {
   await insertWorkflowStart(q, {
+    ...(backlog ? { backlog: true } : {}),
     workflowType: WORKFLOW_TYPES.run,
     workflowId: workflowIds.run(run.id),
     args: [{ runId: run.id }],

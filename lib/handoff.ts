@@ -59,7 +59,7 @@ export function createHandOff(deps: {
           taskQueue: TASK_QUEUE,
           args: start.args,
           typedSearchAttributes: searchAttributePairs(start.tags),
-          priority: fairnessOf(start.tags),
+          priority: fairnessOf(start.tags, start.backlog),
         }),
       );
     } catch (err) {

@@ -22,6 +22,35 @@ export const runLineLimits = (config: Pick<Config, 'runs'>): RunLineLimits => ({
   holdMs: config.runs.timeoutMs + QUEUE_PLACE_MS,
 });
 
+/**
+ * Each account's pace of promotions in this process: a token bucket holding up to the account's
+ * concurrency, refilled at RUN_BACKLOG_PER_SECOND, shared by the process's run lines. Full buckets are
+ * dropped (a full bucket and none are the same).
+ */
+const backlogBuckets = new Map<string, { tokens: number; at: number }>();
+
+function createPace(perSecond: number, burst: number) {
+  const refilled = (accountId: string) => {
+    const now = Date.now();
+    const bucket = backlogBuckets.get(accountId) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+    bucket.at = now;
+    return bucket;
+  };
+  return {
+    /** How many of `wanted` promotions the account's pace allows now. */
+    allows: (accountId: string, wanted: number) => Math.min(wanted, Math.floor(refilled(accountId).tokens)),
+    took(accountId: string, n: number): void {
+      const bucket = refilled(accountId);
+      bucket.tokens -= n;
+      if (bucket.tokens >= burst) backlogBuckets.delete(accountId);
+      else backlogBuckets.set(accountId, bucket);
+    },
+    /** How long until the pace allows one more. */
+    waitMs: (accountId: string) => Math.max(1, Math.ceil(((1 - refilled(accountId).tokens) / perSecond) * 1000)),
+  };
+}
+
 /** Accounts looked at per sweep of `promoteAll`. */
 const SWEEP_ACCOUNTS = 500;
 
@@ -33,11 +62,34 @@ const SWEEP_ACCOUNTS = 500;
  * account ended: activities/runs.ts; and, as a safety net, every reconciler round: worker/reconciler.ts),
  * `promote` gives the oldest parked runs a workflow, as many as there are free slots; each then takes its
  * slot through the run workflow's own locked decision (beginRun), as every run does.
+ *
+ * The backlog is paced: each process promotes an account's parked runs at most RUN_BACKLOG_PER_SECOND
+ * (up to RUN_CONCURRENCY_PER_ACCOUNT at once), promoting again by itself when the pace allows, and they
+ * start at BACKLOG_PRIORITY, below fresh work. Without it an account with thousands of runs queued keeps
+ * its slots full back to back, as fast as the engine can go: the engine saturated, every other account's
+ * runs queue behind its work in the worker, the Temporal server and Postgres, none of which can tell
+ * them apart (bench/isolation.ts, hooks flood).
  */
-export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
+export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPromoted?: () => void }) {
   const { db } = deps;
   const { limit, holdMs } = runLineLimits(deps.config);
   const inTurn = createTurns();
+  const { backlogPerSecond } = deps.config.runs;
+  const pace = backlogPerSecond > 0 ? createPace(backlogPerSecond, limit) : null;
+  const retries = new Set<string>();
+
+  /** Promotes the account's backlog again once its pace allows (the reconciler's round is the safety net). */
+  function retryLater(accountId: string): void {
+    if (!pace || retries.has(accountId)) return;
+    retries.add(accountId);
+    setTimeout(() => {
+      retries.delete(accountId);
+      promote(accountId).then(
+        (n) => n > 0 && deps.onPromoted?.(),
+        () => {},
+      );
+    }, pace.waitMs(accountId)).unref();
+  }
 
   /**
    * `fn` in a transaction holding the account's run-slot lock, which serialises every decision about the
@@ -77,8 +129,12 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'> }) {
       const running = await countRunningRuns(tx, accountId, holdMs);
       const free = running >= limit ? 0 : limit - running - (await countWaitingRuns(tx, accountId, QUEUE_PLACE_MS, limit - running));
       if (free <= 0) return 0;
-      const runs = await unparkRuns(tx, accountId, free);
-      for (const run of runs) await startParkedRun(tx, run);
+      const granted = pace ? pace.allows(accountId, free) : free;
+      const runs = granted > 0 ? await unparkRuns(tx, accountId, granted) : [];
+      pace?.took(accountId, runs.length);
+      // Slots left free by the pace (not for want of parked runs): promote again once it allows.
+      if (granted < free && runs.length === granted) retryLater(accountId);
+      for (const run of runs) await startParkedRun(tx, run, true);
       return runs.length;
     });
   }

@@ -37,9 +37,16 @@ export function searchAttributePairs(tags: WorkflowTags): SearchAttributePair[] 
  * Temporal dispatches a task queue's backlog round-robin across accounts, so one account's burst does
  * not queue everyone else's tasks behind it. Activities inherit their workflow's key.
  */
-export function fairnessOf(tags: Pick<WorkflowTags, 'accountId'>): Priority {
-  return { fairnessKey: tags.accountId };
+export function fairnessOf(tags: Pick<WorkflowTags, 'accountId'>, backlog = false): Priority {
+  return backlog ? { fairnessKey: tags.accountId, priorityKey: BACKLOG_PRIORITY } : { fairnessKey: tags.accountId };
 }
+
+/**
+ * The Temporal priority (1 highest … 5; unset is 3) of work from an account's backlog — a parked run
+ * given its workflow when a slot of its account freed (lib/run-line.ts): an account already at its
+ * concurrency waits behind the fresh work of every account within its share whenever tasks queue.
+ */
+export const BACKLOG_PRIORITY = 4;
 
 /** Workflow types, as exported by workflows/index.ts. */
 export const WORKFLOW_TYPES = {

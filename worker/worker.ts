@@ -89,7 +89,7 @@ export async function createEngine(deps: EngineDeps) {
       reconciler = startReconciler({
         db, client, handOff, log,
         fanOut: createEventFanOut(config),
-        runLine: createRunLine({ db, config }),
+        runLine: createRunLine({ db, config, onPromoted: () => handOff.kick() }),
         intervalMs: config.engine.reconcileIntervalMs,
         sweepEveryMs: config.engine.scheduleSweepMs,
         missedFireGraceMs: config.missedFires.graceMs,

@@ -7,6 +7,8 @@ export interface WorkflowStart {
   workflowId: string;
   args: unknown[];
   tags: WorkflowTags;
+  /** Work from an account's backlog (a parked run promoted): started at a lower priority. */
+  backlog?: boolean;
 }
 
 export type OutboxItem =

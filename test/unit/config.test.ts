@@ -29,7 +29,7 @@ describe('config', () => {
     assert.deepEqual(c.fires, { chainBudget: 100, perMinute: 600 });
     assert.deepEqual(c.quotas, { triggersPerAccount: 500, webhooksPerAccount: 100, toolsPerAgent: 50, connectorsPerAgent: 20 });
     assert.equal(c.hooks.rateLimitPerSecond, 50);
-    assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000 });
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000, backlogPerSecond: 10 });
   });
 
   it('serves /metrics unless METRICS_ENABLED=false, open unless METRICS_TOKEN (≥ 16 characters) is set', () => {
@@ -70,6 +70,7 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, QUOTA_WEBHOOKS: '-1', HOOK_RATE_LIMIT: '0' }), /QUOTA_WEBHOOKS[\s\S]*HOOK_RATE_LIMIT/);
     assert.throws(() => loadConfig({ ...valid, RUN_CONCURRENCY_PER_ACCOUNT: '0' }), /RUN_CONCURRENCY_PER_ACCOUNT/);
     assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
+    assert.throws(() => loadConfig({ ...valid, RUN_BACKLOG_PER_SECOND: '-1' }), /RUN_BACKLOG_PER_SECOND/);
     for (const bad of ['5 days', '0s', '30m1h', '-1d']) assert.throws(() => loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: bad }), /WEBHOOK_DISABLE_AFTER/, bad);
     assert.deepEqual(loadConfig(valid).webhooks.disableAfter, { text: '5d', ms: 5 * 86_400_000 });
     assert.deepEqual(loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: '1h30m' }).webhooks.disableAfter, { text: '1h30m', ms: 5_400_000 });
@@ -107,9 +108,10 @@ describe('config', () => {
       PUBLIC_BASE_URL: 'https://api.example.com/',
       RUN_CONCURRENCY_PER_ACCOUNT: '3',
       RUN_TIMEOUT_MS: '60000',
+      RUN_BACKLOG_PER_SECOND: '2.5',
       CHAIN_FIRE_BUDGET: '7',
     });
-    assert.deepEqual(c.runs, { concurrencyPerAccount: 3, timeoutMs: 60_000 });
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 3, timeoutMs: 60_000, backlogPerSecond: 2.5 });
     assert.equal(c.fires.chainBudget, 7);
     assert.equal(c.http.trustProxy, 2);
     assert.equal(c.billing.initialBalance, 5);
