@@ -110,7 +110,7 @@ const envSchema = z.object({
   DELIVERY_FIRST_ATTEMPT_WAITERS: z.coerce.number().int().min(0).max(100_000).default(1_000),
   RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
-  RUN_BACKLOG_PER_SECOND: z.coerce.number().min(0).max(100_000).default(10),
+  RUN_BACKLOG_PER_SECOND: z.coerce.number().min(0).max(100_000).default(5),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
   DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),

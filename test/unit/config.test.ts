@@ -29,7 +29,7 @@ describe('config', () => {
     assert.deepEqual(c.fires, { chainBudget: 100, perMinute: 600 });
     assert.deepEqual(c.quotas, { triggersPerAccount: 500, webhooksPerAccount: 100, toolsPerAgent: 50, connectorsPerAgent: 20 });
     assert.equal(c.hooks.rateLimitPerSecond, 50);
-    assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000, backlogPerSecond: 10 });
+    assert.deepEqual(c.runs, { concurrencyPerAccount: 10, timeoutMs: 300_000, backlogPerSecond: 5 });
   });
 
   it('serves /metrics unless METRICS_ENABLED=false, open unless METRICS_TOKEN (≥ 16 characters) is set', () => {
