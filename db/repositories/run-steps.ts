@@ -31,23 +31,25 @@ export interface NewRunStep {
   input?: unknown;
 }
 
+/**
+ * The INSERT … SELECT of steps given as JSON ($2, stepsJson), numbered after the run's ($1) last one,
+ * planned by `plannedBy` (an SQL expression), for the rows `where` allows.
+ */
+const insertStepsSql = (plannedBy: string, where = '') =>
+  `INSERT INTO run_steps (run_id, step_index, type, name, tool_id, tool_type, input, planned_by)
+     SELECT $1, coalesce((SELECT max(step_index) + 1 FROM run_steps WHERE run_id = $1), 0) + s.ord - 1,
+            s.step ->> 'type', s.step ->> 'name', (s.step ->> 'tool_id')::uuid, s.step ->> 'tool_type', nullif(s.step -> 'input', 'null'), ${plannedBy}
+       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS s(step, ord)
+     ${where}
+     RETURNING ${COLUMNS}`;
+
+const stepsJson = (steps: NewRunStep[]) =>
+  JSON.stringify(steps.map((s) => ({ type: s.type, name: s.name, tool_id: s.toolId ?? null, tool_type: s.toolType ?? null, input: s.input ?? null })));
+
 /** Appends steps to a run, numbered after its last one; `plannedBy`: the step whose answer adds them. */
 export async function insertRunSteps(q: Queryable, runId: string, steps: NewRunStep[], plannedBy: number | null = null): Promise<RunStepRow[]> {
   if (steps.length === 0) return [];
-  const { rows } = await q.query<RunStepRow>(
-    `INSERT INTO run_steps (run_id, step_index, type, name, tool_id, tool_type, input, planned_by)
-     SELECT $1, coalesce((SELECT max(step_index) + 1 FROM run_steps WHERE run_id = $1), 0) + s.ord - 1,
-            s.step ->> 'type', s.step ->> 'name', (s.step ->> 'tool_id')::uuid, s.step ->> 'tool_type', nullif(s.step -> 'input', 'null'), $3
-       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS s(step, ord)
-     RETURNING ${COLUMNS}`,
-    [
-      runId,
-      JSON.stringify(
-        steps.map((s) => ({ type: s.type, name: s.name, tool_id: s.toolId ?? null, tool_type: s.toolType ?? null, input: s.input ?? null })),
-      ),
-      plannedBy,
-    ],
-  );
+  const { rows } = await q.query<RunStepRow>(insertStepsSql('$3::int'), [runId, stepsJson(steps), plannedBy]);
   return rows.sort((a, b) => a.step_index - b.step_index);
 }
 
@@ -62,19 +64,11 @@ export async function markRunRunningWithSteps(q: Queryable, runId: string, execu
         WHERE id = $1 AND status = 'queued'
        RETURNING id
      )
-     INSERT INTO run_steps (run_id, step_index, type, name, tool_id, tool_type, input, planned_by)
-     SELECT $1, coalesce((SELECT max(step_index) + 1 FROM run_steps WHERE run_id = $1), 0) + s.ord - 1,
-            s.step ->> 'type', s.step ->> 'name', (s.step ->> 'tool_id')::uuid, s.step ->> 'tool_type', nullif(s.step -> 'input', 'null'), NULL
-       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS s(step, ord)
-      WHERE EXISTS (SELECT 1 FROM running)
-     RETURNING ${COLUMNS}`,
+     ${insertStepsSql('NULL', 'WHERE EXISTS (SELECT 1 FROM running)')}`,
     [runId, stepsJson(steps), executor],
   );
   return rows.sort((a, b) => a.step_index - b.step_index);
 }
-
-const stepsJson = (steps: NewRunStep[]) =>
-  JSON.stringify(steps.map((s) => ({ type: s.type, name: s.name, tool_id: s.toolId ?? null, tool_type: s.toolType ?? null, input: s.input ?? null })));
 
 /** The steps a step's answer added (see insertRunSteps), in order. */
 export async function listStepsPlannedBy(q: Queryable, runId: string, index: number): Promise<RunStepRow[]> {

@@ -93,13 +93,21 @@ export async function countOpenRuns(q: Queryable, accountId: string, cap: number
 /** `runs.started_at` (or another column) within the last `$n` milliseconds. */
 const withinMs = (column: string, param: number) => `${column} > now() - $${param}::bigint * interval '1 millisecond'`;
 
+/** Run `r` holds a slot: running, and started within `$holdParam` milliseconds. */
+const holdsSlot = (r: string, holdParam: number) => `${r}.status = 'running' AND ${withinMs(`${r}.started_at`, holdParam)}`;
+
+/** Run `r` is in line ahead of run `me`: queued before it, not parked, checked in within `$placeParam` milliseconds. */
+const inLineAhead = (r: string, me: string, placeParam: number) =>
+  `${r}.status = 'queued' AND (${r}.created_at, ${r}.id) < (${me}.created_at, ${me}.id)
+   AND NOT ${r}.parked AND ${withinMs(`coalesce(${r}.waiting_at, ${r}.created_at)`, placeParam)}`;
+
 /**
  * How many of the account's runs hold a slot: running, and started within `holdMs` (a run whose
  * workflow is gone cannot hold a slot forever).
  */
 export async function countRunningRuns(q: Queryable, accountId: string, holdMs: number): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM runs WHERE account_id = $1 AND status = 'running' AND ${withinMs('started_at', 2)}`,
+    `SELECT count(*)::int AS n FROM runs r WHERE r.account_id = $1 AND ${holdsSlot('r', 2)}`,
     [accountId, holdMs],
   );
   return rows[0]!.n;
@@ -113,8 +121,7 @@ export async function countQueuedAhead(q: Queryable, run: Pick<RunRow, 'id' | 'a
   const { rows } = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (
        SELECT 1 FROM runs r, runs me
-        WHERE me.id = $2 AND r.account_id = $1 AND r.status = 'queued' AND (r.created_at, r.id) < (me.created_at, me.id)
-          AND NOT r.parked AND ${withinMs('coalesce(r.waiting_at, r.created_at)', 3)}
+        WHERE me.id = $2 AND r.account_id = $1 AND ${inLineAhead('r', 'me', 3)}
         LIMIT $4) AS older`,
     [run.account_id, run.id, placeMs, cap],
   );
@@ -133,12 +140,10 @@ export async function findRunInLine(
 ): Promise<{ run: RunRow; running: number; ahead: number } | null> {
   const { rows } = await q.query<RunRow & { line_running: number; line_ahead: number }>(
     `SELECT ${RUN_COLUMNS},
-       (SELECT count(*)::int FROM runs o WHERE o.account_id = me.account_id AND o.status = 'running' AND ${withinMs('o.started_at', 3)}) AS line_running,
+       (SELECT count(*)::int FROM runs o WHERE o.account_id = me.account_id AND ${holdsSlot('o', 3)}) AS line_running,
        (SELECT count(*)::int FROM (
-          SELECT 1 FROM runs o
-           WHERE o.account_id = me.account_id AND o.status = 'queued' AND (o.created_at, o.id) < (me.created_at, me.id)
-             AND NOT o.parked AND ${withinMs('coalesce(o.waiting_at, o.created_at)', 2)}
-           LIMIT $4) AS older) AS line_ahead
+          SELECT 1 FROM runs o WHERE o.account_id = me.account_id AND ${inLineAhead('o', 'me', 2)} LIMIT $4
+        ) AS older) AS line_ahead
      FROM runs me WHERE me.id = $1`,
     [id, line.placeMs, line.holdMs, line.cap],
   );
