@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -334,6 +334,8 @@ describe('resilience: processes killed, Temporal stopped', () => {
     const startTemporal = () => startTemporalDevServer({ port: temporalPort, uiPort, dbFilename: path.join(dir, 'temporal.db'), onLine: () => {} });
     let temporal: TemporalDevServer = await startTemporal();
     onCleanup(t, () => temporal.stop());
+    // The file is kept with a write-ahead log (scripts/temporal-dev-server.ts SQLITE_PRAGMAS), as `npm start` keeps it.
+    assert.ok(existsSync(path.join(dir, 'temporal.db-wal')), 'the dev server keeps its SQLite file in WAL mode');
     const stack = await startStack(t, database.url, temporal.address, 'default');
     const { base } = stack;
     const user = await registerUser(base, 'temporal-down@example.com');
