@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { temporal } from '@temporalio/proto';
 import { withTransaction } from '../../db/pool';
 import { findRun } from '../../db/repositories/runs';
 import { startParkedRun as queueRunWorkflow } from '../../lib/engine-starts';
@@ -161,6 +162,13 @@ describe('run limits: concurrency per account, order, timeout', () => {
     assert.equal(callsTo('/hang').length, 1, 'not retried');
     const { rows: steps } = await h.db.query(`SELECT name, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [runId]);
     assert.deepEqual(steps.map((st) => [st.name, st.finished_at !== null]), [['quick', true], ['stuck', false]], 'a late answer is never recorded');
+
+    // The time limit is the step activity's own (schedule-to-close: the time left), not a timer of the workflow.
+    const history = await h.engine.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
+    const runEvents = history.events ?? [];
+    assert.equal(runEvents.filter((e) => e.timerStartedEventAttributes).length, 0, 'no timer in the run\'s history');
+    const timedOut = runEvents.flatMap((e) => (e.activityTaskTimedOutEventAttributes ? [e.activityTaskTimedOutEventAttributes] : []));
+    assert.deepEqual(timedOut.map((t) => t.failure?.timeoutFailureInfo?.timeoutType), [temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE], 'the hanging step timed out');
   });
 
   it('a queued run whose workflow is late keeps its place; one silent for long is passed over, so it blocks nothing', async () => {
