@@ -56,8 +56,10 @@ function activityContext(): Context | undefined {
 }
 
 /**
- * Runs `call` while heartbeating, with the activity's cancellation as its signal: the workflow cancels a
- * step when the run's time is up, the worker when it shuts down, and the call's request is torn down.
+ * Runs `call` while heartbeating, with the activity's cancellation as its signal: the server times a step
+ * out when the run's time is up (its schedule-to-close timeout, workflows/run.ts) and answers the next
+ * heartbeat "not found", the workflow cancels it when the run is cancelled (or, in runs from before, when
+ * its timer fired), the worker when it shuts down; the call's request is torn down.
  */
 async function heartbeating<T>(call: (signal?: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = activityContext();
@@ -73,15 +75,16 @@ async function heartbeating<T>(call: (signal?: AbortSignal) => Promise<T>): Prom
 
 /**
  * When the step's call was torn down by a cancellation, what the activity throws instead of recording
- * a result: a cancellation by the workflow (the run's time is up; the server answers a heartbeat with
- * "cancel requested", or "not found" once it has recorded it) ends the activity as cancelled; any other
+ * a result: the server ending the attempt (the run's time is up: it answers a heartbeat "not found" once
+ * the step timed out; or a cancellation by the workflow: "cancel requested") ends the activity as
+ * cancelled (the server ignores its answer); any other
  * (the worker shutting down, a lost heartbeat) is retried, and the call made again: it never returned.
  */
 function interruption(): Error | undefined {
   const ctx = activityContext();
   if (!ctx?.cancellationSignal.aborted) return undefined;
   const details = ctx.cancellationDetails;
-  if (details?.cancelRequested || details?.notFound) return new CancelledFailure('the step was cancelled: the run timed out');
+  if (details?.cancelRequested || details?.notFound) return new CancelledFailure('the step was ended by the server: the run timed out or was cancelled');
   return ApplicationFailure.retryable('the step was interrupted before its call returned', 'StepInterrupted');
 }
 
@@ -373,9 +376,9 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
 
     /**
      * One tool step, made at most once: a step that finished answers what it recorded and is never
-     * made again (a retry after a crash, a replay). Heartbeats while the call runs, so a cancelled step
-     * (the run timed out) or a dead worker is noticed within the heartbeat timeout; the call's request
-     * is torn down when the activity is cancelled. The tool's own failure is the step's result, not
+     * made again (a retry after a crash, a replay). Heartbeats while the call runs, so a step timed out by
+     * the server (the run's time is up) or a dead worker is noticed within the heartbeat timeout; the
+     * call's request is torn down when the activity is cancelled. The tool's own failure is the step's result, not
      * the activity's; a run no longer running makes no call ('stopped'), and a result that comes back
      * after the run ended is not recorded.
      */

@@ -15,7 +15,10 @@
  * the medians are printed). Each burst also reports its CPU time per run: this process's (both workers,
  * the client), its servers' (the Temporal dev server it started and its database's Postgres backends;
  * other load not counted; Linux), the two together, and the whole machine's (other load included), and
- * for ours the SQL statements per run (BENCH_SQL=1: each statement's count, most frequent first).
+ * for ours the SQL statements per run (BENCH_SQL=1: each statement's count, most frequent first), and
+ * with BENCH_TEMPORAL_OPS=1 the Temporal dev server's requests per run, by operation, from its `/metrics`
+ * (the RPCs it answered, counted by each service that handled them, and its persistence and visibility
+ * store requests; the cluster-metadata and namespace reads are periodic, so they grow with the burst's length).
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -164,6 +167,24 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return clientQuery.apply(this, args);
 } as typeof pg.Client.prototype.query;
 
+/**
+ * The Temporal dev server's persistence requests so far, by operation (its Prometheus `/metrics`), when
+ * BENCH_TEMPORAL_OPS is set: what the server stores per run, ours beside the bare one's.
+ */
+let metricsUrl: string | undefined;
+async function persistenceOps(): Promise<Map<string, number>> {
+  const ops = new Map<string, number>();
+  if (!metricsUrl) return ops;
+  const text = await (await fetch(metricsUrl)).text();
+  for (const line of text.split('\n')) {
+    const m = /^(persistence_requests|visibility_persistence_requests|service_requests)\{.*operation="([^"]+)".*\} (\S+)$/.exec(line);
+    const key = m && `${m[1]!.replace('_requests', '').replace('_persistence', '')}:${m[2]}`;
+    if (key) ops.set(key, (ops.get(key) ?? 0) + Number(m[3]));
+  }
+  return ops;
+}
+const opsPerRun: Record<string, Map<string, number>> = {};
+
 const burstCosts: { label: string; processMs: number; temporalMs: number; postgresMs: number; machineMs: number; statements: number }[] = [];
 
 async function measureBurst(start: Start, label: string): Promise<number> {
@@ -173,6 +194,7 @@ async function measureBurst(start: Start, label: string): Promise<number> {
   sql.counts.clear();
   sql.on = true;
   const notYet0 = notYetStarted;
+  const ops0 = await persistenceOps();
   if (process.env.BENCH_MARKS) console.log(`mark ${label} start ${process.hrtime.bigint() / 1000n}`);
   const burstStart = performance.now();
   const waits: Promise<unknown>[] = [];
@@ -193,6 +215,8 @@ async function measureBurst(start: Start, label: string): Promise<number> {
     temporalMs = spentMs(servers0.temporal, servers1.temporal);
     postgresMs = spentMs(servers0.postgres, servers1.postgres);
   }
+  const ops1 = await persistenceOps();
+  opsPerRun[label] = new Map([...ops1].map(([op, n]) => [op, (n - (ops0.get(op) ?? 0)) / RUNS]));
   const statements = [...sql.counts.values()].reduce((a, b) => a + b, 0);
   burstCosts.push({ label, processMs: (cpu.user + cpu.system) / 1000 / RUNS, temporalMs, postgresMs, machineMs: ((machineBusySeconds() - busy0) * 1000) / RUNS, statements: statements / RUNS });
   return RUNS / (elapsed / 1000);
@@ -226,7 +250,9 @@ async function main() {
   models.script(MODEL, (call) => (call.body.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: { q: 1 } }])));
   const tools = await startReceiver(servers, () => ({ body: { probed: true } }));
   const database = await createBenchDatabase();
-  const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
+  const metricsPort = await findFreePort();
+  const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), metricsPort, onLine: () => {} });
+  if (process.env.BENCH_TEMPORAL_OPS) metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const db = createPool(database.url, 20);
   benchDb = db;
   const config: Config = loadConfig({
@@ -339,6 +365,14 @@ async function main() {
       console.log(row('CPU ms per run (all three)', (s) => (cost(s, 'processMs') + cost(s, 'temporalMs') + cost(s, 'postgresMs')).toFixed(1)));
       console.log(row('CPU ms per run (machine)', (s) => cost(s, 'machineMs').toFixed(1)));
       console.log(row('SQL statements per run', (s) => cost(s, 'statements').toFixed(1)));
+      if (metricsUrl) {
+        const names = [...new Set([...(opsPerRun.ours?.keys() ?? []), ...(opsPerRun.bare?.keys() ?? [])])];
+        const per = (side: 'ours' | 'bare', op: string) => opsPerRun[side]?.get(op) ?? 0;
+        console.log('Temporal requests per run (service: the RPCs it answered; persistence, visibility: its store):');
+        for (const op of names.sort((a, b) => per('ours', b) - per('ours', a))) {
+          if (per('ours', op) >= 0.05 || per('bare', op) >= 0.05) console.log(row(`  ${op}`, (s) => per(s, op).toFixed(2)));
+        }
+      }
     }
     console.log(`(${rows[0]!.n} runs succeeded; ${calls} model calls in all, both sides)`);
   } finally {

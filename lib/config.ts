@@ -106,6 +106,7 @@ const envSchema = z.object({
   FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
   DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
+  WORKER_WORKFLOW_TASK_SLOTS: z.coerce.number().int().min(2).max(1_000).default(40),
   DELIVERY_FIRST_ATTEMPT_WAIT_MS: z.coerce.number().int().min(0).max(4_000).default(2_000),
   DELIVERY_FIRST_ATTEMPT_WAITERS: z.coerce.number().int().min(0).max(100_000).default(1_000),
   RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
@@ -173,7 +174,12 @@ export interface Config {
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
   /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
-  engine: { reconcileIntervalMs: number; scheduleSweepMs: number };
+  /**
+   * `workflowTaskSlots`: workflow tasks the main worker takes at once. Its one workflow thread works them
+   * one after another, so more only queue inside the process, where every account's wait in the same line;
+   * fewer leave the rest in Temporal's task queue, where the fairness keys take accounts in turn.
+   */
+  engine: { reconcileIntervalMs: number; scheduleSweepMs: number; workflowTaskSlots: number };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
   /** docs/api.md § Quotas and charges: how many of each resource an account (or an agent) may hold. */
@@ -247,7 +253,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
-    engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS },
+    engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS, workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS },
     tools: {
       timeoutMs: e.TOOL_TIMEOUT_MS,
       coinGeckoBaseUrl: e.COINGECKO_BASE_URL,

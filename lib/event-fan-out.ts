@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool';
 import { createDeliveriesRepository } from '../db/repositories/deliveries';
-import { createEventDispatchRepository, type EventRow } from '../db/repositories/events';
+import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '../db/repositories/events';
 import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
 import { createWebhooksRepository } from '../db/repositories/webhooks';
 import type { DispatchResult } from '../workflows/types';
@@ -54,6 +54,7 @@ export interface EventAbout {
  *    within INLINE_MATCH_UNITS, and a fire queued per match (startEventFire), as many as the chain's
  *    CHAIN_FIRE_BUDGET still allows (taken atomically from the root event);
  * 3. the outcome kept on the event (`dispatch_status` done, `dispatch_result`).
+ * An event nothing listens for is written done already (insertEvent `settled`): nothing to ask here.
  * When the listening filters cost more than INLINE_MATCH_UNITS, step 2 is left to the worker: the
  * event's matching is queued (startEventMatching, `event:<id>`) and the event stays undispatched until
  * it has run. The caller kicks its hand-off after the commit, with the deliveries held for their first
@@ -97,7 +98,9 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
     },
 
     /** The whole fan-out of a new event, in its transaction (see above). */
-    async fanOutEvent(tx: Queryable, event: EventRow, about: EventAbout = {}): Promise<DispatchResult & { deferred: boolean; held: FirstAttempt[] }> {
+    async fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<DispatchResult & { deferred: boolean; held: FirstAttempt[] }> {
+      // Written with nothing listening (insertEvent): its fan-out is done already.
+      if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [] };
       const written = await this.writeDeliveries(tx, event, about);
       const deliveries = written.length;
       const held = holdMs > 0 ? written : [];

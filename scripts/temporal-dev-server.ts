@@ -58,6 +58,8 @@ export interface TemporalDevServer {
 }
 
 const START_ATTEMPTS = 3;
+/** How much later than the namespace's retention a closed workflow may be deleted (see the server's flags below). */
+export const RETENTION_JITTER = '1m';
 
 function installQuietRuntime(): void {
   try {
@@ -100,6 +102,11 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
       // Task-queue fairness across accounts (our fairness key, lib/temporal-names.ts: fairnessOf); off by default in 1.32.
       '--dynamic-config-value',
       'matching.enableFairness=true',
+      // A closed workflow is deleted at the namespace's retention plus a random delay of up to this (Temporal's
+      // default 30 minutes, to spread a cluster's deletes): 1 minute keeps `.data/` at about one retention's
+      // worth of workflows, not up to 1.5.
+      '--dynamic-config-value',
+      `history.retentionTimerJitterDuration="${RETENTION_JITTER}"`,
       ...(options.dbFilename ? (options.sqlitePragmas ?? SQLITE_PRAGMAS) : []).flatMap((pragma) => ['--sqlite-pragma', pragma]),
       ...(options.dynamicConfig ?? []).flatMap((value) => ['--dynamic-config-value', value]),
       ...(options.extraNamespaces ?? []).flatMap((name) => ['--namespace', name]),

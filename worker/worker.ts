@@ -64,6 +64,8 @@ export async function createEngine(deps: EngineDeps) {
     workflowBundle: deps.workflowBundle,
     activities,
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT,
+    // A tuner (the benches' tuning runs) replaces the slot counts.
+    ...(deps.tuning?.main?.tuner ? {} : { maxConcurrentWorkflowTaskExecutions: config.engine.workflowTaskSlots }),
     ...deps.tuning?.main,
   });
   const deliveryWorker = await Worker.create({

@@ -9,6 +9,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -52,17 +53,45 @@ const failRun = (input: RunInput & { error: string }) => bookkeeping().failRun(i
 const FINISHED_BY_LAST_STEP_PATCH = 'run-finished-by-last-step';
 
 /**
- * The activity that makes each type of step. A step heartbeats while its call runs: a dead worker or a
- * cancellation (the run's time is up) is noticed within the heartbeat timeout, not at the end of the
- * run. A step's attempt can't outlast the run, so its limit is the run's time left.
+ * The step activities' limits, from the run's time left: an attempt can't outlast the run. A step
+ * heartbeats while its call runs: a dead worker, or the run's time running out, is noticed within the
+ * heartbeat timeout, not at the end of the run.
  */
+const STEP_HEARTBEAT = '5 seconds';
+const STEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 } as const;
+
+/** The activity that makes each type of step; before RUN_DEADLINE_ON_STEPS_PATCH, each attempt limited to the run's time left. */
 function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => Promise<StepOutcome>> {
   const { runToolStep, runModelStep } = proxyActivities<Activities>({
     startToCloseTimeout: Math.max(timeLeftMs, 1_000),
-    heartbeatTimeout: '5 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
+    heartbeatTimeout: STEP_HEARTBEAT,
+    retry: STEP_RETRY,
   });
   return { tool: runToolStep, model: runModelStep };
+}
+
+/**
+ * The run's time limit is the step activities' own: each step, retries included, must close within the
+ * run's time left (`scheduleToCloseTimeout`), so the server times out the step in flight when the time
+ * runs out (its call is torn down: the activity's next heartbeat is answered "not found", activities/runs.ts
+ * `interruption`). No timer is started and cancelled per run, and no cancellation scope is made (each costs
+ * the workflow sandbox and the server). Runs started before this change keep their timer (`patched`).
+ */
+const RUN_DEADLINE_ON_STEPS_PATCH = 'run-deadline-on-steps';
+
+/**
+ * Workflow time: in the workflow sandbox `Date.now()` is the start time of the workflow task being
+ * processed, taken from the history, so it is the same on replay (deterministic; not the machine's clock,
+ * which the lint rule bars). Used only here, for the run's deadline.
+ */
+// eslint-disable-next-line no-restricted-properties -- workflow time, deterministic (see above)
+const workflowNow = (): number => Date.now();
+
+/** A step that failed because the run's time ran out: in flight (schedule-to-close), or before its next retry. */
+function ranOutOfTime(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  if (err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_CLOSE') return true;
+  return err.retryState === 'TIMEOUT';
 }
 
 /**
@@ -72,7 +101,8 @@ function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => 
  *    then the run is running and its steps are planned;
  * 2. one activity per step, in order, each made at most once (a step that finished is never made again
  *    when the run resumes after a crash), all within the run's time limit (RUN_TIMEOUT_MS from the
- *    moment it started running): when it runs out, the step in flight is cancelled;
+ *    moment it started running): each step's schedule-to-close timeout is the time left, so when it
+ *    runs out the server times out the step in flight;
  * 3. finishRun: the output composed from the steps, agent.completed / agent.failed (which chains
  *    further runs), and the next runs in line woken.
  * An activity failing for good fails the run (failRun), and so does cancelling the workflow: a run is
@@ -117,6 +147,34 @@ async function waitForSlot(input: RunInput): Promise<BeginRunOutcome> {
  */
 async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
   if (timeLeftMs <= 0) return { timedOut: true };
+  if (!patched(RUN_DEADLINE_ON_STEPS_PATCH)) return makeStepsInTimerScope(steps, timeLeftMs);
+  // Workflow time (deterministic) at which the run's time runs out.
+  const deadline = workflowNow() + timeLeftMs;
+  const queue = [...steps];
+  for (let ref = queue.shift(); ref; ref = queue.shift()) {
+    const left = deadline - workflowNow();
+    if (left <= 0) return { timedOut: true };
+    const make = proxyActivities<Activities>({
+      scheduleToCloseTimeout: Math.max(left, 1_000),
+      heartbeatTimeout: STEP_HEARTBEAT,
+      retry: STEP_RETRY,
+    });
+    let outcome: StepOutcome;
+    try {
+      outcome = await (ref.type === 'tool' ? make.runToolStep : make.runModelStep)(ref);
+    } catch (err) {
+      if (ranOutOfTime(err)) return { timedOut: true };
+      throw err;
+    }
+    if (outcome.status === 'stopped') return { timedOut: false };
+    queue.push(...(outcome.next ?? []));
+    if (outcome.ended && queue.length === 0 && patched(FINISHED_BY_LAST_STEP_PATCH)) return { timedOut: false, ended: outcome.ended };
+  }
+  return { timedOut: false };
+}
+
+/** makeSteps of runs started before RUN_DEADLINE_ON_STEPS_PATCH: the steps in a cancellation scope whose timer is the run's time limit. */
+async function makeStepsInTimerScope(steps: StepRef[], timeLeftMs: number): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
   let ended: 'succeeded' | 'failed' | undefined;
   const make = stepActivities(timeLeftMs);
   const scope = new CancellationScope({ cancellable: true, timeout: timeLeftMs });

@@ -2,6 +2,7 @@ import { keysetTail, toPage, type Page, type PageRequest } from '../paging';
 import { withTransaction, type Db, type Queryable } from '../pool';
 import { findEvent, type EventRow } from './events';
 import type { WebhookRow } from './webhooks';
+import { subscribedWebhook } from './event-listeners';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -68,8 +69,7 @@ export function createDeliveriesRepository(db: Queryable) {
       const { rows } = await q.query<{ id: string; webhook_id: string }>(
         `INSERT INTO deliveries (account_id, webhook_id, event_id, next_attempt_at)
          SELECT w.account_id, w.id, $1, now() + $4 * interval '1 millisecond' FROM webhooks w
-         WHERE w.account_id = $2 AND w.direction = 'outgoing' AND w.enabled
-           AND (CASE WHEN $5::uuid IS NOT NULL THEN w.id = $5::uuid ELSE w.events && ARRAY[$3, '*'] END)
+         WHERE ${subscribedWebhook('w', '$2', '$3', '$5')}
          ON CONFLICT (event_id, webhook_id) DO NOTHING
          RETURNING id, webhook_id`,
         [event.id, event.account_id, event.type, firstDelayMs, event.target_webhook_id],

@@ -1,5 +1,7 @@
 import type { DispatchResult } from '../../workflows/types';
+import { MAX_CHAIN_DEPTH } from '../../lib/temporal-names';
 import type { Queryable } from '../pool';
+import { listeningTrigger, subscribedWebhook } from './event-listeners';
 
 export interface EventRow {
   id: string;
@@ -38,20 +40,43 @@ function reportedRun(e: NewEvent): string | null {
   return RUN_RESULTS.has(e.type) && typeof runId === 'string' && UUID.test(runId) ? runId : null;
 }
 
+/** What an event's fan-out found when nothing listens for it. */
+export const NOTHING_LISTENS: DispatchResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
+
 /**
- * Only the row: its writer fans it out in the same transaction (lib/event-fan-out.ts).
+ * The row, and whether anything listens for it: its writer fans it out in the same transaction
+ * (lib/event-fan-out.ts). An event no webhook is subscribed to and no trigger listens for (the
+ * conditions of db/repositories/event-listeners.ts; triggers only below MAX_CHAIN_DEPTH and not for a
+ * webhook.test) is written with its fan-out done (`settled`), so its writer has nothing more to ask.
  * Its chain's root (docs/api.md § Events "Chains"): `rootEventId` when given (a fire's event); for a run's result, the root of
  * the fire that started the run, so a chain of runs stays one chain; otherwise the event itself.
  */
-export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow> {
-  const { rows } = await q.query<EventRow>(
-    `WITH new AS (SELECT coalesce($1::uuid, gen_random_uuid()) AS id)
-     INSERT INTO events (id, account_id, type, data, chain_depth, target_webhook_id, root_event_id)
+export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow & { settled: boolean }> {
+  const { rows } = await q.query<EventRow & { settled: boolean }>(
+    `WITH new AS (SELECT coalesce($1::uuid, gen_random_uuid()) AS id),
+     quiet AS (
+       SELECT NOT EXISTS (SELECT 1 FROM webhooks w WHERE ${subscribedWebhook('w', '$2', '$3', '$6')})
+         AND ($6::uuid IS NOT NULL OR $5::int >= $9::int
+              OR NOT EXISTS (SELECT 1 FROM triggers t WHERE ${listeningTrigger('t', '$2', '$3')})) AS settled
+     )
+     INSERT INTO events (id, account_id, type, data, chain_depth, target_webhook_id, root_event_id, dispatch_status, dispatch_result)
      SELECT new.id, $2, $3, $4, $5, $6,
-       coalesce($7::uuid, (SELECT f.root_event_id FROM runs r JOIN fires f ON f.id = r.fire_id WHERE r.id = $8::uuid), new.id)
-     FROM new
-     RETURNING ${COLUMNS}`,
-    [e.id ?? null, e.accountId, e.type, JSON.stringify(e.data), e.chainDepth ?? 0, e.targetWebhookId ?? null, e.rootEventId ?? null, reportedRun(e)],
+       coalesce($7::uuid, (SELECT f.root_event_id FROM runs r JOIN fires f ON f.id = r.fire_id WHERE r.id = $8::uuid), new.id),
+       CASE WHEN quiet.settled THEN 'done' END, CASE WHEN quiet.settled THEN $10::jsonb END
+     FROM new, quiet
+     RETURNING ${COLUMNS}, dispatch_status IS NOT NULL AS settled`,
+    [
+      e.id ?? null,
+      e.accountId,
+      e.type,
+      JSON.stringify(e.data),
+      e.chainDepth ?? 0,
+      e.targetWebhookId ?? null,
+      e.rootEventId ?? null,
+      reportedRun(e),
+      MAX_CHAIN_DEPTH,
+      JSON.stringify(NOTHING_LISTENS),
+    ],
   );
   return rows[0]!;
 }

@@ -2,6 +2,7 @@ import type { EventFilter } from '../../lib/event-filter';
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 import type { AgentStatus } from './agents';
+import { listeningTrigger } from './event-listeners';
 
 export type TriggerScope = 'agent' | 'user';
 export type TriggerKind = 'schedule' | 'cron' | 'webhook' | 'event' | 'agent_finished' | 'agent_output';
@@ -171,9 +172,8 @@ export function createTriggersRepository(db: Queryable) {
      */
     async listEventTriggers(accountId: string, eventType: string, q: Queryable = db): Promise<EventTriggerRow[]> {
       const { rows } = await q.query<EventTriggerRow>(
-        `SELECT id, agent_id, type, config_json FROM triggers
-         WHERE account_id = $1 AND enabled AND type IN ('event', 'agent_finished', 'agent_output')
-           AND config_json ->> 'eventType' = $2
+        `SELECT id, agent_id, type, config_json FROM triggers t
+         WHERE ${listeningTrigger('t', '$1', '$2')}
          ORDER BY created_at, id`,
         [accountId, eventType],
       );

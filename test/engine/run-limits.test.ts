@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { temporal } from '@temporalio/proto';
 import { withTransaction } from '../../db/pool';
 import { findRun } from '../../db/repositories/runs';
 import { startParkedRun as queueRunWorkflow } from '../../lib/engine-starts';
@@ -8,6 +9,7 @@ import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
+import { startModelServer, textReply, type ModelServer } from '../helpers/model-server';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
@@ -30,6 +32,7 @@ describe('run limits: concurrency per account, order, timeout', () => {
   const suite = suiteContext();
   let h: EngineHarness;
   let service: Receiver;
+  let models: ModelServer;
   // What the endpoint sees of the calls in flight, per account-specific path.
   const inFlight = new Map<string, number>();
   const maxInFlight = new Map<string, number>();
@@ -44,8 +47,16 @@ describe('run limits: concurrency per account, order, timeout', () => {
       setTimeout(() => inFlight.set(path, inFlight.get(path)! - 1), SLOW_MS);
       return { body: { ok: path }, delayMs: SLOW_MS };
     });
-    // A tool call's own limit far beyond the run's, so only the run's cancellation can abort the hanging call.
-    h = await startEngine(suite, __filename, { RUN_CONCURRENCY_PER_ACCOUNT: '2', RUN_TIMEOUT_MS: String(TIMEOUT_MS), TOOL_TIMEOUT_MS: '120000' });
+    models = await startModelServer(suite);
+    // A tool call's (and a model call's) own limit far beyond the run's, so only the run's time limit can abort the hanging call.
+    h = await startEngine(suite, __filename, {
+      RUN_CONCURRENCY_PER_ACCOUNT: '2',
+      RUN_TIMEOUT_MS: String(TIMEOUT_MS),
+      TOOL_TIMEOUT_MS: '120000',
+      MODEL_BASE_URL: models.baseUrl,
+      MODEL_API_KEY: 'sk-run-limits',
+      MODEL_TIMEOUT_MS: '120000',
+    });
   });
 
   async function agentWithTool(u: TestUser, path: string, name = 'tool'): Promise<string> {
@@ -161,6 +172,32 @@ describe('run limits: concurrency per account, order, timeout', () => {
     assert.equal(callsTo('/hang').length, 1, 'not retried');
     const { rows: steps } = await h.db.query(`SELECT name, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [runId]);
     assert.deepEqual(steps.map((st) => [st.name, st.finished_at !== null]), [['quick', true], ['stuck', false]], 'a late answer is never recorded');
+
+    // The time limit is the step activity's own (schedule-to-close: the time left), not a timer of the workflow.
+    const history = await h.engine.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
+    const runEvents = history.events ?? [];
+    assert.equal(runEvents.filter((e) => e.timerStartedEventAttributes).length, 0, 'no timer in the run\'s history');
+    const timedOut = runEvents.flatMap((e) => (e.activityTaskTimedOutEventAttributes ? [e.activityTaskTimedOutEventAttributes] : []));
+    assert.deepEqual(timedOut.map((t) => t.failure?.timeoutFailureInfo?.timeoutType), [temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE], 'the hanging step timed out');
+  });
+
+  it('a model run whose model call hangs fails with "timed out" at RUN_TIMEOUT_MS, and the model call is aborted', async () => {
+    models.script('m-hang', () => ({ ...textReply('too late'), delayMs: 120_000 }));
+    const u = await registerUser(h.app);
+    const agent = await api(h.app, u).post('/api/agents', { name: 'slow thinker', configJson: { model: 'm-hang' } });
+    assert.equal(agent.statusCode, 201, agent.body);
+    const runId = await startRun(u, agent.json().id, 'hi');
+
+    const run = await finished(runId);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.error, 'timed out');
+    const took = run.finished_at!.getTime() - run.started_at!.getTime();
+    assert.ok(took >= TIMEOUT_MS - 100 && took < TIMEOUT_MS + 2_000, `ended ${took} ms after it started`);
+    // The step's activity learns of its time-out by its heartbeat and aborts the model call (the step's AbortSignal).
+    await waitFor('the model call to be aborted', async () => models.callsFor('m-hang')[0]?.aborted, 10_000);
+    assert.equal(models.callsFor('m-hang').length, 1, 'not retried');
+    const { rows: steps } = await h.db.query(`SELECT type, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [runId]);
+    assert.deepEqual(steps.map((st) => [st.type, st.finished_at !== null]), [['model', false]], 'a late answer is never recorded');
   });
 
   it('a queued run whose workflow is late keeps its place; one silent for long is passed over, so it blocks nothing', async () => {

@@ -71,6 +71,9 @@ describe('config', () => {
     assert.throws(() => loadConfig({ ...valid, RUN_CONCURRENCY_PER_ACCOUNT: '0' }), /RUN_CONCURRENCY_PER_ACCOUNT/);
     assert.throws(() => loadConfig({ ...valid, RUN_TIMEOUT_MS: '5m' }), /RUN_TIMEOUT_MS/);
     assert.throws(() => loadConfig({ ...valid, RUN_BACKLOG_PER_SECOND: '-1' }), /RUN_BACKLOG_PER_SECOND/);
+    for (const bad of ['1', '1001', 'few']) assert.throws(() => loadConfig({ ...valid, WORKER_WORKFLOW_TASK_SLOTS: bad }), /WORKER_WORKFLOW_TASK_SLOTS/, bad);
+    assert.equal(loadConfig(valid).engine.workflowTaskSlots, 40);
+    assert.equal(loadConfig({ ...valid, WORKER_WORKFLOW_TASK_SLOTS: '4' }).engine.workflowTaskSlots, 4);
     for (const bad of ['5 days', '0s', '30m1h', '-1d']) assert.throws(() => loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: bad }), /WEBHOOK_DISABLE_AFTER/, bad);
     assert.deepEqual(loadConfig(valid).webhooks.disableAfter, { text: '5d', ms: 5 * 86_400_000 });
     assert.deepEqual(loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: '1h30m' }).webhooks.disableAfter, { text: '1h30m', ms: 5_400_000 });

@@ -59,7 +59,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
   it('makes each step in order, then finishes the run', async () => {
     const made: number[] = [];
     const finishes: unknown[] = [];
-    const { result } = await run({
+    const { runId, result } = await run({
       beginRun: async ({ runId }) => running(runId, 60_000, 3),
       runToolStep: async (ref) => {
         made.push(ref.index);
@@ -74,6 +74,15 @@ describe('runAgentWorkflow (mocked activities)', () => {
     assert.deepEqual(made, [0, 1, 2]);
     assert.equal(finishes.length, 1);
     assert.equal((finishes[0] as { timedOut: boolean }).timedOut, false);
+    // The run's time limit is the steps' own schedule-to-close timeout: no timer started (and cancelled) per run.
+    const history = await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
+    assert.deepEqual((history.events ?? []).filter((e) => e.timerStartedEventAttributes).length, 0, 'no timer in the history');
+    const limits = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'runToolStep' ? [e.activityTaskScheduledEventAttributes] : []));
+    assert.equal(limits.length, 3);
+    for (const a of limits) {
+      const ms = Number(a.scheduleToCloseTimeout?.seconds ?? 0) * 1000 + (a.scheduleToCloseTimeout?.nanos ?? 0) / 1e6;
+      assert.ok(ms > 50_000 && ms <= 60_000, `a step's schedule-to-close is the run's time left (${ms} ms)`);
+    }
   });
 
   it('makes the steps a model step adds after it, each by the activity of its type, until one adds none', async () => {
@@ -116,7 +125,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
     assert.equal(finishes, 0);
     const history = await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
     const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
-    assert.equal(markers, 3, 'the two patches and beginRun: no finishRun');
+    assert.equal(markers, 4, 'the three patches and beginRun: no finishRun');
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
   });
 
@@ -129,22 +138,36 @@ describe('runAgentWorkflow (mocked activities)', () => {
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
   });
 
-  it('when the time is up, cancels the step in flight and finishes the run as timed out', async () => {
+  it('replays histories recorded when the time limit was a timer: a run within its time, and one whose timer cancelled its step', async () => {
+    // Recorded by the workflow code of the commit before (a cancellation scope with the run's time as its timeout).
+    for (const [fixture, timerEnd] of [
+      ['run-step-timer.b64', 'timerCanceledEventAttributes'],
+      ['run-step-timer-timed-out.b64', 'timerFiredEventAttributes'],
+    ] as const) {
+      const encoded = fs.readFileSync(path.join(__dirname, 'fixtures', fixture), 'utf8');
+      const history = temporal.api.history.v1.History.decode(Buffer.from(encoded.trim(), 'base64'));
+      const events = history.events ?? [];
+      assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 1, `${fixture}: then, a timer per run`);
+      assert.equal(events.filter((e) => e[timerEnd]).length, 1, `${fixture}: ${timerEnd}`);
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
+    }
+  });
+
+  it('when the time is up, the server times out the step in flight (its call learns it by its heartbeat) and the run finishes as timed out', async () => {
     let cancelled: { byTheWorkflow: boolean } | undefined;
     let finishedWith: { timedOut?: boolean } | undefined;
     const started = Date.now();
-    const { result } = await run({
+    const { runId, result } = await run({
       beginRun: async ({ runId }) => running(runId, 1_500, 2),
       runToolStep: async (ref) => {
         if (ref.index === 1) throw new Error('the second step is never reached');
-        // A call that never returns, heartbeating like the real step: the cancellation arrives with a heartbeat's answer.
+        // A call that never returns, heartbeating like the real step: the end of its time arrives with a heartbeat's answer.
         const ctx = Context.current();
         const timer = setInterval(() => ctx.heartbeat(), 200);
         try {
           await ctx.cancelled;
         } catch (err) {
-          // The server cancels the attempt at once and says so in the answer to its next heartbeat
-          // (as "cancel requested", or "not found" once it has recorded the cancellation).
+          // The server times the attempt out at the run's deadline and answers its next heartbeat "not found".
           const details = ctx.cancellationDetails;
           cancelled = { byTheWorkflow: details?.cancelRequested === true || details?.notFound === true };
           throw err;
@@ -155,15 +178,46 @@ describe('runAgentWorkflow (mocked activities)', () => {
       },
       finishRun: async (input) => {
         finishedWith = input;
-        // Kept open until the step has seen its cancellation, so the cancellation is the workflow's.
+        // Kept open until the step has seen its end, so the end is the server's answer (not the worker shutting down).
         await waitUntil(() => cancelled !== undefined, 'the step activity to see its cancellation');
         return { status: 'failed' };
       },
     });
     assert.deepEqual(result, { status: 'failed' });
     assert.equal(finishedWith?.timedOut, true);
-    assert.deepEqual(cancelled, { byTheWorkflow: true }, 'the workflow cancelled the step in flight (not the worker shutting down)');
+    assert.deepEqual(cancelled, { byTheWorkflow: true }, 'the server ended the step in flight (not the worker shutting down)');
     assert.ok(Date.now() - started < 15_000);
+    const events = (await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory()).events ?? [];
+    assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 0, 'no timer');
+    const timedOut = events.flatMap((e) => (e.activityTaskTimedOutEventAttributes ? [e.activityTaskTimedOutEventAttributes] : []));
+    assert.equal(timedOut.length, 1, 'the step timed out');
+    assert.equal(timedOut[0]!.failure?.timeoutFailureInfo?.timeoutType, temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
+  });
+
+  it('a step still failing when the run runs out of time before its next retry times the run out', async () => {
+    const attempts: number[] = [];
+    let finishedWith: { timedOut?: boolean } | undefined;
+    let failed = false;
+    const { result } = await run({
+      beginRun: async ({ runId }) => running(runId, 2_500, 1),
+      runToolStep: async () => {
+        attempts.push(Date.now());
+        throw ApplicationFailure.retryable('the database is down');
+      },
+      finishRun: async (input) => {
+        finishedWith = input;
+        return { status: 'failed' };
+      },
+      failRun: async () => {
+        failed = true;
+        return { status: 'failed' };
+      },
+    });
+    assert.deepEqual(result, { status: 'failed' });
+    assert.equal(finishedWith?.timedOut, true, 'timed out, not failed by the error');
+    assert.equal(failed, false);
+    // Retries 1 s, then 2 s apart: the third attempt would start past the run's 2.5 s.
+    assert.equal(attempts.length, 2);
   });
 
   it('an activity that failed for good fails the run (failRun) with its message', async () => {
