@@ -176,7 +176,7 @@ export interface Config {
   /** The reconciler's outbox drain interval and its schedule sweep interval (worker). */
   /**
    * `workflowTaskSlots`: workflow tasks the main worker takes at once. Its one workflow thread works them
-   * one after another, so more only queue inside the process, where every account's wait in the same line;
+   * one after another, so more only queue inside the process, where every account waits in the same line;
    * fewer leave the rest in Temporal's task queue, where the fairness keys take accounts in turn.
    */
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number; workflowTaskSlots: number };

@@ -59,7 +59,7 @@ export interface TemporalDevServer {
 
 const START_ATTEMPTS = 3;
 /** How much later than the namespace's retention a closed workflow may be deleted (see the server's flags below). */
-export const RETENTION_JITTER = '1m';
+const RETENTION_JITTER = '1m';
 
 function installQuietRuntime(): void {
   try {

@@ -60,13 +60,12 @@ const FINISHED_BY_LAST_STEP_PATCH = 'run-finished-by-last-step';
 const STEP_HEARTBEAT = '5 seconds';
 const STEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 } as const;
 
-/** The activity that makes each type of step; before RUN_DEADLINE_ON_STEPS_PATCH, each attempt limited to the run's time left. */
-function stepActivities(timeLeftMs: number): Record<StepType, (ref: StepRef) => Promise<StepOutcome>> {
-  const { runToolStep, runModelStep } = proxyActivities<Activities>({
-    startToCloseTimeout: Math.max(timeLeftMs, 1_000),
-    heartbeatTimeout: STEP_HEARTBEAT,
-    retry: STEP_RETRY,
-  });
+/**
+ * The activity that makes each type of step, within `limit`: the run's time left as each step's
+ * schedule-to-close (RUN_DEADLINE_ON_STEPS_PATCH), or, in runs from before, as each attempt's start-to-close.
+ */
+function stepActivities(limit: { scheduleToCloseTimeout: number } | { startToCloseTimeout: number }): Record<StepType, (ref: StepRef) => Promise<StepOutcome>> {
+  const { runToolStep, runModelStep } = proxyActivities<Activities>({ ...limit, heartbeatTimeout: STEP_HEARTBEAT, retry: STEP_RETRY });
   return { tool: runToolStep, model: runModelStep };
 }
 
@@ -154,14 +153,10 @@ async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<{ timedO
   for (let ref = queue.shift(); ref; ref = queue.shift()) {
     const left = deadline - workflowNow();
     if (left <= 0) return { timedOut: true };
-    const make = proxyActivities<Activities>({
-      scheduleToCloseTimeout: Math.max(left, 1_000),
-      heartbeatTimeout: STEP_HEARTBEAT,
-      retry: STEP_RETRY,
-    });
+    const make = stepActivities({ scheduleToCloseTimeout: Math.max(left, 1_000) });
     let outcome: StepOutcome;
     try {
-      outcome = await (ref.type === 'tool' ? make.runToolStep : make.runModelStep)(ref);
+      outcome = await make[ref.type](ref);
     } catch (err) {
       if (ranOutOfTime(err)) return { timedOut: true };
       throw err;
@@ -176,7 +171,7 @@ async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<{ timedO
 /** makeSteps of runs started before RUN_DEADLINE_ON_STEPS_PATCH: the steps in a cancellation scope whose timer is the run's time limit. */
 async function makeStepsInTimerScope(steps: StepRef[], timeLeftMs: number): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
   let ended: 'succeeded' | 'failed' | undefined;
-  const make = stepActivities(timeLeftMs);
+  const make = stepActivities({ startToCloseTimeout: Math.max(timeLeftMs, 1_000) });
   const scope = new CancellationScope({ cancellable: true, timeout: timeLeftMs });
   try {
     await scope.run(async () => {
