@@ -1,7 +1,8 @@
 import { withTransaction } from '../db/pool';
 import { createEventDispatchRepository, findEvent, type EventRow } from '../db/repositories/events';
 import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
-import { createEventFanOut, FANOUT_WORK_UNITS, filterChecks, listensForTriggers } from '../lib/event-fan-out';
+import { listensForTriggers } from '../db/repositories/event-listeners';
+import { createEventFanOut, FANOUT_WORK_UNITS, filterChecks } from '../lib/event-fan-out';
 import { matchEventFilters } from '../lib/event-filter';
 import type { DispatchResult } from '../workflows/types';
 import type { ActivityDeps } from './deps';

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/pool';
 import { createDeliveriesRepository } from '../db/repositories/deliveries';
+import { listensForTriggers } from '../db/repositories/event-listeners';
 import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '../db/repositories/events';
 import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
 import { createWebhooksRepository } from '../db/repositories/webhooks';
@@ -9,7 +10,6 @@ import { parseDuration } from './durations';
 import { startDelivery, startEventFire, startEventMatching } from './engine-starts';
 import { matchEventFilters, REGEX_WORK_BUDGET } from './event-filter';
 import { FIRST_ATTEMPT_HOLD_MS, type FirstAttempt } from './first-attempts';
-import { MAX_CHAIN_DEPTH } from './temporal-names';
 
 /**
  * What one event's filters may cost in all: as many `$regex` work units as 100 filters at
@@ -34,10 +34,6 @@ export function filterChecks(candidates: EventTriggerRow[], event: Pick<EventRow
     data: t.type === 'agent_output' ? (event.data as { output?: unknown }).output : event.data,
   }));
 }
-
-/** Whether an event is matched against triggers at all: not a webhook.test, not at MAX_CHAIN_DEPTH (a cycle stops there). */
-export const listensForTriggers = (event: Pick<EventRow, 'target_webhook_id' | 'chain_depth'>) =>
-  event.target_webhook_id === null && event.chain_depth < MAX_CHAIN_DEPTH;
 
 /** What an event is about, for the search attributes of the workflows its fan-out starts (the row does not keep it). */
 export interface EventAbout {

@@ -1,3 +1,6 @@
+import { MAX_CHAIN_DEPTH } from '../../lib/temporal-names';
+import type { EventRow } from './events';
+
 /**
  * Who listens for an event, as SQL conditions (parameter references given by the caller): the one
  * definition of each, shared by the fan-out's own queries (the deliveries an event creates, the triggers
@@ -13,10 +16,11 @@ export const subscribedWebhook = (w: string, account: string, type: string, targ
   `${w}.account_id = ${account} AND ${w}.direction = 'outgoing' AND ${w}.enabled
    AND (CASE WHEN ${target}::uuid IS NOT NULL THEN ${w}.id = ${target}::uuid ELSE ${w}.events && ARRAY[${type}, '*'] END)`;
 
-/**
- * The condition on trigger `t` of listening for events of `account`, `type` (when the event may start fires
- * at all: lib/event-fan-out.ts listensForTriggers).
- */
+/** Whether an event is matched against triggers at all: not a webhook.test, not at MAX_CHAIN_DEPTH (a cycle stops there). */
+export const listensForTriggers = (event: Pick<EventRow, 'target_webhook_id' | 'chain_depth'>) =>
+  event.target_webhook_id === null && event.chain_depth < MAX_CHAIN_DEPTH;
+
+/** The condition on trigger `t` of listening for events of `account`, `type` (of an event that listensForTriggers). */
 export const listeningTrigger = (t: string, account: string, type: string) =>
   `${t}.account_id = ${account} AND ${t}.enabled AND ${t}.type IN ('event', 'agent_finished', 'agent_output')
    AND ${t}.config_json ->> 'eventType' = ${type}`;

@@ -1,7 +1,6 @@
 import type { DispatchResult } from '../../workflows/types';
-import { MAX_CHAIN_DEPTH } from '../../lib/temporal-names';
 import type { Queryable } from '../pool';
-import { listeningTrigger, subscribedWebhook } from './event-listeners';
+import { listensForTriggers, listeningTrigger, subscribedWebhook } from './event-listeners';
 
 export interface EventRow {
   id: string;
@@ -46,8 +45,8 @@ export const NOTHING_LISTENS: DispatchResult = { deliveries: 0, fires: 0, overBu
 /**
  * The row, and whether anything listens for it: its writer fans it out in the same transaction
  * (lib/event-fan-out.ts). An event no webhook is subscribed to and no trigger listens for (the
- * conditions of db/repositories/event-listeners.ts; triggers only below MAX_CHAIN_DEPTH and not for a
- * webhook.test) is written with its fan-out done (`settled`), so its writer has nothing more to ask.
+ * conditions of db/repositories/event-listeners.ts; triggers only for an event that listensForTriggers)
+ * is written with its fan-out done (`settled`), so its writer has nothing more to ask.
  * Its chain's root (docs/api.md § Events "Chains"): `rootEventId` when given (a fire's event); for a run's result, the root of
  * the fire that started the run, so a chain of runs stays one chain; otherwise the event itself.
  */
@@ -56,8 +55,7 @@ export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow &
     `WITH new AS (SELECT coalesce($1::uuid, gen_random_uuid()) AS id),
      quiet AS (
        SELECT NOT EXISTS (SELECT 1 FROM webhooks w WHERE ${subscribedWebhook('w', '$2', '$3', '$6')})
-         AND ($6::uuid IS NOT NULL OR $5::int >= $9::int
-              OR NOT EXISTS (SELECT 1 FROM triggers t WHERE ${listeningTrigger('t', '$2', '$3')})) AS settled
+         AND (NOT $9::boolean OR NOT EXISTS (SELECT 1 FROM triggers t WHERE ${listeningTrigger('t', '$2', '$3')})) AS settled
      )
      INSERT INTO events (id, account_id, type, data, chain_depth, target_webhook_id, root_event_id, dispatch_status, dispatch_result)
      SELECT new.id, $2, $3, $4, $5, $6,
@@ -74,7 +72,7 @@ export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow &
       e.targetWebhookId ?? null,
       e.rootEventId ?? null,
       reportedRun(e),
-      MAX_CHAIN_DEPTH,
+      listensForTriggers({ target_webhook_id: e.targetWebhookId ?? null, chain_depth: e.chainDepth ?? 0 }),
       JSON.stringify(NOTHING_LISTENS),
     ],
   );
