@@ -42,7 +42,12 @@ import { createExecutors, type Executors } from './executor/select';
 import { userMessage } from './executor/system-message';
 import { callTool } from './executor/tool-call';
 
-/** A step activity heartbeats this often while its call runs (Temporal sends at most one per 0.8 × heartbeat timeout). */
+/**
+ * A step activity heartbeats this often while its call runs (Temporal sends at most one per 0.8 × heartbeat
+ * timeout), the first time one interval after the call began: a quick step (most are) sends none, and
+ * each heartbeat is a write of the server's. The server's heartbeat timeout counts from the attempt's start,
+ * so a worker that dies before the first is noticed just as soon.
+ */
 const HEARTBEAT_EVERY_MS = 1_000;
 
 type EndStatus = 'succeeded' | 'failed';
@@ -64,7 +69,6 @@ function activityContext(): Context | undefined {
 async function heartbeating<T>(call: (signal?: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = activityContext();
   if (!ctx) return call(undefined);
-  ctx.heartbeat();
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
     return await call(ctx.cancellationSignal);
