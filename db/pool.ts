@@ -11,6 +11,56 @@ export type Queryable = pg.Pool | pg.PoolClient;
 type Call = (...args: unknown[]) => unknown;
 
 /**
+ * Every statement with parameters runs as a named prepared statement of its connection: Postgres parses
+ * and plans it once per connection, not at every call (bench:runs: its CPU per run halved, 10 → 5 ms, and
+ * the client's fell too). Names come from the text (one name per distinct text, so a connection never
+ * sees one name with two texts), for the first MAX_NAMED_STATEMENTS texts of the process; any further
+ * text runs unnamed, so a flood of distinct texts can't grow a connection's memory without bound.
+ * A migration that changes the columns a prepared statement returns makes Postgres refuse that statement
+ * on every connection that prepared it ("cached plan must not change result type"): the statement fails
+ * once, and the names start afresh (a new generation) so that the next call prepares it again.
+ */
+const MAX_NAMED_STATEMENTS = 1_000;
+const statements = { generation: 0, names: new Map<string, string>() };
+
+function statementName(text: string): string | undefined {
+  let name = statements.names.get(text);
+  if (!name && statements.names.size < MAX_NAMED_STATEMENTS) statements.names.set(text, (name = `s${statements.generation}_${statements.names.size}`));
+  return name;
+}
+
+function isStalePlan(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === '0A000' && /cached plan must not change result type/.test((err as Error).message);
+}
+
+function prepareStatements(client: pg.PoolClient | pg.Client): void {
+  const query = client.query.bind(client) as Call;
+  const forget = (name: string) => (err: unknown) => {
+    if (isStalePlan(err) && name.startsWith(`s${statements.generation}_`)) {
+      statements.generation++;
+      statements.names.clear();
+    }
+  };
+  client.query = ((...args: unknown[]) => {
+    // (text, values) or, from the pool's own query, (text, values, callback).
+    const [text, values, callback, ...rest] = args;
+    const name = typeof text === 'string' && Array.isArray(values) && rest.length === 0 && (callback === undefined || typeof callback === 'function') ? statementName(text) : undefined;
+    if (!name) return query(...args);
+    const config = { name, text, values };
+    if (typeof callback === 'function') {
+      return query(config, (err: unknown, result: unknown) => {
+        if (err) forget(name)(err);
+        (callback as Call)(err, result);
+      });
+    }
+    return (query(config) as Promise<unknown>).catch((err: unknown) => {
+      forget(name)(err);
+      throw err;
+    });
+  }) as typeof client.query;
+}
+
+/**
  * The process's pool. Inside a write unit (db/write-unit.ts) its `query` runs on the unit's connection,
  * in the unit's transaction, and `connect` is refused: a request in a unit holds exactly one connection,
  * so a burst of them can never leave the pool waiting on itself.
@@ -19,6 +69,7 @@ export function createPool(databaseUrl: string, max = 10): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => prepareStatements(client));
   const poolQuery = pool.query.bind(pool) as Call;
   const poolConnect = pool.connect.bind(pool) as Call;
   pool.query = ((...args: unknown[]) => {
