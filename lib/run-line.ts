@@ -15,11 +15,12 @@ export const QUEUE_RECHECK_MS = 60_000;
  */
 export const QUEUE_PLACE_MS = 5 * QUEUE_RECHECK_MS;
 
-/** RUN_CONCURRENCY_PER_ACCOUNT, and how long a running run holds its slot at most. */
+/** RUN_CONCURRENCY_PER_ACCOUNT, how long a running run holds its slot at most, and the run's time limit (RUN_TIMEOUT_MS). */
 export const runLineLimits = (config: Pick<Config, 'runs'>): RunLineLimits => ({
   limit: config.runs.concurrencyPerAccount,
   placeMs: QUEUE_PLACE_MS,
   holdMs: config.runs.timeoutMs + QUEUE_PLACE_MS,
+  timeoutMs: config.runs.timeoutMs,
 });
 
 /**
@@ -72,7 +73,7 @@ const SWEEP_ACCOUNTS = 500;
  */
 export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPromoted?: () => void }) {
   const { db } = deps;
-  const { limit, holdMs } = runLineLimits(deps.config);
+  const { limit, holdMs, timeoutMs } = runLineLimits(deps.config);
   const inTurn = createTurns();
   const { backlogPerSecond } = deps.config.runs;
   const pace = backlogPerSecond > 0 ? createPace(backlogPerSecond, limit) : null;
@@ -134,7 +135,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
       pace?.took(accountId, runs.length);
       // Slots left free by the pace (not for want of parked runs): promote again once it allows.
       if (granted < free && runs.length === granted) retryLater(accountId);
-      for (const run of runs) await startParkedRun(tx, run, true);
+      for (const run of runs) await startParkedRun(tx, run, timeoutMs, true);
       return runs.length;
     });
   }
