@@ -116,8 +116,9 @@ function fromExecutor<T>(what: string, fn: () => T): T {
 const toRef = (s: RunStepRow): StepRef => ({ runId: s.run_id, index: s.step_index, type: s.type });
 
 /**
- * The activities of `runAgentWorkflow` (workflows/run.ts): beginRun, one runToolStep per tool step and
- * one runModelStep per model step, finishRun, and failRun when one of them failed for good.
+ * The activities of `runAgentWorkflow` (workflows/run.ts): beginRunStep (the run begun and its first step
+ * made; beginRun in runs from before, without the step), one runToolStep per further tool step and one
+ * runModelStep per further model step, finishRun, and failRun when one of them failed for good.
  */
 export function createRunActivities(deps: ActivityDeps, executors: Executors = createExecutors(deps.config)) {
   const { db, handOff, client, config } = deps;

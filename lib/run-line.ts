@@ -62,7 +62,7 @@ const SWEEP_ACCOUNTS = 500;
  * runs would otherwise queue behind their starts, timers and signals. When a slot frees (a run of the
  * account ended: activities/runs.ts; and, as a safety net, every reconciler round: worker/reconciler.ts),
  * `promote` gives the oldest parked runs a workflow, as many as there are free slots; each then takes its
- * slot through the run workflow's own locked decision (beginRun), as every run does.
+ * slot through the run workflow's own locked decision (beginRunStep), as every run does.
  *
  * The backlog is paced: each process promotes an account's parked runs at most RUN_BACKLOG_PER_SECOND
  * (up to RUN_CONCURRENCY_PER_ACCOUNT at once), promoting again by itself when the pace allows, and they

@@ -32,7 +32,9 @@ const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING);
  * The bookkeeping activities run as local activities: in the workflow's own task, recorded with its
  * completion, so a run costs the server one activity task per step and nothing more (one
  * hop per effect; bench/runs.ts). Each is idempotent (a retry after a crash finds what it wrote).
- * Runs started before this change replay with the activity tasks their history holds (`patched`).
+ * Runs started before this change replay with the activity tasks their history holds (`patched`). Runs
+ * begun by their first step (BEGUN_BY_FIRST_STEP_PATCH) have no beginRun, and their finishRun / failRun
+ * are local without asking.
  */
 const LOCAL_BOOKKEEPING_PATCH = 'run-bookkeeping-local';
 /** `implied`: the run took a path newer than this patch (BEGUN_BY_FIRST_STEP_PATCH), so it is not asked for. */

@@ -104,8 +104,8 @@ export interface StepRef {
 }
 
 /**
- * beginRun's answer: 'running' with the steps to make and the time left (RUN_TIMEOUT_MS from the moment
- * the run started running); 'queued' when the account has no free slot or older runs are first in line
+ * beginRun's answer (and beginRunStep's `begun`): 'running' with the steps to make — the steps planned
+ * when the run began — and the time left (RUN_TIMEOUT_MS from the moment the run started running); 'queued' when the account has no free slot or older runs are first in line
  * (wait for the `runSlotFreed` signal, or recheckMs at the latest); else the run is not to be executed:
  * it is finished already, or gone (its agent was deleted).
  */
