@@ -31,7 +31,7 @@ import { createEventFanOut } from '../lib/event-fan-out';
 import { openConfig } from '../lib/secret-config';
 import { toolSecretPaths } from '../lib/secret-paths';
 import { workflowIds } from '../lib/temporal-names';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunInput, type RunOutcome, type StepOutcome, type StepRef } from '../workflows/types';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { ModelCallAborted, ModelError } from './executor/model-client';
 import type { ModelRunOutput } from './executor/model-executor';
@@ -116,8 +116,9 @@ function fromExecutor<T>(what: string, fn: () => T): T {
 const toRef = (s: RunStepRow): StepRef => ({ runId: s.run_id, index: s.step_index, type: s.type });
 
 /**
- * The activities of `runAgentWorkflow` (workflows/run.ts): beginRun, one runToolStep per tool step and
- * one runModelStep per model step, finishRun, and failRun when one of them failed for good.
+ * The activities of `runAgentWorkflow` (workflows/run.ts): beginRunStep (the run begun and its first step
+ * made; beginRun in runs from before, without the step), one runToolStep per further tool step and one
+ * runModelStep per further model step, finishRun, and failRun when one of them failed for good.
  */
 export function createRunActivities(deps: ActivityDeps, executors: Executors = createExecutors(deps.config)) {
   const { db, handOff, client, config } = deps;
@@ -225,11 +226,22 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     return { status };
   }
 
-  async function runningOutcome(q: Queryable, run: RunRow, startedNow: boolean): Promise<BeginRunOutcome> {
-    const { timeoutMs } = config.runs;
-    const elapsed = startedNow || !run.started_at ? 0 : Date.now() - run.started_at.getTime();
+  /**
+   * The answer for a run already running (a retry whose answer was lost): the time it has left, and the
+   * steps planned when it began (`planned_by` null). The steps a step's answer added are not listed: the
+   * step answers them (`answered`) when it is asked again, so the workflow's queue holds each step once,
+   * in the order it had the first time.
+   */
+  async function runningOutcome(q: Queryable, run: Pick<RunRow, 'id' | 'started_at'>): Promise<BeginRunOutcome & { status: 'running' }> {
     const steps = await listRunSteps(q, run.id);
-    return { status: 'running', timeoutMs: Math.min(timeoutMs, Math.max(0, timeoutMs - elapsed)), steps: steps.map(toRef) };
+    return { status: 'running', timeoutMs: timeLeft(run.started_at), steps: steps.filter((s) => s.planned_by === null).map(toRef) };
+  }
+
+  /** The run's time left (RUN_TIMEOUT_MS from the moment it started running). */
+  function timeLeft(startedAt: Date | null): number {
+    const { timeoutMs } = config.runs;
+    const elapsed = startedAt ? Date.now() - startedAt.getTime() : 0;
+    return Math.min(timeoutMs, Math.max(0, timeoutMs - elapsed));
   }
 
   /** The call a tool step makes (its tool, secrets opened, and input); or why it can't be made (recorded as the step's error). */
@@ -322,144 +334,190 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     return { kind, steps: fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history })) };
   }
 
+  /**
+   * queued → running when the account has a free slot and this run is first in line for it (created
+   * order; see QUEUE_PLACE_MS), planning its steps in the same transaction; else 'queued' (checked
+   * in). Decisions of one account are serialised by its advisory lock. A run of an agent paused or
+   * turned into a template while the run was queued does not start: it fails (agent.failed) with an
+   * error naming the status. A retry of an attempt whose answer was lost finds the run running and
+   * answers the same plan.
+   */
+  async function begin(input: RunInput): Promise<BeginRunOutcome> {
+    // The run with a look at its account's line (read without the lock: the locked decision is the one that counts).
+    const inLine = await findRunInLine(db, input.runId, { placeMs: QUEUE_PLACE_MS, holdMs, cap: limit });
+    if (!inLine) return { status: 'gone' }; // its agent was deleted
+    const first = inLine.run;
+    if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
+    // The plan is made before the account's lock is taken (reads of the agent, its tools and its
+    // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
+    const slotLooksFree = inLine.running + inLine.ahead < limit;
+    const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
+    /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
+    const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: { queued: boolean } }> => {
+      const found = await findRunForUpdateWithAgent(tx, input.runId);
+      if (!found) return { outcome: { status: 'gone' } };
+      const { run, agentStatus } = found;
+      if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
+      if (run.status === 'running') return { outcome: await runningOutcome(tx, run) };
+
+      if (agentStatus === null) return { outcome: { status: 'gone' } };
+      if (agentStatus === 'paused' || agentStatus === 'template') {
+        const ended = await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
+        return { outcome: { status: 'failed' }, ended: { queued: ended?.queued ?? false } };
+      }
+
+      if (!allFit) {
+        const running = await countRunningRuns(tx, run.account_id, holdMs);
+        const ahead = running < limit ? await countQueuedAhead(tx, run, QUEUE_PLACE_MS, limit) : 0;
+        if (running + ahead >= limit) {
+          await markRunWaiting(tx, run.id);
+          return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
+        }
+      }
+      const { kind, steps } = plan ?? (await planOf(tx, run));
+      const planned = await markRunRunningWithSteps(tx, run.id, kind, steps);
+      return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
+    };
+    const result =
+      (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
+      (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
+    if (result.ended) afterEnd(first.account_id, result.ended.queued);
+    return result.outcome;
+  }
+
+  /**
+   * One tool step, made at most once: a step that finished answers what it recorded and is never
+   * made again (a retry after a crash, a replay). Heartbeats while the call runs, so a step timed out by
+   * the server (the run's time is up) or a dead worker is noticed within the heartbeat timeout; the
+   * call's request is torn down when the activity is cancelled. The tool's own failure is the step's result, not
+   * the activity's; a run no longer running makes no call ('stopped'), and a result that comes back
+   * after the run ended is not recorded.
+   */
+  async function toolStep(ref: StepRef): Promise<StepOutcome> {
+    const startedAt = new Date();
+    const found = await startStepOfRun(db, ref.runId, ref.index, startedAt);
+    if (!found) {
+      const run = await findRun(db, ref.runId);
+      if (!run || run.status !== 'running') return { status: 'stopped' };
+      throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
+    }
+    const { step, run, lastIndex } = found;
+    if (run.status !== 'running') return { status: 'stopped' };
+    if (step.finished_at) return answered(ref.runId, step.step_index);
+
+    let output: unknown = null;
+    let error: string | null = null;
+    const call = await toolCallOf(run, step);
+    if ('error' in call) error = call.error;
+    else {
+      try {
+        output = await heartbeating((signal) => callTool(call.tool, call.input, config, signal));
+      } catch (err) {
+        const interrupted = interruption();
+        if (interrupted) throw interrupted;
+        error = (err as Error).message;
+      }
+    }
+    const last = lastIndex === step.step_index ? { run: { id: ref.runId, executor: run.executor, input: run.input }, steps: () => listRunSteps(db, ref.runId) } : undefined;
+    return await recordStep(ref.runId, step, { output, error, startedAt }, last);
+  }
+
+  /**
+   * One model step, made at most once like a tool step: it sends the run's conversation so far to the
+   * model (model-step.ts) and records the answer together with the steps it adds (a tool step per tool
+   * call and the model step after them), so a retry after a crash answers the same steps and the model
+   * is not asked again. The provider's 429, 5xx and timeouts are retried inside the call with backoff
+   * (model-client.ts); a refusal (4xx), or a provider still failing after its retries, is the step's
+   * error and fails the run with the provider's message (never the key).
+   */
+  async function modelStep(ref: StepRef): Promise<StepOutcome> {
+    const startedAt = new Date();
+    const found = await startStepInRun(db, ref.runId, ref.index, startedAt);
+    if (!found || found.run.status !== 'running') return { status: 'stopped' };
+    const { run, steps } = found;
+    const step = steps.find((st) => st.step_index === ref.index);
+    if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
+    if (step.finished_at) return answered(run.id, step.step_index);
+
+    const request = fromExecutor('compose the model request', () => modelRequest(steps, step.step_index));
+    let answer: ModelAnswer | null = null;
+    let usage: Usage | undefined;
+    let error: string | null = null;
+    if (!executors.model) error = 'no model provider is configured (MODEL_BASE_URL is not set on the worker)';
+    else {
+      const model = executors.model;
+      try {
+        const result = answerOf(await heartbeating((signal) => model.complete(request, signal)));
+        if ('error' in result) error = result.error;
+        else ({ answer, usage } = result);
+      } catch (err) {
+        const interrupted = interruption();
+        if (interrupted) throw interrupted;
+        if (err instanceof ModelCallAborted) throw ApplicationFailure.retryable(err.message, 'StepInterrupted');
+        if (!(err instanceof ModelError)) throw err;
+        error = err.message;
+      }
+    }
+    const next = answer ? stepsAfter(steps, step.step_index, answer) : [];
+    const isLast = steps.at(-1)?.step_index === step.step_index;
+    const last = isLast ? { run, steps: async () => steps } : undefined;
+    return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next }, last);
+  }
+
+  /** The activity body that makes each type of step. */
+  const stepOf: Record<StepType, (ref: StepRef) => Promise<StepOutcome>> = { tool: toolStep, model: modelStep };
+
   return {
-    /**
-     * queued → running when the account has a free slot and this run is first in line for it (created
-     * order; see QUEUE_PLACE_MS), planning its steps in the same transaction; else 'queued' (checked
-     * in). Decisions of one account are serialised by its advisory lock. A run of an agent paused or
-     * turned into a template while the run was queued does not start: it fails (agent.failed) with an
-     * error naming the status. A retry of an attempt whose answer was lost finds the run running and
-     * answers the same plan.
-     */
+    /** queued → running when a slot is free, its steps planned (`begin`); the path of runs started before BEGUN_BY_FIRST_STEP (workflows/run.ts). */
     async beginRun(input: RunInput): Promise<BeginRunOutcome> {
       try {
-        // The run with a look at its account's line (read without the lock: the locked decision is the one that counts).
-        const inLine = await findRunInLine(db, input.runId, { placeMs: QUEUE_PLACE_MS, holdMs, cap: limit });
-        if (!inLine) return { status: 'gone' }; // its agent was deleted
-        const first = inLine.run;
-        if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
-        // The plan is made before the account's lock is taken (reads of the agent, its tools and its
-        // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
-        const slotLooksFree = inLine.running + inLine.ahead < limit;
-        const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
-        /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
-        const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: { queued: boolean } }> => {
-          const found = await findRunForUpdateWithAgent(tx, input.runId);
-          if (!found) return { outcome: { status: 'gone' } };
-          const { run, agentStatus } = found;
-          if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
-          if (run.status === 'running') return { outcome: await runningOutcome(tx, run, false) };
-
-          if (agentStatus === null) return { outcome: { status: 'gone' } };
-          if (agentStatus === 'paused' || agentStatus === 'template') {
-            const ended = await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
-            return { outcome: { status: 'failed' }, ended: { queued: ended?.queued ?? false } };
-          }
-
-          if (!allFit) {
-            const running = await countRunningRuns(tx, run.account_id, holdMs);
-            const ahead = running < limit ? await countQueuedAhead(tx, run, QUEUE_PLACE_MS, limit) : 0;
-            if (running + ahead >= limit) {
-              await markRunWaiting(tx, run.id);
-              return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
-            }
-          }
-          const { kind, steps } = plan ?? (await planOf(tx, run));
-          const planned = await markRunRunningWithSteps(tx, run.id, kind, steps);
-          return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
-        };
-        const result =
-          (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
-          (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
-        if (result.ended) afterEnd(first.account_id, result.ended.queued);
-        return result.outcome;
+        return await begin(input);
       } catch (err) {
         throw classified(err);
       }
     },
 
     /**
-     * One tool step, made at most once: a step that finished answers what it recorded and is never
-     * made again (a retry after a crash, a replay). Heartbeats while the call runs, so a step timed out by
-     * the server (the run's time is up) or a dead worker is noticed within the heartbeat timeout; the
-     * call's request is torn down when the activity is cancelled. The tool's own failure is the step's result, not
-     * the activity's; a run no longer running makes no call ('stopped'), and a result that comes back
-     * after the run ended is not recorded.
+     * beginRun and the run's first step in one activity (workflows/run.ts BEGUN_BY_FIRST_STEP): the same
+     * slot decision and plan (`begin`), heartbeating while it waits for its account's turn; then, when
+     * the run is running with time left, its first planned step, made as runToolStep / runModelStep
+     * makes it (heartbeating, torn down when the server ends the attempt, recorded once). The answer:
+     * `begun` as beginRun's, its steps the planned ones after the first, and `first`, that step's
+     * outcome with the steps it added (`next`). A retry after the first step was recorded finds the
+     * run running and the step finished: it answers what the step recorded and makes no call again, and
+     * lists only the planned steps (`runningOutcome`), so the workflow's queue holds each step once. A
+     * run with no step (an agent with no tools) answers `begun` alone, and so does a run whose time is up.
      */
+    async beginRunStep(input: RunInput): Promise<BegunRun> {
+      try {
+        const askedAt = Date.now();
+        const begun = await heartbeating(() => begin(input));
+        if (begun.status !== 'running') return { begun };
+        const [first, ...rest] = begun.steps;
+        if (!first || begun.timeoutMs <= 0) return { begun };
+        const interrupted = interruption();
+        if (interrupted) throw interrupted;
+        const outcome = await stepOf[first.type](first);
+        // The time left as of this answer (counted from before the slot decision: never more than the run has).
+        return { begun: { status: 'running', timeoutMs: Math.max(0, begun.timeoutMs - (Date.now() - askedAt)), steps: rest }, first: outcome };
+      } catch (err) {
+        throw classified(err);
+      }
+    },
+
+    /** A tool step (`toolStep`). */
     async runToolStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const startedAt = new Date();
-        const found = await startStepOfRun(db, ref.runId, ref.index, startedAt);
-        if (!found) {
-          const run = await findRun(db, ref.runId);
-          if (!run || run.status !== 'running') return { status: 'stopped' };
-          throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
-        }
-        const { step, run, lastIndex } = found;
-        if (run.status !== 'running') return { status: 'stopped' };
-        if (step.finished_at) return answered(ref.runId, step.step_index);
-
-        let output: unknown = null;
-        let error: string | null = null;
-        const call = await toolCallOf(run, step);
-        if ('error' in call) error = call.error;
-        else {
-          try {
-            output = await heartbeating((signal) => callTool(call.tool, call.input, config, signal));
-          } catch (err) {
-            const interrupted = interruption();
-            if (interrupted) throw interrupted;
-            error = (err as Error).message;
-          }
-        }
-        const last = lastIndex === step.step_index ? { run: { id: ref.runId, executor: run.executor, input: run.input }, steps: () => listRunSteps(db, ref.runId) } : undefined;
-        return await recordStep(ref.runId, step, { output, error, startedAt }, last);
+        return await toolStep(ref);
       } catch (err) {
         throw classified(err);
       }
     },
 
-    /**
-     * One model step, made at most once like a tool step: it sends the run's conversation so far to the
-     * model (model-step.ts) and records the answer together with the steps it adds (a tool step per tool
-     * call and the model step after them), so a retry after a crash answers the same steps and the model
-     * is not asked again. The provider's 429, 5xx and timeouts are retried inside the call with backoff
-     * (model-client.ts); a refusal (4xx), or a provider still failing after its retries, is the step's
-     * error and fails the run with the provider's message (never the key).
-     */
+    /** A model step (`modelStep`). */
     async runModelStep(ref: StepRef): Promise<StepOutcome> {
       try {
-        const startedAt = new Date();
-        const found = await startStepInRun(db, ref.runId, ref.index, startedAt);
-        if (!found || found.run.status !== 'running') return { status: 'stopped' };
-        const { run, steps } = found;
-        const step = steps.find((st) => st.step_index === ref.index);
-        if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
-        if (step.finished_at) return answered(run.id, step.step_index);
-
-        const request = fromExecutor('compose the model request', () => modelRequest(steps, step.step_index));
-        let answer: ModelAnswer | null = null;
-        let usage: Usage | undefined;
-        let error: string | null = null;
-        if (!executors.model) error = 'no model provider is configured (MODEL_BASE_URL is not set on the worker)';
-        else {
-          const model = executors.model;
-          try {
-            const result = answerOf(await heartbeating((signal) => model.complete(request, signal)));
-            if ('error' in result) error = result.error;
-            else ({ answer, usage } = result);
-          } catch (err) {
-            const interrupted = interruption();
-            if (interrupted) throw interrupted;
-            if (err instanceof ModelCallAborted) throw ApplicationFailure.retryable(err.message, 'StepInterrupted');
-            if (!(err instanceof ModelError)) throw err;
-            error = err.message;
-          }
-        }
-        const next = answer ? stepsAfter(steps, step.step_index, answer) : [];
-        const isLast = steps.at(-1)?.step_index === step.step_index;
-        const last = isLast ? { run, steps: async () => steps } : undefined;
-        return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next }, last);
+        return await modelStep(ref);
       } catch (err) {
         throw classified(err);
       }

@@ -5,9 +5,9 @@
  * `openai` client and the engine's tool request), on one Temporal dev server (started here, in memory)
  * and a fresh database `bench_<pid>`.
  *
- * Ours per run: the run row and its outbox hand-off, beginRun (slot, plan), one activity per step (each
- * recording its row; the model steps also the steps they add), finishRun (output, agent.completed and
- * its dispatch). Reports, for each side: runs/s for a burst of BENCH_RUNS runs started at once, and
+ * Ours per run: the run row and its outbox hand-off, one activity per step (each recording its row; the
+ * model steps also the steps they add), the first of which also begins the run (beginRunStep: slot,
+ * plan), and the last ends it (output, agent.completed and its dispatch). Reports, for each side: runs/s for a burst of BENCH_RUNS runs started at once, and
  * p50/p99 latency from start to the workflow's result for runs paced at BENCH_RATE/s for 10 s; and our
  * figure over the baseline's.
  *

@@ -4,7 +4,7 @@ import type { Queryable } from '../db/pool';
 import type { EventRow } from '../db/repositories/events';
 import { insertScheduleSync, insertWorkflowStart } from '../db/repositories/outbox';
 import { accountRunLineFull, parkRun, type RunRow } from '../db/repositories/runs';
-import type { DeliveryInput, FireInput, RecoveryInput } from '../workflows/types';
+import type { DeliveryInput, FireInput, RecoveryInput, RunInput } from '../workflows/types';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
 
 /**
@@ -134,11 +134,15 @@ export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsActi
   return action;
 }
 
-/** Where a new run stands in its account's line (lib/run-line.ts): RUN_CONCURRENCY_PER_ACCOUNT and how long a running run holds its slot. */
+/**
+ * Where a new run stands in its account's line (lib/run-line.ts): RUN_CONCURRENCY_PER_ACCOUNT and how long
+ * a running run holds its slot; and the run's time limit (RUN_TIMEOUT_MS), which its workflow is given.
+ */
 export interface RunLineLimits {
   limit: number;
   placeMs: number;
   holdMs: number;
+  timeoutMs: number;
 }
 
 /**
@@ -152,20 +156,23 @@ export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_i
     await parkRun(q, run.id);
     return false;
   }
-  await startParkedRun(q, run);
+  await startParkedRun(q, run, line.timeoutMs);
   return true;
 }
 
 /**
- * The workflow of a run that was parked (or is to start at once): `run:<runId>`, as startRun says. A
- * parked run's (`backlog`: lib/run-line.ts) is started at BACKLOG_PRIORITY (lib/temporal-names.ts).
+ * The workflow of a run that was parked (or is to start at once): `run:<runId>`, as startRun says, with
+ * the run's time limit (`timeoutMs`, RUN_TIMEOUT_MS) in its input: the workflow hands it to the activity
+ * that begins the run and makes its first step (workflows/run.ts). A parked run's (`backlog`:
+ * lib/run-line.ts) is started at BACKLOG_PRIORITY (lib/temporal-names.ts).
  */
-export async function startParkedRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, backlog = false): Promise<void> {
+export async function startParkedRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, timeoutMs: number, backlog = false): Promise<void> {
+  const input: RunInput = { runId: run.id, timeoutMs };
   await insertWorkflowStart(q, {
     ...(backlog ? { backlog: true } : {}),
     workflowType: WORKFLOW_TYPES.run,
     workflowId: workflowIds.run(run.id),
-    args: [{ runId: run.id }],
+    args: [input],
     tags: { accountId: run.account_id, agentId: run.agent_id, triggerId: run.trigger_id },
   });
 }

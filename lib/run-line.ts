@@ -15,11 +15,12 @@ export const QUEUE_RECHECK_MS = 60_000;
  */
 export const QUEUE_PLACE_MS = 5 * QUEUE_RECHECK_MS;
 
-/** RUN_CONCURRENCY_PER_ACCOUNT, and how long a running run holds its slot at most. */
+/** RUN_CONCURRENCY_PER_ACCOUNT, how long a running run holds its slot at most, and the run's time limit (RUN_TIMEOUT_MS). */
 export const runLineLimits = (config: Pick<Config, 'runs'>): RunLineLimits => ({
   limit: config.runs.concurrencyPerAccount,
   placeMs: QUEUE_PLACE_MS,
   holdMs: config.runs.timeoutMs + QUEUE_PLACE_MS,
+  timeoutMs: config.runs.timeoutMs,
 });
 
 /**
@@ -61,7 +62,7 @@ const SWEEP_ACCOUNTS = 500;
  * runs would otherwise queue behind their starts, timers and signals. When a slot frees (a run of the
  * account ended: activities/runs.ts; and, as a safety net, every reconciler round: worker/reconciler.ts),
  * `promote` gives the oldest parked runs a workflow, as many as there are free slots; each then takes its
- * slot through the run workflow's own locked decision (beginRun), as every run does.
+ * slot through the run workflow's own locked decision (beginRunStep), as every run does.
  *
  * The backlog is paced: each process promotes an account's parked runs at most RUN_BACKLOG_PER_SECOND
  * (up to RUN_CONCURRENCY_PER_ACCOUNT at once), promoting again by itself when the pace allows, and they
@@ -72,7 +73,7 @@ const SWEEP_ACCOUNTS = 500;
  */
 export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPromoted?: () => void }) {
   const { db } = deps;
-  const { limit, holdMs } = runLineLimits(deps.config);
+  const { limit, holdMs, timeoutMs } = runLineLimits(deps.config);
   const inTurn = createTurns();
   const { backlogPerSecond } = deps.config.runs;
   const pace = backlogPerSecond > 0 ? createPace(backlogPerSecond, limit) : null;
@@ -134,7 +135,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
       pace?.took(accountId, runs.length);
       // Slots left free by the pace (not for want of parked runs): promote again once it allows.
       if (granted < free && runs.length === granted) retryLater(accountId);
-      for (const run of runs) await startParkedRun(tx, run, true);
+      for (const run of runs) await startParkedRun(tx, run, timeoutMs, true);
       return runs.length;
     });
   }

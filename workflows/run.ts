@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from './types';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from './types';
 
 export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
 
@@ -32,16 +32,19 @@ const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING);
  * The bookkeeping activities run as local activities: in the workflow's own task, recorded with its
  * completion, so a run costs the server one activity task per step and nothing more (one
  * hop per effect; bench/runs.ts). Each is idempotent (a retry after a crash finds what it wrote).
- * Runs started before this change replay with the activity tasks their history holds (`patched`).
+ * Runs started before this change replay with the activity tasks their history holds (`patched`). Runs
+ * begun by their first step (BEGUN_BY_FIRST_STEP_PATCH) have no beginRun, and their finishRun / failRun
+ * are local without asking.
  */
 const LOCAL_BOOKKEEPING_PATCH = 'run-bookkeeping-local';
-const bookkeeping = () => (patched(LOCAL_BOOKKEEPING_PATCH) ? localBookkeeping : remoteBookkeeping);
+/** `implied`: the run took a path newer than this patch (BEGUN_BY_FIRST_STEP_PATCH), so it is not asked for. */
+const bookkeeping = (implied = false) => (implied || patched(LOCAL_BOOKKEEPING_PATCH) ? localBookkeeping : remoteBookkeeping);
 const beginRun = (input: RunInput) => bookkeeping().beginRun(input);
 // A run whose time ran out is finished by an activity task: the cancellation of its step in flight goes
 // out with the workflow task that schedules it, so the step's call is torn down before the run ends (a
 // local activity would hold that workflow task, and the cancellation, until it is done).
-const finishRun = (input: RunInput & { timedOut?: boolean }) => (input.timedOut ? remoteBookkeeping : bookkeeping()).finishRun(input);
-const failRun = (input: RunInput & { error: string }) => bookkeeping().failRun(input);
+const finishRun = (input: RunInput & { timedOut?: boolean }, implied?: boolean) => (input.timedOut ? remoteBookkeeping : bookkeeping(implied)).finishRun(input);
+const failRun = (input: RunInput & { error: string }, implied?: boolean) => bookkeeping(implied).failRun(input);
 
 /**
  * A run's last step, when it adds none, ends the run itself (activities/runs.ts `lastStepEnds`) and says
@@ -79,6 +82,18 @@ function stepActivities(limit: { scheduleToCloseTimeout: number } | { startToClo
 const RUN_DEADLINE_ON_STEPS_PATCH = 'run-deadline-on-steps';
 
 /**
+ * A new run begins in its first step's activity (activities/runs.ts `beginRunStep`): the slot decision
+ * and plan, then the run's first step, in one activity task — no local activity (its marker, its
+ * dispatch and the workflow activation its answer takes) before the first step. The run's time limit
+ * comes with the input (`timeoutMs`, written by lib/engine-starts.ts) and is that activity's
+ * schedule-to-close; the deadline of the later steps counts from when it was scheduled. Taken only when
+ * the input has `timeoutMs` (inputs written before don't); histories from before replay with beginRun
+ * (`patched`). It implies the patches before it (the deadline on the steps, the last step ending the
+ * run, local bookkeeping), so it asks for none of them: one marker per run.
+ */
+const BEGUN_BY_FIRST_STEP_PATCH = 'run-begun-by-first-step';
+
+/**
  * Workflow time: in the workflow sandbox `Date.now()` is the start time of the workflow task being
  * processed, taken from the history, so it is the same on replay (deterministic; not the machine's clock,
  * which the lint rule bars). Used only here, for the run's deadline.
@@ -93,48 +108,94 @@ function ranOutOfTime(err: unknown): boolean {
   return err.retryState === 'TIMEOUT';
 }
 
+/** How the run's steps went: `timedOut` when its time ran out first; `ended` when its last step ended it; else (`status`) it was not to be executed. */
+type Made = { timedOut: boolean; ended?: 'succeeded' | 'failed' } | { status: 'succeeded' | 'failed' | 'gone' };
+
 /**
  * One agent run, id `run:<runId>` (docs/architecture.md § When a run is started):
- * 1. beginRun: waits for a slot of its account (RUN_CONCURRENCY_PER_ACCOUNT, in created order) — woken
+ * 1. beginRunStep: waits for a slot of its account (RUN_CONCURRENCY_PER_ACCOUNT, in created order) — woken
  *    by the `runSlotFreed` signal when a run of the account ends, or rechecking at a slow interval —
- *    then the run is running and its steps are planned;
- * 2. one activity per step, in order, each made at most once (a step that finished is never made again
- *    when the run resumes after a crash), all within the run's time limit (RUN_TIMEOUT_MS from the
+ *    then the run is running, its steps are planned, and its first step is made, in the same activity
+ *    (runs from before: beginRun, a local activity, then the first step's own activity);
+ * 2. one activity per further step, in order, each made at most once (a step that finished is never made
+ *    again when the run resumes after a crash), all within the run's time limit (RUN_TIMEOUT_MS from the
  *    moment it started running): each step's schedule-to-close timeout is the time left, so when it
  *    runs out the server times out the step in flight;
  * 3. finishRun: the output composed from the steps, agent.completed / agent.failed (which chains
- *    further runs), and the next runs in line woken.
+ *    further runs), and the next runs in line woken — done by the last step itself when it adds none.
  * An activity failing for good fails the run (failRun), and so does cancelling the workflow: a run is
  * never left queued or running.
  */
 export async function runAgentWorkflow(input: RunInput): Promise<RunOutcome> {
+  const { timeoutMs } = input;
+  const folded = timeoutMs !== undefined && patched(BEGUN_BY_FIRST_STEP_PATCH);
   try {
-    const begun = await waitForSlot(input);
-    if (begun.status !== 'running') return { status: begun.status };
-    const { timedOut, ended } = await makeSteps(begun.steps, begun.timeoutMs);
-    if (ended) return { status: ended };
-    return await finishRun({ ...input, timedOut });
+    const made = folded ? await beginWithFirstStep(input, timeoutMs) : await beginThenSteps(input);
+    if ('status' in made) return { status: made.status };
+    if (made.ended) return { status: made.ended };
+    return await finishRun({ ...input, timedOut: made.timedOut }, folded);
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
       // The workflow itself was cancelled (an operator): the run fails rather than stay running.
-      await CancellationScope.nonCancellable(() => failRun({ ...input, error: 'the run was cancelled' }));
+      await CancellationScope.nonCancellable(() => failRun({ ...input, error: 'the run was cancelled' }, folded));
       throw err;
     }
     // Every attempt failed (e.g. the database was down throughout), or a failure no retry can fix.
     if (!(err instanceof ActivityFailure)) throw err;
-    return failRun({ ...input, error: `the run could not be executed: ${err.cause?.message ?? err.message}` });
+    return failRun({ ...input, error: `the run could not be executed: ${err.cause?.message ?? err.message}` }, folded);
   }
 }
 
-async function waitForSlot(input: RunInput): Promise<BeginRunOutcome> {
+/** Runs started before BEGUN_BY_FIRST_STEP_PATCH: beginRun (a local activity), then every step by its own activity. */
+async function beginThenSteps(input: RunInput): Promise<Made> {
+  const { begun } = await waitForSlot(input, async () => ({ begun: await beginRun(input) }));
+  if (begun.status !== 'running') return { status: begun.status };
+  return makeSteps(begun.steps, begun.timeoutMs);
+}
+
+/**
+ * beginRunStep (waiting for a slot as beginRun does) within the run's time limit, then the steps after
+ * its first — the planned ones, then those the first added, as makeSteps would have queued them — by the
+ * deadline counted from when beginRunStep was scheduled (or the run's own time left, if less: a run that
+ * was already running). Its time running out inside beginRunStep times the run out as a step's does.
+ */
+async function beginWithFirstStep(input: RunInput, timeoutMs: number): Promise<Made> {
+  const { beginRunStep } = proxyActivities<Activities>({ scheduleToCloseTimeout: timeoutMs, heartbeatTimeout: STEP_HEARTBEAT, retry: STEP_RETRY });
+  let scheduledAt = workflowNow();
+  let answer: BegunRun & { begun: NotQueued };
+  try {
+    answer = await waitForSlot(input, () => {
+      scheduledAt = workflowNow();
+      return beginRunStep(input);
+    });
+  } catch (err) {
+    if (ranOutOfTime(err)) return { timedOut: true };
+    throw err;
+  }
+  const { begun, first } = answer;
+  if (begun.status !== 'running') return { status: begun.status };
+  const deadline = Math.min(scheduledAt + timeoutMs, workflowNow() + begun.timeoutMs);
+  if (!first) return begun.timeoutMs <= 0 ? { timedOut: true } : makeStepsBy(deadline, [...begun.steps], () => true);
+  if (first.status === 'stopped') return { timedOut: false };
+  const queue = [...begun.steps, ...(first.next ?? [])];
+  if (first.ended && queue.length === 0) return { timedOut: false, ended: first.ended };
+  return makeStepsBy(deadline, queue, () => true);
+}
+
+/** beginRun's or beginRunStep's answer once the run is not waiting for a slot. */
+type NotQueued = Exclude<BeginRunOutcome, { status: 'queued' }>;
+
+/** Asks for a slot (`ask`: beginRun or beginRunStep) until the run is not queued, waiting between asks. */
+async function waitForSlot<T extends { begun: BeginRunOutcome }>(input: RunInput, ask: () => Promise<T>): Promise<T & { begun: NotQueued }> {
   let woken = false;
   setHandler(runSlotFreed, () => {
     woken = true;
   });
   for (let asks = 1; ; asks++) {
-    woken = false; // a signal that arrives while beginRun runs is kept for the wait below
-    const begun = await beginRun(input);
-    if (begun.status !== 'queued') return begun;
+    woken = false; // a signal that arrives while the ask runs is kept for the wait below
+    const answer = await ask();
+    const { begun } = answer;
+    if (begun.status !== 'queued') return { ...answer, begun };
     if (asks >= ASKS_PER_HISTORY || workflowInfo().continueAsNewSuggested) await continueAsNew<typeof runAgentWorkflow>(input);
     await condition(() => woken, begun.recheckMs);
   }
@@ -148,8 +209,15 @@ async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<{ timedO
   if (timeLeftMs <= 0) return { timedOut: true };
   if (!patched(RUN_DEADLINE_ON_STEPS_PATCH)) return makeStepsInTimerScope(steps, timeLeftMs);
   // Workflow time (deterministic) at which the run's time runs out.
-  const deadline = workflowNow() + timeLeftMs;
-  const queue = [...steps];
+  return makeStepsBy(workflowNow() + timeLeftMs, [...steps], () => patched(FINISHED_BY_LAST_STEP_PATCH));
+}
+
+/**
+ * Makes the steps of `queue` in order, and those they add, by `deadline` (workflow time): each step's
+ * schedule-to-close is the time left. `lastStepEnds`: whether a last step's `ended` ends the workflow
+ * (FINISHED_BY_LAST_STEP_PATCH in runs from before it).
+ */
+async function makeStepsBy(deadline: number, queue: StepRef[], lastStepEnds: () => boolean): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
   for (let ref = queue.shift(); ref; ref = queue.shift()) {
     const left = deadline - workflowNow();
     if (left <= 0) return { timedOut: true };
@@ -163,7 +231,7 @@ async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<{ timedO
     }
     if (outcome.status === 'stopped') return { timedOut: false };
     queue.push(...(outcome.next ?? []));
-    if (outcome.ended && queue.length === 0 && patched(FINISHED_BY_LAST_STEP_PATCH)) return { timedOut: false, ended: outcome.ended };
+    if (outcome.ended && queue.length === 0 && lastStepEnds()) return { timedOut: false, ended: outcome.ended };
   }
   return { timedOut: false };
 }

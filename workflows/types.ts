@@ -85,6 +85,12 @@ export interface RecoveryBatchOutcome {
 /** Input of `runAgentWorkflow`, id `run:<runId>`. */
 export interface RunInput {
   runId: string;
+  /**
+   * RUN_TIMEOUT_MS when the run's workflow start was written (lib/engine-starts.ts): the run's time
+   * limit, known to the workflow before its first step (workflows/run.ts BEGUN_BY_FIRST_STEP). Absent
+   * in the inputs of runs started before.
+   */
+  timeoutMs?: number;
 }
 
 /** What a run's step does: 'tool' calls one of the agent's tools, 'model' calls the language model. */
@@ -98,8 +104,8 @@ export interface StepRef {
 }
 
 /**
- * beginRun's answer: 'running' with the steps to make and the time left (RUN_TIMEOUT_MS from the moment
- * the run started running); 'queued' when the account has no free slot or older runs are first in line
+ * beginRun's answer (and beginRunStep's `begun`): 'running' with the steps to make — the steps planned
+ * when the run began — and the time left (RUN_TIMEOUT_MS from the moment the run started running); 'queued' when the account has no free slot or older runs are first in line
  * (wait for the `runSlotFreed` signal, or recheckMs at the latest); else the run is not to be executed:
  * it is finished already, or gone (its agent was deleted).
  */
@@ -107,6 +113,17 @@ export type BeginRunOutcome =
   | { status: 'running'; timeoutMs: number; steps: StepRef[] }
   | { status: 'queued'; recheckMs: number }
   | { status: 'succeeded' | 'failed' | 'gone' };
+
+/**
+ * beginRunStep's answer: `begun` as beginRun's; when the run is running with a step and time left, `first`
+ * is the outcome of its first planned step, made in the same activity, and `begun.steps` are the planned
+ * steps after it (the steps the first added are its `next`). Without `first`, `begun.steps` are all the
+ * steps still to make (none: an agent with no tools; or the run's time is up, `begun.timeoutMs` 0).
+ */
+export interface BegunRun {
+  begun: BeginRunOutcome;
+  first?: StepOutcome;
+}
 
 /**
  * A step activity's answer, small on purpose (the step's output stays in Postgres, out of the workflow

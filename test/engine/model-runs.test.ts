@@ -7,7 +7,9 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { errorReply, startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { createRunActivities } from '../../activities/runs';
 import { workflowIds } from '../../lib/temporal-names';
+import type { BegunRun } from '../../workflows/types';
 
 const KEY = 'sk-test-0123456789abcdef-TOPSECRET';
 
@@ -169,8 +171,9 @@ describe('model runs', () => {
     assert.deepEqual(steps[1]!.output, { plan: 'gold' });
     assert.equal(steps[2]!.input, null, 'later model steps continue the conversation');
 
-    // The last step ended the run itself (activities/runs.ts lastStepEnds): the workflow ran beginRun as
-    // its one local activity and no finishRun; agent.completed once; every step's attempt timed.
+    // The run began in its first step's activity (beginRunStep) and its last step ended it (activities/runs.ts
+    // lastStepEnds): no local activity at all (no beginRun, no finishRun), one marker (the patch), one
+    // activity task per step; agent.completed once; every step's attempt timed.
     const history = await h.engine.client.workflow.getHandle(workflowIds.run(done.id)).fetchHistory();
     const localActivities = (history.events ?? []).flatMap((e) => {
       const marker = e.markerRecordedEventAttributes;
@@ -178,12 +181,51 @@ describe('model runs', () => {
       const data = Object.values(marker.details ?? {}).flatMap((d) => (d.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString('utf8')));
       return ['beginRun', 'finishRun', 'failRun'].filter((type) => data.some((text) => text.includes(`"${type}"`)));
     });
-    assert.deepEqual(localActivities, ['beginRun']);
-    assert.equal((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).length, 3, 'one activity task per step');
+    assert.deepEqual(localActivities, []);
+    assert.equal((history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length, 1, 'the patch run-begun-by-first-step alone');
+    const activityTasks = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    assert.deepEqual(activityTasks, ['beginRunStep', 'runToolStep', 'runModelStep'], 'one activity task per step');
     const { rows: ended } = await h.db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'agent.completed' AND data->>'runId' = $1`, [done.id]);
     assert.equal(ended[0].n, 1);
     const { rows: timed } = await h.db.query(`SELECT started_at, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [done.id]);
     assert.ok(timed.every((r) => r.started_at && r.finished_at && r.started_at <= r.finished_at), JSON.stringify(timed));
+  });
+
+  it('beginRunStep begins a run and makes its first step; a retry after the step was recorded calls nothing again and answers the same queue', async () => {
+    models.script('m-retry', () => toolCallsReply([{ id: 'c1', name: 'lookup', arguments: { email: 'bo@example.com' } }]));
+    const owner = await registerUser(h.app);
+    const agentId = await createAgent({ configJson: { model: 'm-retry' } }, owner);
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/api/agents/${agentId}/tools`,
+      headers: owner.auth,
+      payload: { type: 'custom', name: 'lookup', configJson: { endpoint: `${service.url}/retry`, method: 'POST', bodyTemplate: '{{input}}' } },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    // A queued run whose workflow is not started: its activity is called here, as Temporal's retries would call it.
+    const { rows } = await h.db.query(`INSERT INTO runs (account_id, agent_id, input) SELECT account_id, id, '"who?"' FROM agents WHERE id = $1 RETURNING id`, [agentId]);
+    const runId = rows[0].id as string;
+    const activities = createRunActivities(h.activityDeps());
+    const input = { runId, timeoutMs: h.config.runs.timeoutMs };
+
+    const answer = await activities.beginRunStep(input);
+    assert.equal(answer.begun.status, 'running');
+    const queueOf = (a: BegunRun) => [...(a.begun.status === 'running' ? a.begun.steps : []), ...(a.first?.status === 'done' ? (a.first.next ?? []) : [])];
+    const expected = [{ runId, index: 1, type: 'tool' }, { runId, index: 2, type: 'model' }];
+    assert.deepEqual(answer.first, { status: 'done', ok: true, next: expected }, 'the model step, made in the same activity, added a tool step and the next model step');
+    assert.deepEqual(queueOf(answer), expected);
+    assert.equal(models.callsFor('m-retry').length, 1);
+
+    // A retry of the activity (its answer lost after the step was recorded): the run is running and its first
+    // step finished, so the model is not asked again, and the steps the step added are answered once, after the planned ones.
+    const retried = await activities.beginRunStep(input);
+    assert.equal(models.callsFor('m-retry').length, 1, 'the first step is never made twice');
+    assert.deepEqual(retried.first, answer.first);
+    assert.deepEqual(queueOf(retried), expected, 'no step twice in the queue');
+    assert.ok(retried.begun.status === 'running' && retried.begun.timeoutMs > 0 && retried.begun.timeoutMs <= input.timeoutMs);
+    const { rows: steps } = await h.db.query(`SELECT step_index, planned_by, finished_at IS NOT NULL AS done FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [runId]);
+    assert.deepEqual(steps.map((st) => [st.step_index, st.planned_by, st.done]), [[0, null, true], [1, 0, false], [2, 0, false]]);
+    assert.deepEqual(await activities.failRun({ runId, error: 'ended by the test' }), { status: 'failed' }, 'its later steps are not made here');
   });
 
   it('checks the arguments against the tool\'s schema, refuses made-up functions, and lets the model narrow a data tool', async () => {

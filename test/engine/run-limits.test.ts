@@ -143,8 +143,10 @@ describe('run limits: concurrency per account, order, timeout', () => {
     for (const id of runs.slice(2)) {
       const history = await h.engine.client.workflow.getHandle(workflowIds.run(id)).fetchHistory();
       const events = history.events ?? [];
-      const asks = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'beginRun' || isLocalActivity(e, 'beginRun')).length;
-      assert.ok(asks >= 1, `run ${id}: no beginRun in its history`);
+      // A new run asks by beginRunStep (its slot and its first step in one activity task).
+      const asks = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'beginRunStep').length;
+      assert.equal(events.filter((e) => isLocalActivity(e, 'beginRun')).length, 0, `run ${id}: no beginRun local activity`);
+      assert.ok(asks >= 1, `run ${id}: no beginRunStep in its history`);
       assert.ok(asks <= 2, `run ${id} asked for a slot ${asks} times`);
     }
   });
@@ -198,6 +200,13 @@ describe('run limits: concurrency per account, order, timeout', () => {
     assert.equal(models.callsFor('m-hang').length, 1, 'not retried');
     const { rows: steps } = await h.db.query(`SELECT type, finished_at FROM run_steps WHERE run_id = $1 ORDER BY step_index`, [runId]);
     assert.deepEqual(steps.map((st) => [st.type, st.finished_at !== null]), [['model', false]], 'a late answer is never recorded');
+
+    // The hanging call was the run's first step, made in the activity that began the run (beginRunStep):
+    // the run's time limit, its schedule-to-close, timed it out, and the run finished timed out (finishRun).
+    const events = (await h.engine.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory()).events ?? [];
+    assert.deepEqual(events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []), ['beginRunStep', 'finishRun']);
+    const timedOut = events.flatMap((e) => (e.activityTaskTimedOutEventAttributes ? [e.activityTaskTimedOutEventAttributes] : []));
+    assert.deepEqual(timedOut.map((t) => t.failure?.timeoutFailureInfo?.timeoutType), [temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE], 'beginRunStep timed out');
   });
 
   it('a queued run whose workflow is late keeps its place; one silent for long is passed over, so it blocks nothing', async () => {
@@ -212,7 +221,7 @@ describe('run limits: concurrency per account, order, timeout', () => {
 
     // Their workflows start (a hand-off that was delayed): they run first, and their ends wake the young one.
     await withTransaction(h.db, async (tx) => {
-      for (const run of late) await queueRunWorkflow(tx, run);
+      for (const run of late) await queueRunWorkflow(tx, run, h.config.runs.timeoutMs);
     });
     h.engine.handOff.kick();
     for (const run of [...late.map((r) => r.id), young]) assert.equal((await finished(run)).status, 'succeeded');

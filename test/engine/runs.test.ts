@@ -196,6 +196,7 @@ describe('agent runs', () => {
     // What Temporal's retries of attempts whose answers were lost would do.
     const activities = createRunActivities(h.activityDeps());
     assert.deepEqual(await activities.beginRun({ runId: run.id }), { status: 'succeeded' });
+    assert.deepEqual(await activities.beginRunStep({ runId: run.id, timeoutMs: 60_000 }), { begun: { status: 'succeeded' } });
     assert.deepEqual(await activities.finishRun({ runId: run.id }), { status: 'succeeded' });
     assert.deepEqual(await activities.finishRun({ runId: run.id, timedOut: true }), { status: 'succeeded' });
     assert.equal((await eventsOf(run.id)).filter((e) => e.type === 'agent.completed').length, 1);
@@ -204,6 +205,7 @@ describe('agent runs', () => {
     assert.deepEqual(again.output, run.output);
     const gone = '00000000-0000-4000-8000-000000000000';
     assert.deepEqual(await activities.beginRun({ runId: gone }), { status: 'gone' });
+    assert.deepEqual(await activities.beginRunStep({ runId: gone, timeoutMs: 60_000 }), { begun: { status: 'gone' } });
     assert.deepEqual(await activities.runToolStep({ runId: gone, index: 0, type: 'tool' }), { status: 'stopped' });
     assert.deepEqual(await activities.finishRun({ runId: gone }), { status: 'gone' });
     const steps = await api(h.app, user).get(`/api/runs/${run.id}/steps`);

@@ -10,12 +10,12 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type RunOutcome, type StepOutcome, type StepRef } from '../../workflows/types';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunOutcome, type StepOutcome, type StepRef } from '../../workflows/types';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { quietRuntime, workflowBundle } from '../helpers/engine';
 import { testNamespace } from '../helpers/namespace';
 
-type RunActivities = Pick<Activities, 'beginRun' | 'runToolStep' | 'runModelStep' | 'finishRun' | 'failRun'>;
+type RunActivities = Pick<Activities, 'beginRun' | 'beginRunStep' | 'runToolStep' | 'runModelStep' | 'finishRun' | 'failRun'>;
 
 /**
  * runAgentWorkflow with mocked activities (samples-typescript `workflows-mocks`): the orchestration
@@ -32,8 +32,12 @@ describe('runAgentWorkflow (mocked activities)', () => {
     onCleanup(suite, () => env.teardown());
   });
 
-  /** Starts the workflow on a worker with `activities`; `during` runs while it does; answers its result. */
-  async function run(activities: Partial<RunActivities>, during?: (runId: string) => Promise<void>): Promise<{ runId: string; result: RunOutcome }> {
+  /**
+   * Starts the workflow on a worker with `activities`; `during` runs while it does; answers its result.
+   * With `timeoutMs` the input is today's (lib/engine-starts.ts): the run begins in beginRunStep; without,
+   * it is a run started before, which begins with beginRun.
+   */
+  async function run(activities: Partial<RunActivities>, during?: (runId: string) => Promise<void>, timeoutMs?: number): Promise<{ runId: string; result: RunOutcome }> {
     const runId = randomUUID();
     const worker = await Worker.create({
       connection: env.nativeConnection,
@@ -43,7 +47,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
       activities,
     });
     const result = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(WORKFLOW_TYPES.run, { workflowId: workflowIds.run(runId), taskQueue: TASK_QUEUE, args: [{ runId }] });
+      const handle = await env.client.workflow.start(WORKFLOW_TYPES.run, { workflowId: workflowIds.run(runId), taskQueue: TASK_QUEUE, args: [{ runId, ...(timeoutMs === undefined ? {} : { timeoutMs }) }] });
       await during?.(runId);
       return (await handle.result()) as RunOutcome;
     });
@@ -54,6 +58,229 @@ describe('runAgentWorkflow (mocked activities)', () => {
     status: 'running',
     timeoutMs,
     steps: Array.from({ length: count }, (_, index): StepRef => ({ runId, index, type: 'tool' })),
+  });
+
+  /** The schedule-to-close timeouts (ms) of the activity tasks of `type` in a run's history. */
+  async function scheduleToClose(runId: string, type: string): Promise<number[]> {
+    const history = await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
+    return (history.events ?? []).flatMap((e) => {
+      const a = e.activityTaskScheduledEventAttributes;
+      if (a?.activityType?.name !== type) return [];
+      return [Number(a.scheduleToCloseTimeout?.seconds ?? 0) * 1000 + (a.scheduleToCloseTimeout?.nanos ?? 0) / 1e6];
+    });
+  }
+
+  const toolSteps = (runId: string, from: number, to: number): StepRef[] => Array.from({ length: to - from }, (_, i) => ({ runId, index: from + i, type: 'tool' }));
+
+  describe('a run begun by its first step (beginRunStep; the input has the run\'s timeoutMs)', () => {
+    it('begins the run and makes its first step in one activity task, then the planned steps and those the first added, in that order', async () => {
+      const made: number[] = [];
+      const finishes: unknown[] = [];
+      const { runId, result } = await run(
+        {
+          beginRunStep: async ({ runId }) =>
+            ({ begun: { status: 'running', timeoutMs: 60_000, steps: toolSteps(runId, 1, 3) }, first: { status: 'done', ok: true, next: [{ runId, index: 3, type: 'model' }] } }) satisfies BegunRun,
+          runToolStep: async (ref) => {
+            made.push(ref.index);
+            return { status: 'done', ok: true };
+          },
+          runModelStep: async (ref) => {
+            made.push(ref.index);
+            return { status: 'done', ok: true };
+          },
+          finishRun: async (input) => {
+            finishes.push(input);
+            return { status: 'succeeded' };
+          },
+        },
+        undefined,
+        60_000,
+      );
+      assert.deepEqual(result, { status: 'succeeded' });
+      assert.deepEqual(made, [1, 2, 3], 'the planned steps after the first, then what the first added');
+      assert.deepEqual(finishes, [{ runId, timeoutMs: 60_000, timedOut: false }]);
+      const events = (await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory()).events ?? [];
+      assert.deepEqual(
+        events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
+        ['beginRunStep', 'runToolStep', 'runToolStep', 'runModelStep'],
+        'no beginRun: the first step\'s activity began the run',
+      );
+      // The first workflow task schedules beginRunStep, with nothing before it but the patch marker: no local activity.
+      const scheduled = events.findIndex((e) => e.activityTaskScheduledEventAttributes);
+      assert.equal(events.slice(0, scheduled).filter((e) => e.workflowTaskCompletedEventAttributes).length, 1, 'scheduled by the first workflow task');
+      assert.equal(events.slice(0, scheduled).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length, 0);
+      assert.equal(events.filter((e) => e.markerRecordedEventAttributes).length, 2, 'the patch and finishRun (a local activity): no beginRun marker');
+      assert.deepEqual(await scheduleToClose(runId, 'beginRunStep'), [60_000], 'the run\'s time limit is the first step\'s schedule-to-close');
+      for (const ms of [...(await scheduleToClose(runId, 'runToolStep')), ...(await scheduleToClose(runId, 'runModelStep'))]) {
+        assert.ok(ms > 50_000 && ms <= 60_000, `a later step's schedule-to-close is the time left from when beginRunStep was scheduled (${ms} ms)`);
+      }
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory());
+    });
+
+    it('a first step that ended the run ends the workflow: one activity task and one marker in all; its history replays', async () => {
+      let finishes = 0;
+      const { runId, result } = await run(
+        {
+          beginRunStep: async () => ({ begun: { status: 'running', timeoutMs: 60_000, steps: [] }, first: { status: 'done', ok: true, ended: 'succeeded' } }),
+          runToolStep: async () => {
+            throw new Error('no step after the first');
+          },
+          finishRun: async () => {
+            finishes++;
+            return { status: 'succeeded' };
+          },
+        },
+        undefined,
+        60_000,
+      );
+      assert.deepEqual(result, { status: 'succeeded' });
+      assert.equal(finishes, 0);
+      const history = await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
+      assert.equal((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).length, 1);
+      assert.equal((history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length, 1, 'the patch alone');
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
+    });
+
+    it('a run with no step (no tools) begins in beginRunStep and is finished by finishRun', async () => {
+      const finishes: unknown[] = [];
+      const { runId, result } = await run(
+        {
+          beginRunStep: async () => ({ begun: { status: 'running', timeoutMs: 60_000, steps: [] } }),
+          finishRun: async (input) => {
+            finishes.push(input);
+            return { status: 'succeeded' };
+          },
+        },
+        undefined,
+        60_000,
+      );
+      assert.deepEqual(result, { status: 'succeeded' });
+      assert.deepEqual(finishes, [{ runId, timeoutMs: 60_000, timedOut: false }]);
+    });
+
+    it('a queued run waits for the slot signal (not its slow recheck), then asks beginRunStep again and runs', async () => {
+      let asks = 0;
+      const made: number[] = [];
+      const { result } = await run(
+        {
+          beginRunStep: async ({ runId }) =>
+            ++asks === 1 ? { begun: { status: 'queued', recheckMs: 10 * 60_000 } } : { begun: { status: 'running', timeoutMs: 60_000, steps: toolSteps(runId, 1, 2) }, first: { status: 'done', ok: true } },
+          runToolStep: async (ref) => {
+            made.push(ref.index);
+            return { status: 'done', ok: true, ended: 'succeeded' };
+          },
+        },
+        async (runId) => {
+          await waitUntil(() => asks === 1, 'the first ask');
+          await new Promise((r) => setTimeout(r, 500));
+          assert.equal(asks, 1, 'no polling while it waits');
+          await env.client.workflow.getHandle(workflowIds.run(runId)).signal(RUN_SLOT_FREED_SIGNAL);
+        },
+        60_000,
+      );
+      assert.deepEqual(result, { status: 'succeeded' });
+      assert.equal(asks, 2);
+      assert.deepEqual(made, [1]);
+    });
+
+    it('the time running out inside beginRunStep (its first step in flight) times the run out, as a step\'s does', async () => {
+      let cancelled: { byTheServer: boolean } | undefined;
+      let finishedWith: { timedOut?: boolean } | undefined;
+      const { runId, result } = await run(
+        {
+          beginRunStep: async () => {
+            // The first step's call never returns, heartbeating like the real activity.
+            const ctx = Context.current();
+            const timer = setInterval(() => ctx.heartbeat(), 200);
+            try {
+              await ctx.cancelled;
+            } catch (err) {
+              const details = ctx.cancellationDetails;
+              cancelled = { byTheServer: details?.cancelRequested === true || details?.notFound === true };
+              throw err;
+            } finally {
+              clearInterval(timer);
+            }
+            throw new Error('unreachable');
+          },
+          runToolStep: async () => {
+            throw new Error('no later step is made');
+          },
+          finishRun: async (input) => {
+            finishedWith = input;
+            await waitUntil(() => cancelled !== undefined, 'beginRunStep to see its cancellation');
+            return { status: 'failed' };
+          },
+        },
+        undefined,
+        1_500,
+      );
+      assert.deepEqual(result, { status: 'failed' });
+      assert.equal(finishedWith?.timedOut, true);
+      assert.deepEqual(cancelled, { byTheServer: true });
+      const events = (await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory()).events ?? [];
+      const timedOut = events.flatMap((e) => (e.activityTaskTimedOutEventAttributes ? [e.activityTaskTimedOutEventAttributes] : []));
+      assert.deepEqual(timedOut.map((t) => t.failure?.timeoutFailureInfo?.timeoutType), [temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE]);
+      assert.deepEqual(events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []), ['beginRunStep', 'finishRun'], 'finished timed out by an activity task');
+    });
+
+    it('beginRunStep failing for good fails the run (failRun) with its message', async () => {
+      const failures: { error: string }[] = [];
+      const { result } = await run(
+        {
+          beginRunStep: async () => {
+            throw ApplicationFailure.nonRetryable('the database refused the plan');
+          },
+          failRun: async (input) => {
+            failures.push(input);
+            return { status: 'failed' };
+          },
+        },
+        undefined,
+        60_000,
+      );
+      assert.deepEqual(result, { status: 'failed' });
+      assert.equal(failures.length, 1);
+      assert.match(failures[0]!.error, /^the run could not be executed: the database refused the plan/);
+    });
+
+    it('a run whose time was already up when it was found running (a later execution) times out without making a step', async () => {
+      let finishedWith: { timedOut?: boolean } | undefined;
+      const { result } = await run(
+        {
+          beginRunStep: async ({ runId }) => ({ begun: { status: 'running', timeoutMs: 0, steps: toolSteps(runId, 0, 2) } }),
+          runToolStep: async () => {
+            throw new Error('no step is made');
+          },
+          finishRun: async (input) => {
+            finishedWith = input;
+            return { status: 'failed' };
+          },
+        },
+        undefined,
+        60_000,
+      );
+      assert.deepEqual(result, { status: 'failed' });
+      assert.equal(finishedWith?.timedOut, true);
+    });
+
+    it('replays histories recorded before runs began in their first step: beginRun as a local activity, with and without timeoutMs in the input', async () => {
+      // Recorded by the workflow code of the commit before (model step 0 adds tool 1 and model 2, which ends the run).
+      for (const [fixture, timeoutMs] of [
+        ['run-begun-by-local-activity.b64', undefined],
+        ['run-begun-by-local-activity-timeout-input.b64', 60_000],
+      ] as const) {
+        const encoded = fs.readFileSync(path.join(__dirname, 'fixtures', fixture), 'utf8');
+        const history = temporal.api.history.v1.History.decode(Buffer.from(encoded.trim(), 'base64'));
+        const events = history.events ?? [];
+        const input = JSON.parse(Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
+        assert.equal(input.timeoutMs, timeoutMs, `${fixture}: the input's timeoutMs`);
+        const locals = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+        assert.equal(locals, 1, `${fixture}: then, beginRun as a local activity`);
+        assert.deepEqual(events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []), ['runModelStep', 'runToolStep', 'runModelStep']);
+        await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
+      }
+    });
   });
 
   it('makes each step in order, then finishes the run', async () => {
