@@ -160,7 +160,10 @@ async function beginThenSteps(input: RunInput): Promise<Made> {
  * was already running). Its time running out inside beginRunStep times the run out as a step's does.
  */
 async function beginWithFirstStep(input: RunInput, timeoutMs: number): Promise<Made> {
-  const { beginRunStep } = proxyActivities<Activities>({ scheduleToCloseTimeout: timeoutMs, heartbeatTimeout: STEP_HEARTBEAT, retry: STEP_RETRY });
+  // Retried as beginRun was (its database work must outlast a short outage of the database: the run is
+  // not failed for that), and as a step is, never making a call twice: a step that finished answers what
+  // it recorded; all within the run's time.
+  const { beginRunStep } = proxyActivities<Activities>({ scheduleToCloseTimeout: timeoutMs, heartbeatTimeout: STEP_HEARTBEAT, retry: BOOKKEEPING.retry });
   let scheduledAt = workflowNow();
   let answer: BegunRun & { begun: NotQueued };
   try {

@@ -111,6 +111,8 @@ describe('runAgentWorkflow (mocked activities)', () => {
       assert.equal(events.slice(0, scheduled).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length, 0);
       assert.equal(events.filter((e) => e.markerRecordedEventAttributes).length, 2, 'the patch and finishRun (a local activity): no beginRun marker');
       assert.deepEqual(await scheduleToClose(runId, 'beginRunStep'), [60_000], 'the run\'s time limit is the first step\'s schedule-to-close');
+      const retry = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'beginRunStep')?.activityTaskScheduledEventAttributes?.retryPolicy;
+      assert.equal(retry?.maximumAttempts, 10, 'beginRunStep is retried as beginRun was (10 attempts, up to 30 s apart), not as a step');
       for (const ms of [...(await scheduleToClose(runId, 'runToolStep')), ...(await scheduleToClose(runId, 'runModelStep'))]) {
         assert.ok(ms > 50_000 && ms <= 60_000, `a later step's schedule-to-close is the time left from when beginRunStep was scheduled (${ms} ms)`);
       }
