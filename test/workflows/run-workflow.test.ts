@@ -70,6 +70,26 @@ describe('runAgentWorkflow (mocked activities)', () => {
     });
   }
 
+  /**
+   * An activity's call that never returns, heartbeating like the real step's: when the attempt is ended,
+   * `ended` is told whether the server ended it (the step timed out: its heartbeat answered "not found";
+   * or a cancellation asked for), then the cancellation is thrown.
+   */
+  async function hangUntilEnded(ended: (byTheServer: boolean) => void): Promise<never> {
+    const ctx = Context.current();
+    const timer = setInterval(() => ctx.heartbeat(), 200);
+    try {
+      await ctx.cancelled;
+    } catch (err) {
+      const details = ctx.cancellationDetails;
+      ended(details?.cancelRequested === true || details?.notFound === true);
+      throw err;
+    } finally {
+      clearInterval(timer);
+    }
+    throw new Error('unreachable: ctx.cancelled only rejects');
+  }
+
   const toolSteps = (runId: string, from: number, to: number): StepRef[] => Array.from({ length: to - from }, (_, i) => ({ runId, index: from + i, type: 'tool' }));
 
   describe('a run begun by its first step (beginRunStep; the input has the run\'s timeoutMs)', () => {
@@ -190,21 +210,8 @@ describe('runAgentWorkflow (mocked activities)', () => {
       let finishedWith: { timedOut?: boolean } | undefined;
       const { runId, result } = await run(
         {
-          beginRunStep: async () => {
-            // The first step's call never returns, heartbeating like the real activity.
-            const ctx = Context.current();
-            const timer = setInterval(() => ctx.heartbeat(), 200);
-            try {
-              await ctx.cancelled;
-            } catch (err) {
-              const details = ctx.cancellationDetails;
-              cancelled = { byTheServer: details?.cancelRequested === true || details?.notFound === true };
-              throw err;
-            } finally {
-              clearInterval(timer);
-            }
-            throw new Error('unreachable');
-          },
+          // The first step's call never returns.
+          beginRunStep: () => hangUntilEnded((byTheServer) => (cancelled = { byTheServer })),
           runToolStep: async () => {
             throw new Error('no later step is made');
           },
@@ -390,20 +397,8 @@ describe('runAgentWorkflow (mocked activities)', () => {
       beginRun: async ({ runId }) => running(runId, 1_500, 2),
       runToolStep: async (ref) => {
         if (ref.index === 1) throw new Error('the second step is never reached');
-        // A call that never returns, heartbeating like the real step: the end of its time arrives with a heartbeat's answer.
-        const ctx = Context.current();
-        const timer = setInterval(() => ctx.heartbeat(), 200);
-        try {
-          await ctx.cancelled;
-        } catch (err) {
-          // The server times the attempt out at the run's deadline and answers its next heartbeat "not found".
-          const details = ctx.cancellationDetails;
-          cancelled = { byTheWorkflow: details?.cancelRequested === true || details?.notFound === true };
-          throw err;
-        } finally {
-          clearInterval(timer);
-        }
-        return { status: 'done', ok: true };
+        // A call that never returns: the server times the attempt out at the run's deadline and answers its next heartbeat "not found".
+        return hangUntilEnded((byTheServer) => (cancelled = { byTheWorkflow: byTheServer }));
       },
       finishRun: async (input) => {
         finishedWith = input;
