@@ -40,7 +40,7 @@ import { insertEvent } from '../db/repositories/events';
 import { loadConfig, type Config } from '../lib/config';
 import { createEventFanOut } from '../lib/event-fan-out';
 import { createSecretBox } from '../lib/secrets';
-import { startTemporalDevServer, type TemporalDevServer } from '../scripts/temporal-dev-server';
+import { DEV_STACK_RETENTION, startTemporalDevServer, type TemporalDevServer } from '../scripts/temporal-dev-server';
 import { findFreePort } from '../scripts/processes';
 import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
 import { createBenchDatabase } from './database';
@@ -358,7 +358,7 @@ async function withStack<T>(kind: 'memory' | 'file', fn: (stack: Stack) => Promi
     port: await findFreePort(),
     dbFilename,
     // As `npm start` runs it: closed workflows kept for an hour.
-    retentionHours: dbFilename ? 1 : undefined,
+    retention: dbFilename ? DEV_STACK_RETENTION : undefined,
     sqlitePragmas: SQLITE_PRAGMAS,
     dynamicConfig: DYNAMIC_CONFIG,
     onLine: () => {},

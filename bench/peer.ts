@@ -43,7 +43,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { findFreePort } from '../scripts/processes';
-import { startTemporalDevServer } from '../scripts/temporal-dev-server';
+import { DEV_STACK_RETENTION, startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { createBenchDatabase } from './database';
 import { benchEnv, setting, startEntry, type EntryProcess } from './server-process';
 
@@ -215,7 +215,7 @@ async function startOurs(receiver: Receiver, cleanups: Array<() => Promise<void>
   const temporal = await startTemporalDevServer({
     port: await findFreePort(),
     dbFilename: path.join(dataDir, 'temporal.db'),
-    retentionHours: 1,
+    retention: DEV_STACK_RETENTION,
     onLine: () => {},
     log: () => {},
   });

@@ -8,7 +8,8 @@ import { loadOrCreateDevSecrets } from './dev-secrets';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { canConnect, freePortPreferring, isAlive, prefixedPrinter, runInOwnProcessGroup, superviseNode } from './processes';
 import { locate, TEMPORAL_CLI } from './temporal-binaries';
-import { startTemporalDevServer } from './temporal-dev-server';
+import { DEV_STACK_RETENTION, startTemporalDevServer } from './temporal-dev-server';
+import { parseDuration } from '../lib/durations';
 
 /**
  * `npm start`: Postgres (DATABASE_URL or embedded), the Temporal dev server (or TEMPORAL_ADDRESS), migrations,
@@ -21,11 +22,18 @@ const DATA_DIR = path.join(ROOT, '.data');
 const LOCK_FILE = path.join(DATA_DIR, 'dev-stack.pid');
 const TEMPORAL_PORT = 7233;
 const TEMPORAL_UI_PORT = 8233;
-/**
- * How long the local namespace keeps closed workflows: the dev server's default of 24 h let `.data/temporal.db`
- * grow by hundreds of MB an hour under busy schedules. One hour is the least Temporal accepts.
- */
-const RETENTION_HOURS = 1;
+
+/** Why TEMPORAL_RETENTION cannot be the namespace's retention, or undefined when it can (a duration of 1 minute to 30 days). */
+function retentionProblem(text: string): string | undefined {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (ms < 60_000 || ms > 30 * 86_400_000) return `is ${text}; use a duration from 1m to 30d, such as "15m" or "1h"`;
+  return undefined;
+}
 
 const say = prefixedPrinter('dev', 1);
 const log = (message: string) => say(message, 'stdout');
@@ -116,7 +124,10 @@ async function main(): Promise<number> {
     const hosts = apiHosts(host);
     const baseUrl = `http://${hosts.display}:${port}`;
     await requireFreePort(port, hosts.probe, 'the API', 'Stop whatever holds it, or choose another port with PORT=…');
+    const retention = process.env.TEMPORAL_RETENTION || DEV_STACK_RETENTION;
     if (!process.env.TEMPORAL_ADDRESS) {
+      const reason = retentionProblem(retention);
+      if (reason) throw new StartupError(`TEMPORAL_RETENTION ${reason}.`);
       const hint = `If a Temporal server is already running there, use it: TEMPORAL_ADDRESS=127.0.0.1:${TEMPORAL_PORT} npm start. Otherwise stop whatever holds the port.`;
       await requireFreePort(TEMPORAL_PORT, undefined, 'the Temporal dev server', hint);
       await requireFreePort(TEMPORAL_UI_PORT, undefined, 'the Temporal UI', hint);
@@ -160,8 +171,8 @@ async function main(): Promise<number> {
     } else {
       const dbFilename = path.join(DATA_DIR, 'temporal.db');
       const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
-      log(`starting the Temporal dev server on 127.0.0.1:${TEMPORAL_PORT} (namespace ${namespace}, retention ${RETENTION_HOURS} h)`);
-      const temporal = await startTemporalDevServer({ port: TEMPORAL_PORT, uiPort: TEMPORAL_UI_PORT, dbFilename, namespace, retentionHours: RETENTION_HOURS, log });
+      log(`starting the Temporal dev server on 127.0.0.1:${TEMPORAL_PORT} (namespace ${namespace}, retention ${retention})`);
+      const temporal = await startTemporalDevServer({ port: TEMPORAL_PORT, uiPort: TEMPORAL_UI_PORT, dbFilename, namespace, retention, log });
       resources.push({ name: 'temporal', stop: temporal.stop });
       temporalAddress = temporal.address;
       temporalNote = `${temporal.address} (dev server)`;
