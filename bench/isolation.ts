@@ -25,11 +25,13 @@
  * p50 alone over p50 with: both 1.0 when B costs A nothing, target ≥ 0.8), what B's flood did (answers
  * by status, fires by status, runs, deliveries), and to find out why: where A's run time went (from
  * its workflow histories), the cores each process kept busy (/proc), and the Temporal server's work
- * (its Prometheus metrics: persistence requests, workflow starts, workflow tasks dispatched and their wait).
+ * (its Prometheus metrics: persistence requests, workflow starts, workflow tasks dispatched and their wait;
+ * and, from its visibility store, the workflows started during the flood window by type, with their events).
  * Settings: BENCH_SECONDS (30), BENCH_A_RATE (2), BENCH_FLOODS (regex,chain,hooks,slow),
  * BENCH_REGEX_EVENTS (300), BENCH_REGEX_TRIGGERS (1), BENCH_PAYLOAD_CHARS (5000), BENCH_CHAIN_WIDTH (4),
  * BENCH_HOOK_REQUESTS (1000), BENCH_SLOW_DELIVERIES (200), BENCH_SLOW_MS (5000), BENCH_POLL_MS (10),
- * BENCH_POSTGRES_URL (as bench/database.ts). Settings of the engine itself (RUN_CONCURRENCY_PER_ACCOUNT,
+ * BENCH_POSTGRES_URL (as bench/database.ts), BENCH_CPU_PROF (a directory: V8 CPU profiles of the worker and
+ * the API, in its `worker/` and `api/`, for bench/profile-summary.ts). Settings of the engine itself (RUN_CONCURRENCY_PER_ACCOUNT,
  * FIRES_PER_MINUTE, …) are passed on to the two processes from the environment.
  */
 import http from 'node:http';
@@ -490,7 +492,9 @@ async function main() {
     await sleep(FLOOD_LEAD_MS);
     const floodCpu = cpuMeter(pids);
     const floodServer = await serverMeter(metricsUrl);
+    const floodFrom = new Date();
     const withFlood = await measureRuns(a, aAgent.id, SECONDS);
+    const floodTo = new Date();
     const floodCpuLine = floodCpu();
     const floodServerLine = await floodServer();
     stopFlood.abort();
@@ -521,6 +525,7 @@ async function main() {
         `              ${aloneServerLine}`,
         `  with flood: ${floodCpuLine}`,
         `              ${floodServerLine}`,
+        `              ${await workflowsStarted(client, floodFrom, floodTo)}`,
         `  settings: BENCH_REGEX_EVENTS=${REGEX_EVENTS} BENCH_REGEX_TRIGGERS=${REGEX_TRIGGERS} BENCH_PAYLOAD_CHARS=${PAYLOAD_CHARS} BENCH_CHAIN_WIDTH=${CHAIN_WIDTH} ` +
           `BENCH_HOOK_REQUESTS=${HOOK_REQUESTS} BENCH_SLOW_DELIVERIES=${SLOW_DELIVERIES} BENCH_SLOW_MS=${SLOW_MS}`,
         `  ${os.cpus().length} cores, load average ${loadBefore.toFixed(1)} at start, ${os.loadavg()[0]!.toFixed(1)} at end; ${((performance.now() - started) / 1000).toFixed(0)} s in all`,
@@ -534,6 +539,20 @@ async function main() {
     await temporal.stop();
     await database.drop();
   }
+}
+
+/** The workflows started in a window, by type: how many, and their history events (each a write of the server's). */
+async function workflowsStarted(client: Client, from: Date, to: Date): Promise<string> {
+  const byType = new Map<string, { n: number; events: number }>();
+  const query = `StartTime >= '${from.toISOString()}' AND StartTime < '${to.toISOString()}'`;
+  for await (const wf of client.workflow.list({ query })) {
+    const t = byType.get(wf.type) ?? { n: 0, events: 0 };
+    t.n++;
+    t.events += wf.historyLength;
+    byType.set(wf.type, t);
+  }
+  const parts = [...byType].sort((x, y) => y[1].n - x[1].n).map(([type, t]) => `${type} ${t.n} (${(t.events / t.n).toFixed(1)} events each)`);
+  return `workflows started (both accounts): ${parts.join(', ') || 'none'}`;
 }
 
 main().catch((err) => {

@@ -114,7 +114,10 @@ export interface EntryProcess {
  * processes a deployment runs, not a copy of their wiring.
  */
 export function startEntry(entry: string, env: Record<string, string>): EntryProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the process in <dir>/<its folder: worker, api>/ when it exits.
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, path.basename(path.dirname(entry)))}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
