@@ -113,6 +113,11 @@ async function main(): Promise<number> {
   let releaseLock = () => {};
   let exitCode = 0;
   try {
+    // The settings first: nothing is taken or started for a stack that cannot start as asked.
+    const retention = process.env.TEMPORAL_RETENTION || DEV_STACK_RETENTION;
+    const retentionReason = process.env.TEMPORAL_ADDRESS ? undefined : retentionProblem(retention);
+    if (retentionReason) throw new StartupError(`TEMPORAL_RETENTION ${retentionReason}.`);
+
     // The lock guards what lives in `.data/`; a stack given all of it (as the dev-stack test is) uses none.
     const usesDataDir = !process.env.DATABASE_URL || !process.env.TEMPORAL_ADDRESS || !(process.env.JWT_SECRET && process.env.SECRETS_KEY);
     if (usesDataDir) releaseLock = acquireLock();
@@ -124,10 +129,7 @@ async function main(): Promise<number> {
     const hosts = apiHosts(host);
     const baseUrl = `http://${hosts.display}:${port}`;
     await requireFreePort(port, hosts.probe, 'the API', 'Stop whatever holds it, or choose another port with PORT=…');
-    const retention = process.env.TEMPORAL_RETENTION || DEV_STACK_RETENTION;
     if (!process.env.TEMPORAL_ADDRESS) {
-      const reason = retentionProblem(retention);
-      if (reason) throw new StartupError(`TEMPORAL_RETENTION ${reason}.`);
       const hint = `If a Temporal server is already running there, use it: TEMPORAL_ADDRESS=127.0.0.1:${TEMPORAL_PORT} npm start. Otherwise stop whatever holds the port.`;
       await requireFreePort(TEMPORAL_PORT, undefined, 'the Temporal dev server', hint);
       await requireFreePort(TEMPORAL_UI_PORT, undefined, 'the Temporal UI', hint);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { DEV_STACK_RETENTION, startTemporalDevServer } from '../../scripts/temporal-dev-server';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { onCleanup } from '../helpers/cleanup';
@@ -81,5 +82,30 @@ describe('npm start (scripts/dev-stack.ts): its supervisor', () => {
     assert.equal(await stack.stop('SIGINT', 60_000), 0, stack.output());
     assert.match(stack.output(), /\[dev\] stopped\n/);
     for (const p of [restarted, apiPid]) assert.equal(alive(p), false, `process ${p} left running`);
+  });
+});
+
+describe('npm start: the Temporal data it keeps', () => {
+  it('refuses a TEMPORAL_RETENTION the namespace cannot have, before it takes or starts anything', async (t) => {
+    const database = await createTestDatabase(t);
+    for (const [value, reason] of <Array<[string, string]>>[
+      ['5s', 'TEMPORAL_RETENTION is 5s; use a duration from 1m to 30d'],
+      ['31d', 'TEMPORAL_RETENTION is 31d; use a duration from 1m to 30d'],
+      ['15 minutes', 'TEMPORAL_RETENTION "15 minutes" is not a duration'],
+    ]) {
+      const stack = startProcess('scripts/dev-stack.ts', { ...testEnv(database.url), TEMPORAL_ADDRESS: '', TEMPORAL_RETENTION: value, PORT: String(await freePort()) });
+      onCleanup(t, () => stack.stop('SIGKILL'));
+      await waitFor('npm start to give up', async () => stack.child.exitCode !== null, 60_000);
+      assert.equal(stack.child.exitCode, 1, stack.output());
+      assert.ok(stack.output().includes(reason), stack.output());
+      assert.doesNotMatch(stack.output(), /starting/, 'nothing was started');
+    }
+  });
+
+  it(`gives the dev server's namespace a retention under Temporal's least of an hour (npm start: ${DEV_STACK_RETENTION})`, async (t) => {
+    const temporal = await startTemporalDevServer({ port: await freePort(), retention: DEV_STACK_RETENTION, onLine: () => {}, log: () => {} });
+    onCleanup(t, () => temporal.stop());
+    const { config } = await temporal.env.connection.workflowService.describeNamespace({ namespace: 'default' });
+    assert.equal(Number(config?.workflowExecutionRetentionTtl?.seconds), 15 * 60);
   });
 });
