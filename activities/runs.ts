@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import { withTransaction, type Queryable } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
 import { insertEvent } from '../db/repositories/events';
@@ -33,6 +33,7 @@ import { toolSecretPaths } from '../lib/secret-paths';
 import { workflowIds } from '../lib/temporal-names';
 import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../workflows/types';
 import type { ActivityDeps } from './deps';
+import { activityContext, whileHeartbeating } from './heartbeat';
 import { ModelCallAborted, ModelError } from './executor/model-client';
 import type { ModelRunOutput } from './executor/model-executor';
 import { answerOf, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
@@ -42,40 +43,7 @@ import { createExecutors, type Executors } from './executor/select';
 import { userMessage } from './executor/system-message';
 import { callTool } from './executor/tool-call';
 
-/**
- * A step activity heartbeats this often while its call runs (Temporal sends at most one per 0.8 × heartbeat
- * timeout), the first time one interval after the call began: a quick step (most are) sends none, and
- * each heartbeat is a write of the server's. The server's heartbeat timeout counts from the attempt's start,
- * so a worker that dies before the first is noticed just as soon.
- */
-const HEARTBEAT_EVERY_MS = 1_000;
-
 type EndStatus = 'succeeded' | 'failed';
-
-function activityContext(): Context | undefined {
-  try {
-    return Context.current();
-  } catch {
-    return undefined; // called directly (tests)
-  }
-}
-
-/**
- * Runs `call` while heartbeating, with the activity's cancellation as its signal: the server times a step
- * out when the run's time is up (its schedule-to-close timeout, workflows/run.ts) and answers the next
- * heartbeat "not found", the workflow cancels it when the run is cancelled (or, in runs from before, when
- * its timer fired), the worker when it shuts down; the call's request is torn down.
- */
-async function heartbeating<T>(call: (signal?: AbortSignal) => Promise<T>): Promise<T> {
-  const ctx = activityContext();
-  if (!ctx) return call(undefined);
-  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  try {
-    return await call(ctx.cancellationSignal);
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 /**
  * When the step's call was torn down by a cancellation, what the activity throws instead of recording
@@ -411,7 +379,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     if ('error' in call) error = call.error;
     else {
       try {
-        output = await heartbeating((signal) => callTool(call.tool, call.input, config, signal));
+        output = await whileHeartbeating((signal) => callTool(call.tool, call.input, config, signal));
       } catch (err) {
         const interrupted = interruption();
         if (interrupted) throw interrupted;
@@ -447,7 +415,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     else {
       const model = executors.model;
       try {
-        const result = answerOf(await heartbeating((signal) => model.complete(request, signal)));
+        const result = answerOf(await whileHeartbeating((signal) => model.complete(request, signal)));
         if ('error' in result) error = result.error;
         else ({ answer, usage } = result);
       } catch (err) {
@@ -491,7 +459,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     async beginRunStep(input: RunInput): Promise<BegunRun> {
       try {
         const askedAt = Date.now();
-        const begun = await heartbeating(() => begin(input));
+        const begun = await whileHeartbeating(() => begin(input));
         if (begun.status !== 'running') return { begun };
         const [first, ...rest] = begun.steps;
         if (!first || begun.timeoutMs <= 0) return { begun };

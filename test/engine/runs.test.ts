@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { createRunActivities } from '../../activities/runs';
 import { api } from '../helpers/api';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
@@ -22,6 +23,7 @@ describe('agent runs', () => {
     // A custom tool's endpoint: echoes what it got, fails on /fail.
     service = await startReceiver(suite, (req) => {
       if (req.url === '/fail') return { status: 500, body: 'upstream broke' };
+      if (req.url === '/slow') return { body: { slow: true }, delayMs: 2_500 };
       const big = /^\/big\?kib=(\d+)$/.exec(req.url);
       if (big) return { body: { blob: 'x'.repeat(Number(big[1]) * 1024) } };
       // Hangs the first time (the worker is stopped meanwhile), answers at once after that.
@@ -211,6 +213,28 @@ describe('agent runs', () => {
     const steps = await api(h.app, user).get(`/api/runs/${run.id}/steps`);
     assert.equal(steps.statusCode, 200, steps.body);
     assert.deepEqual(steps.json(), []);
+  });
+
+  it('a step heartbeats while its call runs, the first time a second after it began (a quick step sends none)', async () => {
+    const agentId = await createAgent(user, 'slow');
+    await addTool(agentId, { type: 'custom', name: 'slow', configJson: { endpoint: `${service.url}/slow`, method: 'GET' } });
+    const queued = await startRun(agentId);
+    const handle = h.activityDeps().client.workflow.getHandle(`run:${queued.id}`);
+    const pendingStep = async () => {
+      const [step] = (await handle.describe()).raw.pendingActivities ?? [];
+      assert.ok(step, 'the step is in flight');
+      return { startedMs: optionalTsToMs(step.lastStartedTime)!, beatMs: optionalTsToMs(step.lastHeartbeatTime), askedMs: Date.now() };
+    };
+    await waitFor('the slow call in flight', async () => service.requests.some((r) => r.url === '/slow'), 30_000);
+    const early = await pendingStep();
+    // Asked well inside the first second of the attempt (else this machine was too slow to tell anything):
+    // no heartbeat yet. A step that heartbeat as its call began would show one here.
+    if (early.askedMs - early.startedMs < 800) assert.equal(early.beatMs, undefined, `a heartbeat ${early.beatMs! - early.startedMs} ms into the attempt`);
+    const beat = await waitFor('a heartbeat', async () => (await pendingStep()).beatMs, 5_000);
+    assert.ok(beat - early.startedMs >= 900, `the first heartbeat came ${beat - early.startedMs} ms after the attempt began`);
+    const run = await finished(queued.id);
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    assert.deepEqual(run.output.tools.slow.result, { slow: true });
   });
 
   it('a worker stopped after a tool call returned: on restart the run resumes and that tool is not called again', async () => {
