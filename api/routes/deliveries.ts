@@ -86,7 +86,7 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
           '400 for a bad window; 409 when the webhook is disabled or incoming.',
         params: idParams,
         body: recoverBody,
-        response: { 202: recoverySchema, 409: errorResponse(notDelivering) },
+        response: { 202: recoverySchema, 409: errorResponse(`${notDelivering} Or a recovery of it is still running.`) },
       },
     },
     async (request, reply) => reply.code(202).send(await deliveries.recover(callerOf(request), request.params.id, request.body)),

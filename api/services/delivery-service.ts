@@ -13,6 +13,13 @@ import { MAX_RECOVERY_WINDOW_DAYS, type RecoverBody } from '../schemas/deliverie
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
+/**
+ * A running recovery blocks another of its webhook for at most this long after it was asked for: a recovery
+ * takes minutes (a batch of RECOVERY_BATCH_SIZE is one short transaction), so one still `running` a day
+ * later lost its workflow and must not block the webhook for ever.
+ */
+const RUNNING_RECOVERY_COUNTS_MS = 86_400_000;
+
 const TEST_MESSAGE = 'This is a test event: your endpoint received and can verify deliveries from this webhook.';
 
 /** Only an enabled outgoing webhook sends; the message says what to change. */
@@ -79,7 +86,8 @@ export function createDeliveryService(deps: {
 
     /**
      * Recovers the webhook's failed deliveries created in [since, until) (until: now when omitted): one
-     * workflow `recovery:<id>` gives each a new generation, batch by batch (workflows/recovery.ts).
+     * workflow `recovery:<id>` gives each a new generation, batch by batch (workflows/recovery.ts). 409
+     * while another recovery of the webhook is running.
      */
     async recover(caller: Caller, webhookId: string, body: RecoverBody): Promise<Recovery> {
       const since = new Date(body.since);
@@ -93,6 +101,14 @@ export function createDeliveryService(deps: {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
+        // One at a time per webhook (its row is locked): two overlapping windows would send a delivery failed
+        // in both twice, and a caller repeating the request would start a workflow per delivery each time.
+        const running = await recoveries.findRunning(webhookId, RUNNING_RECOVERY_COUNTS_MS, tx);
+        if (running) {
+          throw new ConflictError(
+            `A recovery of this webhook is still running (${running.id}): follow it with GET /api/webhooks/${webhookId}/recoveries/${running.id}, and ask again once it has completed`,
+          );
+        }
         const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until });
         await startRecovery(tx, { id: row.id, accountId: caller.accountId });
         await audit.record(tx, caller, 'webhook.recover', webhookId);

@@ -57,6 +57,19 @@ export function createRecoveriesRepository(db: Queryable) {
       return (await this.find(r.accountId, r.webhookId, rows[0]!.id, q))!;
     },
 
+    /**
+     * The webhook's recovery still running, asked for less than `withinMs` ago (an older one, whose workflow
+     * could not even record its failure, no longer counts); null when there is none.
+     */
+    async findRunning(webhookId: string, withinMs: number, q: Queryable = db): Promise<{ id: string } | null> {
+      const { rows } = await q.query<{ id: string }>(
+        `SELECT id FROM delivery_recoveries WHERE webhook_id = $1 AND status = 'running' AND created_at > now() - $2 * interval '1 millisecond'
+         ORDER BY created_at DESC LIMIT 1`,
+        [webhookId, withinMs],
+      );
+      return rows[0] ?? null;
+    },
+
     async find(accountId: string, webhookId: string, id: string, q: Queryable = db): Promise<RecoveryRow | null> {
       const { rows } = await q.query<RecoveryRow>(
         `SELECT ${COLUMNS} FROM delivery_recoveries r WHERE r.id = $1 AND r.webhook_id = $2 AND r.account_id = $3`,

@@ -205,6 +205,36 @@ describe('recovering a webhook\'s failed deliveries', () => {
     assert.equal(refused.statusCode, 409);
     assert.match(refused.json().message, /disabled/);
   });
+
+  it('one recovery of a webhook at a time: 409 while one is running, with nothing written; accepted again once it completed', async () => {
+    const owner = await registerUser(h.app);
+    const rx = await startReceiver(suite, () => ({ status: 200 }));
+    const webhook = await createWebhook(h, owner, `${rx.url}/hook`);
+    const other = await createWebhook(h, owner, `${rx.url}/other`);
+    const since = new Date(Date.now() - 86_400_000).toISOString();
+    const count = async () => (await h.db.query('SELECT count(*)::int AS n FROM delivery_recoveries WHERE account_id = $1', [webhook.accountId])).rows[0].n;
+
+    await h.stopWorker(); // the first stays running
+    try {
+      const first = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since });
+      assert.equal(first.statusCode, 202, first.body);
+      const { id } = first.json() as Recovery;
+      const second = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since, until: new Date().toISOString() });
+      assert.equal(second.statusCode, 409, second.body);
+      assert.deepEqual(Object.keys(second.json()), ['message']);
+      assert.match(second.json().message, new RegExp(`still running \\(${id}\\): follow it with GET /api/webhooks/${webhook.id}/recoveries/${id}`));
+      assert.equal(await count(), 1, 'the refused request wrote nothing');
+      assert.equal((await api(h.app, owner).post(`/api/webhooks/${other.id}/recover`, { since })).statusCode, 202, 'another webhook is not held up');
+    } finally {
+      await h.startWorker();
+    }
+    await waitFor('the recoveries to complete', async () => {
+      const { rows } = await h.db.query(`SELECT count(*)::int AS n FROM delivery_recoveries WHERE account_id = $1 AND status = 'running'`, [webhook.accountId]);
+      return rows[0].n === 0;
+    }, 30_000);
+    assert.equal((await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since })).statusCode, 202);
+    assert.equal(await count(), 3);
+  });
 });
 
 describe('retrying a pending delivery', () => {
