@@ -160,9 +160,10 @@ export interface Config {
     concurrencyPerWebhook: number;
     workerSlots: number;
     /**
-     * A first attempt that finds no slot at its webhook waits this long at most in its process before
-     * its workflow takes over (lib/first-attempts.ts); at most `firstAttemptWaiters` wait at once in a
-     * process, at most half of them of one account.
+     * A first attempt that finds no slot at its webhook waits in its process while the webhook's line
+     * moves: once no slot came back for `timeoutMs` and this long more, its workflow takes over
+     * (lib/first-attempts.ts); at most `firstAttemptWaiters` wait at once in a process, at most half of
+     * them of one account.
      */
     firstAttemptWaitMs: number;
     firstAttemptWaiters: number;

@@ -53,6 +53,14 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
   let waiting = 0;
   const waitingByAccount = new Map<string, number>();
   const waitersMax = config.webhooks.firstAttemptWaiters;
+  /**
+   * A line that keeps moving gives a slot back at least once per attempt time limit (WEBHOOK_TIMEOUT_MS): every
+   * attempt in flight ends within it. One that has not moved for that long and DELIVERY_FIRST_ATTEMPT_WAIT_MS
+   * more has stopped (its slots held by attempts that are not ending: a dead process's leases, say), and its
+   * waiters go to their workflows. A slow endpoint's line moves slowly, not never: its waiters stay here,
+   * where a wait costs no workflow, no signal and no Temporal round trip.
+   */
+  const stoppedAfterMs = config.webhooks.timeoutMs + config.webhooks.firstAttemptWaitMs;
   const waiters = new Set<SlotWaiter>();
   /** Set by idle() (shutdown): waiting first attempts hand off to their workflows at once. */
   let closing = false;
@@ -120,7 +128,7 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
         while (step === 'wait' && !closing) {
           // The budget counts from when the line last moved here: a long line that keeps moving is
           // waited out here (up to FIRST_ATTEMPT_MAX_WAIT_MS), one that stopped goes to its workflows.
-          const left = Math.min(joined + FIRST_ATTEMPT_MAX_WAIT_MS, Math.max(joined, waiter.lineMovedAt()) + config.webhooks.firstAttemptWaitMs) - Date.now();
+          const left = Math.min(joined + FIRST_ATTEMPT_MAX_WAIT_MS, Math.max(joined, waiter.lineMovedAt()) + stoppedAfterMs) - Date.now();
           if (left <= 0) break;
           lastWake = await waiter.next(left);
           if (lastWake === 'timeout') continue; // the line may have moved meanwhile: the budget is counted again

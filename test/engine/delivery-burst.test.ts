@@ -6,6 +6,7 @@ import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
+import { SLOT_FREED_SIGNAL } from '../../lib/temporal-names';
 
 const LIMIT = 5;
 const WAIT_MS = 4_000;
@@ -13,8 +14,9 @@ const WAIT_MS = 4_000;
 /**
  * A burst to one webhook (lib/first-attempts.ts, lib/slot-waits.ts): first attempts that find the
  * webhook at DELIVERY_CONCURRENCY_PER_WEBHOOK wait for a slot in the process that wrote them, in the
- * webhook's line, and need no workflow; only one whose wait budget (DELIVERY_FIRST_ATTEMPT_WAIT_MS) runs
- * out goes to its `delivery:<id>` workflow, and is delivered from there.
+ * webhook's line, and need no workflow, however slowly the line moves; only one whose line stopped (no slot
+ * given back for WEBHOOK_TIMEOUT_MS + DELIVERY_FIRST_ATTEMPT_WAIT_MS) goes to its `delivery:<id>` workflow, and
+ * is delivered from there.
  */
 describe(`a burst to one webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${LIMIT}, DELIVERY_FIRST_ATTEMPT_WAIT_MS=${WAIT_MS})`, () => {
   const suite = suiteContext();
@@ -65,16 +67,59 @@ describe(`a burst to one webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${LIMIT}, DEL
     assert.equal(rows[0]!.n, 0, 'every held start was dropped');
   });
 
-  it('a waiter whose wait budget runs out goes to its delivery workflow, and is delivered from there', async () => {
-    // Each request is held longer than the wait budget: the five beyond the limit give up waiting.
+  it('a slow line is waited out here: each request held longer than the wait grace, still no workflow', async () => {
+    // Each request is held longer than DELIVERY_FIRST_ATTEMPT_WAIT_MS, within WEBHOOK_TIMEOUT_MS: the line
+    // moves slowly, not never, and the five beyond the limit wait for it here.
     const { receiver, accountId, deliveries } = await burst(2 * LIMIT, WAIT_MS + 1_500);
     assert.equal(receiver.requests.length, 2 * LIMIT);
     assert.ok(receiver.load.maxInFlight <= LIMIT, `${receiver.load.maxInFlight} requests in flight at once`);
     assert.ok(deliveries.every((d) => d.attempts === 1), 'waiting used no attempt');
-    assert.deepEqual(await workflowsOf(accountId, LIMIT), { deliverWebhookWorkflow: LIMIT });
+    assert.deepEqual(await workflowsOf(accountId, 0), {}, 'no delivery workflow');
     await waitFor('every slot and place in line given back', async () => {
       const { rows } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM delivery_slots`);
       return rows[0]!.n === 0;
     }, 5_000);
+  });
+});
+
+describe('a burst to a webhook whose line stopped (its slots held by a dead process, WEBHOOK_TIMEOUT_MS=1000, DELIVERY_FIRST_ATTEMPT_WAIT_MS=1000)', () => {
+  const suite = suiteContext();
+  let h: EngineHarness;
+
+  before(async () => {
+    h = await startEngine(suite, __filename, { DELIVERY_CONCURRENCY_PER_WEBHOOK: String(LIMIT), DELIVERY_FIRST_ATTEMPT_WAIT_MS: '1000', WEBHOOK_TIMEOUT_MS: '1000' });
+  });
+
+  it('its waiters go to their delivery workflows once no slot came back for an attempt time limit and the grace, and are delivered from there', async () => {
+    const receiver = await startReceiver(suite, () => ({ status: 200 }));
+    const user = await registerUser(h.app);
+    const hook = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'stopped', url: `${receiver.url}/hook` });
+    const send = (i: number) => api(h.app, user).ok('POST', `/api/webhooks/${hook.id}/test`, { payload: { i } });
+    const delivered = (n: number) =>
+      waitFor(`${n} deliveries to succeed`, async () => {
+        const { rows } = await h.db.query<{ id: string; status: string }>(`SELECT id, status FROM deliveries WHERE webhook_id = $1`, [hook.id]);
+        return rows.filter((d) => d.status === 'succeeded').length === n && rows;
+      }, 60_000);
+    for (let i = 0; i < LIMIT; i++) await send(i);
+    const earlier = await delivered(LIMIT);
+    // Every slot held by a lease no attempt will give back (as a killed process leaves them, for a while).
+    for (const [i, d] of earlier.entries()) {
+      await h.db.query(`INSERT INTO delivery_slots (webhook_id, delivery_id, generation, holding, expires_at) VALUES ($1, $2, $3, true, now() + interval '10 minutes')`, [hook.id, d.id, 1_000 + i]);
+    }
+
+    const started = Date.now();
+    await Promise.all([0, 1, 2].map((i) => send(LIMIT + i)));
+    const ids = (await h.db.query<{ id: string }>(`SELECT id FROM deliveries WHERE webhook_id = $1 AND status = 'pending'`, [hook.id])).rows.map((r) => r.id);
+    assert.equal(ids.length, 3);
+    const handles = ids.map((id) => h.engine.client.workflow.getHandle(`delivery:${id}`));
+    await waitFor('the waiters to go to their workflows', async () => (await Promise.all(handles.map((w) => w.describe().then(() => true, () => false)))).every(Boolean), 20_000);
+    assert.ok(Date.now() - started >= 1_900, `they waited for the line first (${Date.now() - started} ms)`);
+    assert.equal(receiver.requests.length, LIMIT, 'nothing more was sent while the line stood still');
+
+    // The dead process's leases end; a slot given back wakes each workflow, as an attempt ending would.
+    await h.db.query(`DELETE FROM delivery_slots WHERE webhook_id = $1 AND generation >= 1000`, [hook.id]);
+    for (const w of handles) await w.signal(SLOT_FREED_SIGNAL);
+    await delivered(LIMIT + 3);
+    assert.equal(receiver.requests.length, LIMIT + 3);
   });
 });
