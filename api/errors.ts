@@ -40,8 +40,16 @@ export class NotFoundError extends AppError {
   }
 }
 
+/**
+ * The resource's state refuses the request. `retryAfterSeconds` when that state passes by itself (a recovery
+ * still running): the error handler sends it as Retry-After, and the answer is not kept for an
+ * Idempotency-Key (api/plugins/idempotency.ts), so asking again with the same key is asking again.
+ */
 export class ConflictError extends AppError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
     super(409, message);
   }
 }

@@ -23,9 +23,9 @@ export interface IdempotencyDeps {
  * for 24 h and replayed for a repeat with the same body; a different body gets 422, a repeat while the
  * first is still running gets 409 at once. The request runs in a write unit (db/write-unit.ts): the
  * claim, the request's work and its stored response are one transaction, so a failure anywhere,
- * storing the response included, leaves nothing of the request and the key free. 5xx and 429 answers are
- * rolled back and not stored, so the client can retry them (a 429's Retry-After would mean nothing if
- * the 429 were replayed for 24 h); any other error answer is stored with its work rolled back. A stored
+ * storing the response included, leaves nothing of the request and the key free. 5xx answers and those
+ * with a Retry-After (429, a 409 for a state that passes) are rolled back and not stored, so the client can
+ * retry them (a Retry-After would mean nothing if the answer were replayed for 24 h); any other error answer is stored with its work rolled back. A stored
  * response may show a secret in full (the request that set it), so it is sealed like every other
  * secret, and the request fingerprint is an HMAC, not a plain hash.
  */
@@ -90,7 +90,8 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     if (!claimed) return payload;
     request.idempotency = undefined;
     const { unit } = claimed;
-    if (reply.statusCode >= 500 || reply.statusCode === 429) {
+    // Answers that say when to ask again (429, a 409 with Retry-After) describe a passing state.
+    if (reply.statusCode >= 500 || reply.statusCode === 429 || reply.hasHeader('retry-after')) {
       await unit.rollback();
       return payload;
     }

@@ -83,7 +83,8 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
           'Attempts again, once each, every delivery of this webhook created in [since, until) that has failed (until: now when ' +
           `omitted; at most ${MAX_RECOVERY_WINDOW_DAYS} days after since), as a manual retry does: same event, same \`webhook-id\`. ` +
           'Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. ' +
-          '400 for a bad window; 409 when the webhook is disabled or incoming.',
+          '400 for a bad window; 409 when the webhook is disabled or incoming, and while another recovery of it is running ' +
+          '(with Retry-After; that 409 is not kept for an Idempotency-Key).',
         params: idParams,
         body: recoverBody,
         response: { 202: recoverySchema, 409: errorResponse(`${notDelivering} Or a recovery of it is still running.`) },

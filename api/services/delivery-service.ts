@@ -19,6 +19,8 @@ import type { Caller } from './auth-service';
  * later lost its workflow and must not block the webhook for ever.
  */
 const RUNNING_RECOVERY_COUNTS_MS = 86_400_000;
+/** The Retry-After of that 409: a small recovery completes in seconds. */
+const RECOVERY_RETRY_AFTER_S = 10;
 
 const TEST_MESSAGE = 'This is a test event: your endpoint received and can verify deliveries from this webhook.';
 
@@ -101,12 +103,13 @@ export function createDeliveryService(deps: {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
-        // One at a time per webhook (its row is locked): two overlapping windows would send a delivery failed
-        // in both twice, and a caller repeating the request would start a workflow per delivery each time.
+        // One at a time per webhook (its row is locked): a caller repeating the request would start one more
+        // recovery workflow each time, to scan a window whose failed deliveries the first one takes anyway.
         const running = await recoveries.findRunning(webhookId, RUNNING_RECOVERY_COUNTS_MS, tx);
         if (running) {
           throw new ConflictError(
             `A recovery of this webhook is still running (${running.id}): follow it with GET /api/webhooks/${webhookId}/recoveries/${running.id}, and ask again once it has completed`,
+            RECOVERY_RETRY_AFTER_S,
           );
         }
         const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until });

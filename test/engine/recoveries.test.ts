@@ -219,8 +219,9 @@ describe('recovering a webhook\'s failed deliveries', () => {
       const first = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since });
       assert.equal(first.statusCode, 202, first.body);
       const { id } = first.json() as Recovery;
-      const second = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since, until: new Date().toISOString() });
+      const second = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since }, { 'idempotency-key': 'recover-later' });
       assert.equal(second.statusCode, 409, second.body);
+      assert.equal(second.headers['retry-after'], '10');
       assert.deepEqual(Object.keys(second.json()), ['message']);
       assert.match(second.json().message, new RegExp(`still running \\(${id}\\): follow it with GET /api/webhooks/${webhook.id}/recoveries/${id}`));
       assert.equal(await count(), 1, 'the refused request wrote nothing');
@@ -232,7 +233,10 @@ describe('recovering a webhook\'s failed deliveries', () => {
       const { rows } = await h.db.query(`SELECT count(*)::int AS n FROM delivery_recoveries WHERE account_id = $1 AND status = 'running'`, [webhook.accountId]);
       return rows[0].n === 0;
     }, 30_000);
-    assert.equal((await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since })).statusCode, 202);
+    // The 409 said when to ask again, so it was not kept for its Idempotency-Key: the same key asks again.
+    const later = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since }, { 'idempotency-key': 'recover-later' });
+    assert.equal(later.statusCode, 202, later.body);
+    assert.equal(later.headers['idempotent-replayed'], undefined);
     assert.equal(await count(), 3);
   });
 });
