@@ -357,7 +357,7 @@ async function withStack<T>(kind: 'memory' | 'file', fn: (stack: Stack) => Promi
   const temporal = await startTemporalDevServer({
     port: await findFreePort(),
     dbFilename,
-    // As `npm start` runs it: closed workflows kept for an hour.
+    // As `npm start` runs it: closed workflows kept for DEV_STACK_RETENTION (15 minutes).
     retention: dbFilename ? DEV_STACK_RETENTION : undefined,
     sqlitePragmas: SQLITE_PRAGMAS,
     dynamicConfig: DYNAMIC_CONFIG,

@@ -26,7 +26,7 @@
  * by status, fires by status, runs, deliveries), and to find out why: where A's run time went (from
  * its workflow histories), the cores each process kept busy (/proc), and the Temporal server's work
  * (its Prometheus metrics: persistence requests, workflow starts, workflow tasks dispatched and their wait;
- * and, from its visibility store, the workflows started during the flood window by type, with their events).
+ * and, from its visibility store, the workflows started during A's window with the flood, by type, with their events).
  * Settings: BENCH_SECONDS (30), BENCH_A_RATE (2), BENCH_FLOODS (regex,chain,hooks,slow),
  * BENCH_REGEX_EVENTS (300), BENCH_REGEX_TRIGGERS (1), BENCH_PAYLOAD_CHARS (5000), BENCH_CHAIN_WIDTH (4),
  * BENCH_HOOK_REQUESTS (1000), BENCH_SLOW_DELIVERIES (200), BENCH_SLOW_MS (5000), BENCH_POLL_MS (10),
@@ -541,17 +541,21 @@ async function main() {
   }
 }
 
-/** The workflows started in a window, by type: how many, and their history events (each a write of the server's). */
+/** The workflows started in A's window with B's flood, by type: how many, and their history events (each a write of the server's). */
 async function workflowsStarted(client: Client, from: Date, to: Date): Promise<string> {
-  const byType = new Map<string, { n: number; events: number }>();
+  // Visibility keeps a workflow's history length only once it has closed: events are averaged over the closed ones.
+  const byType = new Map<string, { n: number; open: number; events: number }>();
   const query = `StartTime >= '${from.toISOString()}' AND StartTime < '${to.toISOString()}'`;
   for await (const wf of client.workflow.list({ query })) {
-    const t = byType.get(wf.type) ?? { n: 0, events: 0 };
+    const t = byType.get(wf.type) ?? { n: 0, open: 0, events: 0 };
     t.n++;
-    t.events += wf.historyLength;
+    if (wf.closeTime) t.events += wf.historyLength;
+    else t.open++;
     byType.set(wf.type, t);
   }
-  const parts = [...byType].sort((x, y) => y[1].n - x[1].n).map(([type, t]) => `${type} ${t.n} (${(t.events / t.n).toFixed(1)} events each)`);
+  const parts = [...byType]
+    .sort((x, y) => y[1].n - x[1].n)
+    .map(([type, t]) => `${type} ${t.n} (${t.open} still open; ${t.n > t.open ? (t.events / (t.n - t.open)).toFixed(1) : '–'} events each of the closed)`);
   return `workflows started (both accounts): ${parts.join(', ') || 'none'}`;
 }
 

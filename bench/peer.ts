@@ -2,7 +2,7 @@
  * `npm run bench:peer`: our `npm start` stack beside n8n on the same machine, in the same run, on the
  * same job — a public hook whose body must reach a loopback receiver:
  * - ours: the processes `npm start` runs — `api/server.ts` and `worker/main.ts` (each `node --import tsx`),
- *   a Temporal dev server on a SQLite file (retention 1 h, as scripts/dev-stack.ts starts it) and a fresh
+ *   a Temporal dev server on a SQLite file (retention 15 minutes, as scripts/dev-stack.ts starts it) and a fresh
  *   database `bench_<pid>` (bench/database.ts) — with an incoming webhook (`POST /api/hooks/webhooks/:id`
  *   → `webhook.received`) and an outgoing webhook with a secret subscribed to `webhook.received`;
  * - n8n: `n8n start` (version BENCH_N8N_VERSION, installed with `npm install n8n@<version>` into

@@ -61,7 +61,8 @@ export async function startServer(name: string, entry: string, env: Record<strin
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // A profiled process writes its profile as it exits: give it time (a SIGKILL would lose it).
+      const force = setTimeout(() => child.kill('SIGKILL'), profileDir ? 60_000 : 10_000);
       await exited;
       clearTimeout(force);
     },
@@ -104,7 +105,7 @@ export interface EntryProcess {
   output: () => string;
   /** Resolves once a line containing `text` has been printed; rejects if the process exits first or after timeoutMs. */
   printed: (text: string, timeoutMs?: number) => Promise<void>;
-  /** SIGTERM (the entries' ordered shutdown), SIGKILL after 10 s. */
+  /** SIGTERM (the entries' ordered shutdown), SIGKILL after 10 s (60 s with BENCH_CPU_PROF). */
   stop: () => Promise<void>;
 }
 
@@ -155,7 +156,8 @@ export function startEntry(entry: string, env: Record<string, string>): EntryPro
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // A profiled process writes its profile as it exits: give it time (a SIGKILL would lose it).
+      const force = setTimeout(() => child.kill('SIGKILL'), profileDir ? 60_000 : 10_000);
       await exited;
       clearTimeout(force);
     },
