@@ -2,6 +2,7 @@ import type { Queryable } from '../db/pool';
 import { createDeliveriesRepository } from '../db/repositories/deliveries';
 import { listensForTriggers } from '../db/repositories/event-listeners';
 import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '../db/repositories/events';
+import { createFireRateRepository, insertThrottledEventFire } from '../db/repositories/fires';
 import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
 import { createWebhooksRepository } from '../db/repositories/webhooks';
 import type { DispatchResult } from '../workflows/types';
@@ -48,7 +49,8 @@ export interface EventAbout {
  *    its webhook's triggerCount counted, and its delivery workflow queued (startDelivery);
  * 2. the account's enabled triggers listening for the event's type matched against their filters,
  *    within INLINE_MATCH_UNITS, and a fire queued per match (startEventFire), as many as the chain's
- *    CHAIN_FIRE_BUDGET still allows (taken atomically from the root event);
+ *    CHAIN_FIRE_BUDGET still allows (taken atomically from the root event); while the account is over
+ *    FIRES_PER_MINUTE, each is recorded `throttled` here instead, with no workflow;
  * 3. the outcome kept on the event (`dispatch_status` done, `dispatch_result`).
  * An event nothing listens for is written done already (insertEvent `settled`): nothing to ask here.
  * When the listening filters cost more than INLINE_MATCH_UNITS, step 2 is left to the worker: the
@@ -89,7 +91,22 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
     async queueFires(tx: Queryable, event: EventRow, matched: EventTriggerRow[]): Promise<Pick<DispatchResult, 'fires' | 'overBudget'>> {
       if (matched.length === 0) return { fires: 0, overBudget: 0 };
       const granted = await createEventDispatchRepository(tx).takeChainFires(event.root_event_id, matched.length, config.fires.chainBudget, tx);
-      for (const trigger of matched.slice(0, granted)) await startEventFire(tx, event, trigger);
+      // An account already over FIRES_PER_MINUTE: its fires are recorded throttled right here, as their
+      // workflows would record them, so a flooding account's fires past its rate cost no workflow each.
+      const full = granted > 0 && (await createFireRateRepository(tx).isFull(event.account_id, config.fires.perMinute, tx));
+      for (const trigger of matched.slice(0, granted)) {
+        const recorded =
+          full &&
+          (await insertThrottledEventFire(tx, {
+            accountId: event.account_id,
+            triggerId: trigger.id,
+            eventId: event.id,
+            chainDepth: event.chain_depth + 1,
+            rootEventId: event.root_event_id,
+            payload: event.data,
+          }));
+        if (!recorded) await startEventFire(tx, event, trigger);
+      }
       return { fires: granted, overBudget: matched.length - granted };
     },
 

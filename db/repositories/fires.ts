@@ -128,6 +128,37 @@ export function createFireRateRepository(db: Queryable) {
       );
       return { retryAfterSeconds: left[0]?.seconds ?? 1 };
     },
+
+    /** Whether the account's current window is full (nothing taken, nothing locked): a fire now would be over. */
+    async isFull(accountId: string, perMinute: number, q: Queryable = db): Promise<boolean> {
+      const { rows } = await q.query(
+        `SELECT 1 FROM account_fire_windows WHERE account_id = $1 AND window_start > now() - interval '1 minute' AND fires >= $2`,
+        [accountId, perMinute],
+      );
+      return rows.length > 0;
+    },
   };
+}
+
+/**
+ * An event fire over its account's FIRES_PER_MINUTE, recorded `throttled` in the transaction of the event's
+ * fan-out (lib/event-fan-out.ts) as recordFire would record it (not counted, no run, no event: the event's
+ * data as its payload), with no workflow of its own. Only while its trigger is there and enabled, and its
+ * agent neither a template nor paused (that fire is `skipped`, which its workflow records); the trigger's
+ * row is key-share locked, so a delete of it waits for this. Answers whether it was recorded.
+ */
+export async function insertThrottledEventFire(
+  q: Queryable,
+  f: { accountId: string; triggerId: string; eventId: string; chainDepth: number; rootEventId: string; payload: unknown },
+): Promise<boolean> {
+  const { rows } = await q.query(
+    `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, payload, chain_depth, event_id, root_event_id)
+     SELECT $1, t.id, 'event-' || $3::uuid::text, 'event', 'throttled', $4, $5, $3::uuid, $6 FROM triggers t
+     WHERE t.id = $2 AND t.enabled AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = t.agent_id AND a.status IN ('template', 'paused'))
+     FOR KEY SHARE OF t
+     ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
+    [f.accountId, f.triggerId, f.eventId, JSON.stringify(f.payload), f.chainDepth, f.rootEventId],
+  );
+  return rows.length > 0;
 }
 export type FireRateRepository = ReturnType<typeof createFireRateRepository>;

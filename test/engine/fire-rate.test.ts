@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
@@ -78,6 +79,12 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
       name: 'on hook',
       configJson: { eventType: 'webhook.received' },
     });
+    const paused = await api(h.app, user).ok('POST', '/api/agents', { name: 'paused listener', status: 'paused' });
+    const pausedListener = await api(h.app, user).ok('POST', `/api/agents/${paused.id}/triggers`, {
+      type: 'event',
+      name: 'on hook, paused',
+      configJson: { eventType: 'webhook.received' },
+    });
     await spendTheMinute(user); // in the API
 
     const hooked = await api(h.app).post(`/api/hooks/webhooks/${incoming.id}`, { n: 1 });
@@ -88,6 +95,17 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
       return rows.length > 0 && rows;
     }, 30_000);
     assert.deepEqual({ source: fire.source, status: fire.status, run_id: fire.run_id }, { source: 'event', status: 'throttled', run_id: null });
+    // Recorded where the event's fan-out was written: no workflow of its own was queued or started.
+    const { rows: [cause] } = await h.db.query(`SELECT event_id FROM fires WHERE id = $1`, [fire.id]);
+    assert.equal(await queuedFires(listener.id), 0);
+    await assert.rejects(h.engine.client.workflow.getHandle(`fire:${listener.id}:event-${cause.event_id}`).describe(), WorkflowNotFoundError);
+    // A paused agent's fire is skipped before it could be throttled: left to its workflow, which says so.
+    assert.equal((await h.db.query(`SELECT status FROM fires WHERE trigger_id = $1`, [pausedListener.id])).rows.length, 0);
+    const [skipped] = await waitFor('the paused agent\'s fire', async () => {
+      const rows = await fireRows(pausedListener.id);
+      return rows.length > 0 && rows;
+    }, 30_000);
+    assert.equal(skipped.status, 'skipped');
 
     const { rows: runs } = await h.db.query(`SELECT id FROM runs WHERE agent_id = $1`, [agent.id]);
     assert.deepEqual(runs, []);
