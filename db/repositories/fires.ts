@@ -88,7 +88,7 @@ export function createFiresRepository(db: Queryable) {
     async findForTrigger(accountId: string, triggerId: string, fireId: string, q: Queryable = db): Promise<FireDetailRow | null> {
       const { rows } = await q.query<FireDetailRow>(
         `SELECT f.id, f.source, f.run_id, f.scheduled_at, f.created_at, f.payload,
-           CASE WHEN f.status = 'skipped' THEN 'skipped' WHEN r.id IS NOT NULL THEN r.status ELSE 'fired' END AS state
+           CASE WHEN f.status <> 'fired' THEN f.status WHEN r.id IS NOT NULL THEN r.status ELSE 'fired' END AS state
          FROM fires f LEFT JOIN runs r ON r.id = f.run_id
          WHERE f.id = $1 AND f.trigger_id = $2 AND f.account_id = $3`,
         [fireId, triggerId, accountId],
@@ -129,10 +129,14 @@ export function createFireRateRepository(db: Queryable) {
       return { retryAfterSeconds: left[0]?.seconds ?? 1 };
     },
 
-    /** Whether the account's current window is full (nothing taken, nothing locked): a fire now would be over. */
+    /**
+     * Whether the account's current window is full (nothing taken, nothing locked): a fire now would be over.
+     * Now is the statement's time, not the transaction's: a long transaction must not see a window that has
+     * since begun afresh as full.
+     */
     async isFull(accountId: string, perMinute: number, q: Queryable = db): Promise<boolean> {
       const { rows } = await q.query(
-        `SELECT 1 FROM account_fire_windows WHERE account_id = $1 AND window_start > now() - interval '1 minute' AND fires >= $2`,
+        `SELECT 1 FROM account_fire_windows WHERE account_id = $1 AND window_start > statement_timestamp() - interval '1 minute' AND fires >= $2`,
         [accountId, perMinute],
       );
       return rows.length > 0;
@@ -144,8 +148,11 @@ export function createFireRateRepository(db: Queryable) {
  * An event fire over its account's FIRES_PER_MINUTE, recorded `throttled` in the transaction of the event's
  * fan-out (lib/event-fan-out.ts) as recordFire would record it (not counted, no run, no event: the event's
  * data as its payload), with no workflow of its own. Only while its trigger is there and enabled, and its
- * agent neither a template nor paused (that fire is `skipped`, which its workflow records); the trigger's
- * row is key-share locked, so a delete of it waits for this. Answers whether it was recorded.
+ * agent neither a template nor paused (that fire is `skipped`, which its workflow records). The trigger's
+ * row is key-share locked, so a delete of it waits for this; a trigger locked already (being fired, or
+ * deleted) is skipped, never waited for — its fire goes to its workflow: the caller may be a fire holding
+ * its account's fire window (lib/record-fire.ts), and a fire of that trigger holds the trigger and waits for
+ * the window. Answers whether it was recorded.
  */
 export async function insertThrottledEventFire(
   q: Queryable,
@@ -155,7 +162,7 @@ export async function insertThrottledEventFire(
     `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, payload, chain_depth, event_id, root_event_id)
      SELECT $1, t.id, 'event-' || $3::uuid::text, 'event', 'throttled', $4, $5, $3::uuid, $6 FROM triggers t
      WHERE t.id = $2 AND t.enabled AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = t.agent_id AND a.status IN ('template', 'paused'))
-     FOR KEY SHARE OF t
+     FOR KEY SHARE OF t SKIP LOCKED
      ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
     [f.accountId, f.triggerId, f.eventId, JSON.stringify(f.payload), f.chainDepth, f.rootEventId],
   );

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
@@ -115,6 +116,35 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
     assert.equal(shown.fireCount, 0);
     const [listed] = await api(h.app, user).ok('GET', `/api/triggers/${listener.id}/fires`);
     assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fire.id, status: 'throttled', runId: null });
+    const one = await api(h.app, user).ok('GET', `/api/triggers/${listener.id}/fires/${fire.id}`);
+    assert.equal(one.status, 'throttled', 'the fire on its own says what the list says');
+  });
+
+  it('an event fire over the limit whose trigger is locked (being fired) is not waited for: its workflow records it', async () => {
+    const user = await registerUser(h.app);
+    const incoming = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
+    const listener = await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'event', name: 'on hook', configJson: { eventType: 'webhook.received' } });
+    await spendTheMinute(user);
+    // As a fire of this trigger holds it (recordFire locks it, then waits for the account's window).
+    const holder = await h.db.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM triggers WHERE id = $1 FOR UPDATE', [listener.id]);
+      const hooked = await Promise.race([api(h.app).post(`/api/hooks/webhooks/${incoming.id}`, { n: 2 }), sleep(5_000).then(() => null)]);
+      assert.ok(hooked, 'the hook waited 5 s for the locked trigger');
+      assert.equal(hooked.statusCode, 202, hooked.body);
+      assert.deepEqual(await fireRows(listener.id), [], 'not recorded while the trigger is held');
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    const [fire] = await waitFor('the event fire, from its workflow', async () => {
+      const rows = await fireRows(listener.id);
+      return rows.length > 0 && rows;
+    }, 30_000);
+    assert.equal(fire.status, 'throttled');
+    const { rows: [cause] } = await h.db.query(`SELECT event_id FROM fires WHERE id = $1`, [fire.id]);
+    assert.ok(await h.engine.client.workflow.getHandle(`fire:${listener.id}:event-${cause.event_id}`).describe(), 'its workflow recorded it');
   });
 
   it('records schedule fires over the limit as throttled, uncounted; the worker\'s count holds for the API too', async () => {
