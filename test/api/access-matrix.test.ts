@@ -85,7 +85,7 @@ interface Fixture {
     'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery' | 'recovery',
     string
   >;
-  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'member' | 'apiKey' | 'delivery' | 'invitation', string> & {
+  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'recoverable' | 'member' | 'apiKey' | 'delivery' | 'invitation', string> & {
     invitationToken: string;
   };
 }
@@ -167,7 +167,8 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/webhooks/{id}/deliveries/{deliveryId}': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.shared.delivery}` }),
   'POST /api/webhooks/{id}/deliveries/{deliveryId}/retry': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.own.delivery}/retry` }),
   'POST /api/webhooks/{id}/test': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/test`, payload: {} }),
-  'POST /api/webhooks/{id}/recover': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/recover`, payload: { since: new Date(Date.now() - 3_600_000).toISOString() } }),
+  // A webhook of the actor's own: one recovery of a webhook runs at a time (no worker here finishes any).
+  'POST /api/webhooks/{id}/recover': (f) => ({ url: `/api/webhooks/${f.own.recoverable}/recover`, payload: { since: new Date(Date.now() - 3_600_000).toISOString() } }),
   'GET /api/webhooks/{id}/recoveries/{recoveryId}': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/recoveries/${f.shared.recovery}` }),
   'GET /api/webhooks/{id}/stats': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/stats` }),
 
@@ -249,6 +250,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
       trigger: await created(`/api/agents/${shared.agent}/triggers`, { type: 'webhook', name: 'v' }),
       userTrigger: await created('/api/user-triggers', { type: 'webhook', name: 'v' }),
       webhook: await created('/api/webhooks', { name: 'v', url: 'http://127.0.0.1:9/v' }),
+      recoverable: await created('/api/webhooks', { name: 'r', url: 'http://127.0.0.1:9/r' }),
       member: await created('/api/team', { email: `victim-${unique()}@example.com`, role: 'viewer' }),
       apiKey: key.json().id,
       delivery: await failedDelivery(),
