@@ -54,6 +54,19 @@ describe('runAgentWorkflow (mocked activities)', () => {
     return { runId, result };
   }
 
+  /** A step activity that notes each step it makes in `made` and answers it done (`ended`: the run's end with it). */
+  const stepsInto =
+    (made: number[], ended?: 'succeeded' | 'failed') =>
+    async (ref: StepRef): Promise<StepOutcome> => {
+      made.push(ref.index);
+      return { status: 'done', ok: true, ...(ended ? { ended } : {}) };
+    };
+  /** finishRun noting each input in `finishes`; the run succeeded. */
+  const finishInto = (finishes: unknown[]) => async (input: unknown) => {
+    finishes.push(input);
+    return { status: 'succeeded' as const };
+  };
+
   const running = (runId: string, timeoutMs: number, count = 1): BeginRunOutcome => ({
     status: 'running',
     timeoutMs,
@@ -100,18 +113,9 @@ describe('runAgentWorkflow (mocked activities)', () => {
         {
           beginRunStep: async ({ runId }) =>
             ({ begun: { status: 'running', timeoutMs: 60_000, steps: toolSteps(runId, 1, 3) }, first: { status: 'done', ok: true, next: [{ runId, index: 3, type: 'model' }] } }) satisfies BegunRun,
-          runToolStep: async (ref) => {
-            made.push(ref.index);
-            return { status: 'done', ok: true };
-          },
-          runModelStep: async (ref) => {
-            made.push(ref.index);
-            return { status: 'done', ok: true };
-          },
-          finishRun: async (input) => {
-            finishes.push(input);
-            return { status: 'succeeded' };
-          },
+          runToolStep: stepsInto(made),
+          runModelStep: stepsInto(made),
+          finishRun: finishInto(finishes),
         },
         undefined,
         60_000,
@@ -168,10 +172,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
       const { runId, result } = await run(
         {
           beginRunStep: async () => ({ begun: { status: 'running', timeoutMs: 60_000, steps: [] } }),
-          finishRun: async (input) => {
-            finishes.push(input);
-            return { status: 'succeeded' };
-          },
+          finishRun: finishInto(finishes),
         },
         undefined,
         60_000,
@@ -187,10 +188,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
         {
           beginRunStep: async ({ runId }) =>
             ++asks === 1 ? { begun: { status: 'queued', recheckMs: 10 * 60_000 } } : { begun: { status: 'running', timeoutMs: 60_000, steps: toolSteps(runId, 1, 2) }, first: { status: 'done', ok: true } },
-          runToolStep: async (ref) => {
-            made.push(ref.index);
-            return { status: 'done', ok: true, ended: 'succeeded' };
-          },
+          runToolStep: stepsInto(made, 'succeeded'),
         },
         async (runId) => {
           await waitUntil(() => asks === 1, 'the first ask');
@@ -297,14 +295,8 @@ describe('runAgentWorkflow (mocked activities)', () => {
     const finishes: unknown[] = [];
     const { runId, result } = await run({
       beginRun: async ({ runId }) => running(runId, 60_000, 3),
-      runToolStep: async (ref) => {
-        made.push(ref.index);
-        return { status: 'done', ok: true } satisfies StepOutcome;
-      },
-      finishRun: async (input) => {
-        finishes.push(input);
-        return { status: 'succeeded' };
-      },
+      runToolStep: stepsInto(made),
+      finishRun: finishInto(finishes),
     });
     assert.deepEqual(result, { status: 'succeeded' });
     assert.deepEqual(made, [0, 1, 2]);
