@@ -9,7 +9,7 @@ import { startEmbeddedPostgres } from './embedded-postgres';
 import { canConnect, freePortPreferring, isAlive, prefixedPrinter, runInOwnProcessGroup, superviseNode } from './processes';
 import { locate, TEMPORAL_CLI } from './temporal-binaries';
 import { DEV_STACK_RETENTION, startTemporalDevServer } from './temporal-dev-server';
-import { parseDuration } from '../lib/durations';
+import { DAY_MS, tryParseDuration } from '../lib/durations';
 
 /**
  * `npm start`: Postgres (DATABASE_URL or embedded), the Temporal dev server (or TEMPORAL_ADDRESS), migrations,
@@ -25,13 +25,9 @@ const TEMPORAL_UI_PORT = 8233;
 
 /** Why TEMPORAL_RETENTION cannot be the namespace's retention, or undefined when it can (a duration of 1 minute to 30 days). */
 function retentionProblem(text: string): string | undefined {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (err) {
-    return (err as Error).message;
-  }
-  if (ms < 60_000 || ms > 30 * 86_400_000) return `is ${text}; use a duration from 1m to 30d, such as "15m" or "1h"`;
+  const parsed = tryParseDuration(text);
+  if ('error' in parsed) return parsed.error;
+  if (parsed.ms < 60_000 || parsed.ms > 30 * DAY_MS) return `is ${text}; use a duration from 1m to 30d, such as "15m" or "1h"`;
   return undefined;
 }
 

@@ -144,6 +144,8 @@ export function createFireRateRepository(db: Queryable) {
   };
 }
 
+export type FireRateRepository = ReturnType<typeof createFireRateRepository>;
+
 /**
  * An event fire over its account's FIRES_PER_MINUTE, recorded `throttled` in the transaction of the event's
  * fan-out (lib/event-fan-out.ts) as recordFire would record it (not counted, no run, no event: the event's
@@ -168,4 +170,3 @@ export async function insertThrottledEventFire(
   );
   return rows.length > 0;
 }
-export type FireRateRepository = ReturnType<typeof createFireRateRepository>;
