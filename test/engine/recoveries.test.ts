@@ -226,6 +226,9 @@ describe('recovering a webhook\'s failed deliveries', () => {
       assert.match(second.json().message, new RegExp(`still running \\(${id}\\): follow it with GET /api/webhooks/${webhook.id}/recoveries/${id}`));
       assert.equal(await count(), 1, 'the refused request wrote nothing');
       assert.equal((await api(h.app, owner).post(`/api/webhooks/${other.id}/recover`, { since })).statusCode, 202, 'another webhook is not held up');
+      // One still `running` a day after it was asked for lost its workflow: it no longer holds the webhook.
+      await h.db.query(`UPDATE delivery_recoveries SET created_at = now() - interval '25 hours' WHERE id = $1`, [id]);
+      assert.equal((await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since })).statusCode, 202, 'a day-old running recovery does not count');
     } finally {
       await h.startWorker();
     }
@@ -237,7 +240,7 @@ describe('recovering a webhook\'s failed deliveries', () => {
     const later = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since }, { 'idempotency-key': 'recover-later' });
     assert.equal(later.statusCode, 202, later.body);
     assert.equal(later.headers['idempotent-replayed'], undefined);
-    assert.equal(await count(), 3);
+    assert.equal(await count(), 4);
   });
 });
 
