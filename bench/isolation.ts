@@ -30,6 +30,7 @@
  * Settings: BENCH_SECONDS (30), BENCH_A_RATE (2), BENCH_FLOODS (regex,chain,hooks,slow),
  * BENCH_REGEX_EVENTS (300), BENCH_REGEX_TRIGGERS (1), BENCH_PAYLOAD_CHARS (5000), BENCH_CHAIN_WIDTH (4),
  * BENCH_HOOK_REQUESTS (1000), BENCH_SLOW_DELIVERIES (200), BENCH_SLOW_MS (5000), BENCH_POLL_MS (10),
+ * BENCH_DYNAMIC_CONFIG (comma-separated `key=value` for the dev server, as bench/engine.ts),
  * BENCH_POSTGRES_URL (as bench/database.ts), BENCH_CPU_PROF (a directory: V8 CPU profiles of the worker and
  * the API, in its `worker/` and `api/`, for bench/profile-summary.ts). Settings of the engine itself (RUN_CONCURRENCY_PER_ACCOUNT,
  * FIRES_PER_MINUTE, …) are passed on to the two processes from the environment.
@@ -209,8 +210,11 @@ async function scrape(metricsUrl: string): Promise<(name: string, labels?: RegEx
 
 /**
  * What the Temporal server did over a window (call at its start, the result at its end): persistence
- * requests and workflow starts per second, and workflow tasks dispatched per second with their mean
- * wait for a worker, on the normal queue (a new workflow's first task) and on the worker's sticky queue.
+ * requests per second and their mean time, the mean time of the two calls every run makes (workflow
+ * task completed, workflow start) and of the wait for the history shard's IO slots (the dev server has
+ * one shard: `history.shardIOConcurrency` slots for all its workflows), workflow starts per second, and
+ * workflow tasks dispatched per second with their mean wait for a worker, on the normal queue (a new
+ * workflow's first task) and on the worker's sticky queue.
  */
 async function serverMeter(metricsUrl: string) {
   const before = await scrape(metricsUrl);
@@ -225,8 +229,14 @@ async function serverMeter(metricsUrl: string) {
       const mean = (1000 * rate('task_schedule_to_start_latency_sum', labels)) / n;
       return `${n.toFixed(1)}/s waiting ${Number.isFinite(mean) ? mean.toFixed(0) : '-'} ms`;
     };
+    const mean = (name: string, labels?: RegExp) => {
+      const n = rate(`${name}_count`, labels);
+      return n > 0 ? `${((1000 * rate(`${name}_sum`, labels)) / n).toFixed(1)} ms` : '-';
+    };
     return (
-      `Temporal: ${rate('persistence_requests').toFixed(0)} persistence requests/s, ` +
+      `Temporal: ${rate('persistence_requests').toFixed(0)} persistence requests/s (mean ${mean('persistence_latency')}; ` +
+      `calls: workflow task completed ${mean('service_latency', /operation="RespondWorkflowTaskCompleted"/)}, ` +
+      `start ${mean('service_latency', /operation="StartWorkflowExecution"/)}; shard IO wait ${mean('semaphore_latency', /operation="ShardInfo"/)}), ` +
       `${rate('persistence_requests', /operation="CreateWorkflowExecution"/).toFixed(1)} workflow starts/s; ` +
       `workflow tasks ${wft('__normal__')} (first tasks), ${wft('__sticky__')} (sticky)`
     );
@@ -442,7 +452,7 @@ async function main() {
   const database = await createBenchDatabase();
   const metricsPort = await findFreePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  const temporal = await startTemporalDevServer({ port: await findFreePort(), metricsPort, onLine: () => {}, log: () => {} });
+  const temporal = await startTemporalDevServer({ port: await findFreePort(), metricsPort, onLine: () => {}, log: () => {}, dynamicConfig: (process.env.BENCH_DYNAMIC_CONFIG ?? '').split(',').filter(Boolean) });
   const slow = await startSlowReceiver(SLOW_MS);
   const port = await findFreePort();
   const base = `http://127.0.0.1:${port}`;
