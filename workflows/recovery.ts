@@ -3,10 +3,18 @@ import type { Activities } from '../activities';
 import { ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { RecoveryInput } from './types';
 
-const { recoverDeliveryBatch, failRecovery } = proxyActivities<Activities>({
+const { recoverDeliveryBatch } = proxyActivities<Activities>({
   // A batch is one transaction of RECOVERY_BATCH_SIZE short statements: a silent minute means a dead worker.
   startToCloseTimeout: '1 minute',
   retry: ENGINE_RETRY,
+});
+/**
+ * The recovery's last word, one idempotent UPDATE: asked until it is said (Postgres down for longer than the
+ * batch's retries must not leave the recovery `running`).
+ */
+const { failRecovery } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { ...ENGINE_RETRY, maximumAttempts: 0 },
 });
 
 /** Batches per run: the history stays short (a few events per batch); the progress lives in the recovery's row. */

@@ -16,9 +16,9 @@ import type { Caller } from './auth-service';
 /**
  * A running recovery blocks another of its webhook for at most this long after it was asked for: a recovery
  * takes minutes (a batch of RECOVERY_BATCH_SIZE is one short transaction), so one still `running` a day
- * later lost its workflow and must not block the webhook for ever.
+ * later lost its workflow; the next request for the webhook marks it `failed` and goes ahead.
  */
-const RUNNING_RECOVERY_COUNTS_MS = 86_400_000;
+const STALE_RECOVERY_MS = 86_400_000;
 /** The Retry-After of that 409: a small recovery completes in seconds. */
 const RECOVERY_RETRY_AFTER_S = 10;
 
@@ -105,7 +105,8 @@ export function createDeliveryService(deps: {
         assertSends(webhook);
         // One at a time per webhook (its row is locked): a caller repeating the request would start one more
         // recovery workflow each time, to scan a window whose failed deliveries the first one takes anyway.
-        const running = await recoveries.findRunning(webhookId, RUNNING_RECOVERY_COUNTS_MS, tx);
+        await recoveries.failStale(webhookId, STALE_RECOVERY_MS, tx);
+        const running = await recoveries.findRunning(webhookId, tx);
         if (running) {
           throw new ConflictError(
             `A recovery of this webhook is still running (${running.id}): follow it with GET /api/webhooks/${webhookId}/recoveries/${running.id}, and ask again once it has completed`,

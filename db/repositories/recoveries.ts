@@ -58,14 +58,24 @@ export function createRecoveriesRepository(db: Queryable) {
     },
 
     /**
-     * The webhook's recovery still running, asked for less than `withinMs` ago (an older one, whose workflow
-     * could not even record its failure, no longer counts); null when there is none.
+     * Marks `failed` the webhook's recoveries still `running` though asked for at least `afterMs` ago: their
+     * workflow is gone without a last word (terminated, Temporal's state lost, or it could not record its
+     * failure). Their rows then read as what they are, retention can delete them, and they no longer hold
+     * the webhook. A workflow still at work finds its recovery no longer running and stops.
      */
-    async findRunning(webhookId: string, withinMs: number, q: Queryable = db): Promise<{ id: string } | null> {
+    async failStale(webhookId: string, afterMs: number, q: Queryable = db): Promise<void> {
+      await q.query(
+        `UPDATE delivery_recoveries SET status = 'failed', completed_at = now()
+         WHERE webhook_id = $1 AND status = 'running' AND created_at <= now() - $2 * interval '1 millisecond'`,
+        [webhookId, afterMs],
+      );
+    },
+
+    /** The webhook's recovery still running (the newest), or null when there is none. */
+    async findRunning(webhookId: string, q: Queryable = db): Promise<{ id: string } | null> {
       const { rows } = await q.query<{ id: string }>(
-        `SELECT id FROM delivery_recoveries WHERE webhook_id = $1 AND status = 'running' AND created_at > now() - $2 * interval '1 millisecond'
-         ORDER BY created_at DESC LIMIT 1`,
-        [webhookId, withinMs],
+        `SELECT id FROM delivery_recoveries WHERE webhook_id = $1 AND status = 'running' ORDER BY created_at DESC LIMIT 1`,
+        [webhookId],
       );
       return rows[0] ?? null;
     },

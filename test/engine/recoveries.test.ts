@@ -229,6 +229,10 @@ describe('recovering a webhook\'s failed deliveries', () => {
       // One still `running` a day after it was asked for lost its workflow: it no longer holds the webhook.
       await h.db.query(`UPDATE delivery_recoveries SET created_at = now() - interval '25 hours' WHERE id = $1`, [id]);
       assert.equal((await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since })).statusCode, 202, 'a day-old running recovery does not count');
+      // …and reads as what it is: failed (retention can delete it), not running for ever.
+      const stale = await api(h.app, owner).ok('GET', `/api/webhooks/${webhook.id}/recoveries/${id}`);
+      assert.equal(stale.status, 'failed');
+      assert.notEqual(stale.completedAt, null);
     } finally {
       await h.startWorker();
     }
