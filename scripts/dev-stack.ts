@@ -113,6 +113,9 @@ async function main(): Promise<number> {
     const retention = process.env.TEMPORAL_RETENTION || DEV_STACK_RETENTION;
     const retentionReason = process.env.TEMPORAL_ADDRESS ? undefined : retentionProblem(retention);
     if (retentionReason) throw new StartupError(`TEMPORAL_RETENTION ${retentionReason}.`);
+    if (process.env.TEMPORAL_ADDRESS && process.env.TEMPORAL_RETENTION) {
+      log('TEMPORAL_RETENTION is ignored: the Temporal server at TEMPORAL_ADDRESS keeps its namespace\'s own retention');
+    }
 
     // The lock guards what lives in `.data/`; a stack given all of it (as the dev-stack test is) uses none.
     const usesDataDir = !process.env.DATABASE_URL || !process.env.TEMPORAL_ADDRESS || !(process.env.JWT_SECRET && process.env.SECRETS_KEY);

@@ -90,8 +90,9 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     if (!claimed) return payload;
     request.idempotency = undefined;
     const { unit } = claimed;
-    // Answers that say when to ask again (429, a 409 with Retry-After) describe a passing state.
-    if (reply.statusCode >= 500 || reply.statusCode === 429 || reply.hasHeader('retry-after')) {
+    // Error answers that say when to ask again (429, a 409 with Retry-After) describe a passing state; a
+    // success is kept whatever its headers.
+    if (reply.statusCode >= 500 || reply.statusCode === 429 || (reply.statusCode >= 400 && reply.hasHeader('retry-after'))) {
       await unit.rollback();
       return payload;
     }

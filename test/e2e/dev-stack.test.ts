@@ -43,10 +43,14 @@ describe('npm start (scripts/dev-stack.ts): its supervisor', () => {
     const database = await createTestDatabase(t);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    // Given Postgres, Temporal and the secrets, the stack uses nothing under .data/ (and takes no lock there).
+    // Given Postgres, Temporal and the secrets, the stack uses nothing under .data/ (and takes no lock there);
+    // TEMPORAL_RETENTION is then the given server's business, not checked, and said to be ignored.
     const stack = startProcess(
       'scripts/dev-stack.ts',
-      testEnv(database.url, { TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'info', WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s' }),
+      testEnv(database.url, {
+        TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'info', WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
+        TEMPORAL_RETENTION: '5s',
+      }),
     );
     onCleanup(t, () => stack.stop('SIGKILL'));
     const failWith = (err: unknown) => {
@@ -55,6 +59,7 @@ describe('npm start (scripts/dev-stack.ts): its supervisor', () => {
     const polls = () => stack.output().split('polling task queue').length - 1;
     await waitFor('npm start to say it is running', async () => stack.output().includes('Agent Platform is running'), 120_000).catch(failWith);
     await waitFor('the worker to poll', async () => polls() === 1, 60_000).catch(failWith);
+    assert.ok(stack.output().includes('TEMPORAL_RETENTION is ignored: the Temporal server at TEMPORAL_ADDRESS keeps'), stack.output());
     const pid = stack.child.pid!;
     const [worker] = descendants(pid, 'worker/main.ts');
     const [apiPid] = descendants(pid, 'api/server.ts');
