@@ -67,15 +67,29 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
 
   /**
    * The held starts of the first attempts under way here, renewed together every RENEW_EVERY_MS (one
-   * statement, however many wait), while there are any.
+   * statement, however many wait), while there are any. A start found no longer held (a renewal came
+   * too late, under load: the hand-off may have started its workflow) is `lost`: its waiter stops at
+   * once and sends nothing, and the workflow makes the attempt — never both.
    */
-  const renewed = new Set<number>();
+  const renewed = new Map<number, SlotWaiter>();
+  const lost = new Set<number>();
   let renewTimer: NodeJS.Timeout | null = null;
-  function renewing(outboxId: number, on: boolean): void {
-    if (on) renewed.add(outboxId);
+  function renew(): void {
+    const ids = [...renewed.keys()];
+    outbox.hold(ids, FIRST_ATTEMPT_HOLD_MS).then((kept) => {
+      const still = new Set(kept);
+      for (const id of ids) {
+        if (still.has(id) || !renewed.has(id)) continue;
+        lost.add(id);
+        renewed.get(id)!.tell('released');
+      }
+    }, () => {}); // unreachable database: the next renewal tells
+  }
+  function renewing(outboxId: number, waiter: SlotWaiter | null): void {
+    if (waiter) renewed.set(outboxId, waiter);
     else renewed.delete(outboxId);
     if (renewed.size > 0 && !renewTimer) {
-      renewTimer = setInterval(() => outbox.hold([...renewed], FIRST_ATTEMPT_HOLD_MS).catch(() => {}), RENEW_EVERY_MS);
+      renewTimer = setInterval(renew, RENEW_EVERY_MS);
     } else if (renewed.size === 0 && renewTimer) {
       clearInterval(renewTimer);
       renewTimer = null;
@@ -108,9 +122,9 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
     let counted = true;
     let waitingFor: string | null = null;
     let lastWake: WakeReason | null = null;
-    renewing(held.outboxId, true);
     // Registered before the first ask: an attempt ending between that ask and the wait still wakes it.
     const waiter = slotWaiter({ deliveryId: held.deliveryId, generation: 0 });
+    renewing(held.outboxId, waiter);
     let step: AttemptAnswer = 'wait';
     try {
       const input = { deliveryId: held.deliveryId, generation: 0, attempt: 1, nextDelayMs: delaysMs[1] ?? null, timeoutMs: config.webhooks.timeoutMs, answerDelay: true };
@@ -131,6 +145,7 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
           const left = Math.min(joined + FIRST_ATTEMPT_MAX_WAIT_MS, Math.max(joined, waiter.lineMovedAt()) + stoppedAfterMs) - Date.now();
           if (left <= 0) break;
           lastWake = await waiter.next(left);
+          if (lost.has(held.outboxId)) break;
           if (lastWake === 'timeout') continue; // the line may have moved meanwhile: the budget is counted again
           if (closing || inFlight >= config.webhooks.workerSlots) break;
           inFlight++;
@@ -144,9 +159,11 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
       }
       waiters.delete(waiter);
       waiter.end(step !== 'wait' && lastWake === 'poll');
-      renewing(held.outboxId, false);
+      renewing(held.outboxId, null);
       // Still no slot: released as it is (its place in line is kept), and the workflow waits for one.
       // Its workflow waits the delay this attempt chose (the schedule's, or the endpoint's Retry-After).
+      // A start no longer held is the hand-off's: left as it is (nothing was sent while waiting).
+      if (lost.delete(held.outboxId) && step === 'wait') return;
       if (typeof step === 'object') await release(held, { startAt: 1, firstDelayMs: step.delayMs });
       else if (step === 'retry') await release(held, { startAt: 1 });
       else if (step === 'wait') await release(held);
@@ -154,7 +171,8 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
     } catch (err) {
       waiters.delete(waiter);
       waiter.end();
-      renewing(held.outboxId, false);
+      renewing(held.outboxId, null);
+      lost.delete(held.outboxId);
       log(`first attempt of delivery ${held.deliveryId} failed; its workflow takes over`, err);
       await release(held).catch(() => {}); // else its hold runs out and the reconciler hands it off
     } finally {

@@ -66,15 +66,20 @@ export function createOutboxRepository(db: Queryable) {
     },
 
     /**
-     * Held rows (insertWorkflowStart's holdMs) stay hidden from the hand-off for `holdMs` more; a row
-     * already handed off (available) is left as it is.
+     * Held rows (insertWorkflowStart's holdMs) stay hidden from the hand-off for `holdMs` more; answers
+     * the ids still held. A row no longer held is left as it is and not answered: its hold ran out (it is
+     * available), or the hand-off claimed it (its lease, lib/handoff.ts LEASE_MS, reaches further than a
+     * hold: `holdMs` must be shorter), or its workflow was started and the row is gone.
      */
-    async hold(ids: number[], holdMs: number): Promise<void> {
-      if (ids.length === 0) return;
-      await db.query(`UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond' WHERE id = ANY($1::bigint[]) AND available_at > now()`, [
-        ids,
-        holdMs,
-      ]);
+    async hold(ids: number[], holdMs: number): Promise<number[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await db.query<{ id: string }>(
+        `UPDATE outbox SET available_at = now() + $2 * interval '1 millisecond'
+         WHERE id = ANY($1::bigint[]) AND available_at > now() AND available_at <= now() + $2 * interval '1 millisecond'
+         RETURNING id`,
+        [ids, holdMs],
+      );
+      return rows.map((r) => Number(r.id));
     },
 
     /** A held workflow start handed off now after all, its first argument's fields updated with `firstArg`. */

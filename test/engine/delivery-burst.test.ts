@@ -67,6 +67,48 @@ describe(`a burst to one webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${LIMIT}, DEL
     assert.equal(rows[0]!.n, 0, 'every held start was dropped');
   });
 
+  it('a waiter whose held start was handed off meanwhile (its renewal too late) sends nothing: the workflow makes the attempt, once', async () => {
+    const receiver = await startReceiver(suite, () => ({ status: 200, delayMs: 5_000 }));
+    const user = await registerUser(h.app);
+    const hook = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'handed off', url: `${receiver.url}/hook` });
+    await Promise.all(Array.from({ length: LIMIT + 1 }, (_, i) => api(h.app, user).ok('POST', `/api/webhooks/${hook.id}/test`, { payload: { i } })));
+    await waitFor('the limit in flight', async () => receiver.requests.length === LIMIT, 10_000);
+    // The one beyond the limit waits here, in the webhook's line (not holding a slot), its start held.
+    const [waiting] = (
+      await h.db.query<{ id: number; delivery: string }>(
+        `SELECT o.id, s.delivery_id AS delivery FROM delivery_slots s JOIN outbox o ON o.payload->>'workflowId' = 'delivery:' || s.delivery_id
+         WHERE s.webhook_id = $1 AND NOT s.holding`,
+        [hook.id],
+      )
+    ).rows;
+    assert.ok(waiting, 'a first attempt waits in line, its start held');
+    // Its hold runs out before the renewal (as under load): the hand-off takes the row and starts the
+    // workflow, whose first task waits (no worker) until the line has moved.
+    await h.stopWorker();
+    try {
+      await h.db.query(`UPDATE outbox SET available_at = now() - interval '1 second' WHERE id = $1`, [waiting.id]);
+      await h.engine.handOff.drain();
+      await waitFor('the workflow to start', async () => h.engine.client.workflow.getHandle(`delivery:${waiting.delivery}`).describe().then(() => true, () => false), 10_000);
+      await waitFor('the first ones to succeed', async () => {
+        const { rows } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'succeeded'`, [hook.id]);
+        return rows[0]!.n === LIMIT;
+      }, 20_000);
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(receiver.requests.length, LIMIT, 'the waiter sent nothing once its start was handed off');
+    } finally {
+      await h.startWorker();
+    }
+    await waitFor('every delivery to succeed', async () => {
+      const { rows } = await h.db.query<{ status: string }>(`SELECT status FROM deliveries WHERE webhook_id = $1`, [hook.id]);
+      return rows.length === LIMIT + 1 && rows.every((d) => d.status === 'succeeded');
+    }, 60_000);
+    await new Promise((r) => setTimeout(r, 1_000)); // a second send would be under way by now
+    const sent = receiver.requests.map((r) => (JSON.parse(r.body) as { id: string }).id);
+    assert.equal(sent.length, LIMIT + 1, `each delivery sent once (${sent.length} requests)`);
+    assert.equal(new Set(sent).size, LIMIT + 1);
+    assert.ok(receiver.load.maxInFlight <= LIMIT, `${receiver.load.maxInFlight} requests in flight at once`);
+  });
+
   it('a slow line is waited out here: each request held longer than the wait grace, still no workflow', async () => {
     // Each request is held longer than DELIVERY_FIRST_ATTEMPT_WAIT_MS, within WEBHOOK_TIMEOUT_MS: the line
     // moves slowly, not never, and the five beyond the limit wait for it here.
