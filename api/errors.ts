@@ -3,6 +3,8 @@ export class AppError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    /** When the refusal passes by itself: the error handler sends it as Retry-After. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = new.target.name;
@@ -46,11 +48,8 @@ export class NotFoundError extends AppError {
  * Idempotency-Key (api/plugins/idempotency.ts), so asking again with the same key is asking again.
  */
 export class ConflictError extends AppError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds?: number,
-  ) {
-    super(409, message);
+  constructor(message: string, retryAfterSeconds?: number) {
+    super(409, message, retryAfterSeconds);
   }
 }
 
@@ -62,10 +61,7 @@ export class UnprocessableError extends AppError {
 
 /** A rate limit is exhausted; the error handler sends `Retry-After`. */
 export class TooManyRequestsError extends AppError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(429, message);
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, retryAfterSeconds);
   }
 }

@@ -44,7 +44,7 @@ import { DEV_STACK_RETENTION, startTemporalDevServer, type TemporalDevServer } f
 import { findFreePort } from '../scripts/processes';
 import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
 import { createBenchDatabase } from './database';
-import { benchEnv } from './server-process';
+import { benchDynamicConfig, benchEnv } from './server-process';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
 const RATE = Number(process.env.BENCH_RATE ?? 20);
@@ -55,7 +55,7 @@ const SERVERS = (process.env.BENCH_SERVERS ?? 'memory,file').split(',') as ('mem
 const DELIVERY_SERVERS = new Set((process.env.BENCH_DELIVERY_SERVERS ?? 'memory').split(','));
 const WORKER_TUNING = JSON.parse(process.env.BENCH_WORKER ?? '{}') as Partial<WorkerOptions>;
 const DELIVERY_TUNING = JSON.parse(process.env.BENCH_DELIVERY_WORKER ?? '{}') as Partial<WorkerOptions>;
-const DYNAMIC_CONFIG = (process.env.BENCH_DYNAMIC_CONFIG ?? '').split(',').filter(Boolean);
+const DYNAMIC_CONFIG = benchDynamicConfig();
 const SQLITE_PRAGMAS = process.env.BENCH_SQLITE_PRAGMAS === 'sqlite' ? [] : process.env.BENCH_SQLITE_PRAGMAS?.split(',').filter(Boolean);
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
 const RAW_QUEUE = 'bench-raw';

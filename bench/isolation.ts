@@ -46,7 +46,7 @@ import pg from 'pg';
 import { findFreePort } from '../scripts/processes';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server';
 import { createBenchDatabase } from './database';
-import { benchEnv, setting, startEntry, type EntryProcess } from './server-process';
+import { benchDynamicConfig, benchEnv, setting, startEntry, type EntryProcess } from './server-process';
 
 
 const SECONDS = Math.max(1, setting('BENCH_SECONDS', 30));
@@ -223,15 +223,14 @@ async function serverMeter(metricsUrl: string) {
     const after = await scrape(metricsUrl);
     const seconds = (performance.now() - t0) / 1000;
     const rate = (name: string, labels?: RegExp) => (after(name, labels) - before(name, labels)) / seconds;
+    /** A histogram's mean over the window, in ms ('-' when it recorded nothing). */
+    const mean = (name: string, labels?: RegExp, digits = 1) => {
+      const n = rate(`${name}_count`, labels);
+      return n > 0 ? `${((1000 * rate(`${name}_sum`, labels)) / n).toFixed(digits)} ms` : '- ms';
+    };
     const wft = (partition: string) => {
       const labels = new RegExp(`partition="${partition}".*task_type="Workflow",taskqueue="agent_platform"`);
-      const n = rate('task_schedule_to_start_latency_count', labels);
-      const mean = (1000 * rate('task_schedule_to_start_latency_sum', labels)) / n;
-      return `${n.toFixed(1)}/s waiting ${Number.isFinite(mean) ? mean.toFixed(0) : '-'} ms`;
-    };
-    const mean = (name: string, labels?: RegExp) => {
-      const n = rate(`${name}_count`, labels);
-      return n > 0 ? `${((1000 * rate(`${name}_sum`, labels)) / n).toFixed(1)} ms` : '-';
+      return `${rate('task_schedule_to_start_latency_count', labels).toFixed(1)}/s waiting ${mean('task_schedule_to_start_latency', labels, 0)}`;
     };
     return (
       `Temporal: ${rate('persistence_requests').toFixed(0)} persistence requests/s (mean ${mean('persistence_latency')}; ` +
@@ -452,7 +451,7 @@ async function main() {
   const database = await createBenchDatabase();
   const metricsPort = await findFreePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  const temporal = await startTemporalDevServer({ port: await findFreePort(), metricsPort, onLine: () => {}, log: () => {}, dynamicConfig: (process.env.BENCH_DYNAMIC_CONFIG ?? '').split(',').filter(Boolean) });
+  const temporal = await startTemporalDevServer({ port: await findFreePort(), metricsPort, onLine: () => {}, log: () => {}, dynamicConfig: benchDynamicConfig() });
   const slow = await startSlowReceiver(SLOW_MS);
   const port = await findFreePort();
   const base = `http://127.0.0.1:${port}`;

@@ -181,6 +181,9 @@ export function benchEnv(databaseUrl: string, temporalAddress: string, port?: nu
 }
 
 /** A bench setting from the environment: a non-negative integer, `fallback` when unset or empty. */
+/** BENCH_DYNAMIC_CONFIG: comma-separated `key=value` dynamic config for a bench's dev server. */
+export const benchDynamicConfig = (): string[] => (process.env.BENCH_DYNAMIC_CONFIG ?? '').split(',').filter(Boolean);
+
 export function setting(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;

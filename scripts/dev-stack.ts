@@ -9,7 +9,7 @@ import { startEmbeddedPostgres } from './embedded-postgres';
 import { canConnect, freePortPreferring, isAlive, prefixedPrinter, runInOwnProcessGroup, superviseNode } from './processes';
 import { locate, TEMPORAL_CLI } from './temporal-binaries';
 import { DEV_STACK_RETENTION, startTemporalDevServer } from './temporal-dev-server';
-import { DAY_MS, tryParseDuration } from '../lib/durations';
+import { DAY_MS, SECOND_MS, tryParseDuration } from '../lib/durations';
 
 /**
  * `npm start`: Postgres (DATABASE_URL or embedded), the Temporal dev server (or TEMPORAL_ADDRESS), migrations,
@@ -27,7 +27,7 @@ const TEMPORAL_UI_PORT = 8233;
 function retentionProblem(text: string): string | undefined {
   const parsed = tryParseDuration(text);
   if ('error' in parsed) return parsed.error;
-  if (parsed.ms < 60_000 || parsed.ms > 30 * DAY_MS) return `is ${text}; use a duration from 1m to 30d, such as "15m" or "1h"`;
+  if (parsed.ms < 60 * SECOND_MS || parsed.ms > 30 * DAY_MS) return `is ${text}; use a duration from 1m to 30d, such as "15m" or "1h"`;
   return undefined;
 }
 
@@ -111,9 +111,10 @@ async function main(): Promise<number> {
   try {
     // The settings first: nothing is taken or started for a stack that cannot start as asked.
     const retention = process.env.TEMPORAL_RETENTION || DEV_STACK_RETENTION;
-    const retentionReason = process.env.TEMPORAL_ADDRESS ? undefined : retentionProblem(retention);
-    if (retentionReason) throw new StartupError(`TEMPORAL_RETENTION ${retentionReason}.`);
-    if (process.env.TEMPORAL_ADDRESS && process.env.TEMPORAL_RETENTION) {
+    if (!process.env.TEMPORAL_ADDRESS) {
+      const reason = retentionProblem(retention);
+      if (reason) throw new StartupError(`TEMPORAL_RETENTION ${reason}.`);
+    } else if (process.env.TEMPORAL_RETENTION) {
       log('TEMPORAL_RETENTION is ignored: the Temporal server at TEMPORAL_ADDRESS keeps its namespace\'s own retention');
     }
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, ConflictError, TooManyRequestsError } from '../errors';
+import { AppError } from '../errors';
 import { isMissing } from '../validation';
 
 /** "body.memoryConfig.maxMessages: Too big: expected number to be <=10000" */
@@ -35,10 +35,10 @@ export function installErrorHandling(app: FastifyInstance): void {
       const input = context === 'querystring' ? request.query : (request as unknown as Record<string, unknown>)[context];
       return reply.code(400).send({ message: describeValidation(context, input, err.validation[0]!) });
     }
-    if ((err instanceof TooManyRequestsError || err instanceof ConflictError) && err.retryAfterSeconds !== undefined) {
-      reply.header('Retry-After', String(err.retryAfterSeconds));
+    if (err instanceof AppError) {
+      if (err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
+      return reply.code(err.statusCode).send({ message: err.message });
     }
-    if (err instanceof AppError) return reply.code(err.statusCode).send({ message: err.message });
     if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {
       return reply.code(400).send({ message: FASTIFY_MESSAGES.FST_ERR_CTP_INVALID_JSON_BODY });
     }
