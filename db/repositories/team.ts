@@ -87,6 +87,23 @@ export function createTeamRepository(db: Queryable) {
     },
 
     /**
+     * The user's active membership of the account, held (FOR SHARE) until the transaction ends; null when
+     * they are not an active member. Read by a team write after it took the account's team lock, so it is
+     * the membership as the last team write left it.
+     */
+    async holdMembership(
+      accountId: string,
+      userId: string,
+      q: Queryable,
+    ): Promise<{ id: string; role: TeamRole; permissions: StoredPermissions } | null> {
+      const { rows } = await q.query<{ id: string; role: TeamRole; permissions: StoredPermissions }>(
+        `SELECT id, role, permissions FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active' FOR SHARE`,
+        [accountId, userId],
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
      * Serializes the team writes of one account (invite, update, remove) until the transaction ends, so
      * two of them never wait on each other's membership rows in opposite orders (an admin removing another
      * while being removed by them).
