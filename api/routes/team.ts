@@ -46,9 +46,10 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
         description:
           'Invites a member by email with a role (admin, editor, viewer) and optional permission overrides. The response carries ' +
           'inviteToken, shown this once: hand it to the invitee, who accepts with POST /api/invitations/{id}/accept { token } while ' +
-          "signed in with the invited email. The account owner's email is refused (400): the owner is never a member. Needs " +
-          'canManageTeam; a member grants at most their own role and only permissions they hold (the effective set: role ' +
-          'defaults and overrides), the owner anything.',
+          "signed in with the invited email, before expiresAt (INVITATION_TTL from now). The account owner's email is refused (400): " +
+          'the owner is never a member. Needs canManageTeam; a member grants at most their own role and only permissions they hold ' +
+          '(the effective set: role defaults and overrides), the owner anything. An expired invitation to the same email is ' +
+          'withdrawn (kept as history) and no longer blocks the invite.',
         body: createTeamMemberBody,
         response: {
           201: invitedTeamMemberSchema,
@@ -130,7 +131,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
       schema: {
         tags,
         summary: 'List your invitations',
-        description: 'Open invitations addressed to the caller\'s email, from any account.',
+        description: "Open invitations addressed to the caller's email, from any account: not yet accepted, withdrawn or expired.",
         querystring: listQuery,
         response: { 200: z.array(invitationSchema) },
       },
@@ -154,7 +155,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
         response: {
           200: teamMemberSchema,
           404: errorResponse('No invitation with this id and this token addressed to your email.'),
-          409: errorResponse('The invitation is no longer open (accepted or withdrawn).'),
+          409: errorResponse('The invitation is no longer open: accepted, withdrawn, or expired (the message says when).'),
         },
       },
     },

@@ -53,7 +53,7 @@ const holdingOf = (row: { role: TeamRole; permissions: CustomPermissions }): Hol
  * membership (leaving, removing it, is allowed). The owner may do anything. Every rule is checked before
  * anything is written.
  */
-export function createTeamService(deps: { db: Db; team: TeamRepository; audit: AuditTrail }) {
+export function createTeamService(deps: { db: Db; team: TeamRepository; audit: AuditTrail; invitationTtlMs: number }) {
   const { db, team, audit } = deps;
 
   /**
@@ -88,9 +88,18 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
         // Shown once, like a secret: the inviter hands it to the invitee, who proves with it that the
         // invitation reached them (registering an address does not prove owning it).
         const inviteToken = randomToken(INVITE_TOKEN_PREFIX);
+        // An expired invitation to this address no longer holds it.
+        await team.withdrawExpired(caller.accountId, input.email, tx);
         const row = await team.insert(
           caller.accountId,
-          { email: input.email, role: input.role, permissions, invitedBy: caller.userId, inviteTokenHash: sha256(inviteToken) },
+          {
+            email: input.email,
+            role: input.role,
+            permissions,
+            invitedBy: caller.userId,
+            inviteTokenHash: sha256(inviteToken),
+            ttlMs: deps.invitationTtlMs,
+          },
           tx,
         );
         if (!row) throw new ConflictError(`body.email: ${input.email} is already a member or invited`);
@@ -159,7 +168,8 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
     /**
      * Only the addressee holding the invitation's token may accept. To anyone else, and with any other
      * token, the invitation does not exist (404, whatever its state); with both, one that is no longer
-     * open answers 409. Audited in the account joined, with the new member as the actor.
+     * open answers 409, naming when it expired if that is why. Audited in the account joined, with the new
+     * member as the actor.
      */
     async acceptInvitation(caller: Caller, id: string, token: string) {
       const tokenHash = sha256(token);
@@ -169,8 +179,12 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
         return row;
       });
       if (accepted) return toTeamMember(accepted);
-      if (await team.existsWithToken(caller.userId, id, tokenHash)) throw new ConflictError('Invitation is no longer open');
-      throw new NotFoundError('Invitation');
+      const found = await team.findWithToken(caller.userId, id, tokenHash);
+      if (!found) throw new NotFoundError('Invitation');
+      if (found.status === 'invited' && found.expired) {
+        throw new ConflictError(found.expires_at ? `Invitation expired at ${found.expires_at.toISOString()}` : 'Invitation has expired');
+      }
+      throw new ConflictError('Invitation is no longer open');
     },
   };
 }

@@ -6,6 +6,7 @@ import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../ap
 import { api, type ApiResponse } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
+import type { TestDatabase } from '../helpers/database';
 import { accountIdOf, joinWorkspace, type Member } from '../helpers/workspaces';
 
 const uniqueEmail = (name: string) => `${name}-${randomBytes(4).toString('hex')}@example.com`;
@@ -33,9 +34,10 @@ describe('team and invitations (README § Team and invitations)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;
+  let database: TestDatabase;
 
   before(async () => {
-    ({ app, db } = await startTestApp(suite));
+    ({ app, db, database } = await startTestApp(suite));
   });
 
   type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -74,7 +76,8 @@ describe('team and invitations (README § Team and invitations)', () => {
       assert.equal(member.userId, null);
       assert.equal(member.acceptedAt, null);
       assert.equal(member.removedAt, null);
-      for (const f of ['invitedAt', 'createdAt', 'updatedAt']) assert.ok(member[f].endsWith('Z') && !Number.isNaN(Date.parse(member[f])), f);
+      for (const f of ['invitedAt', 'expiresAt', 'createdAt', 'updatedAt']) assert.ok(member[f].endsWith('Z') && !Number.isNaN(Date.parse(member[f])), f);
+      assert.equal(Date.parse(member.expiresAt) - Date.parse(member.invitedAt), 7 * 86_400_000, 'open for INVITATION_TTL (default 7d)');
       const read = (await api(app, owner).get(`/api/team/${member.id}`)).json();
       assert.deepEqual(read, member);
     }
@@ -224,6 +227,7 @@ describe('team and invitations (README § Team and invitations)', () => {
         role: 'editor',
         permissions: { canExport: true, canDelete: true, canManageTeam: true },
         invitedAt: member.invitedAt,
+        expiresAt: member.expiresAt,
       },
     ]);
     assert.deepEqual((await api(app, third).get('/api/invitations')).json(), []);
@@ -246,6 +250,7 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.equal(active.userId, invitee.id);
     assert.ok(active.acceptedAt && Date.parse(active.acceptedAt) >= Date.parse(member.invitedAt));
     assert.deepEqual(active.customPermissions, { canManageTeam: true });
+    assert.equal(active.expiresAt, null, 'an accepted invitation no longer expires');
     assert.deepEqual((await api(app, owner).get(`/api/team/${member.id}`)).json(), active);
     assert.deepEqual((await api(app, invitee).get('/api/invitations')).json(), [], 'no longer open');
 
@@ -622,6 +627,58 @@ describe('team and invitations (README § Team and invitations)', () => {
       assert.equal(after.audit, before.audit, 'no audit entry');
       assert.deepEqual(after.members.find((m) => m.id === target.memberId), before.members.find((m) => m.id === target.memberId), 'target unchanged');
     }
+  });
+
+  // ---- Invitations expire ----
+
+  it('expires an invitation after INVITATION_TTL: 409 naming the expiry, no longer listed to its addressee, and the address can be invited again', async (t) => {
+    // A second API on this file's database whose invitations are open for one second.
+    const { app: shortLived } = await startTestApp(t, { INVITATION_TTL: '1s' }, database);
+    const owner = await registerUser(shortLived);
+    const email = uniqueEmail('late');
+    const invitee = await registerUser(shortLived, email);
+    const res = await api(shortLived, owner).post('/api/team', { email, role: 'editor' });
+    assert.equal(res.statusCode, 201, res.body);
+    const { inviteToken, ...member } = res.json();
+    assert.equal(Date.parse(member.expiresAt) - Date.parse(member.invitedAt), 1000);
+    const listed = (await api(shortLived, invitee).get('/api/invitations')).json();
+    assert.deepEqual(listed.map((i: { id: string; expiresAt: string }) => [i.id, i.expiresAt]), [[member.id, member.expiresAt]]);
+
+    const waitStarted = Date.now();
+    while (Date.now() <= Date.parse(member.expiresAt) + 20) await new Promise((r) => setTimeout(r, 50));
+    console.log(`# waited ${Date.now() - waitStarted} ms for the invitation to expire`);
+
+    const late = await api(shortLived, invitee).post(`/api/invitations/${member.id}/accept`, { token: inviteToken });
+    assert.equal(late.statusCode, 409, late.body);
+    assert.deepEqual(late.json(), { message: `Invitation expired at ${member.expiresAt}` });
+    // Only to its addressee with its token: to anyone else it still does not exist.
+    assert.equal((await api(shortLived, invitee).post(`/api/invitations/${member.id}/accept`, { token: 'inv_wrong' })).statusCode, 404);
+    assert.deepEqual((await api(shortLived, invitee).get('/api/invitations')).json(), [], 'no longer open');
+    const shown = (await api(shortLived, owner).get(`/api/team/${member.id}`)).json();
+    assert.deepEqual([shown.status, shown.expiresAt], ['invited', member.expiresAt], 'the team list shows it, and when it expired');
+    assert.equal((await api(shortLived, invitee).get('/api/accounts')).json().length, 1, 'no access gained');
+
+    // Inviting the address again replaces the expired invitation (kept as history, withdrawn).
+    const again = await api(shortLived, owner).post('/api/team', { email: email.toUpperCase(), role: 'viewer' });
+    assert.equal(again.statusCode, 201, again.body);
+    assert.notEqual(again.json().id, member.id);
+    const history = (await api(shortLived, owner).get('/api/team?status=removed')).json();
+    assert.deepEqual(history.map((m: { id: string }) => m.id), [member.id]);
+    assert.equal((await api(shortLived, invitee).post(`/api/invitations/${member.id}/accept`, { token: inviteToken })).statusCode, 409);
+    const accepted = await api(shortLived, invitee).post(`/api/invitations/${again.json().id}/accept`, { token: again.json().inviteToken });
+    assert.equal(accepted.statusCode, 200, accepted.body);
+    assert.equal(accepted.json().role, 'viewer');
+  });
+
+  it('an open invitation still blocks inviting its address again, and accepting one at the last moment works', async () => {
+    const owner = await registerUser(app);
+    const email = uniqueEmail('open');
+    const member = await invite(owner, { email, role: 'viewer' });
+    assert.equal((await call(owner, 'POST', '/api/team', { email, role: 'viewer' })).statusCode, 409);
+    // One second before it expires it is still open.
+    await db.query(`UPDATE team_members SET expires_at = now() + interval '1 second' WHERE id = $1`, [member.id]);
+    const invitee = await registerUser(app, email);
+    assert.equal((await accept(invitee, member.id)).statusCode, 200);
   });
 
   it('documents the team routes in OpenAPI', async () => {
