@@ -292,9 +292,11 @@ async function ensureN8n(): Promise<string> {
   console.log(`installing n8n@${N8N_VERSION} into ${path.relative(process.cwd(), N8N_DIR)} (npm install; takes minutes the first time)`);
   fs.mkdirSync(N8N_DIR, { recursive: true });
   const manifest = path.join(N8N_DIR, 'package.json');
-  // n8n-nodes-base depends on xlsx as a tarball from cdn.sheetjs.com, outside the npm registry (which is all
-  // this machine reaches): take the registry's last xlsx instead (used by the spreadsheet nodes only).
-  const scratch = { name: 'n8n-peer-scratch', private: true, overrides: { xlsx: '0.18.5' } };
+  // Two overrides make the install work from a clean clone with only the npm registry reachable:
+  // - n8n-nodes-base depends on xlsx as a tarball from cdn.sheetjs.com, outside the npm registry: take the
+  //   registry's last xlsx instead (used by the spreadsheet nodes only);
+  // - isolated-vm 6.x (n8n's code sandbox) does not compile against Node 20's headers: 5.0.4 does.
+  const scratch = { name: 'n8n-peer-scratch', private: true, overrides: { xlsx: '0.18.5', 'isolated-vm': '5.0.4' } };
   fs.writeFileSync(manifest, JSON.stringify(scratch, null, 2) + '\n');
   await execFileP('npm', ['install', `n8n@${N8N_VERSION}`, '--no-audit', '--no-fund', '--loglevel=warn'], { cwd: N8N_DIR, maxBuffer: 64 << 20 });
   return bin;
