@@ -203,6 +203,7 @@ export function toFire(f: FireListRow) {
     source: f.source,
     runId: f.run_id,
     status: f.state,
+    reason: f.reason,
     scheduledAt: f.scheduled_at ? iso(f.scheduled_at) : null,
   };
 }
