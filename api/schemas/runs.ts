@@ -65,6 +65,16 @@ export const runSchema = z
         'Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a ' +
           'model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued',
       ),
+    usage: z
+      .object({
+        promptTokens: z.number().int().describe('Prompt tokens of its model calls, as the provider counted them'),
+        completionTokens: z.number().int().describe('Completion tokens of its model calls'),
+        toolCalls: z.number().int().describe('Tool steps it made (a model run: one per function the model called; the tool executor: one per tool)'),
+      })
+      .describe(
+        'What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count ' +
+          "toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage",
+      ),
     startedAt: timestamp.nullable(),
     finishedAt: timestamp.nullable(),
     createdAt: timestamp,
