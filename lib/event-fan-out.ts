@@ -30,7 +30,7 @@ export const FANOUT_WORK_UNITS = MAX_MATCHED_VALUE * MAX_PROGRAM_SIZE;
 
 /**
  * What matching may cost where the event is written, inside its transaction: two filters' worth on the
- * event loop (2 × REGEX_WORK_BUDGET: ~6 ms at RE2's worst measured ~60 ns per unit, far less for most
+ * event loop (2 × REGEX_WORK_BUDGET: ≤ ~9 ms at re2js's worst measured ~90 ns per unit, far less for most
  * patterns), counted before any matching from the values' full lengths — so the issue's example, a
  * 5,001-character value under `.*.*.*.*!` (55,011 units), is matched where it is written. Filters without
  * `$regex` cost no units. An event whose listening filters could cost more is matched by the worker

@@ -24,8 +24,8 @@ import { FilterBudgetSpent, type RegexThread } from './regex-thread';
  * is a pattern that compiles to more than MAX_PROGRAM_SIZE instructions. Every value is matched in full,
  * up to the largest a hook accepts (1 MiB). Linear is not free — the worst inputs cost time per character
  * times the size of the compiled program, a *unit* — so a condition costing more than SYNC_REGEX_UNITS
- * (a long value) is matched on the process's matching thread (lib/regex-thread.ts), never on the event
- * loop; one costing less takes at most a few milliseconds here. Equality and `$contains`
+ * (a long value) is matched by RE2 on the process's matching thread (lib/regex-thread.ts), never on the
+ * event loop; one costing less is matched by re2js here, in a few milliseconds at most. Equality and `$contains`
  * (String.includes) cost next to nothing beside it. What an event's filters may cost in all is its
  * fan-out's budget (matchEventFilters, lib/event-fan-out.ts): a filter is either evaluated in full or
  * not at all, and one not evaluated is recorded (a `skipped` fire, reason `filter_budget`), never missed
@@ -43,10 +43,10 @@ export const MAX_FILTER_STRING = 1000;
 export const MAX_FILTER_REGEX = 200;
 /**
  * Work units (characters looked at × RE2 program size): what one filter's worth of `$regex` work on the
- * event loop is. On the 2-core build machine (npm run bench:regex, and a random search over patterns) the
- * costliest inputs took up to ~90 ns per unit with re2js and take up to ~60 ns with RE2 (Unicode classes
- * defeating its DFA; most patterns run at about a nanosecond per byte), so this many units cost at most
- * ~3–4.5 ms, twice that while the machine is busy: the ~10 ms a slice of the event loop may take.
+ * event loop is. Values this short are matched by re2js there (lib/re2-cache.ts searchRegex: its
+ * bit-state backtracker), whose costliest inputs took up to ~90 ns per unit on the 2-core build machine
+ * (npm run bench:regex, and a random search over patterns) — Unicode classes under `(?i)`; ASCII patterns
+ * stay under ~30 — so this many units cost at most ~4.5 ms, twice that while the machine is busy.
  */
 export const REGEX_WORK_BUDGET = 50_000;
 

@@ -1,20 +1,23 @@
-import RE2 from 're2';
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 
 /**
  * Event filters' `$regex` patterns. Two engines, one syntax (RE2's):
- * - **re2js** (a pure-JavaScript port of RE2/J) decides what a pattern is: whether it compiles (the API
+ * - **re2js** (a pure-JavaScript port of RE2/J) decides what a pattern is — whether it compiles (the API
  *   refuses what it cannot compile, naming why) and its program size (refused above MAX_PROGRAM_SIZE; the
- *   cost of a match is bounded by value length × program size, lib/event-filter.ts). It is the stricter
- *   of the two: every pattern it accepts compiles in RE2 with the same meaning.
- * - **RE2** itself (the `re2` package: Google's C++ library, built when the package is installed) matches:
- *   its DFA runs at about a nanosecond per byte on most patterns, where re2js has none and costs
- *   30–90 ns per character × instruction (npm run bench:regex: a 1 MiB value is 2–3,000 times quicker for
- *   most hostile patterns; the ones that defeat its DFA are still linear and 1–3 times quicker).
- * Both are kept compiled in bounded LRUs: compiling costs 0.01–1 ms, often more than matching, and the same
- * patterns are matched against every event of their type. (Google's re2-wasm and AdGuard's fork were
- * measured and rejected: their 16 MiB heap aborts the process on a 1 MiB value, and their matching is
- * 10–100 times slower than RE2's.)
+ *   cost of a match is bounded by value length × program size, lib/event-filter.ts) — and matches the
+ *   values short enough to cost a few milliseconds at most, on the event loop (searchRegex). It is the
+ *   stricter of the two: every pattern it accepts compiles in RE2 with the same meaning. Compiling costs
+ *   0.01–1 ms.
+ * - **RE2** itself (the `re2` package: Google's C++ library, built when the package is installed) matches
+ *   the long values, on the matching thread only (lib/regex-thread.ts): its DFA runs at about a
+ *   nanosecond per byte on most patterns, where re2js has none and costs 20–400 ns per character ×
+ *   instruction (npm run bench:regex: a 1 MiB value is hundreds to thousands of times quicker for most
+ *   hostile patterns; the ones that defeat its DFA are still linear, and a few times quicker). It is not
+ *   used on the event loop because compiling a pattern with Unicode classes takes it up to ~100 ms.
+ * re2js's compiled patterns are kept in a bounded LRU (the thread keeps its own): the same patterns are
+ * matched against every event of their type. (Google's re2-wasm and AdGuard's fork were measured and
+ * rejected: their 16 MiB heap aborts the process on a 1 MiB value, and they match 10–100 times slower
+ * than RE2.)
  */
 
 /**
@@ -65,36 +68,20 @@ export function compileRegex(pattern: string): CompiledRegex {
   return compiled;
 }
 
-const natives = new Map<string, RE2>();
-
-/** Empties the caches (the benchmark measures cold patterns). */
+/** Empties the cache (the benchmark measures cold patterns). */
 export function clearRegexCache(): void {
   cache.clear();
-  natives.clear();
 }
 
 /**
- * `pattern` compiled by RE2 (the `u` flag: code points, as re2js; no other flag: `(?i)`, `(?s)` and `(?m)`
- * are written inline), from its LRU. Throws for a pattern RE2 refuses: callers match only patterns
- * compileRegex accepted.
- */
-export function nativeRegex(pattern: string): RE2 {
-  let regex = natives.get(pattern);
-  if (regex) {
-    natives.delete(pattern);
-  } else {
-    regex = new RE2(pattern, 'u');
-    if (natives.size >= REGEX_CACHE_SIZE) natives.delete(natives.keys().next().value as string);
-  }
-  natives.set(pattern, regex);
-  return regex;
-}
-
-/**
- * Whether `pattern` (accepted by compileRegex) matches somewhere in `value`, in full, by RE2 on this
- * thread: callers keep it to values whose cost (length × program size) they bound (lib/event-filter.ts),
- * and send longer ones to the matching thread (lib/regex-thread.ts).
+ * Whether `pattern` (accepted by compileRegex) matches somewhere in `value`, in full, by re2js on this
+ * thread: callers keep it to values whose cost (length × program size) they bound (lib/event-filter.ts)
+ * and send longer ones to the matching thread (lib/regex-thread.ts). Through a Matcher rather than
+ * `test()`: test() runs re2js's lazy DFA, which on a crafted input builds a new state at every character
+ * and keeps up to 8 MiB of states per pattern; find() answers with its one-pass matcher or, for short
+ * inputs, its bit-state backtracker, keeping nothing between calls but a pooled bitmap.
  */
 export function searchRegex(pattern: string, value: string): boolean {
-  return nativeRegex(pattern).test(value);
+  const compiled = compileRegex(pattern);
+  return compiled.ok && compiled.regex.matcher(value).find();
 }
