@@ -33,6 +33,8 @@ export function createDispatchActivities(deps: ActivityDeps) {
   const triggers = createTriggersRepository(db);
   const dispatches = createEventDispatchRepository(db);
   const fanOut = createEventFanOut(config);
+  // The matching thread starts with the process, not in the middle of an event's fan-out.
+  regexThread().start();
 
   /**
    * The fan-out of an event whose listening filters were too costly to match where it was written

@@ -19,7 +19,6 @@
  * dependencies: see the README's Benchmarks.)
  */
 import { performance } from 'node:perf_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import RE2 from 're2';
 import { RE2JS } from 're2js';
 import { matchEventFilters, type EventFilter, type FilterCheck } from '../lib/event-filter';
@@ -94,16 +93,23 @@ function timed(rounds: number, prepare: () => void, work: () => unknown): { min:
 const show = (t: { min: number; median: number }) => `${t.min.toFixed(1)} / ${t.median.toFixed(1)}`;
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 
-/** Runs `work` while probing the event loop: how long it took, and the longest the loop went without a turn. */
-async function probed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; longestHold: number }> {
+/**
+ * Runs `work` while probing the event loop: how long it took, the longest the loop went without a turn
+ * (which includes the OS not scheduling this thread on a shared machine), and the event loop's
+ * utilisation (the share of the time it was running code rather than waiting: what this thread itself did).
+ */
+async function probed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; longestHold: number; busy: number }> {
+  const elu = performance.eventLoopUtilization();
   let longestHold = 0;
   let probing = true;
+  // A 1 ms timer rather than setImmediate, so the loop may idle between probes (and its utilisation says
+  // what the work did); a turn late by more than its timer is a hold.
   const probe = (async () => {
     let last = performance.now();
     while (probing) {
-      await nextTurn();
+      await new Promise((resolve) => setTimeout(resolve, 1));
       const now = performance.now();
-      longestHold = Math.max(longestHold, now - last);
+      longestHold = Math.max(longestHold, now - last - 1);
       last = now;
     }
   })();
@@ -112,7 +118,7 @@ async function probed<T>(work: () => Promise<T>): Promise<{ result: T; ms: numbe
   const ms = performance.now() - start;
   probing = false;
   await probe;
-  return { result, ms, longestHold };
+  return { result, ms, longestHold, busy: performance.eventLoopUtilization(elu).utilization };
 }
 
 async function main() {
@@ -157,16 +163,17 @@ async function main() {
   // The machine's own noise: the longest the event loop goes without a turn while this process does
   // nothing (other processes on a shared machine take the cores too).
   const idle = await probed(() => new Promise((resolve) => setTimeout(resolve, 3000)));
-  console.log(`idle for 3 s: the event loop went at most ${idle.longestHold.toFixed(1)} ms without a turn (the machine's noise)`);
+  console.log(`idle for 3 s: the event loop went at most ${idle.longestHold.toFixed(1)} ms without a turn (the machine's noise), busy ${(idle.busy * 100).toFixed(1)}%`);
 
   // One event, 20 filters of the costliest patterns on their whole values, through the fan-out's matching
   // (the matching thread for every costly condition): the event loop keeps turning.
   const thread = createRegexThread({ msPerMinute: Infinity });
+  await thread.match('bench', 'warm', 'up'); // the thread started (once per process) before the probe
   const checks: FilterCheck[] = costliest.slice(0, 20).map((c) => ({ filter: { v: { $regex: c.pattern } } as EventFilter, data: { v: c.value } }));
   const fan = await probed(() => matchEventFilters(checks, { thread: { regex: thread, accountId: 'bench' } }));
   console.log(
     `fan-out of ${checks.length} filters on whole ${VALUE_LENGTH / 1024} KiB values (the costliest patterns), matching thread: ` +
-      `${fan.ms.toFixed(0)} ms wall, ${fan.result.units} units, event loop held at most ${fan.longestHold.toFixed(1)} ms`,
+      `${fan.ms.toFixed(0)} ms wall, ${fan.result.units} units, event loop went at most ${fan.longestHold.toFixed(1)} ms without a turn, busy ${(fan.busy * 100).toFixed(1)}%`,
   );
 
   // Fairness on the thread: a flooding account queues 10 of the costliest jobs; another account's cheap

@@ -3,8 +3,8 @@ import { Worker } from 'node:worker_threads';
 /**
  * The thread that matches long `$regex` values (lib/event-filter.ts), so that the event loop of the
  * process never waits for one: RE2 matches linearly but a hostile pattern can defeat its DFA, and a 1 MiB
- * value then costs seconds (npm run bench:regex). One thread per process, started with its first job,
- * holding its own RE2 (the `re2` package) and LRU of compiled patterns; the process only posts the
+ * value then costs seconds (npm run bench:regex). One thread per process, started when the worker's
+ * activities are composed (or with its first job), holding its own RE2 (the `re2` package) and LRU of compiled patterns; the process only posts the
  * pattern and the value and awaits the answer.
  *
  * Fair between accounts: each account has its own queue and the thread takes them in turn, one job at
@@ -73,6 +73,11 @@ interface Answer {
 export interface RegexThread {
   /** Whether `pattern` (accepted by compileRegex) matches somewhere in `value`, matched in full on the thread, in the account's turn. */
   match(accountId: string, pattern: string, value: string): Promise<boolean>;
+  /**
+   * Starts the thread now rather than with the first job: starting one (a V8 isolate, RE2 loaded) took
+   * 3–270 ms of this thread's time on the build machine, which a process pays once, at start-up.
+   */
+  start(): void;
   /** Stops the thread (jobs waiting are refused); a later job starts a new one. */
   close(): Promise<void>;
 }
@@ -88,7 +93,7 @@ export function createRegexThread(options: { msPerMinute?: number; cacheSize?: n
   /** Per account: the start of its current minute and the thread's milliseconds spent on it since. */
   const spent = new Map<string, { since: number; ms: number }>();
 
-  function start(): Worker {
+  function spawn(): Worker {
     const w = new Worker(THREAD_CODE, { eval: true, workerData: { re2Path: require.resolve('re2'), cacheSize } });
     w.on('message', (answer: Answer) => {
       const job = running;
@@ -157,7 +162,7 @@ export function createRegexThread(options: { msPerMinute?: number; cacheSize?: n
         job.reject(new FilterBudgetSpent());
         continue;
       }
-      worker ??= start();
+      worker ??= spawn();
       worker.ref();
       running = job;
       worker.postMessage({ id: job.id, pattern: job.pattern, value: job.value });
@@ -173,6 +178,12 @@ export function createRegexThread(options: { msPerMinute?: number; cacheSize?: n
         else queues.set(accountId, [job]);
         next();
       });
+    },
+
+    start() {
+      if (worker) return;
+      worker = spawn();
+      worker.unref();
     },
 
     async close() {

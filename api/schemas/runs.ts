@@ -97,7 +97,8 @@ export const runStepSchema = z
     toolId: z.uuid().nullable().describe('The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up'),
     input: json.describe(
       "The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the " +
-        "thread's remembered messages, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters) }; " +
+        "thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, " +
+        'toolType, description, parameters), remembered (how many of messages are the thread\'s) }; ' +
         'later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; ' +
         "of the tool executor: null (it takes the run's input)",
     ),
