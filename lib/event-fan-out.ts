@@ -31,7 +31,7 @@ export const FANOUT_WORK_UNITS = MAX_MATCHED_VALUE * MAX_PROGRAM_SIZE;
 /**
  * What matching may cost where the event is written, inside its transaction: two filters' worth on the
  * event loop (2 × REGEX_WORK_BUDGET: ≤ ~9 ms at re2js's worst measured ~90 ns per unit, far less for most
- * patterns), counted before any matching from the values' full lengths — so the issue's example, a
+ * patterns), counted before any matching from the values' full lengths — so a filter's classic trap, a
  * 5,001-character value under `.*.*.*.*!` (55,011 units), is matched where it is written. Filters without
  * `$regex` cost no units. An event whose listening filters could cost more is matched by the worker
  * instead, outside any transaction, on its matching thread and within FANOUT_WORK_UNITS (`event:<id>`,
