@@ -131,6 +131,14 @@ const envSchema = z.object({
   MODEL_NAME: z.string().trim().min(1).max(200).optional(),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  MODEL_TOKENS_PER_DAY: z.coerce.number().int().min(1).max(1_000_000_000_000).default(2_000_000),
+  MODEL_ALLOWED: z
+    .string()
+    .transform((v) => v.split(',').map((m) => m.trim()).filter((m) => m !== ''))
+    .refine((list) => list.length > 0, 'must name at least one model (comma-separated), or be unset to allow any')
+    .refine((list) => list.every((m) => m.length <= 200), 'each model name must be at most 200 characters')
+    .optional(),
+  MODEL_CONTEXT_MAX_BYTES: z.coerce.number().int().min(4_096).max(67_108_864).default(262_144),
   RUN_EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   INVITATION_TTL: duration
     .refine((text) => {
@@ -203,7 +211,19 @@ export interface Config {
    * is configured, and runs keep the tool executor. apiKey is a secret: never logged, never shown.
    * timeoutMs bounds each request; maxRetries is how often one request is retried (429, 5xx, timeouts).
    */
-  model: { baseUrl: string | null; apiKey: string | null; name: string | null; timeoutMs: number; maxRetries: number };
+  model: {
+    baseUrl: string | null;
+    apiKey: string | null;
+    name: string | null;
+    timeoutMs: number;
+    maxRetries: number;
+    /** Prompt + completion tokens one account may spend per UTC day (MODEL_TOKENS_PER_DAY). */
+    tokensPerDay: number;
+    /** The models an agent may name (MODEL_ALLOWED); null: any. */
+    allowed: string[] | null;
+    /** The largest request body (JSON bytes) a model call may send (MODEL_CONTEXT_MAX_BYTES). */
+    contextMaxBytes: number;
+  };
   /** Live run events (SSE): the interval of the heartbeat comment on an idle stream. */
   runEvents: { heartbeatMs: number };
   /** INVITATION_TTL: how long an invitation stays open to be accepted (as written, and in ms). */
@@ -237,6 +257,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.MODEL_NAME && e.MODEL_ALLOWED && !e.MODEL_ALLOWED.includes(e.MODEL_NAME)) {
+    throw new ConfigError(`Invalid configuration:\n  MODEL_NAME: ${e.MODEL_NAME} is not among MODEL_ALLOWED (${e.MODEL_ALLOWED.join(', ')})`);
+  }
   return {
     databaseUrl: e.DATABASE_URL,
     temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE },
@@ -283,6 +306,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       name: e.MODEL_NAME ?? null,
       timeoutMs: e.MODEL_TIMEOUT_MS,
       maxRetries: e.MODEL_MAX_RETRIES,
+      tokensPerDay: e.MODEL_TOKENS_PER_DAY,
+      allowed: e.MODEL_ALLOWED ?? null,
+      contextMaxBytes: e.MODEL_CONTEXT_MAX_BYTES,
     },
     runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
     team: { invitationTtl: { text: e.INVITATION_TTL, ms: parseDuration(e.INVITATION_TTL) } },

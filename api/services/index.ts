@@ -112,9 +112,9 @@ export function createServices(deps: ServiceDeps) {
       initialBalance: config.billing.initialBalance,
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
     }),
-    account: createAccountService({ accounts: repos.accounts }),
+    account: createAccountService({ db, accounts: repos.accounts }),
     audit,
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost }),
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost, allowedModels: config.model.allowed }),
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
