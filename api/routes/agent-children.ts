@@ -11,6 +11,8 @@ import { callerOf, type App } from '../types';
 export interface AgentChildRouteService<Item, CreateInput, UpdateInput> {
   list: (caller: Caller, agentId: string, page: PageRequest) => Promise<Page<Item>>;
   create: (caller: Caller, agentId: string, input: CreateInput) => Promise<Item>;
+  /** The create's checks that may wait on the network, run as the create route's preflight (api/plugins/preflight.ts). */
+  checkCreate?: (caller: Caller, agentId: string, input: CreateInput) => Promise<void>;
   get: (caller: Caller, id: string) => Promise<Item>;
   update: (caller: Caller, id: string, patch: UpdateInput) => Promise<Item>;
   delete: (caller: Caller, id: string) => Promise<void>;
@@ -68,10 +70,14 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
       sendPage(request, reply, await service.list(callerOf(request), request.params.agentId, pageRequest(request.query)), options.publicBaseUrl),
   );
 
+  const { checkCreate } = service;
   app.post(
     listUrl,
     {
-      config: { access: 'write' },
+      config: {
+        access: 'write',
+        preflight: checkCreate && ((request) => checkCreate(callerOf(request), (request.params as { agentId: string }).agentId, request.body as CreateInput)),
+      },
       schema: {
         tags,
         summary: `Create a ${noun}`,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
-import { createWebhookBody, updateWebhookBody, webhookSchema } from '../schemas/webhooks';
+import { createWebhookBody, updateWebhookBody, webhookSchema, type CreateWebhookInput } from '../schemas/webhooks';
 import type { WebhookService } from '../services/webhook-service';
 import { callerOf, type App } from '../types';
 
@@ -27,7 +27,7 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
   app.post(
     '/api/webhooks',
     {
-      config: { access: 'write' },
+      config: { access: 'write', preflight: (request) => webhooks.checkCreate(callerOf(request), request.body as CreateWebhookInput) },
       schema: {
         tags,
         summary: 'Create a webhook',

@@ -229,7 +229,7 @@ describe('tools (README § Connectors and tools)', () => {
     assert.equal((await api(app, user).get(url)).json().configJson.headers['X-Session-Token'], '••••7777');
   });
 
-  it('requires the secret headers again when the endpoint changes origin: a secret never follows a new target', async () => {
+  it('requires the secret headers again when any part of the endpoint changes: a secret never follows a new target', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
     const headers = { Authorization: 'Bearer origin-bound-0001', 'X-Api-Key': 'origin-key-0002', Accept: 'application/json' };
@@ -240,10 +240,14 @@ describe('tools (README § Connectors and tools)', () => {
       return { endpoint: stored.endpoint, headers: Object.fromEntries(Object.entries(stored.headers!).map(([k, v]) => [k, k === 'Accept' ? v : testSecretBox.open(v)])) };
     };
     const message = (header: string) =>
-      `body.configJson.headers.${header}: the endpoint's origin changed, and a stored secret never follows a new target: send it again in full (or null to remove it)`;
+      `body.configJson.headers.${header}: the endpoint changed, and a stored secret never follows a new target: send it again in full (or null to remove it)`;
 
-    // Another scheme, host or port, with the secrets left out or sent masked: 400 naming the first, nothing changed.
-    for (const endpoint of ['https://198.51.100.7/v1/x', 'https://93.184.215.14:8443/v1/x', 'http://93.184.215.14/v1/x']) {
+    // Another scheme, host, port, path, query or fragment, with the secrets left out or sent masked: 400 naming the first, nothing changed.
+    const elsewhere = [
+      'https://198.51.100.7/v1/x', 'https://93.184.215.14:8443/v1/x', 'http://93.184.215.14/v1/x',
+      'https://93.184.215.14/v2/y', 'https://93.184.215.14/v1/x?q=1', 'https://93.184.215.14/v1/x/', 'https://93.184.215.14/V1/x',
+    ];
+    for (const endpoint of elsewhere) {
       // Each case names one of the headers it did not send in full (whichever comes first).
       const cases: [Record<string, unknown>, string[]][] = [
         [{}, ['Authorization', 'X-Api-Key']],
@@ -261,8 +265,8 @@ describe('tools (README § Connectors and tools)', () => {
     }
     assert.deepEqual(await opened(), { endpoint: 'https://93.184.215.14/v1/x', headers });
 
-    // The same origin (another path or query, the default port spelled out): the secrets stay, masked.
-    for (const endpoint of ['https://93.184.215.14/v2/y?q=1', 'https://93.184.215.14:443/v3']) {
+    // The same target, written as it was or with the default port spelled out: the secrets stay, masked.
+    for (const endpoint of ['https://93.184.215.14/v1/x', 'https://93.184.215.14:443/v1/x']) {
       const res = await api(app, user).patch(url, { configJson: { endpoint } });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(res.json().configJson.headers, { Authorization: '••••0001', 'X-Api-Key': '••••0002', Accept: 'application/json' });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { before, describe, it } from 'node:test';
-import { guardedLookup, OutboundError, sendOutbound } from '../../lib/outbound-http';
+import { OutboundError, pinnedLookup, sendOutbound } from '../../lib/outbound-http';
 import { freePort } from '../helpers/processes';
 
 /**
@@ -22,7 +22,7 @@ describe('outbound errors', () => {
   });
 
   const failure = async (allowPrivate: boolean): Promise<string> => {
-    const err = await sendOutbound({ url: `http://${host}:${closedPort}/hook`, method: 'POST', body: '{}', timeoutMs: 5000, allowPrivate }).then(
+    const err = await sendOutbound({ url: `http://${host}:${closedPort}/hook`, method: 'POST', body: '{}', timeoutMs: 5000, allowPrivate, dnsServers: null }).then(
       () => assert.fail('the request succeeded'),
       (e: unknown) => e,
     );
@@ -46,10 +46,13 @@ describe('outbound errors', () => {
     assertNoAddress(message);
   });
 
-  it('the connect-time check (against DNS rebinding) names the host only', async () => {
-    const err = await new Promise<Error | null>((resolve) => guardedLookup(false)(host, {}, (e) => resolve(e)));
-    assert.ok(err);
-    assert.match(err.message, new RegExp(`^${host} resolves to a private, loopback or link-local address$`));
-    assertNoAddress(err.message);
+  it('the socket connects only to the addresses that were checked (no second resolution: DNS rebinding)', async () => {
+    const lookup = pinnedLookup(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']);
+    const one = await new Promise<[Error | null, string, number]>((resolve) => lookup(host, {}, (e, a, f) => resolve([e, a as string, f!])));
+    assert.deepEqual(one, [null, '93.184.215.14', 4]);
+    const v6 = await new Promise<string>((resolve) => lookup(host, { family: 6 }, (_e, a) => resolve(a as string)));
+    assert.equal(v6, '2606:2800:21f:cb07:6820:80da:af6b:8b2c');
+    const all = await new Promise<unknown>((resolve) => lookup(host, { all: true }, (_e, a) => resolve(a)));
+    assert.deepEqual(all, [{ address: '93.184.215.14', family: 4 }, { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 }]);
   });
 });
