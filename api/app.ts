@@ -117,7 +117,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(async (api) => {
     requireAuthentication(api, services.auth);
     // Before the idempotency hook: a URL's lookup must not wait holding the connection its transaction takes.
-    runPreflights(api);
+    runPreflights(api, { guards: repositories.guards });
     supportIdempotencyKeys(api, {
       db,
       guards: repositories.guards,
