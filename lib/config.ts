@@ -94,12 +94,12 @@ const nameservers = z
   .string()
   .trim()
   .transform((value, ctx) => {
-    const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const entries = value.split(',').map((e) => e.trim());
     const bad = entries.filter((e) => !isNameserver(e));
-    if (entries.length === 0 || bad.length > 0) {
+    if (bad.length > 0) {
       ctx.addIssue({
         code: 'custom',
-        message: `must be a comma-separated list of nameserver addresses, each an IP with an optional port (1.1.1.1, 127.0.0.1:5353, [::1]:53)${bad.length ? `, not ${bad.map((e) => JSON.stringify(e)).join(', ')}` : ''}`,
+        message: `must be a comma-separated list of nameserver addresses, each an IP with an optional port (1.1.1.1, 127.0.0.1:5353, [::1]:53), not ${bad.map((e) => JSON.stringify(e)).join(', ')}`,
       });
       return z.NEVER;
     }
