@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage, type Page, type PageRequest } from '../pagination';
-import { agentIdParams, errorResponse, idParams, listQuery, noContent } from '../schemas/common';
+import { agentIdParams, errorResponse, idParams, listQuery, noContent, URL_LOOKUPS_BUSY } from '../schemas/common';
 import type { Caller } from '../services/auth-service';
 import { callerOf, type App } from '../types';
 
@@ -40,6 +40,8 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
     createDescription: string;
     /** What the create's 403 says: the quota. */
     quota: string;
+    /** Its configs hold URLs that are checked (a lookup): an update may answer 429 (docs/api.md § URL checks). */
+    checksUrls?: boolean;
   },
 ): void {
   const { collection, noun, service } = options;
@@ -110,7 +112,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
           'as a whole, per type. A secret sent masked stays unchanged; a secret set here is shown in full in this response only.',
         params: idParams,
         body: schemas.update,
-        response: { 200: schemas.item },
+        response: { 200: schemas.item, ...(options.checksUrls ? { 429: errorResponse(URL_LOOKUPS_BUSY) } : {}) },
       },
       handler: async (request) => service.update(callerOf(request), request.params.id, request.body as UpdateInput),
     });
