@@ -50,6 +50,8 @@ export const LOOKUPS_PER_REQUEST = 8;
 export const LOOKUPS_PER_ACCOUNT = 16;
 /** Lookups the process runs at once, every account together. */
 export const LOOKUPS_PER_PROCESS = 128;
+/** How long a lookup waits for its other address family once one has answered. */
+const OTHER_FAMILY_GRACE_MS = 300;
 /** /etc/hosts is read again at most this often. */
 const HOSTS_FILE_TTL_MS = 5000;
 
@@ -142,27 +144,39 @@ export async function resolveHost(host: string, opts: ResolveOptions): Promise<s
   const release = takeSlot(opts.accountId);
   const resolver = new dns.promises.Resolver({ timeout: LOOKUP_TIMEOUT_MS, tries: 1 });
   let timer: NodeJS.Timeout | undefined;
+  let grace: NodeJS.Timeout | undefined;
   const stop = () => resolver.cancel();
   try {
     resolver.setServers(opts.servers ? [...opts.servers] : dns.getServers());
     opts.signal?.addEventListener('abort', stop, { once: true });
     const found: string[] = [];
-    const families = Promise.allSettled([
-      resolver.resolve4(name).then((list) => void found.push(...list)),
-      resolver.resolve6(name).then((list) => void found.push(...list)),
-    ]);
+    // Once one family has answered, the other gets a moment more, not the whole deadline: a host whose
+    // AAAA query goes unanswered still resolves at once to its A records (and is only connected to those).
+    let answered: () => void = () => {};
+    const firstAnswer = new Promise<'answered'>((resolve) => {
+      answered = () => {
+        grace ??= setTimeout(() => resolve('answered'), OTHER_FAMILY_GRACE_MS);
+      };
+    });
+    const family = (query: Promise<string[]>) =>
+      query.then((list) => {
+        found.push(...list);
+        if (list.length > 0) answered();
+      });
+    const families = Promise.allSettled([family(resolver.resolve4(name)), family(resolver.resolve6(name))]);
     const deadline = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), LOOKUP_TIMEOUT_MS);
     });
-    const outcome = await Promise.race([families, deadline]);
+    const outcome = await Promise.race([families, deadline, firstAnswer]);
     if (found.length > 0) return found;
     if (opts.signal?.aborted) throw new TargetNotAllowedError(`the lookup of ${host} was stopped`);
-    if (outcome === 'late' || outcome.some((r) => r.status === 'rejected' && /ETIMEOUT|ECANCELLED/.test(String((r.reason as { code?: string }).code)))) {
+    if (outcome === 'late' || outcome === 'answered' || outcome.some((r) => r.status === 'rejected' && /ETIMEOUT|ECANCELLED/.test(String((r.reason as { code?: string }).code)))) {
       throw new TargetNotAllowedError(`host ${host} did not resolve within ${LOOKUP_TIMEOUT_MS} ms`);
     }
     throw new TargetNotAllowedError(`host ${host} does not resolve`);
   } finally {
     clearTimeout(timer);
+    clearTimeout(grace);
     opts.signal?.removeEventListener('abort', stop);
     resolver.cancel();
     release();

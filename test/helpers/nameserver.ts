@@ -17,6 +17,8 @@ export interface TestNameserver {
   tcpConnections: number;
   /** Names answered with an A record (lower case → IPv4); every other name is never answered. Change it at will. */
   answers: Map<string, string>;
+  /** Answered names whose AAAA questions go unanswered all the same (a broken IPv6 setup). */
+  silentAaaa: Set<string>;
   /** Questions about names under `suffix` (e.g. `.slow.test`). */
   asked(suffix: string): Query[];
 }
@@ -93,6 +95,7 @@ export async function startNameserver(t: Cleanup, answers: Record<string, string
       queries: [],
       tcpConnections: 0,
       answers: new Map(Object.entries(answers).map(([name, ip]) => [name.toLowerCase(), ip])),
+      silentAaaa: new Set(),
       asked: (suffix) => server.queries.filter((q) => q.name.endsWith(suffix.toLowerCase())),
     };
     udp.on('message', (message, from) => {
@@ -100,6 +103,7 @@ export async function startNameserver(t: Cleanup, answers: Record<string, string
       if (!asked) return;
       server.queries.push({ name: asked.name, type: asked.type });
       const address = server.answers.get(asked.name);
+      if (asked.type === 28 && server.silentAaaa.has(asked.name)) return;
       if (address !== undefined) udp.send(answer(message, asked, address), from.port, from.address);
     });
     onCleanup(t, async () => {

@@ -92,6 +92,17 @@ describe('outbound resolution', () => {
     assert.equal(err.message, 'target not allowed: must not point at a private, loopback or link-local address (svc.test)');
   });
 
+  it('does not wait out the deadline for an address family that never answers once the other has', async () => {
+    ns.answers.set('v4only.test', '127.0.0.1');
+    ns.silentAaaa.add('v4only.test');
+    const started = performance.now();
+    const res = await sendOutbound({ url: `http://v4only.test:${port}/hook`, method: 'GET', timeoutMs: 5000, allowPrivate: true, dnsServers: [ns.address] });
+    const ms = Math.round(performance.now() - started);
+    console.log(`a name whose AAAA goes unanswered was called after ${ms} ms`);
+    assert.equal(res.status, 200);
+    assert.ok(ms < 2000, `${ms} ms: the AAAA question was waited out`);
+  });
+
   it('gives up on a name whose nameserver never answers after 3 s', async () => {
     const started = performance.now();
     const err = await sendOutbound({ url: 'http://never.slow.test/hook', method: 'POST', timeoutMs: 15_000, allowPrivate: true, dnsServers: [ns.address] }).then(
