@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
-import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from '../../lib/network';
+import {
+  assertPublicTarget, isPrivateAddress, LOOKUPS_PER_ACCOUNT, LOOKUPS_PER_PROCESS, lookupsInFlight, LookupsBusyError, resolveHost, TargetNotAllowedError,
+} from '../../lib/network';
+import { suiteContext } from '../helpers/cleanup';
+import { startNameserver } from '../helpers/nameserver';
 
 /** Private targets refused (production) or allowed (the dev stack and tests); the system's nameservers. */
 const strict = { allowPrivate: false, servers: null, accountId: null };
@@ -46,5 +50,48 @@ describe('SSRF target check', () => {
       assert.equal(err.message, `must not point at a private, loopback or link-local address (${host})`);
       return true;
     });
+  });
+});
+
+describe('lookup bounds', () => {
+  const suite = suiteContext();
+
+  it('bounds lookups per account and per process, and frees each slot when its lookup stops', async () => {
+    const ns = await startNameserver(suite);
+    const stop = new AbortController();
+    const lookup = (account: string, i: number) =>
+      resolveHost(`${account}-${i}.slow.test`, { servers: [ns.address], accountId: account, signal: stop.signal }).then(
+        () => 'resolved',
+        (err: Error) => err,
+      );
+    const accounts = LOOKUPS_PER_PROCESS / LOOKUPS_PER_ACCOUNT;
+    const running = Array.from({ length: LOOKUPS_PER_PROCESS }, (_, i) => lookup(`a${i % accounts}`, i));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(lookupsInFlight(), { total: LOOKUPS_PER_PROCESS, accounts });
+
+    const ownShare = await lookup('a0', -1);
+    assert.ok(ownShare instanceof LookupsBusyError && ownShare.scope === 'process', String(ownShare));
+    const process = await lookup('newcomer', 0);
+    assert.ok(process instanceof LookupsBusyError && process.scope === 'process', String(process));
+    // The engine's own lookups (no account) are not counted against the API's share.
+    const engine = resolveHost('engine.slow.test', { servers: [ns.address], accountId: null, signal: stop.signal }).catch((err: Error) => err);
+
+    stop.abort();
+    for (const result of await Promise.all(running)) assert.match(String(result), /the lookup of .* was stopped/);
+    assert.match(String(await engine), /was stopped/);
+    assert.deepEqual(lookupsInFlight(), { total: 0, accounts: 0 });
+
+    // With room in the process, an account's own share is the bound.
+    const again = new AbortController();
+    const mine = Array.from({ length: LOOKUPS_PER_ACCOUNT }, (_, i) =>
+      resolveHost(`mine-${i}.slow.test`, { servers: [ns.address], accountId: 'mine', signal: again.signal }).catch((err: Error) => err),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const over = await resolveHost('mine-over.slow.test', { servers: [ns.address], accountId: 'mine' }).catch((err: Error) => err);
+    assert.ok(over instanceof LookupsBusyError && over.scope === 'account', String(over));
+    assert.equal(ns.asked('mine-over.slow.test').length, 0, 'refused before asking');
+    again.abort();
+    await Promise.all(mine);
+    assert.deepEqual(lookupsInFlight(), { total: 0, accounts: 0 });
   });
 });
