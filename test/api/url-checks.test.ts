@@ -191,6 +191,27 @@ describe('URL checks', () => {
     for (const res of await Promise.all(creates)) assert.equal(res.statusCode, 400, res.body);
   });
 
+  it("an update's URL check holds neither the row's lock nor a connection: a rename of the same tool or webhook answers meanwhile", async () => {
+    const agent = (await api(app, other).ok('POST', '/api/agents', { name: 'Updated' })).id;
+    const tool = await api(app, other).ok('POST', `/api/agents/${agent}/tools`, { type: 'custom', name: 't', configJson: { endpoint: 'https://ok.test/x' } });
+    const webhook = await api(app, other).ok('POST', '/api/webhooks', { name: 'w', url: 'https://ok.test/w' });
+    for (const [url, move] of [
+      [`/api/tools/${tool.id}`, { configJson: { endpoint: 'https://moved-tool.slow.test/x' } }],
+      [`/api/webhooks/${webhook.id}`, { url: 'https://moved-hook.slow.test/w' }],
+    ] as const) {
+      const moving = timed(() => api(app, other).patch(url, move));
+      await until(() => lookupsInFlight().total >= 1, 2000, 'the move being checked');
+      const rename = await timed(() => api(app, other).patch(url, { name: 'renamed meanwhile' }));
+      const moved = await moving;
+      console.log(`${url.split('/')[2]} update: the rename answered in ${rename.ms} ms while the move's check took ${moved.ms} ms`);
+      assert.equal(rename.res.statusCode, 200, rename.res.body);
+      assert.ok(rename.ms < 1500, `the rename waited ${rename.ms} ms`);
+      assert.equal(moved.res.statusCode, 400, moved.res.body);
+      assert.match(moved.res.json().message, /^body\.(configJson\.endpoint|url): host moved-(tool|hook)\.slow\.test did not resolve within 3000 ms$/);
+      assert.equal((await api(app, other).get(url)).json().name, 'renamed meanwhile');
+    }
+  });
+
   it('a create under Idempotency-Key looks its name up once; its replay looks up nothing, even once the name stopped answering', async () => {
     const before = ns.queries.length;
     const body = { name: 'replayed', url: 'https://replay.test/hook' };
