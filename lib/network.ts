@@ -196,7 +196,7 @@ export function parseTarget(url: string, legacy = false): URL {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TargetNotAllowedError('must be an http or https URL');
   if (!legacy && (parsed.username !== '' || parsed.password !== '')) {
-    throw new TargetNotAllowedError('must not contain credentials (user:password@); send them in a header instead');
+    throw new TargetNotAllowedError('must not contain credentials (user:password@); send them in a header');
   }
   return parsed;
 }

@@ -93,8 +93,8 @@ export function createWebhookService(deps: {
   }
 
   /**
-   * The state an update leads to, validated as a whole. `checkUrl` is the target to vet with
-   * assertPublicTarget: only a url that changes, or one that a webhook turning outgoing gets.
+   * The state an update leads to, validated as a whole. `checkUrl` is the target to check (docs/api.md §
+   * URL checks): only a url that changes, or one that a webhook turning outgoing gets.
    */
   function planUpdate(row: WebhookRow, patch: UpdateWebhookInput): { values: WebhookValues; shownSecret: string | null; checkUrl: string | null } {
     const direction = patch.direction ?? row.direction;
