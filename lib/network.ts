@@ -216,22 +216,6 @@ export interface TargetCheckOptions {
   allowPrivate: boolean;
   servers: readonly string[] | null;
   accountId: string | null;
-  signal?: AbortSignal;
-}
-
-/**
- * Refuses a URL whose host is, or resolves to, a non-public address. Returns the resolved addresses
- * (none when private targets are allowed: nothing is resolved then). Throws TargetNotAllowedError with a
- * reason fit for a 400 message (and for a stored delivery error).
- */
-export async function assertPublicTarget(url: string, opts: TargetCheckOptions): Promise<string[]> {
-  const parsed = parseTarget(url);
-  if (opts.allowPrivate) return [];
-  const host = hostOf(parsed);
-  if (isLocalhost(host.toLowerCase())) throw new TargetNotAllowedError('must not point at a loopback address');
-  const addresses = await resolveHost(host, opts);
-  assertPublicAddresses(host, addresses, false);
-  return addresses;
 }
 
 /** A URL to check and the request field it came from (`body.url`, `body.tools.3.configJson.endpoint`). */
@@ -269,7 +253,7 @@ export function withCheckedTargets<T>(fn: () => T): T {
  * refusal stops the rest and is thrown as TargetCheckError naming its field; LookupsBusyError when no
  * lookup may start.
  */
-export async function checkTargets(targets: readonly Target[], opts: Omit<TargetCheckOptions, 'signal'>): Promise<void> {
+export async function checkTargets(targets: readonly Target[], opts: TargetCheckOptions): Promise<void> {
   const memo = checkedThisRequest.getStore();
   const pending: Target[] = [];
   const waits: Promise<void>[] = [];
