@@ -126,7 +126,8 @@ export interface ResolveOptions {
   signal?: AbortSignal;
 }
 
-const isLocalhost = (host: string) => host === 'localhost' || host.endsWith('.localhost');
+/** `localhost` and `*.localhost` (RFC 6761: always loopback), lower-case. */
+export const isLocalhost = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
 /**
  * Every address of `host` (A and AAAA), without the libuv thread pool. Rejects with TargetNotAllowedError

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { assertPublicAddresses, hostOf, parseTarget, resolveHost, TargetNotAllowedError } from './network';
+import { assertPublicAddresses, hostOf, isLocalhost, parseTarget, resolveHost, TargetNotAllowedError } from './network';
 
 /**
  * The one way the engine calls out (webhook deliveries, custom tools, data tools): Node's own HTTP
@@ -64,7 +64,7 @@ async function checkedAddresses(req: OutboundRequest): Promise<{ url: URL; addre
   let url: URL;
   try {
     url = parseTarget(req.url, true);
-    if (!req.allowPrivate && /(^|\.)localhost$/i.test(url.hostname)) throw new TargetNotAllowedError('must not point at a loopback address');
+    if (!req.allowPrivate && isLocalhost(hostOf(url).toLowerCase())) throw new TargetNotAllowedError('must not point at a loopback address');
   } catch (err) {
     throw new OutboundError(`target not allowed: ${(err as Error).message}`);
   }
