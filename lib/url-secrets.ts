@@ -62,19 +62,41 @@ function mapSecretValues(url: string, change: (value: string) => string): string
   return join(base, changed, fragment);
 }
 
+/**
+ * The URL's credentials (`user:password@`), where a URL stored before they were refused has them: the
+ * whole userinfo is a secret (a token is often the user name). `at` is where it starts.
+ */
+function userinfo(url: string): { at: number; text: string } | null {
+  const start = url.indexOf('://');
+  if (start === -1) return null;
+  const at = start + 3;
+  const end = url.slice(at).search(/[/?#]/);
+  const authority = end === -1 ? url.slice(at) : url.slice(at, at + end);
+  const sign = authority.lastIndexOf('@');
+  return sign === -1 ? null : { at, text: authority.slice(0, sign) };
+}
+
+/** The URL with its userinfo changed (or, with `null`, left out together with its `@`). */
+function withUserinfo(url: string, change: (text: string) => string | null): string {
+  const found = userinfo(url);
+  if (!found) return url;
+  const next = change(decode(found.text));
+  return url.slice(0, found.at) + (next === null ? '' : `${next}@`) + url.slice(found.at + found.text.length + 1);
+}
+
 /** The names of the URL's secret parameters that hold a value, in order. */
 export function secretQueryNames(url: string): string[] {
   return (split(url).parameters ?? []).filter(isSecret).map((p) => p.name);
 }
 
-/** The URL as a read shows it: each secret parameter's value as `"••••" + last 4`. */
+/** The URL as a read shows it: each secret parameter's value, and any userinfo, as `"••••" + last 4`. */
 export function maskUrlSecrets(url: string): string {
-  return mapSecretValues(url, maskSecret);
+  return withUserinfo(mapSecretValues(url, maskSecret), maskSecret);
 }
 
-/** The URL as an export holds it: each secret parameter present with an empty value (`?api_key=`). */
+/** The URL as an export holds it: each secret parameter present with an empty value (`?api_key=`), no userinfo. */
 export function withoutUrlSecrets(url: string): string {
-  return mapSecretValues(url, () => '');
+  return withUserinfo(mapSecretValues(url, () => ''), () => null);
 }
 
 /** Whether the URL holds a masked value anywhere in its query. */

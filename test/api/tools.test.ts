@@ -416,6 +416,25 @@ describe('tools (README § Connectors and tools)', () => {
     assert.equal(testSecretBox.open(stored['X-Session']!), 'legacy-plain-value-7777');
   });
 
+  it('masks the credentials of an endpoint stored with them before they were refused, and exports it without them', async () => {
+    const owner = await registerUser(app);
+    const agentId = await newAgent(owner);
+    const tool = (await api(app, owner).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'old', configJson: { endpoint: 'https://93.184.215.14/x' } })).json();
+    await db.query(`UPDATE tools SET config_json = jsonb_set(config_json, '{endpoint}', '"https://user:legacy-pass-4321@93.184.215.14/x"') WHERE id = $1`, [tool.id]);
+    const viewer = await joinWorkspace(app, owner, 'viewer', { canExport: true });
+    for (const headers of [owner.auth, viewer.headers]) {
+      const read = await app.inject({ method: 'GET', url: `/api/tools/${tool.id}`, headers });
+      assert.equal(read.json().configJson.endpoint, 'https://••••4321@93.184.215.14/x');
+      const exported = await app.inject({ method: 'GET', url: `/api/agents/${agentId}/export`, headers });
+      assert.equal(exported.statusCode, 200, exported.body);
+      assert.ok(!exported.body.includes('legacy-pass') && !exported.body.includes('user:'), exported.body);
+      assert.equal(exported.json().tools[0].configJson.endpoint, 'https://93.184.215.14/x');
+    }
+    // An update must move them out of the URL (a header holds them as a secret).
+    const renamed = await api(app, owner).patch(`/api/tools/${tool.id}`, { name: 'renamed' });
+    assert.deepEqual([renamed.statusCode, renamed.json()], [400, { message: 'body.configJson.endpoint: must not contain credentials (user:password@); send them in a header' }]);
+  });
+
   it('refuses an endpoint with credentials in it (user:password@), naming the field', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
