@@ -233,7 +233,7 @@ async function main() {
         return answer.choices[0]!.finish_reason;
       },
       async rawToolCall() {
-        return JSON.stringify(await toolRequest({ url: `${tools.url}/probe`, method: 'POST', body: '{"q":1}', headers: { 'content-type': 'application/json' }, timeoutMs: 15_000, allowPrivate: true }));
+        return JSON.stringify(await toolRequest({ url: `${tools.url}/probe`, method: 'POST', body: '{"q":1}', headers: { 'content-type': 'application/json' }, timeoutMs: 15_000, allowPrivate: true, dnsServers: null }));
       },
     },
   });

@@ -81,6 +81,31 @@ const trustProxy = z
     return entries;
   });
 
+/** One nameserver as dns.Resolver#setServers takes it: `1.1.1.1`, `1.1.1.1:5353`, `::1`, `[::1]:5353`. */
+function isNameserver(entry: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+  const [address, port] = bracketed ? [bracketed[1]!, bracketed[2]] : /^[\d.]+:\d{1,5}$/.test(entry) ? entry.split(':') : [entry, undefined];
+  const valid = ipaddr.IPv4.isValidFourPartDecimal(address!) || (ipaddr.IPv6.isValid(address!) && !address!.includes('.'));
+  return valid && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
+}
+
+/** DNS_SERVERS: a comma-separated list of nameservers; unset: the system's (dns.getServers(), from /etc/resolv.conf). */
+const nameservers = z
+  .string()
+  .trim()
+  .transform((value, ctx) => {
+    const entries = value.split(',').map((e) => e.trim());
+    const bad = entries.filter((e) => !isNameserver(e));
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a comma-separated list of nameserver addresses, each an IP with an optional port (1.1.1.1, 127.0.0.1:5353, [::1]:53), not ${bad.map((e) => JSON.stringify(e)).join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port'),
@@ -99,6 +124,7 @@ const envSchema = z.object({
   WEBHOOK_DISABLE_AFTER: duration.default('5d'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
+  DNS_SERVERS: nameservers.optional(),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
   SCHEDULE_SWEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
@@ -195,6 +221,11 @@ export interface Config {
    * fewer leave the rest in Temporal's task queue, where the fairness keys take accounts in turn.
    */
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number; workflowTaskSlots: number };
+  /**
+   * How webhook and tool targets are resolved (lib/network.ts): the nameservers asked, null for the
+   * system's (dns.getServers(), read from /etc/resolv.conf); /etc/hosts is read first either way.
+   */
+  network: { dnsServers: string[] | null };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
   /** docs/api.md § Quotas and charges: how many of each resource an account (or an agent) may hold. */
@@ -286,6 +317,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS, workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS },
+    network: { dnsServers: e.DNS_SERVERS ?? null },
     tools: {
       timeoutMs: e.TOOL_TIMEOUT_MS,
       coinGeckoBaseUrl: e.COINGECKO_BASE_URL,

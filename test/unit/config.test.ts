@@ -159,6 +159,15 @@ describe('config', () => {
     }
   });
 
+  it('takes DNS_SERVERS as nameserver addresses with optional ports; unset is the system\'s', () => {
+    const servers = (value?: string) => loadConfig({ ...valid, DNS_SERVERS: value }).network.dnsServers;
+    assert.equal(servers(undefined), null);
+    assert.deepEqual(servers(' 1.1.1.1 , 127.0.0.1:5353,::1,[2001:db8::53]:53'), ['1.1.1.1', '127.0.0.1:5353', '::1', '[2001:db8::53]:53']);
+    for (const bad of ['dns.internal', '1.1.1', '1.1.1.1:0', '1.1.1.1:70000', '1.1.1.1,', '::1:53x', '10.0.0.1:53:53']) {
+      assert.throws(() => servers(bad), /DNS_SERVERS: must be a comma-separated list of nameserver addresses/, bad);
+    }
+  });
+
   it('refuses to trust every X-Forwarded-For and says what to write instead', () => {
     for (const everything of ['true', 'TRUE', 'yes', '0.0.0.0/0', '::/0', '10.0.0.1,0.0.0.0/0']) {
       assert.throws(
