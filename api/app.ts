@@ -99,7 +99,7 @@ export async function buildApp(deps: AppDeps) {
   app.addHook('onClose', () => runEventsListener.close());
   const publicBaseUrl = config.http.publicBaseUrl;
   // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
-  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;
+  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg), snapshotMs: config.metrics.snapshotMs }) : null;
   if (metrics) measureRequests(app, metrics);
 
   await registerDocs(app);

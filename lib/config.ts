@@ -125,6 +125,7 @@ const envSchema = z.object({
   RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
   METRICS_ENABLED: booleanFlag.default(true),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  METRICS_SNAPSHOT_MS: z.coerce.number().int().min(100).max(5_000).default(5_000),
   MISSED_FIRE_GRACE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   MODEL_BASE_URL: httpUrl.optional(),
   MODEL_API_KEY: z.string().max(4096).regex(/^[^\s]+$/, 'must not contain whitespace').optional(),
@@ -203,8 +204,12 @@ export interface Config {
   logLevel: string;
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
-  /** GET /metrics (README § Operating it): served at all, and the bearer token it asks for (none: open). */
-  metrics: { enabled: boolean; token: string | null };
+  /**
+   * GET /metrics (README § Operating it): served at all, the bearer token it asks for (none: open; required
+   * when the API listens beyond loopback, see metricsTokenProblem), and how old the engine's figures read
+   * from Postgres may be (at most one read per this many ms, however many scrape).
+   */
+  metrics: { enabled: boolean; token: string | null; snapshotMs: number };
   /**
    * A schedule time with no fire and no reason counts as missed once its trigger's catch-up window and this
    * grace have passed (a fire may be made that late: Temporal catches up within the window).
@@ -279,7 +284,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
     logLevel: e.LOG_LEVEL,
     retention: { days: e.RETENTION_DAYS },
-    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null },
+    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, snapshotMs: e.METRICS_SNAPSHOT_MS },
     missedFires: { graceMs: e.MISSED_FIRE_GRACE_MS },
   };
+}
+
+/** `localhost`, or a loopback address (127.0.0.0/8, ::1, IPv4-mapped 127.x), with or without IPv6 brackets. */
+function isLoopbackHost(host: string): boolean {
+  const bare = host.trim().replace(/^\[(.*)\]$/, '$1');
+  if (bare.toLowerCase() === 'localhost') return true;
+  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare).range() === 'loopback';
+  if (!ipaddr.IPv6.isValid(bare)) return false;
+  const address = ipaddr.IPv6.parse(bare);
+  return (address.isIPv4MappedAddress() ? address.toIPv4Address() : address).range() === 'loopback';
+}
+
+/**
+ * Why the API must not start as configured, or null: `/metrics` would be open to every network HOST
+ * reaches. Beyond loopback it asks for METRICS_TOKEN (or METRICS_ENABLED=false); one line, for the
+ * start-up error. Only the API listens, so only its entry asks (the worker shares the environment).
+ */
+export function metricsTokenProblem(config: Config): string | null {
+  if (!config.metrics.enabled || config.metrics.token !== null || isLoopbackHost(config.http.host)) return null;
+  return (
+    `METRICS_TOKEN is required when HOST (${config.http.host}) is not a loopback address: set METRICS_TOKEN (16-256 characters) ` +
+    'so that GET /metrics asks for it, or METRICS_ENABLED=false'
+  );
 }
