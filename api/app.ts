@@ -132,7 +132,12 @@ export async function buildApp(deps: AppDeps) {
     teamRoutes(scoped, { team: services.team, publicBaseUrl });
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
     scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
-    deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
+    deliveryRoutes(scoped, {
+      deliveries: services.deliveries,
+      publicBaseUrl,
+      retriesPerMinute: config.webhooks.retriesPerMinute,
+      recoverInterval: config.webhooks.recoverInterval.text,
+    });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
     runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
   });

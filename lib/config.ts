@@ -110,6 +110,13 @@ const envSchema = z.object({
   DELIVERY_FIRST_ATTEMPT_WAIT_MS: z.coerce.number().int().min(0).max(4_000).default(2_000),
   DELIVERY_FIRST_ATTEMPT_WAITERS: z.coerce.number().int().min(0).max(100_000).default(1_000),
   RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
+  RECOVER_INTERVAL: duration
+    .refine((text) => {
+      const parsed = tryParseDuration(text);
+      return 'error' in parsed || parsed.ms <= 86_400_000;
+    }, 'must be at most 1d')
+    .default('1m'),
+  DELIVERY_RETRIES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_BACKLOG_PER_SECOND: z.coerce.number().min(0).max(100_000).default(5),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
@@ -172,6 +179,13 @@ export interface Config {
     disableAfter: { text: string; ms: number };
     /** Failed deliveries a recovery gives a new generation per batch (one activity, one transaction). */
     recoveryBatchSize: number;
+    /**
+     * RECOVER_INTERVAL: at most one recovery per webhook is asked for per interval, and a delivery a
+     * recovery re-sent less than an interval ago is not re-sent by the next (as written, and in ms).
+     */
+    recoverInterval: { text: string; ms: number };
+    /** Manual retries per webhook per minute (DELIVERY_RETRIES_PER_MINUTE), across every API process. */
+    retriesPerMinute: number;
   };
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
@@ -257,6 +271,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       firstAttemptWaiters: e.DELIVERY_FIRST_ATTEMPT_WAITERS,
       disableAfter: { text: e.WEBHOOK_DISABLE_AFTER, ms: parseDuration(e.WEBHOOK_DISABLE_AFTER) },
       recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
+      recoverInterval: { text: e.RECOVER_INTERVAL, ms: parseDuration(e.RECOVER_INTERVAL) },
+      retriesPerMinute: e.DELIVERY_RETRIES_PER_MINUTE,
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS, workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS },

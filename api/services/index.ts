@@ -154,6 +154,9 @@ export function createServices(deps: ServiceDeps) {
       fanOut,
       timeoutMs: config.webhooks.timeoutMs,
       audit,
+      guards: repos.guards,
+      retriesPerMinute: config.webhooks.retriesPerMinute,
+      recoverInterval: config.webhooks.recoverInterval,
     }),
     triggers: createTriggerService({
       db,

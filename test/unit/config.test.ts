@@ -53,6 +53,15 @@ describe('config', () => {
     assert.doesNotMatch(metricsTokenProblem(loadConfig({ ...valid, HOST: '0.0.0.0' }))!, /\n/, 'one line');
   });
 
+  it('limits recoveries to one per RECOVER_INTERVAL (1m, at most 1d) and manual retries to DELIVERY_RETRIES_PER_MINUTE (60) per webhook', () => {
+    assert.deepEqual(loadConfig(valid).webhooks.recoverInterval, { text: '1m', ms: 60_000 });
+    assert.equal(loadConfig(valid).webhooks.retriesPerMinute, 60);
+    assert.deepEqual(loadConfig({ ...valid, RECOVER_INTERVAL: '30s' }).webhooks.recoverInterval, { text: '30s', ms: 30_000 });
+    assert.equal(loadConfig({ ...valid, DELIVERY_RETRIES_PER_MINUTE: '5' }).webhooks.retriesPerMinute, 5);
+    for (const bad of ['0s', '2d', 'soon']) assert.throws(() => loadConfig({ ...valid, RECOVER_INTERVAL: bad }), /RECOVER_INTERVAL/, bad);
+    for (const bad of ['0', '1.5', 'many']) assert.throws(() => loadConfig({ ...valid, DELIVERY_RETRIES_PER_MINUTE: bad }), /DELIVERY_RETRIES_PER_MINUTE/, bad);
+  });
+
   it('counts a schedule time as missed MISSED_FIRE_GRACE_MS (60 s) after its catch-up window', () => {
     assert.equal(loadConfig(valid).missedFires.graceMs, 60_000);
     assert.equal(loadConfig({ ...valid, MISSED_FIRE_GRACE_MS: '5000' }).missedFires.graceMs, 5_000);
