@@ -93,6 +93,7 @@ export async function buildApp(deps: AppDeps) {
   });
   const services = createServices({
     config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client, runEventsListener,
+    log: (msg, err) => app.log.warn({ err }, msg),
   });
   // Open streams end before the server waits for its connections to close; then the listener goes.
   app.addHook('preClose', async () => services.runEvents.closeAll());
@@ -139,7 +140,13 @@ export async function buildApp(deps: AppDeps) {
       recoverInterval: config.webhooks.recoverInterval.text,
     });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
-    runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
+    runRoutes(scoped, {
+      runs: services.runs,
+      runEvents: services.runEvents,
+      heartbeatMs: config.runEvents.heartbeatMs,
+      streams: config.runEvents,
+      publicBaseUrl,
+    });
   });
 
   return app;

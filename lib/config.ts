@@ -140,6 +140,9 @@ const envSchema = z.object({
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   RUN_EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  RUN_STREAMS_PER_USER: z.coerce.number().int().min(1).max(1_000).default(10),
+  RUN_STREAMS_PER_PROCESS: z.coerce.number().int().min(1).max(100_000).default(200),
+  RUN_STREAMS_CHECK_MS: z.coerce.number().int().min(100).max(30_000).default(10_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -213,8 +216,12 @@ export interface Config {
    * timeoutMs bounds each request; maxRetries is how often one request is retried (429, 5xx, timeouts).
    */
   model: { baseUrl: string | null; apiKey: string | null; name: string | null; timeoutMs: number; maxRetries: number };
-  /** Live run events (SSE): the interval of the heartbeat comment on an idle stream. */
-  runEvents: { heartbeatMs: number };
+  /**
+   * Live run events (SSE): the interval of the heartbeat comment on an idle stream; streams open at once per
+   * user (across every API process) and per process; how often a process renews its streams' places and
+   * checks again that each caller may still read the run (a stream that lost access ends within this).
+   */
+  runEvents: { heartbeatMs: number; perUser: number; perProcess: number; checkMs: number };
   logLevel: string;
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
@@ -297,7 +304,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.MODEL_TIMEOUT_MS,
       maxRetries: e.MODEL_MAX_RETRIES,
     },
-    runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
+    runEvents: {
+      heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS,
+      perUser: e.RUN_STREAMS_PER_USER,
+      perProcess: e.RUN_STREAMS_PER_PROCESS,
+      checkMs: e.RUN_STREAMS_CHECK_MS,
+    },
     logLevel: e.LOG_LEVEL,
     retention: { days: e.RETENTION_DAYS },
     metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, snapshotMs: e.METRICS_SNAPSHOT_MS },
