@@ -37,11 +37,13 @@ import type { Caller } from './auth-service';
 /** Steps read per query; a run with more finished steps is read in several (a read is held in memory until sent). */
 const STEPS_PER_READ = 4;
 /** A client with more than this unsent is not reading: it is disconnected. */
-export const MAX_UNSENT_BYTES = 1024 * 1024;
+const MAX_UNSENT_BYTES = 1024 * 1024;
 /** A place expires this many check intervals after its last renewal (a process that died stops counting then). */
 const LEASE_CHECKS = 3;
 /** Expired places deleted per check (left by processes that died). */
 const EXPIRED_PER_CHECK = 100;
+/** Callers checked again at once: a process's checks take a few pooled connections, never the whole pool. */
+const CHECKS_AT_ONCE = 4;
 
 export interface EventSink {
   /** Writes `chunk`; false when the client's unsent data is now over the socket's high-water mark. */
@@ -161,15 +163,14 @@ export function createRunEventService(deps: {
       } catch (err) {
         deps.log('live run streams: could not renew their places', err);
       }
-      await Promise.all(
-        streams.map(async (s) => {
-          const allowed = await s.stillAllowed().catch((err: unknown) => {
-            deps.log('live run streams: could not check a caller\'s access again; the stream ends', err);
-            return false;
-          });
-          if (!allowed) s.end.abort();
-        }),
-      );
+      const checkOne = async (s: OpenStream) => {
+        const allowed = await s.stillAllowed().catch((err: unknown) => {
+          deps.log('live run streams: could not check a caller\'s access again; the stream ends', err);
+          return false;
+        });
+        if (!allowed) s.end.abort();
+      };
+      for (let i = 0; i < streams.length; i += CHECKS_AT_ONCE) await Promise.all(streams.slice(i, i + CHECKS_AT_ONCE).map(checkOne));
     } finally {
       checking = false;
     }
