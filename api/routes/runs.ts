@@ -145,7 +145,7 @@ export function runRoutes(
           `Bounded: at most ${deps.streams.perUser} streams open at once per user across every API instance (RUN_STREAMS_PER_USER; ` +
           `429 past it) and ${deps.streams.perProcess} per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent ` +
           'data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, ' +
-          `access token expired, API key deleted) ends within ${Math.round(deps.streams.checkMs / 1000)} s (RUN_STREAMS_CHECK_MS). ` +
+          `access token expired, API key deleted) ends within ${deps.streams.checkMs >= 1000 ? `${deps.streams.checkMs / 1000} s` : `${deps.streams.checkMs} ms`} (RUN_STREAMS_CHECK_MS). ` +
           'A stream that ends without `done` can be resumed with Last-Event-ID.',
         params: idParams,
         headers: runEventsHeaders,
