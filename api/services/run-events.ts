@@ -3,7 +3,7 @@ import { withTransaction, type Db } from '../../db/pool';
 import type { NotificationListener } from '../../db/notifications';
 import type { RunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
 import { listFinishedStepsAfter } from '../../db/repositories/run-steps';
-import { findAccountRun, findRun, findRunStatus, type RunRow } from '../../db/repositories/runs';
+import { accountHasRun, findRun, findRunStatus } from '../../db/repositories/runs';
 import { NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep } from '../mappers';
 import type { Caller } from './auth-service';
@@ -103,7 +103,6 @@ interface OpenStream {
 
 /** A stream that holds its place: `stream` sends the run's events; `close` gives the place back (idempotent). */
 export interface LiveRunStream {
-  run: RunRow;
   stream(afterIndex: number, sink: EventSink): Promise<void>;
   close(): void;
 }
@@ -205,7 +204,7 @@ export function createRunEventService(deps: {
     }
   }
 
-  async function stream(s: OpenStream, run: RunRow, afterIndex: number, sink: EventSink): Promise<void> {
+  async function stream(s: OpenStream, runId: string, afterIndex: number, sink: EventSink): Promise<void> {
     const signal = AbortSignal.any([sink.signal, s.end.signal]);
     /** Writes `chunk` unless the client is gone or not reading (then it is disconnected); false: stop. */
     const send = async (chunk: string): Promise<boolean> => {
@@ -217,20 +216,20 @@ export function createRunEventService(deps: {
       if (!sink.write(chunk)) await sink.drained(heartbeatMs, signal);
       return !signal.aborted;
     };
-    const { watcher, stop } = watch(run.id);
+    const { watcher, stop } = watch(runId);
     try {
       if (!(await send(': run events\nretry: 2000\n\n'))) return;
       let after = afterIndex;
       while (!signal.aborted) {
-        const sent = await sendSteps(run.id, after, send);
+        const sent = await sendSteps(runId, after, send);
         if (!sent.ok) return;
         after = sent.after;
-        const status = await findRunStatus(db, run.id);
+        const status = await findRunStatus(db, runId);
         if (!status) return; // deleted with its agent: nothing more will come
         if (status === 'succeeded' || status === 'failed') {
           // Steps that finished between the two reads come before `done`.
-          if (!(await sendSteps(run.id, after, send)).ok) return;
-          const ended = await findRun(db, run.id);
+          if (!(await sendSteps(runId, after, send)).ok) return;
+          const ended = await findRun(db, runId);
           if (ended) await send(sse('done', toRun(ended)));
           return;
         }
@@ -244,7 +243,7 @@ export function createRunEventService(deps: {
 
   return {
     /**
-     * The caller's run with a place for its stream, before the stream starts (so a refusal is an ordinary
+     * A place for a stream of the caller's run, taken before the stream starts (so a refusal is an ordinary
      * JSON answer): 404 for a run the caller cannot see, 503 when this process holds RUN_STREAMS_PER_PROCESS
      * streams, 429 when the caller holds RUN_STREAMS_PER_USER (in every API process together).
      * `stillAllowed` asks again whether the caller may read it (checked every RUN_STREAMS_CHECK_MS).
@@ -258,8 +257,7 @@ export function createRunEventService(deps: {
       }
       opening++;
       try {
-        const run = await findAccountRun(db, caller.accountId, runId);
-        if (!run) throw new NotFoundError('Run');
+        if (!(await accountHasRun(db, caller.accountId, runId))) throw new NotFoundError('Run');
         const id = randomUUID();
         const placed = await withTransaction(db, async (tx) => {
           await leases.lockUser(caller.userId, tx);
@@ -274,11 +272,10 @@ export function createRunEventService(deps: {
         const s: OpenStream = { id, userId: caller.userId, stillAllowed, end: new AbortController() };
         register(s);
         return {
-          run,
           /** Streams the run's events from after `afterIndex` until `done`, the client goes, it stops reading, the caller loses access or the app closes. */
           stream: async (afterIndex, sink) => {
             try {
-              await stream(s, run, afterIndex, sink);
+              await stream(s, runId, afterIndex, sink);
             } finally {
               unregister(s);
             }
