@@ -94,13 +94,14 @@ export async function buildApp(deps: AppDeps) {
   });
   const services = createServices({
     config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client, runEventsListener,
+    log: (msg, err) => app.log.warn({ err }, msg),
   });
   // Open streams end before the server waits for its connections to close; then the listener goes.
   app.addHook('preClose', async () => services.runEvents.closeAll());
   app.addHook('onClose', () => runEventsListener.close());
   const publicBaseUrl = config.http.publicBaseUrl;
   // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
-  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;
+  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg), snapshotMs: config.metrics.snapshotMs }) : null;
   if (metrics) measureRequests(app, metrics);
 
   await registerDocs(app);
@@ -135,9 +136,20 @@ export async function buildApp(deps: AppDeps) {
     teamRoutes(scoped, { team: services.team, publicBaseUrl });
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
     scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
-    deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
+    deliveryRoutes(scoped, {
+      deliveries: services.deliveries,
+      publicBaseUrl,
+      retriesPerMinute: config.webhooks.retriesPerMinute,
+      recoverInterval: config.webhooks.recoverInterval.text,
+    });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
-    runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
+    runRoutes(scoped, {
+      runs: services.runs,
+      runEvents: services.runEvents,
+      heartbeatMs: config.runEvents.heartbeatMs,
+      streams: config.runEvents,
+      publicBaseUrl,
+    });
   });
 
   return app;
