@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
@@ -11,6 +12,7 @@ import { fastifyTrustProxy } from './client-address';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
+import { loadConsole } from './plugins/console';
 import { registerDocs } from './plugins/docs';
 import { measureRequests, metricsRoute } from './plugins/metrics';
 import { frameworkErrors, installErrorHandling } from './plugins/error-handler';
@@ -30,6 +32,7 @@ import { hookRoutes } from './routes/hooks';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
+import { settingsRoutes } from './routes/settings';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
 import { webhookStatsRoutes } from './routes/webhook-stats';
@@ -45,6 +48,8 @@ export interface AppDeps {
   /** The process's one Temporal client (lazy: the API starts even while Temporal is down). */
   temporal: TemporalClient;
   logger?: FastifyServerOptions['logger'];
+  /** The built console to serve at / (default: web/dist of this package). */
+  consoleDir?: string;
 }
 
 /** Builds the API without listening; the server entry and the tests both use it. */
@@ -69,7 +74,9 @@ export async function buildApp(deps: AppDeps) {
   app.removeContentTypeParser(['text/plain']);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
-  installErrorHandling(app);
+  // The console's pages answer browser requests outside /api that no route matched (plugins/console.ts).
+  const consoleSite = loadConsole(deps.consoleDir);
+  installErrorHandling(app, consoleSite.fallback);
   guardBodies(app);
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('API-Version', '1');
@@ -102,6 +109,8 @@ export async function buildApp(deps: AppDeps) {
   const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;
   if (metrics) measureRequests(app, metrics);
 
+  // Only the console's refresh cookie is read (api/console-session.ts); nothing is signed with it.
+  await app.register(cookie);
   await registerDocs(app);
   const authRateLimit = await registerAuthRateLimit(app, {
     guards: repositories.guards,
@@ -122,7 +131,7 @@ export async function buildApp(deps: AppDeps) {
       fingerprintKey: createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest(),
     });
     const scoped = api.withTypeProvider<ZodTypeProvider>();
-    authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl });
+    authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl, refreshTokenTtlSeconds: config.auth.refreshTokenTtlDays * 86_400 });
     accountRoutes(scoped, { account: services.account, audit: services.audit, publicBaseUrl });
     agentRoutes(scoped, { agents: services.agents, transfer: services.transfer, publicBaseUrl });
     connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
@@ -134,8 +143,12 @@ export async function buildApp(deps: AppDeps) {
     scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
     deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
+    settingsRoutes(scoped, {
+      settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
+    });
     runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
   });
+  await consoleSite.register(app);
 
   return app;
 }
