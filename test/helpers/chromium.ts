@@ -5,8 +5,9 @@ import { chromium, type Browser } from 'playwright-core';
 /** Debian's package: the browser tests drive it through playwright-core, which never downloads one. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
-const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+/** Quiet headless Chromium as root: no sandbox (root has none), no GPU, no first-run, sync, updates or background requests. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
@@ -41,5 +42,5 @@ export function ensureChromium(log: (line: string) => void = (line) => console.l
 
 /** Headless Chromium, quiet: no first-run, sync, component updates or background requests. */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS, timeout: 60_000 });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--headless', ...CHROMIUM_ARGS], timeout: 60_000 });
 }

@@ -1,0 +1,5 @@
+import { EmptyState } from '../../components/states';
+
+export function AgentConnectors() {
+  return <EmptyState title="AgentConnectors" />;
+}

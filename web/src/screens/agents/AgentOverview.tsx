@@ -1,0 +1,5 @@
+import { EmptyState } from '../../components/states';
+
+export function AgentOverview() {
+  return <EmptyState title="AgentOverview" />;
+}

@@ -1,0 +1,5 @@
+import { EmptyState } from '../../components/states';
+
+export function AgentRuns() {
+  return <EmptyState title="AgentRuns" />;
+}

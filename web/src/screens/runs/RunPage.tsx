@@ -1,0 +1,5 @@
+import { EmptyState } from '../../components/states';
+
+export function RunPage() {
+  return <EmptyState title="RunPage" />;
+}
