@@ -174,6 +174,8 @@ export function toTeamMember(m: TeamMemberRow) {
     status: m.status,
     userId: m.user_id,
     invitedAt: iso(m.invited_at),
+    // An invitation's expiry: shown while it is one (invited, open or expired), not on a membership.
+    expiresAt: m.status === 'invited' && m.expires_at ? iso(m.expires_at) : null,
     acceptedAt: m.accepted_at ? iso(m.accepted_at) : null,
     removedAt: m.removed_at ? iso(m.removed_at) : null,
     createdAt: iso(m.created_at),
@@ -190,6 +192,7 @@ export function toInvitation(i: InvitationRow) {
     role: i.role,
     permissions: effectivePermissions(i.role, i.permissions),
     invitedAt: iso(i.invited_at),
+    expiresAt: iso(i.expires_at),
   };
 }
 

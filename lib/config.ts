@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { parseDuration, tryParseDuration } from './durations';
+import { DAY_MS, parseDuration, tryParseDuration } from './durations';
 
 /**
  * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
@@ -133,6 +133,12 @@ const envSchema = z.object({
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   RUN_EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  INVITATION_TTL: duration
+    .refine((text) => {
+      const parsed = tryParseDuration(text);
+      return !('ms' in parsed) || parsed.ms <= 365 * DAY_MS;
+    }, 'must be at most 365d')
+    .default('7d'),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -202,6 +208,8 @@ export interface Config {
   model: { baseUrl: string | null; apiKey: string | null; name: string | null; timeoutMs: number; maxRetries: number };
   /** Live run events (SSE): the interval of the heartbeat comment on an idle stream. */
   runEvents: { heartbeatMs: number };
+  /** INVITATION_TTL: how long an invitation stays open to be accepted (as written, and in ms). */
+  team: { invitationTtl: { text: string; ms: number } };
   logLevel: string;
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
@@ -279,6 +287,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxRetries: e.MODEL_MAX_RETRIES,
     },
     runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
+    team: { invitationTtl: { text: e.INVITATION_TTL, ms: parseDuration(e.INVITATION_TTL) } },
     logLevel: e.LOG_LEVEL,
     retention: { days: e.RETENTION_DAYS },
     metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null },

@@ -46,11 +46,15 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
         description:
           'Invites a member by email with a role (admin, editor, viewer) and optional permission overrides. The response carries ' +
           'inviteToken, shown this once: hand it to the invitee, who accepts with POST /api/invitations/{id}/accept { token } while ' +
-          "signed in with the invited email. The account owner's email is refused (400): the owner is never a member. Needs canManageTeam.",
+          "signed in with the invited email, before expiresAt (INVITATION_TTL from now). The account owner's email is refused (400): " +
+          'the owner is never a member. Needs canManageTeam; a member grants at most their own role and only permissions they hold ' +
+          '(the effective set: role defaults and overrides), the owner anything. An expired invitation to the same email is ' +
+          'withdrawn (kept as history) and no longer blocks the invite.',
         body: createTeamMemberBody,
         response: {
           201: invitedTeamMemberSchema,
           400: errorResponse("The email is the account owner's."),
+          403: errorResponse('The invite grants a role above yours or a permission you lack; the message names it.'),
           409: errorResponse('A member or open invitation with this email (in any case) exists.'),
         },
       },
@@ -83,10 +87,17 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
         summary: 'Update a team member',
         description:
           'Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes ' +
-          "one. Takes effect on the member's next request. Needs canManageTeam.",
+          "one. Takes effect on the member's next request. Needs canManageTeam. A member may not change their own membership, nor " +
+          'a member who holds more than they do (a higher role, or a permission they lack), and the result (role and effective ' +
+          'permissions) must be within their own; the owner may change anyone.',
         params: idParams,
         body: updateTeamMemberBody,
-        response: { 200: teamMemberSchema },
+        response: {
+          200: teamMemberSchema,
+          403: errorResponse(
+            'Your own membership, a member who holds more than you, or a result beyond your own role or permissions; the message names which.',
+          ),
+        },
       },
       handler: async (request) => team.update(callerOf(request), request.params.id, request.body),
     });
@@ -101,9 +112,10 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
         summary: 'Remove a team member',
         description:
           'Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of ' +
-          'theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam.',
+          'theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam. A ' +
+          'member may remove themselves (leave) and members who hold no more than they do; the owner anyone.',
         params: idParams,
-        response: { 204: noContent },
+        response: { 204: noContent, 403: errorResponse('The member holds more than you (a higher role, or a permission you lack).') },
       },
     },
     async (request, reply) => {
@@ -119,7 +131,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
       schema: {
         tags,
         summary: 'List your invitations',
-        description: 'Open invitations addressed to the caller\'s email, from any account.',
+        description: "Open invitations addressed to the caller's email, from any account: not yet accepted, withdrawn or expired.",
         querystring: listQuery,
         response: { 200: z.array(invitationSchema) },
       },
@@ -143,7 +155,7 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
         response: {
           200: teamMemberSchema,
           404: errorResponse('No invitation with this id and this token addressed to your email.'),
-          409: errorResponse('The invitation is no longer open (accepted or withdrawn).'),
+          409: errorResponse('The invitation is no longer open: accepted, withdrawn, or expired (the message says when).'),
         },
       },
     },

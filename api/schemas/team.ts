@@ -62,6 +62,9 @@ export const teamMemberSchema = z
     status: z.enum(MEMBER_STATUSES),
     userId: z.uuid().nullable().describe('The user who accepted; null until then'),
     invitedAt: timestamp,
+    expiresAt: timestamp
+      .nullable()
+      .describe('While invited: when the invitation stops being open (INVITATION_TTL after it was made; past once expired). Null once accepted or removed'),
     acceptedAt: timestamp.nullable(),
     removedAt: timestamp.nullable(),
     createdAt: timestamp,
@@ -78,6 +81,7 @@ export const invitationSchema = z
     role: z.enum(TEAM_ROLES),
     permissions: permissionsSchema,
     invitedAt: timestamp,
+    expiresAt: timestamp.describe('Accept before this; after it the invitation is no longer listed and accepting it answers 409'),
   })
   .meta({ id: 'Invitation' });
 

@@ -175,7 +175,7 @@ export function createServices(deps: ServiceDeps) {
       graceMs: config.missedFires.graceMs,
       temporal: deps.temporalClient,
     }),
-    team: createTeamService({ db, team: repos.team, audit }),
+    team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit, config }),
     runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),
     hooks: createHookService({

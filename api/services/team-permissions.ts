@@ -27,3 +27,23 @@ export function mergeOverrides(current: CustomPermissions, patch: NonNullable<Up
   }
   return out;
 }
+
+/** The order of roles: a member may hand out their own role and the ones below it. */
+const ROLE_RANK: Readonly<Record<TeamRole, number>> = { viewer: 0, editor: 1, admin: 2 };
+
+/** What a member holds or would be given: a role and the effective permissions. */
+export interface Holding {
+  role: TeamRole;
+  permissions: Permissions;
+}
+
+/**
+ * What `other` holds beyond `held`, as the words of a refusal: `the admin role` when its role ranks higher,
+ * then each permission it has that `held` lacks. Empty when `other` is within `held`.
+ */
+export function beyond(held: Holding, other: Holding): string[] {
+  const out: string[] = [];
+  if (ROLE_RANK[other.role] > ROLE_RANK[held.role]) out.push(`the ${other.role} role`);
+  for (const key of PERMISSION_KEYS) if (other.permissions[key] && !held.permissions[key]) out.push(key);
+  return out;
+}

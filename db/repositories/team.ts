@@ -15,6 +15,8 @@ export interface TeamMemberRow {
   user_id: string | null;
   invited_by: string | null;
   invited_at: Date;
+  /** When the invitation stops being open (null on rows that never were an open invitation with an expiry). */
+  expires_at: Date | null;
   accepted_at: Date | null;
   removed_at: Date | null;
   created_at: Date;
@@ -29,9 +31,10 @@ export interface InvitationRow {
   role: TeamRole;
   permissions: StoredPermissions;
   invited_at: Date;
+  expires_at: Date;
 }
 
-const COLUMNS = `id, account_id, email, role, permissions, status, user_id, invited_by, invited_at, accepted_at,
+const COLUMNS = `id, account_id, email, role, permissions, status, user_id, invited_by, invited_at, expires_at, accepted_at,
   removed_at, created_at, updated_at`;
 
 /** The caller's address, compared case-insensitively (the users index is on lower(email)). */
@@ -87,6 +90,23 @@ export function createTeamRepository(db: Queryable) {
     },
 
     /**
+     * The user's active membership of the account, held (FOR SHARE) until the transaction ends; null when
+     * they are not an active member. Read by a team write after it took the account's team lock, so it is
+     * the membership as the last team write left it.
+     */
+    async holdMembership(
+      accountId: string,
+      userId: string,
+      q: Queryable,
+    ): Promise<{ id: string; role: TeamRole; permissions: StoredPermissions } | null> {
+      const { rows } = await q.query<{ id: string; role: TeamRole; permissions: StoredPermissions }>(
+        `SELECT id, role, permissions FROM team_members WHERE account_id = $1 AND user_id = $2 AND status = 'active' FOR SHARE`,
+        [accountId, userId],
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
      * Serializes the team writes of one account (invite, update, remove) until the transaction ends, so
      * two of them never wait on each other's membership rows in opposite orders (an admin removing another
      * while being removed by them).
@@ -95,18 +115,21 @@ export function createTeamRepository(db: Queryable) {
       await q.query(`SELECT pg_advisory_xact_lock(hashtext('team'), hashtext($1::text))`, [accountId]);
     },
 
-    /** Returns null when a non-removed member of the account already has this email (case-insensitively). */
+    /**
+     * An invitation open for `ttlMs` from now (the database's clock, which accepting compares with). Returns
+     * null when a non-removed member of the account already has this email (case-insensitively).
+     */
     async insert(
       accountId: string,
-      v: { email: string; role: TeamRole; permissions: StoredPermissions; invitedBy: string; inviteTokenHash: string },
+      v: { email: string; role: TeamRole; permissions: StoredPermissions; invitedBy: string; inviteTokenHash: string; ttlMs: number },
       q: Queryable = db,
     ): Promise<TeamMemberRow | null> {
       try {
         const { rows } = await q.query<TeamMemberRow>(
-          `INSERT INTO team_members (account_id, email, role, permissions, status, invited_by, invite_token_hash)
-           VALUES ($1, $2, $3, $4, 'invited', $5, $6)
+          `INSERT INTO team_members (account_id, email, role, permissions, status, invited_by, invite_token_hash, expires_at)
+           VALUES ($1, $2, $3, $4, 'invited', $5, $6, now() + $7::double precision * interval '1 millisecond')
            RETURNING ${COLUMNS}`,
-          [accountId, v.email, v.role, JSON.stringify(v.permissions), v.invitedBy, v.inviteTokenHash],
+          [accountId, v.email, v.role, JSON.stringify(v.permissions), v.invitedBy, v.inviteTokenHash, v.ttlMs],
         );
         return rows[0]!;
       } catch (err) {
@@ -158,6 +181,18 @@ export function createTeamRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
+    /**
+     * Withdraws the account's expired invitation to `email` (any case), if there is one, so that the address
+     * can be invited again: it becomes `removed`, kept as history like any withdrawn invitation.
+     */
+    async withdrawExpired(accountId: string, email: string, q: Queryable): Promise<void> {
+      await q.query(
+        `UPDATE team_members SET status = 'removed', removed_at = now(), updated_at = now()
+         WHERE account_id = $1 AND lower(email) = lower($2) AND status = 'invited' AND expires_at <= now()`,
+        [accountId, email],
+      );
+    },
+
     /** Marks the member removed (the row stays as history). False when absent or already removed. */
     async markRemoved(accountId: string, id: string, q: Queryable = db): Promise<boolean> {
       const { rowCount } = await q.query(
@@ -169,16 +204,17 @@ export function createTeamRepository(db: Queryable) {
     },
 
     /**
-     * Open invitations addressed to the user's email, across all accounts. Deliberately not filtered by
+     * Open (invited, not expired) invitations addressed to the user's email, across all accounts. Deliberately not filtered by
      * account: the addressee is not (yet) a member of the accounts that invited them.
      */
     async listInvitationsFor(userId: string, page: PageRequest, q: Queryable = db): Promise<Page<InvitationRow>> {
       const k = keysetTail(page, 2, 'tm');
       const { rows } = await q.query<InvitationRow & { page_created_at: string }>(
-        `SELECT tm.id, tm.account_id, a.name AS account_name, tm.email, tm.role, tm.permissions, tm.invited_at,
+        `SELECT tm.id, tm.account_id, a.name AS account_name, tm.email, tm.role, tm.permissions, tm.invited_at, tm.expires_at,
            tm.created_at::text AS page_created_at
          FROM team_members tm JOIN accounts a ON a.id = tm.account_id
-         WHERE tm.status = 'invited' AND lower(tm.email) = (SELECT lower(u.email) FROM users u WHERE u.id = $1)
+         WHERE tm.status = 'invited' AND tm.expires_at > now()
+           AND lower(tm.email) = (SELECT lower(u.email) FROM users u WHERE u.id = $1)
          ${k.where} ${k.tail}`,
         [userId, ...k.params],
       );
@@ -186,27 +222,36 @@ export function createTeamRepository(db: Queryable) {
     },
 
     /**
-     * Accepts an open invitation addressed to the user whose token hashes to `tokenHash`. One conditional
-     * UPDATE, so of two concurrent accepts exactly one succeeds. Null when there is no open invitation with
-     * this id, this token and this addressee.
+     * Accepts an open (invited, not expired) invitation addressed to the user whose token hashes to
+     * `tokenHash`. One conditional UPDATE, so of two concurrent accepts exactly one succeeds. Null when there
+     * is no open invitation with this id, this token and this addressee.
      */
     async accept(userId: string, id: string, tokenHash: string, q: Queryable = db): Promise<TeamMemberRow | null> {
       const { rows } = await q.query<TeamMemberRow>(
         `UPDATE team_members SET status = 'active', user_id = $1, accepted_at = now(), updated_at = now()
-         WHERE id = $2 AND status = 'invited' AND invite_token_hash = $3 AND ${ADDRESSED_TO}
+         WHERE id = $2 AND status = 'invited' AND expires_at > now() AND invite_token_hash = $3 AND ${ADDRESSED_TO}
          RETURNING ${COLUMNS}`,
         [userId, id, tokenHash],
       );
       return rows[0] ?? null;
     },
 
-    /** Whether a membership row with this id, this token and this addressee exists, whatever its status. */
-    async existsWithToken(userId: string, id: string, tokenHash: string, q: Queryable = db): Promise<boolean> {
-      const { rows } = await q.query(
-        `SELECT 1 FROM team_members WHERE id = $2 AND invite_token_hash = $3 AND ${ADDRESSED_TO}`,
+    /**
+     * The membership row with this id, this token and this addressee, whatever its status: its status, and
+     * whether (and when) it expired as an invitation. Null when there is none.
+     */
+    async findWithToken(
+      userId: string,
+      id: string,
+      tokenHash: string,
+      q: Queryable = db,
+    ): Promise<{ status: MemberStatus; expires_at: Date | null; expired: boolean } | null> {
+      const { rows } = await q.query<{ status: MemberStatus; expires_at: Date | null; expired: boolean }>(
+        `SELECT status, expires_at, coalesce(expires_at <= now(), true) AS expired
+         FROM team_members WHERE id = $2 AND invite_token_hash = $3 AND ${ADDRESSED_TO}`,
         [userId, id, tokenHash],
       );
-      return rows.length > 0;
+      return rows[0] ?? null;
     },
   };
 }

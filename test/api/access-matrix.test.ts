@@ -19,6 +19,11 @@ import { accountIdOf, joinWorkspace, type CustomPermissions, type Role } from '.
  * there); an allowed one answers its documented success status, and a write in the account adds exactly one
  * audit entry by the actor. An operation this table has no request for fails the test: a route added later
  * gets a row here, and its rule is checked.
+ *
+ * Team writes also obey "no one grants more than they hold": a member invites or sets a role up to their
+ * own and grants only permissions they hold, changes or removes no one who holds more, and never changes
+ * their own membership (leaving is allowed); the owner may do anything. The matrix's team requests say what
+ * they grant, and a table of its own walks every grant, target and the actor's own row for every actor.
  */
 
 type Rule = 'read' | 'write' | 'delete' | 'manageTeam' | 'export' | 'audit' | 'self';
@@ -33,12 +38,17 @@ function ruleOf(method: string, path: string): Rule {
   return 'write';
 }
 
+type Permissions = { canExport: boolean; canDelete: boolean; canManageTeam: boolean };
+const PERMISSION_KEYS = ['canExport', 'canDelete', 'canManageTeam'] as const;
+
 interface Actor {
   name: string;
   role: 'owner' | Role;
-  permissions: { canExport: boolean; canDelete: boolean; canManageTeam: boolean };
+  permissions: Permissions;
   custom?: CustomPermissions;
   user?: TestUser;
+  /** The actor's own membership (members only). */
+  memberId?: string;
   headers?: Record<string, string>;
 }
 
@@ -51,7 +61,42 @@ const ACTORS: Actor[] = [
   { name: 'viewer', role: 'viewer', permissions: NONE },
   { name: 'viewer granted every permission', role: 'viewer', permissions: ALL, custom: ALL },
   { name: 'admin denied every permission', role: 'admin', permissions: NONE, custom: NONE },
+  {
+    name: 'editor managing the team without canExport',
+    role: 'editor',
+    permissions: { canExport: false, canDelete: true, canManageTeam: true },
+    custom: { canManageTeam: true, canExport: false },
+  },
 ];
+
+/** What a member holds (or a team write would give one): a role and effective permissions. */
+interface Holding {
+  role: Role;
+  permissions: Permissions;
+}
+const ROLE_DEFAULTS: Record<Role, Permissions> = {
+  admin: ALL,
+  editor: { canExport: true, canDelete: true, canManageTeam: false },
+  viewer: NONE,
+};
+const RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2 };
+
+/** Whether the actor holds at least `h`: the owner always; a member with a role as high and every permission `h` has. */
+function holdsAtLeast(actor: Actor, h: Holding): boolean {
+  if (actor.role === 'owner') return true;
+  return RANK[h.role] <= RANK[actor.role] && PERMISSION_KEYS.every((k) => !h.permissions[k] || actor.permissions[k]);
+}
+
+/**
+ * The refusal a team write gets from an actor who has canManageTeam, by the grant rules: a target who holds
+ * more (`Cannot change|remove a member who holds more than you (…)`), or a grant beyond the actor's own
+ * (`Cannot grant …`); null when within.
+ */
+function grantRefusal(actor: Actor, method: string, req: Request): RegExp | null {
+  if (req.target && !holdsAtLeast(actor, req.target)) return new RegExp(`^Cannot ${method === 'DELETE' ? 'remove' : 'change'} a member who holds more than you \\(`);
+  if (req.grants && !holdsAtLeast(actor, req.grants)) return /^Cannot grant /;
+  return null;
+}
 
 function allowed(rule: Rule, actor: Actor): boolean {
   switch (rule) {
@@ -90,7 +135,11 @@ interface Fixture {
   };
 }
 
-type Request = { url: string; payload?: unknown };
+/**
+ * A request; a team write also says what it gives (`grants`: the member as it would be after it) and whom
+ * it changes or removes (`target`: the member as they are), so the grant rules can be expected of it.
+ */
+type Request = { url: string; payload?: unknown; grants?: Holding; target?: Holding };
 const unique = () => randomUUID().slice(0, 8);
 
 /** A request for each operation, keyed `METHOD /path/{param}` as the document names it. */
@@ -182,11 +231,19 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/agents/{id}/threads/{threadId}/messages': (f) => ({ url: `/api/agents/${f.shared.agent}/threads/matrix/messages` }),
 
   'GET /api/team': () => ({ url: '/api/team' }),
-  'POST /api/team': () => ({ url: '/api/team', payload: { email: `invitee-${unique()}@example.com`, role: 'viewer' } }),
+  'POST /api/team': () => ({
+    url: '/api/team', payload: { email: `invitee-${unique()}@example.com`, role: 'viewer' }, grants: { role: 'viewer', permissions: NONE },
+  }),
   'GET /api/team/{id}': (f) => ({ url: `/api/team/${f.shared.member}` }),
-  'PUT /api/team/{id}': (f) => ({ url: `/api/team/${f.shared.member}`, payload: { role: 'editor' } }),
-  'PATCH /api/team/{id}': (f) => ({ url: `/api/team/${f.shared.member}`, payload: { role: 'viewer' } }),
-  'DELETE /api/team/{id}': (f) => ({ url: `/api/team/${f.own.member}` }),
+  // The shared member is a viewer when each actor's turn begins (the PATCH below puts it back).
+  'PUT /api/team/{id}': (f) => ({
+    url: `/api/team/${f.shared.member}`, payload: { role: 'editor' },
+    target: { role: 'viewer', permissions: NONE }, grants: { role: 'editor', permissions: ROLE_DEFAULTS.editor },
+  }),
+  'PATCH /api/team/{id}': (f) => ({
+    url: `/api/team/${f.shared.member}`, payload: { role: 'viewer' }, grants: { role: 'viewer', permissions: NONE },
+  }),
+  'DELETE /api/team/{id}': (f) => ({ url: `/api/team/${f.own.member}`, target: { role: 'viewer', permissions: NONE } }),
   'GET /api/invitations': () => ({ url: '/api/invitations' }),
   'POST /api/invitations/{id}/accept': (f) => ({ url: `/api/invitations/${f.own.invitation}/accept`, payload: { token: f.own.invitationToken } }),
 };
@@ -270,7 +327,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
         Object.assign(actor, { user: owner, headers: owner.auth });
       } else {
         const member = await joinWorkspace(app, owner, actor.role, actor.custom);
-        Object.assign(actor, { user: member.user, headers: member.headers });
+        Object.assign(actor, { user: member.user, memberId: member.memberId, headers: member.headers });
       }
     }
     shared.agent = await created('/api/agents', { name: 'shared' });
@@ -318,11 +375,16 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
         const build = REQUESTS[key];
         if (!build) continue; // reported by the test above
         const rule = ruleOf(op.method, op.path);
-        const { url, payload } = build(fixture);
+        const request = build(fixture);
+        const { url, payload } = request;
         const before = await auditCount();
         const res = await inject(actor.headers!, op.method, url, payload);
         const after = await auditCount();
-        if (allowed(rule, actor)) {
+        const capped = rule === 'manageTeam' && allowed(rule, actor) ? grantRefusal(actor, op.method, request) : null;
+        if (capped) {
+          if (res.statusCode !== 403 || !capped.test(res.json().message)) problems.push(`${key} (grant): ${res.statusCode} ${res.body.slice(0, 200)}, expected 403 ${capped}`);
+          if (after !== before) problems.push(`${key}: refused, yet ${after - before} audit entries`);
+        } else if (allowed(rule, actor)) {
           if (res.statusCode !== op.success) problems.push(`${key} (${rule}): ${res.statusCode}, expected ${op.success}: ${res.body.slice(0, 200)}`);
           const audited = op.method !== 'GET' && rule !== 'self';
           if (after !== before + (audited ? 1 : 0)) problems.push(`${key}: ${after - before} audit entries, expected ${audited ? 1 : 0}`);
@@ -357,4 +419,72 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
     assert.doesNotThrow(() => bare.get('/api/ruled', { config: { access: 'read' } }, async () => 'x'));
     await bare.close();
   });
+  /**
+   * The grant rules, case by case, for every actor: inviting each role and granting each permission, setting
+   * each role and permission on a viewer, changing and removing a member who holds more (an admin; a viewer
+   * with canExport), changing one's own membership, and last leaving. The expected answer comes from the
+   * actor's role and permissions alone (holdsAtLeast); a refused case writes nothing.
+   */
+  for (const actor of ACTORS) {
+    it(`${actor.name}: team writes grant no more than the actor holds`, async () => {
+      const problems: string[] = [];
+      const invited = async (role: Role, permissions: CustomPermissions = {}) =>
+        (await inject(owner.auth, 'POST', '/api/team', { email: `target-${unique()}@example.com`, role, permissions })).json().id as string;
+      const holding = (role: Role, custom: CustomPermissions = {}): Holding => ({ role, permissions: { ...ROLE_DEFAULTS[role], ...custom } });
+      type Case = { name: string; method: string; url: string; payload?: unknown; grants?: Holding; target?: Holding; own?: boolean; success: number };
+      const cases: Case[] = [];
+      for (const role of ['admin', 'editor', 'viewer'] as const) {
+        cases.push({ name: `invite ${role}`, method: 'POST', url: '/api/team', payload: { email: `g-${unique()}@example.com`, role }, grants: holding(role), success: 201 });
+        const viewer = await invited('viewer');
+        cases.push({ name: `set ${role}`, method: 'PATCH', url: `/api/team/${viewer}`, payload: { role }, target: holding('viewer'), grants: holding(role), success: 200 });
+      }
+      for (const key of PERMISSION_KEYS) {
+        cases.push({
+          name: `invite a viewer with ${key}`, method: 'POST', url: '/api/team',
+          payload: { email: `g-${unique()}@example.com`, role: 'viewer', permissions: { [key]: true } }, grants: holding('viewer', { [key]: true }), success: 201,
+        });
+        const viewer = await invited('viewer');
+        cases.push({
+          name: `grant ${key}`, method: 'PUT', url: `/api/team/${viewer}`, payload: { permissions: { [key]: true } },
+          target: holding('viewer'), grants: holding('viewer', { [key]: true }), success: 200,
+        });
+      }
+      for (const [label, role, custom] of [['an admin', 'admin', {}], ['a viewer with canExport', 'viewer', { canExport: true }]] as const) {
+        const change = await invited(role, custom);
+        cases.push({ name: `demote ${label}`, method: 'PATCH', url: `/api/team/${change}`, payload: { role: 'viewer', permissions: { canExport: false } }, target: holding(role, custom), success: 200 });
+        const remove = await invited(role, custom);
+        cases.push({ name: `remove ${label}`, method: 'DELETE', url: `/api/team/${remove}`, target: holding(role, custom), success: 204 });
+      }
+      if (actor.memberId) {
+        for (const payload of [{ role: 'admin', permissions: ALL }, { role: 'viewer' }, {}]) {
+          cases.push({ name: `own row ${JSON.stringify(payload)}`, method: 'PATCH', url: `/api/team/${actor.memberId}`, payload, own: true, success: 200 });
+        }
+        cases.push({ name: 'leave', method: 'DELETE', url: `/api/team/${actor.memberId}`, success: 204 }); // last: the actor is gone after it
+      }
+
+      for (const c of cases) {
+        const expected: RegExp | string | null = !actor.permissions.canManageTeam
+          ? REFUSALS.manageTeam
+          : c.own
+            ? /^A member cannot change their own membership/
+            : grantRefusal(actor, c.method, c);
+        const before = await auditCount();
+        const rows = (await db.query('SELECT id, role, permissions, status FROM team_members WHERE account_id = $1 ORDER BY id', [workspace])).rows;
+        const res = await inject(actor.headers!, c.method, c.url, c.payload);
+        const after = await auditCount();
+        if (expected === null) {
+          if (res.statusCode !== c.success) problems.push(`${c.name}: ${res.statusCode} ${res.body.slice(0, 200)}, expected ${c.success}`);
+          else if (after !== before + 1 || (await lastAuditActor()) !== actor.user!.id) problems.push(`${c.name}: not audited once by the actor`);
+        } else {
+          const message = res.statusCode === 403 ? (res.json().message as string) : '';
+          const matches = typeof expected === 'string' ? message === expected : expected.test(message);
+          if (!matches) problems.push(`${c.name}: ${res.statusCode} ${res.body.slice(0, 200)}, expected 403 ${expected}`);
+          const rowsAfter = (await db.query('SELECT id, role, permissions, status FROM team_members WHERE account_id = $1 ORDER BY id', [workspace])).rows;
+          if (after !== before) problems.push(`${c.name}: refused, yet ${after - before} audit entries`);
+          if (JSON.stringify(rowsAfter) !== JSON.stringify(rows)) problems.push(`${c.name}: refused, yet the team changed`);
+        }
+      }
+      assert.deepEqual(problems, []);
+    });
+  }
 });

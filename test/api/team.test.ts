@@ -3,9 +3,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { effectivePermissions, mergeOverrides, ROLE_PERMISSIONS } from '../../api/services/team-permissions';
-import { api } from '../helpers/api';
+import { api, type ApiResponse } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
+import type { TestDatabase } from '../helpers/database';
+import { accountIdOf, joinWorkspace, type Member } from '../helpers/workspaces';
 
 const uniqueEmail = (name: string) => `${name}-${randomBytes(4).toString('hex')}@example.com`;
 
@@ -32,9 +34,10 @@ describe('team and invitations (README § Team and invitations)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;
+  let database: TestDatabase;
 
   before(async () => {
-    ({ app, db } = await startTestApp(suite));
+    ({ app, db, database } = await startTestApp(suite));
   });
 
   type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -73,7 +76,8 @@ describe('team and invitations (README § Team and invitations)', () => {
       assert.equal(member.userId, null);
       assert.equal(member.acceptedAt, null);
       assert.equal(member.removedAt, null);
-      for (const f of ['invitedAt', 'createdAt', 'updatedAt']) assert.ok(member[f].endsWith('Z') && !Number.isNaN(Date.parse(member[f])), f);
+      for (const f of ['invitedAt', 'expiresAt', 'createdAt', 'updatedAt']) assert.ok(member[f].endsWith('Z') && !Number.isNaN(Date.parse(member[f])), f);
+      assert.equal(Date.parse(member.expiresAt) - Date.parse(member.invitedAt), 7 * 86_400_000, 'open for INVITATION_TTL (default 7d)');
       const read = (await api(app, owner).get(`/api/team/${member.id}`)).json();
       assert.deepEqual(read, member);
     }
@@ -223,6 +227,7 @@ describe('team and invitations (README § Team and invitations)', () => {
         role: 'editor',
         permissions: { canExport: true, canDelete: true, canManageTeam: true },
         invitedAt: member.invitedAt,
+        expiresAt: member.expiresAt,
       },
     ]);
     assert.deepEqual((await api(app, third).get('/api/invitations')).json(), []);
@@ -245,6 +250,7 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.equal(active.userId, invitee.id);
     assert.ok(active.acceptedAt && Date.parse(active.acceptedAt) >= Date.parse(member.invitedAt));
     assert.deepEqual(active.customPermissions, { canManageTeam: true });
+    assert.equal(active.expiresAt, null, 'an accepted invitation no longer expires');
     assert.deepEqual((await api(app, owner).get(`/api/team/${member.id}`)).json(), active);
     assert.deepEqual((await api(app, invitee).get('/api/invitations')).json(), [], 'no longer open');
 
@@ -399,6 +405,280 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.deepEqual((await api(app, owner).get(`/api/team/${member.id}`)).json(), member, 'untouched');
     assert.equal((await api(app).get('/api/team')).statusCode, 401);
     assert.equal((await api(app).get('/api/invitations')).statusCode, 401);
+  });
+
+  // ---- No one grants more than they hold ----
+
+  /** A request made with a member's headers (Authorization plus Account-Id of the workspace). */
+  const as = (headers: Record<string, string>, method: Method, url: string, payload?: unknown) =>
+    api(app).request(method, url, payload, headers);
+  /** Every team row of the account and its audit entries: what a refused write must leave as it was. */
+  const teamState = async (accountId: string) => ({
+    members: (await db.query('SELECT id, role, permissions, status, updated_at FROM team_members WHERE account_id = $1 ORDER BY id', [accountId])).rows,
+    audit: Number((await db.query('SELECT count(*) FROM audit_log WHERE account_id = $1', [accountId])).rows[0].count),
+  });
+  const assertRefused = (res: ApiResponse, message: RegExp | string, what: string) => {
+    assert.equal(res.statusCode, 403, `${what}: ${res.statusCode} ${res.body}`);
+    assert.deepEqual(Object.keys(res.json()), ['message'], what);
+    if (typeof message === 'string') assert.equal(res.json().message, message, what);
+    else assert.match(res.json().message, message, what);
+  };
+  /** Runs `refused`, asserting it answers 403 with `message` and writes nothing (no row changed, no audit entry). */
+  const refusedUnchanged = async (accountId: string, what: string, message: RegExp | string, refused: () => Promise<ApiResponse>) => {
+    const before = await teamState(accountId);
+    assertRefused(await refused(), message, what);
+    assert.deepEqual(await teamState(accountId), before, `${what}: refused, yet something was written`);
+  };
+  const OWN_ROW = /^A member cannot change their own membership/;
+
+  it('caps an invite at the inviter\'s own role and permissions; the owner may grant anything', async () => {
+    const owner = await registerUser(app);
+    const workspace = await accountIdOf(app, owner);
+    // A viewer granted only canManageTeam: may invite viewers, and grant canManageTeam, nothing more.
+    const viewer = await joinWorkspace(app, owner, 'viewer', { canManageTeam: true });
+    await refusedUnchanged(workspace, 'viewer invites an admin', 'Cannot grant the admin role: a member grants at most their own role (viewer)', () =>
+      as(viewer.headers, 'POST', '/api/team', { email: uniqueEmail('puppet'), role: 'admin' }),
+    );
+    await refusedUnchanged(workspace, 'viewer invites an editor', /^Cannot grant the editor role/, () =>
+      as(viewer.headers, 'POST', '/api/team', { email: uniqueEmail('puppet'), role: 'editor' }),
+    );
+    for (const key of ['canExport', 'canDelete'] as const) {
+      await refusedUnchanged(workspace, `viewer grants ${key}`, `Cannot grant ${key}: a member grants only permissions they hold`, () =>
+        as(viewer.headers, 'POST', '/api/team', { email: uniqueEmail('puppet'), role: 'viewer', permissions: { [key]: true } }),
+      );
+    }
+    const peer = await as(viewer.headers, 'POST', '/api/team', { email: uniqueEmail('peer'), role: 'viewer', permissions: { canManageTeam: true } });
+    assert.equal(peer.statusCode, 201, peer.body);
+    assert.deepEqual(peer.json().permissions, { canExport: false, canDelete: false, canManageTeam: true });
+
+    // An editor with canManageTeam but not canDelete: an editor's defaults include canDelete, so inviting
+    // an editor needs the override that takes it away.
+    const editor = await joinWorkspace(app, owner, 'editor', { canManageTeam: true, canDelete: false });
+    await refusedUnchanged(workspace, 'editor invites an admin', /^Cannot grant the admin role: .*\(editor\)$/, () =>
+      as(editor.headers, 'POST', '/api/team', { email: uniqueEmail('puppet'), role: 'admin' }),
+    );
+    await refusedUnchanged(workspace, 'editor invites an editor with the default canDelete', /^Cannot grant canDelete/, () =>
+      as(editor.headers, 'POST', '/api/team', { email: uniqueEmail('puppet'), role: 'editor' }),
+    );
+    const capped = await as(editor.headers, 'POST', '/api/team', { email: uniqueEmail('capped'), role: 'editor', permissions: { canDelete: false } });
+    assert.equal(capped.statusCode, 201, capped.body);
+
+    // An admin whose canExport was taken away cannot hand it out.
+    const admin = await joinWorkspace(app, owner, 'admin', { canExport: false });
+    await refusedUnchanged(workspace, 'admin without canExport invites an admin', /^Cannot grant canExport/, () =>
+      as(admin.headers, 'POST', '/api/team', { email: uniqueEmail('puppet'), role: 'admin' }),
+    );
+    assert.equal((await as(admin.headers, 'POST', '/api/team', { email: uniqueEmail('a'), role: 'admin', permissions: { canExport: false } })).statusCode, 201);
+
+    // The owner grants anything.
+    const anything = await call(owner, 'POST', '/api/team', { email: uniqueEmail('any'), role: 'admin', permissions: { canExport: true, canDelete: true, canManageTeam: true } });
+    assert.equal(anything.statusCode, 201, anything.body);
+  });
+
+  it('caps an update: the role and the effective permissions after merging (null resets included) stay within the caller\'s own', async () => {
+    const owner = await registerUser(app);
+    const workspace = await accountIdOf(app, owner);
+    const manager = await joinWorkspace(app, owner, 'editor', { canManageTeam: true, canExport: false });
+    const target = await joinWorkspace(app, owner, 'viewer');
+    const url = `/api/team/${target.memberId}`;
+    for (const method of ['PUT', 'PATCH'] as const) {
+      await refusedUnchanged(workspace, `${method} to admin`, /^Cannot grant the admin role/, () => as(manager.headers, method, url, { role: 'admin' }));
+      await refusedUnchanged(workspace, `${method} grants canExport`, /^Cannot grant canExport/, () =>
+        as(manager.headers, method, url, { permissions: { canExport: true } }),
+      );
+      // An editor's defaults include canExport, which the manager lacks.
+      await refusedUnchanged(workspace, `${method} to editor with the default canExport`, /^Cannot grant canExport/, () =>
+        as(manager.headers, method, url, { role: 'editor' }),
+      );
+    }
+    const promoted = await as(manager.headers, 'PATCH', url, { role: 'editor', permissions: { canExport: false, canManageTeam: true } });
+    assert.equal(promoted.statusCode, 200, promoted.body);
+    assert.deepEqual(promoted.json().permissions, { canExport: false, canDelete: true, canManageTeam: true });
+    // null removes the override, so the role default (canExport for an editor) would apply again: refused.
+    await refusedUnchanged(workspace, 'null resets canExport to the editor default', /^Cannot grant canExport/, () =>
+      as(manager.headers, 'PATCH', url, { permissions: { canExport: null } }),
+    );
+    // Taking rights away is always within.
+    const lowered = await as(manager.headers, 'PUT', url, { role: 'viewer', permissions: { canManageTeam: null } });
+    assert.equal(lowered.statusCode, 200, lowered.body);
+    assert.deepEqual(lowered.json().permissions, { canExport: false, canDelete: false, canManageTeam: false });
+  });
+
+  it('lets no member change their own membership, with any body, token or API key; leaving is allowed', async () => {
+    const owner = await registerUser(app);
+    const workspace = await accountIdOf(app, owner);
+    // The hostile review's case: a viewer granted only canManageTeam makes themselves a full admin.
+    const viewer = await joinWorkspace(app, owner, 'viewer', { canManageTeam: true });
+    const own = `/api/team/${viewer.memberId}`;
+    const key = (await api(app, viewer.user).post('/api/auth/api-keys', { name: 'mine' })).json().key as string;
+    const byKey = { authorization: `Bearer ${key}`, 'account-id': workspace };
+    for (const headers of [viewer.headers, byKey]) {
+      for (const method of ['PUT', 'PATCH'] as const) {
+        for (const body of [
+          { role: 'admin', permissions: { canExport: true, canDelete: true, canManageTeam: true } },
+          { permissions: { canDelete: true } },
+          { role: 'viewer' },
+          { permissions: { canManageTeam: false } },
+          {},
+        ]) {
+          await refusedUnchanged(workspace, `${method} own row ${JSON.stringify(body)}`, OWN_ROW, () => as(headers, method, own, body));
+        }
+      }
+    }
+    // An admin too: their own row is not theirs to change.
+    const admin = await joinWorkspace(app, owner, 'admin');
+    await refusedUnchanged(workspace, 'admin demotes themselves', OWN_ROW, () => as(admin.headers, 'PATCH', `/api/team/${admin.memberId}`, { role: 'viewer' }));
+    const after = (await call(owner, 'GET', own)).json();
+    assert.deepEqual([after.role, after.permissions], ['viewer', { canExport: false, canDelete: false, canManageTeam: true }]);
+
+    // Leaving is allowed, through the API key as well.
+    const left = await as(byKey, 'DELETE', own);
+    assert.equal(left.statusCode, 204, left.body);
+    assert.equal((await as(viewer.headers, 'GET', '/api/agents')).statusCode, 404, 'gone from the account');
+    const audit = (await db.query(`SELECT action, actor_user_id FROM audit_log WHERE account_id = $1 AND resource_id = $2 ORDER BY created_at`, [workspace, viewer.memberId])).rows;
+    assert.deepEqual(audit.map((r) => r.action), ['team.invite', 'team.accept', 'team.remove']);
+    assert.equal(audit[2].actor_user_id, viewer.user.id);
+  });
+
+  it('lets no member change or remove a member who holds more than they do', async () => {
+    const owner = await registerUser(app);
+    const workspace = await accountIdOf(app, owner);
+    const editor = await joinWorkspace(app, owner, 'editor', { canManageTeam: true });
+    const admin = await joinWorkspace(app, owner, 'admin');
+    const exporter = await joinWorkspace(app, owner, 'viewer', { canExport: true });
+    const invitedAdmin = await invite(owner, { email: uniqueEmail('pending-admin'), role: 'admin' });
+    // Without canExport the editor holds less than the exporting viewer too.
+    const narrow = await joinWorkspace(app, owner, 'editor', { canManageTeam: true, canExport: false });
+    const cases: [Member, string, string][] = [
+      [editor, admin.memberId, 'the admin role'],
+      [editor, invitedAdmin.id, 'the admin role'],
+      [narrow, exporter.memberId, 'canExport'],
+    ];
+    for (const [caller, id, why] of cases) {
+      const url = `/api/team/${id}`;
+      for (const method of ['PUT', 'PATCH'] as const) {
+        await refusedUnchanged(workspace, `${method} ${id}`, `Cannot change a member who holds more than you (${why})`, () =>
+          as(caller.headers, method, url, { role: 'viewer', permissions: { canManageTeam: false } }),
+        );
+      }
+      await refusedUnchanged(workspace, `DELETE ${id}`, `Cannot remove a member who holds more than you (${why})`, () => as(caller.headers, 'DELETE', url));
+    }
+    // An equal is fair game: the admin removes another admin, the editor changes an editor.
+    const otherAdmin = await joinWorkspace(app, owner, 'admin');
+    assert.equal((await as(admin.headers, 'PATCH', `/api/team/${otherAdmin.memberId}`, { permissions: { canDelete: false } })).statusCode, 200);
+    assert.equal((await as(admin.headers, 'DELETE', `/api/team/${otherAdmin.memberId}`)).statusCode, 204);
+    const peer = await joinWorkspace(app, owner, 'editor');
+    assert.equal((await as(editor.headers, 'PATCH', `/api/team/${peer.memberId}`, { role: 'viewer' })).statusCode, 200);
+    // The owner changes and removes anyone.
+    assert.equal((await call(owner, 'PATCH', `/api/team/${admin.memberId}`, { role: 'viewer' })).statusCode, 200);
+    assert.equal((await call(owner, 'DELETE', `/api/team/${invitedAdmin.id}`)).statusCode, 204);
+  });
+
+  it('caps a re-invite of a removed member like any invite', async () => {
+    const owner = await registerUser(app);
+    const workspace = await accountIdOf(app, owner);
+    const editor = await joinWorkspace(app, owner, 'editor', { canManageTeam: true });
+    const formerAdmin = await joinWorkspace(app, owner, 'admin');
+    assert.equal((await call(owner, 'DELETE', `/api/team/${formerAdmin.memberId}`)).statusCode, 204);
+    await refusedUnchanged(workspace, 're-invite as admin', /^Cannot grant the admin role/, () =>
+      as(editor.headers, 'POST', '/api/team', { email: formerAdmin.user.email, role: 'admin' }),
+    );
+    const back = await as(editor.headers, 'POST', '/api/team', { email: formerAdmin.user.email, role: 'editor' });
+    assert.equal(back.statusCode, 201, back.body);
+    assert.equal(back.json().role, 'editor');
+  });
+
+  it('reads the caller\'s rights again under the team lock: a member downgraded while their write waits is held to the new rights', async () => {
+    const owner = await registerUser(app);
+    const workspace = await accountIdOf(app, owner);
+    const downgrades: [string, Record<string, boolean>, RegExp | string][] = [
+      ['viewer', {}, 'canManageTeam is required'],
+      ['editor', { canManageTeam: true }, /^Cannot grant the admin role/],
+    ];
+    for (const [role, custom, refusal] of downgrades) {
+      const admin = await joinWorkspace(app, owner, 'admin');
+      const target = await joinWorkspace(app, owner, 'viewer');
+      const before = await teamState(workspace);
+      // Another team write of the account holds its lock; the admin's promotion (authenticated as an
+      // admin) waits for it; meanwhile that write downgrades the admin, and commits.
+      const blocker = await db.connect();
+      let promotion: Promise<ApiResponse>;
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query(`SELECT pg_advisory_xact_lock(hashtext('team'), hashtext($1::text))`, [workspace]);
+        promotion = as(admin.headers, 'PATCH', `/api/team/${target.memberId}`, { role: 'admin' });
+        for (let i = 0; ; i++) {
+          const { rows } = await db.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%' AND pid <> $1`,
+            [(await blocker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid],
+          );
+          if (rows[0].n === 1) break;
+          assert.ok(i < 200, 'the promotion never reached the team lock');
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        await blocker.query(`UPDATE team_members SET role = $2, permissions = $3, updated_at = now() WHERE id = $1`, [admin.memberId, role, JSON.stringify(custom)]);
+        await blocker.query('COMMIT');
+      } finally {
+        blocker.release();
+      }
+      const res = await promotion!;
+      assertRefused(res, refusal, `downgraded to ${role}`);
+      const after = await teamState(workspace);
+      assert.equal(after.audit, before.audit, 'no audit entry');
+      assert.deepEqual(after.members.find((m) => m.id === target.memberId), before.members.find((m) => m.id === target.memberId), 'target unchanged');
+    }
+  });
+
+  // ---- Invitations expire ----
+
+  it('expires an invitation after INVITATION_TTL: 409 naming the expiry, no longer listed to its addressee, and the address can be invited again', async (t) => {
+    // A second API on this file's database whose invitations are open for one second.
+    const { app: shortLived } = await startTestApp(t, { INVITATION_TTL: '1s' }, database);
+    const owner = await registerUser(shortLived);
+    const email = uniqueEmail('late');
+    const invitee = await registerUser(shortLived, email);
+    const res = await api(shortLived, owner).post('/api/team', { email, role: 'editor' });
+    assert.equal(res.statusCode, 201, res.body);
+    const { inviteToken, ...member } = res.json();
+    assert.equal(Date.parse(member.expiresAt) - Date.parse(member.invitedAt), 1000);
+    const listed = (await api(shortLived, invitee).get('/api/invitations')).json();
+    assert.deepEqual(listed.map((i: { id: string; expiresAt: string }) => [i.id, i.expiresAt]), [[member.id, member.expiresAt]]);
+
+    const waitStarted = Date.now();
+    while (Date.now() <= Date.parse(member.expiresAt) + 20) await new Promise((r) => setTimeout(r, 50));
+    console.log(`# waited ${Date.now() - waitStarted} ms for the invitation to expire`);
+
+    const late = await api(shortLived, invitee).post(`/api/invitations/${member.id}/accept`, { token: inviteToken });
+    assert.equal(late.statusCode, 409, late.body);
+    assert.deepEqual(late.json(), { message: `Invitation expired at ${member.expiresAt}` });
+    // Only to its addressee with its token: to anyone else it still does not exist.
+    assert.equal((await api(shortLived, invitee).post(`/api/invitations/${member.id}/accept`, { token: 'inv_wrong' })).statusCode, 404);
+    assert.deepEqual((await api(shortLived, invitee).get('/api/invitations')).json(), [], 'no longer open');
+    const shown = (await api(shortLived, owner).get(`/api/team/${member.id}`)).json();
+    assert.deepEqual([shown.status, shown.expiresAt], ['invited', member.expiresAt], 'the team list shows it, and when it expired');
+    assert.equal((await api(shortLived, invitee).get('/api/accounts')).json().length, 1, 'no access gained');
+
+    // Inviting the address again replaces the expired invitation (kept as history, withdrawn).
+    const again = await api(shortLived, owner).post('/api/team', { email: email.toUpperCase(), role: 'viewer' });
+    assert.equal(again.statusCode, 201, again.body);
+    assert.notEqual(again.json().id, member.id);
+    const history = (await api(shortLived, owner).get('/api/team?status=removed')).json();
+    assert.deepEqual(history.map((m: { id: string }) => m.id), [member.id]);
+    assert.equal((await api(shortLived, invitee).post(`/api/invitations/${member.id}/accept`, { token: inviteToken })).statusCode, 409);
+    const accepted = await api(shortLived, invitee).post(`/api/invitations/${again.json().id}/accept`, { token: again.json().inviteToken });
+    assert.equal(accepted.statusCode, 200, accepted.body);
+    assert.equal(accepted.json().role, 'viewer');
+  });
+
+  it('an open invitation still blocks inviting its address again, and accepting one at the last moment works', async () => {
+    const owner = await registerUser(app);
+    const email = uniqueEmail('open');
+    const member = await invite(owner, { email, role: 'viewer' });
+    assert.equal((await call(owner, 'POST', '/api/team', { email, role: 'viewer' })).statusCode, 409);
+    // One second before it expires it is still open.
+    await db.query(`UPDATE team_members SET expires_at = now() + interval '1 second' WHERE id = $1`, [member.id]);
+    const invitee = await registerUser(app, email);
+    assert.equal((await accept(invitee, member.id)).statusCode, 200);
   });
 
   it('documents the team routes in OpenAPI', async () => {

@@ -77,6 +77,9 @@ describe('config', () => {
     for (const bad of ['5 days', '0s', '30m1h', '-1d']) assert.throws(() => loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: bad }), /WEBHOOK_DISABLE_AFTER/, bad);
     assert.deepEqual(loadConfig(valid).webhooks.disableAfter, { text: '5d', ms: 5 * 86_400_000 });
     assert.deepEqual(loadConfig({ ...valid, WEBHOOK_DISABLE_AFTER: '1h30m' }).webhooks.disableAfter, { text: '1h30m', ms: 5_400_000 });
+    for (const bad of ['a week', '0s', '366d', '1d7d']) assert.throws(() => loadConfig({ ...valid, INVITATION_TTL: bad }), /INVITATION_TTL/, bad);
+    assert.deepEqual(loadConfig(valid).team.invitationTtl, { text: '7d', ms: 7 * 86_400_000 });
+    assert.deepEqual(loadConfig({ ...valid, INVITATION_TTL: '36h' }).team.invitationTtl, { text: '36h', ms: 36 * 3_600_000 });
   });
 
   it('has no model provider unless MODEL_BASE_URL is set, and never prints MODEL_API_KEY', () => {
