@@ -4816,7 +4816,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a member
-         * @description Invites a member by email with a role (admin, editor, viewer) and optional permission overrides. The response carries inviteToken, shown this once: hand it to the invitee, who accepts with POST /api/invitations/{id}/accept { token } while signed in with the invited email. The account owner's email is refused (400): the owner is never a member. Needs canManageTeam.
+         * @description Invites a member by email with a role (admin, editor, viewer) and optional permission overrides. The response carries inviteToken, shown this once: hand it to the invitee, who accepts with POST /api/invitations/{id}/accept { token } while signed in with the invited email, before expiresAt (INVITATION_TTL from now). The account owner's email is refused (400): the owner is never a member. Needs canManageTeam; a member grants at most their own role and only permissions they hold (the effective set: role defaults and overrides), the owner anything. An expired invitation to the same email is withdrawn (kept as history) and no longer blocks the invite.
          */
         post: {
             parameters: {
@@ -4863,7 +4863,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Your permissions in the account acted in lack canManageTeam. */
+                /** @description The invite grants a role above yours or a permission you lack; the message names it. Your permissions in the account acted in lack canManageTeam. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4981,7 +4981,7 @@ export interface paths {
         };
         /**
          * Update a team member
-         * @description Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes one. Takes effect on the member's next request. Needs canManageTeam.
+         * @description Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes one. Takes effect on the member's next request. Needs canManageTeam. A member may not change their own membership, nor a member who holds more than they do (a higher role, or a permission they lack), and the result (role and effective permissions) must be within their own; the owner may change anyone.
          */
         put: {
             parameters: {
@@ -5028,7 +5028,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Your permissions in the account acted in lack canManageTeam. */
+                /** @description Your own membership, a member who holds more than you, or a result beyond your own role or permissions; the message names which. Your permissions in the account acted in lack canManageTeam. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5069,7 +5069,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a team member
-         * @description Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam.
+         * @description Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam. A member may remove themselves (leave) and members who hold no more than they do; the owner anyone.
          */
         delete: {
             parameters: {
@@ -5110,7 +5110,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Your permissions in the account acted in lack canManageTeam. */
+                /** @description The member holds more than you (a higher role, or a permission you lack). Your permissions in the account acted in lack canManageTeam. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5152,7 +5152,7 @@ export interface paths {
         head?: never;
         /**
          * Update a team member
-         * @description Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes one. Takes effect on the member's next request. Needs canManageTeam.
+         * @description Partial update (PUT and PATCH alike) of role and/or permissions. Permissions merge onto the stored overrides; null removes one. Takes effect on the member's next request. Needs canManageTeam. A member may not change their own membership, nor a member who holds more than they do (a higher role, or a permission they lack), and the result (role and effective permissions) must be within their own; the owner may change anyone.
          */
         patch: {
             parameters: {
@@ -5199,7 +5199,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Your permissions in the account acted in lack canManageTeam. */
+                /** @description Your own membership, a member who holds more than you, or a result beyond your own role or permissions; the message names which. Your permissions in the account acted in lack canManageTeam. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5248,7 +5248,7 @@ export interface paths {
         };
         /**
          * List your invitations
-         * @description Open invitations addressed to the caller's email, from any account.
+         * @description Open invitations addressed to the caller's email, from any account: not yet accepted, withdrawn or expired.
          */
         get: {
             parameters: {
@@ -5382,7 +5382,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The invitation is no longer open (accepted or withdrawn). A request with this Idempotency-Key is still in progress. */
+                /** @description The invitation is no longer open: accepted, withdrawn, or expired (the message says when). A request with this Idempotency-Key is still in progress. */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7613,6 +7613,8 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             invitedAt: string;
+            /** @description While invited: when the invitation stops being open (INVITATION_TTL after it was made; past once expired). Null once accepted or removed */
+            expiresAt: string | null;
             acceptedAt: string | null;
             removedAt: string | null;
             /**
@@ -7641,6 +7643,12 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             invitedAt: string;
+            /**
+             * Format: date-time
+             * @description Accept before this; after it the invitation is no longer listed and accepting it answers 409
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expiresAt: string;
         };
         InvitedTeamMemberInput: {
             /** Format: uuid */
@@ -7662,6 +7670,8 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             invitedAt: string;
+            /** @description While invited: when the invitation stops being open (INVITATION_TTL after it was made; past once expired). Null once accepted or removed */
+            expiresAt: string | null;
             acceptedAt: string | null;
             removedAt: string | null;
             /**
@@ -9447,6 +9457,8 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             invitedAt: string;
+            /** @description While invited: when the invitation stops being open (INVITATION_TTL after it was made; past once expired). Null once accepted or removed */
+            expiresAt: string | null;
             acceptedAt: string | null;
             removedAt: string | null;
             /**
@@ -9475,6 +9487,12 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             invitedAt: string;
+            /**
+             * Format: date-time
+             * @description Accept before this; after it the invitation is no longer listed and accepting it answers 409
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expiresAt: string;
         };
         InvitedTeamMember: {
             /** Format: uuid */
@@ -9496,6 +9514,8 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             invitedAt: string;
+            /** @description While invited: when the invitation stops being open (INVITATION_TTL after it was made; past once expired). Null once accepted or removed */
+            expiresAt: string | null;
             acceptedAt: string | null;
             removedAt: string | null;
             /**
