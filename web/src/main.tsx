@@ -1,10 +1,11 @@
 import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
-import { Anchor, createTheme, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
+import { Anchor, Modal, Notification, createTheme, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { setNonce } from 'get-nonce';
 import { RouterProvider } from 'react-router';
 import { ApiError } from './api/errors';
 import { router } from './router';
@@ -32,7 +33,12 @@ const theme = createTheme({
   primaryShade: { light: 8, dark: 5 },
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
-  components: { Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }) },
+  components: {
+    Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }),
+    // Every dialog's close button has a name (axe: button-name).
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+    Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss' } } }),
+  },
   // Light buttons and badges: their text at the darkest shade, a quarter darker again.
   variantColorResolver: (input) => {
     const colors = defaultVariantColorsResolver(input);
@@ -50,8 +56,12 @@ const cssVariablesResolver: CSSVariablesResolver = () => ({
   dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },
 });
 
-/** The page's CSP nonce (api/plugins/console.ts): Mantine's <style> elements carry it. */
+/**
+ * The page's CSP nonce (api/plugins/console.ts): Mantine's <style> elements carry it, and so do those of
+ * react-remove-scroll (its modals' scroll lock), which takes it from get-nonce.
+ */
 const nonce = document.querySelector<HTMLMetaElement>('meta[property="csp-nonce"]')?.nonce ?? '';
+setNonce(nonce);
 
 void restoreSession();
 

@@ -6,6 +6,8 @@ import { unwrap } from '../../api/errors';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/states';
 import { useAccountId, useAccountKey } from '../../session/account';
+import { AgentActions } from './AgentActions';
+import { STATUS_COLORS } from './agent-status';
 
 export const AGENT_TABS = [
   { value: 'overview', label: 'Overview' },
@@ -42,14 +44,17 @@ export function AgentPage() {
       {(data) => (
         <>
           <PageHeader
-            crumbs={[{ label: 'Agents', to: `/w/${accountId}/agents` }]}
+            crumbs={[{ label: 'All agents', to: `/w/${accountId}/agents` }]}
             title={
               <Group gap="sm">
                 {data.name}
-                <Badge variant="light">{data.status}</Badge>
+                <Badge variant="light" color={STATUS_COLORS[data.status]}>
+                  {data.status}
+                </Badge>
               </Group>
             }
             description={data.description || undefined}
+            actions={<AgentActions agent={data} />}
           />
           <Tabs value={tab} onChange={(value) => value && navigate(`/w/${accountId}/agents/${data.id}/${value}`)} keepMounted={false}>
             <Tabs.List mb="md">
@@ -59,8 +64,13 @@ export function AgentPage() {
                 </Tabs.Tab>
               ))}
             </Tabs.List>
+            {/* Each tab is a URL of its own: the active tab's panel holds the route's screen. */}
+            {AGENT_TABS.map((t) => (
+              <Tabs.Panel key={t.value} value={t.value}>
+                {t.value === tab && <Outlet />}
+              </Tabs.Panel>
+            ))}
           </Tabs>
-          <Outlet />
         </>
       )}
     </QueryState>
