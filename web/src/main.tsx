@@ -1,6 +1,6 @@
 import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
-import { Anchor, Modal, Notification, createTheme, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
+import { Anchor, FileInput, Modal, Notification, createTheme, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
@@ -38,6 +38,7 @@ const theme = createTheme({
     // Every dialog's close button has a name (axe: button-name).
     Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
     Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss' } } }),
+    FileInput: FileInput.extend({ defaultProps: { clearButtonProps: { 'aria-label': 'Clear the file' } } }),
   },
   // Light buttons and badges: their text at the darkest shade, a quarter darker again.
   variantColorResolver: (input) => {
