@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 import type { Page } from '@playwright/test';
 import { expect, newEmail, PASSWORD, signUp, test } from './fixtures';
 
