@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 import type { Page } from '@playwright/test';
 import { expect, newEmail, PASSWORD, signUp, test } from './fixtures';
 
@@ -10,7 +9,11 @@ async function expectSignedIn(page: Page) {
 
 /** Nothing is kept in Web Storage, and the refresh cookie is out of script's reach. */
 async function expectNothingStored(page: Page) {
-  const stored = await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie }));
+  // Runs in the page (typed here without the DOM's library, which the node tests' types would clash with).
+  const stored = await page.evaluate(() => {
+    const web = globalThis as unknown as { localStorage: { length: number }; sessionStorage: { length: number }; document: { cookie: string } };
+    return { local: web.localStorage.length, session: web.sessionStorage.length, cookie: web.document.cookie };
+  });
   expect(stored).toEqual({ local: 0, session: 0, cookie: '' });
 }
 
