@@ -635,7 +635,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The refresh token is unknown, expired or revoked, or was already used (its family is then revoked); or a console request carried none. */
+                /** @description The refresh token is unknown, expired or revoked, or was already used (its family is then revoked); or none was presented (no refreshToken, and no X-Client: console with the ap_refresh cookie). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -690,7 +690,7 @@ export interface paths {
         put?: never;
         /**
          * Sign out
-         * @description Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout. With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared.
+         * @description Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout. With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared. With no token at all, nothing is revoked.
          */
         post: {
             parameters: {
@@ -8912,7 +8912,7 @@ export interface components {
             password: string;
         };
         RefreshRequestInput: {
-            /** @description Required, except on a request with X-Client: console, which may send {} and have the ap_refresh cookie read instead */
+            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
             refreshToken?: string;
         };
         UserInput: {
@@ -10756,7 +10756,7 @@ export interface components {
             password: string;
         };
         RefreshRequest: {
-            /** @description Required, except on a request with X-Client: console, which may send {} and have the ap_refresh cookie read instead */
+            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
             refreshToken?: string;
         };
         User: {
