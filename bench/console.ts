@@ -3,15 +3,12 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { createPool } from '../db/pool';
+import { ensureChromium, launchChromium } from '../scripts/chromium';
 import { ensureConsoleBuilt, WEB_DIR } from '../scripts/console-build';
-import { findFreePort } from '../scripts/processes';
-import { startTemporalDevServer } from '../scripts/temporal-dev-server';
-import { ensureChromium, launchChromium } from '../test/helpers/chromium';
-import type { Cleanup } from '../test/helpers/cleanup';
-import { startModelServer, textReply, toolCallsReply } from '../test/helpers/model-server';
-import { startReceiver } from '../test/helpers/receiver';
-import { createBenchDatabase } from './database';
-import { benchEnv, setting, startEntry } from './server-process';
+import { textReply, toolCallsReply } from './kit/model-server';
+import { startReceiver } from './kit/receiver';
+import { setting } from './kit/settings';
+import { Cleanups, createBenchDatabase, startApiAndWorker, startDevServer } from './kit/stack';
 
 /**
  * `npm run bench:console`: what a person waits for in the console, on this machine (docs/console.md § Figures).
@@ -64,34 +61,32 @@ async function main(): Promise<void> {
 
   const unavailable = ensureChromium(say);
   if (unavailable) throw new Error(`no browser: ${unavailable}`);
-  const closing: Array<() => unknown> = [];
-  const servers: Cleanup = { after: (fn) => void closing.push(fn) };
+  const cleanups = new Cleanups();
   const database = await createBenchDatabase();
-  const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), onLine: () => {} });
-  const models = await startModelServer(servers);
-  // Each answer takes 300 ms, like a quick model: tool call first, then the answer once the tool said something.
-  models.script(MODEL, (call) => ({ ...(call.body.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: {} }])), delayMs: 300 }));
-  const receiver = await startReceiver(servers, () => ({ body: { price: 42 } }));
-  const port = await findFreePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    ...benchEnv(database.url, temporal.address, port),
-    LOG_LEVEL: 'warn',
-    MODEL_BASE_URL: models.baseUrl,
+  cleanups.push(() => database.drop());
+  const temporal = await startDevServer();
+  cleanups.push(() => temporal.stop());
+  // Each answer takes 300 ms, like a quick model: a tool call first, then the answer once the tool said something.
+  const models = await startReceiver((req) => {
+    const request = JSON.parse(req.body) as { messages: Array<{ role: string }> };
+    return { body: request.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: {} }]), delayMs: 300 };
+  });
+  cleanups.push(() => models.close());
+  const receiver = await startReceiver(() => ({ body: { price: 42 } }));
+  cleanups.push(() => receiver.close());
+  const stack = await startApiAndWorker(database.url, temporal.address, {
+    MODEL_BASE_URL: `${models.url}/v1`,
     MODEL_NAME: MODEL,
     AUTH_RATE_LIMIT_MAX: '100000',
     INITIAL_BALANCE: '1000000',
-  };
-  const api = startEntry('api/server.ts', env);
-  const worker = startEntry('worker/main.ts', env);
+  });
+  cleanups.push(() => stack.stop());
+  const base = stack.base;
   const db = createPool(database.url, 2);
+  cleanups.push(() => db.end());
   const browser = await launchChromium();
+  cleanups.push(() => browser.close());
   try {
-    for (let i = 0; ; i++) {
-      if ((await fetch(`${base}/api/health`).catch(() => null))?.ok) break;
-      if (i > 240) throw new Error(`the API did not start:\n${api.output()}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
     const email = `bench-console-${Date.now()}@example.com`;
     const session = await body<{ accessToken: string }>(fetch(`${base}/api/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) }));
     const auth = { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' };
@@ -170,13 +165,7 @@ async function main(): Promise<void> {
     ];
     console.log(lines.join('\n'));
   } finally {
-    await browser.close().catch(() => {});
-    await db.end().catch(() => {});
-    await api.stop();
-    await worker.stop();
-    await temporal.stop().catch(() => {});
-    for (const step of closing.reverse()) await Promise.resolve(step()).catch(() => {});
-    await database.drop().catch(() => {});
+    await cleanups.run();
   }
 }
 

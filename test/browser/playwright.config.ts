@@ -29,6 +29,8 @@ export default defineConfig({
     screenshot: 'only-on-failure',
     trace: 'off',
     timezoneId: 'Europe/Paris',
+    // No transitions: axe measures colours and names of what is on screen, not of a fade half-way.
+    reducedMotion: 'reduce',
     locale: 'en-GB',
   },
 });

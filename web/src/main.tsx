@@ -31,6 +31,8 @@ whenSignedOut(() => queryClient.clear());
 const theme = createTheme({
   primaryColor: 'blue',
   primaryShade: { light: 8, dark: 5 },
+  // Transitions off for people who ask their system for less motion.
+  respectReducedMotion: true,
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
   components: {
