@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import reactHooks from 'eslint-plugin-react-hooks';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
@@ -24,7 +25,7 @@ const testFromBench = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', '.scratch/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', '.scratch/**', 'web/dist/**', 'web/src/api/schema.d.ts', 'test-results/**', 'playwright-report/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -35,8 +36,15 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in the browser: its globals and React's rules of hooks.
+    files: ['web/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: reactHooks.configs.recommended.rules,
+  },
+  {
     files: ['**/*.ts'],
-    ignores: ['lib/engine-starts.ts'],
+    ignores: ['lib/engine-starts.ts', 'web/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [outboxInserts] }] },
   },
   {

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
@@ -11,6 +12,7 @@ import { fastifyTrustProxy } from './client-address';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
+import { loadConsole } from './plugins/console';
 import { registerDocs } from './plugins/docs';
 import { measureRequests, metricsRoute } from './plugins/metrics';
 import { frameworkErrors, installErrorHandling } from './plugins/error-handler';
@@ -31,6 +33,7 @@ import { hookRoutes } from './routes/hooks';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
+import { settingsRoutes } from './routes/settings';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
 import { webhookStatsRoutes } from './routes/webhook-stats';
@@ -46,6 +49,8 @@ export interface AppDeps {
   /** The process's one Temporal client (lazy: the API starts even while Temporal is down). */
   temporal: TemporalClient;
   logger?: FastifyServerOptions['logger'];
+  /** The built console to serve at / (default: web/dist of this package). */
+  consoleDir?: string;
 }
 
 /** Builds the API without listening; the server entry and the tests both use it. */
@@ -70,7 +75,9 @@ export async function buildApp(deps: AppDeps) {
   app.removeContentTypeParser(['text/plain']);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
-  installErrorHandling(app);
+  // The console's pages answer browser requests outside /api that no route matched (plugins/console.ts).
+  const consoleSite = loadConsole(deps.consoleDir);
+  installErrorHandling(app, consoleSite.fallback);
   guardBodies(app);
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('API-Version', '1');
@@ -104,6 +111,8 @@ export async function buildApp(deps: AppDeps) {
   const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg), snapshotMs: config.metrics.snapshotMs }) : null;
   if (metrics) measureRequests(app, metrics);
 
+  // Only the console's refresh cookie is read (api/console-session.ts); nothing is signed with it.
+  await app.register(cookie);
   await registerDocs(app);
   const authRateLimit = await registerAuthRateLimit(app, {
     guards: repositories.guards,
@@ -126,7 +135,7 @@ export async function buildApp(deps: AppDeps) {
       fingerprintKey: createHmac('sha256', config.secretsKey).update('idempotency-fingerprint').digest(),
     });
     const scoped = api.withTypeProvider<ZodTypeProvider>();
-    authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl });
+    authRoutes(scoped, { auth: services.auth, rateLimit: authRateLimit, publicBaseUrl, refreshTokenTtlSeconds: config.auth.refreshTokenTtlDays * 86_400 });
     accountRoutes(scoped, { account: services.account, audit: services.audit, publicBaseUrl });
     agentRoutes(scoped, { agents: services.agents, transfer: services.transfer, publicBaseUrl });
     connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
@@ -143,6 +152,9 @@ export async function buildApp(deps: AppDeps) {
       recoverInterval: config.webhooks.recoverInterval.text,
     });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
+    settingsRoutes(scoped, {
+      settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
+    });
     runRoutes(scoped, {
       runs: services.runs,
       runEvents: services.runEvents,
@@ -151,6 +163,7 @@ export async function buildApp(deps: AppDeps) {
       publicBaseUrl,
     });
   });
+  await consoleSite.register(app);
 
   return app;
 }

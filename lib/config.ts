@@ -110,6 +110,7 @@ const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_UI_URL: httpUrl.optional(),
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000').transform((u) => u.replace(/\/+$/, '')),
@@ -195,7 +196,8 @@ export type TrustProxy = false | number | string[];
 
 export interface Config {
   databaseUrl: string;
-  temporal: { address: string; namespace: string };
+  /** uiUrl: the Temporal UI the console links workflows to (null: no links). */
+  temporal: { address: string; namespace: string; uiUrl: string | null };
   http: { port: number; host: string; publicBaseUrl: string; trustProxy: TrustProxy };
   auth: { jwtSecret: string; accessTokenTtlSeconds: number; refreshTokenTtlDays: number; rateLimitMax: number; rateLimitWindowMs: number };
   secretsKey: Buffer;
@@ -319,7 +321,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return {
     databaseUrl: e.DATABASE_URL,
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE },
+    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, uiUrl: e.TEMPORAL_UI_URL ?? null },
     http: { port: e.PORT, host: e.HOST, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY },
     auth: {
       jwtSecret: e.JWT_SECRET,

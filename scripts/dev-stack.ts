@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDatabase } from '../db/admin';
 import { runMigrations } from '../db/migrate';
+import { ensureConsoleBuilt } from './console-build';
 import { loadOrCreateDevSecrets } from './dev-secrets';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { canConnect, freePortPreferring, isAlive, prefixedPrinter, runInOwnProcessGroup, superviseNode } from './processes';
@@ -183,8 +184,16 @@ async function main(): Promise<number> {
     }
     checkpoint();
 
+    // The API serves the console from web/dist: built now when missing or older than its sources.
+    await ensureConsoleBuilt(log).catch((err: Error) => {
+      throw new StartupError(err.message);
+    });
+    checkpoint();
+
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      // The console links workflows to the UI of the dev server started here (or to the one configured).
+      ...(temporalUi && !process.env.TEMPORAL_UI_URL ? { TEMPORAL_UI_URL: temporalUi } : {}),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       JWT_SECRET: secrets.JWT_SECRET,
@@ -214,6 +223,7 @@ async function main(): Promise<number> {
     for (const child of children) child.markStarted();
 
     const rows: Array<[string, string]> = [
+      ['Console', `${baseUrl}/`],
       ['API', `${baseUrl}/api`],
       ['Docs', `${baseUrl}/api/docs`],
       ['OpenAPI', `${baseUrl}/api/openapi.json`],

@@ -7,6 +7,9 @@ import { startTestPostgres } from './embedded-postgres';
 import { locate, TEMPORAL_CLI, TEMPORAL_TEST_SERVER } from './temporal-binaries';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 import { testNamespace } from '../test/helpers/namespace';
+import { ensureChromium } from './chromium';
+import { BROWSER_NAMESPACE } from '../test/browser/stack';
+import { ensureConsoleBuilt } from './console-build';
 
 /**
  * `npm test`: prepares what every test file shares, then runs node's test runner (each file in its
@@ -16,24 +19,39 @@ import { testNamespace } from '../test/helpers/namespace';
  * - Temporal: a real dev server on a free port, one namespace per test file; the Temporal CLI and the
  *   time-skipping test server are found or fetched (temporal-binaries.ts) before any test starts, so a
  *   missing one is this runner's error, not a test's.
- * Arguments narrow the run to the given test files.
+ * - The console's browser tests (test/browser/*.spec.ts, Playwright) run after the node tests, against a
+ *   stack of their own on the same Postgres template and dev server; the console is built first when stale.
+ * Arguments narrow the run to the given test files (node's .test.ts, Playwright's .spec.ts).
  */
 
-function testFiles(args: string[]): string[] {
-  if (args.length) return args;
+const BROWSER_DIR = 'test/browser';
+const PLAYWRIGHT_CONFIG = path.join(BROWSER_DIR, 'playwright.config.ts');
+
+function testFiles(args: string[]): { node: string[]; browser: string[] } {
+  if (args.length) return { node: args.filter((f) => !f.endsWith('.spec.ts')), browser: args.filter((f) => f.endsWith('.spec.ts')) };
   const walk = (dir: string): string[] =>
     readdirSync(dir).flatMap((name) => {
       const full = path.join(dir, name);
       if (statSync(full).isDirectory()) return walk(full);
       return name.endsWith('.test.ts') ? [full] : [];
     });
-  return ['test/unit', 'test/api', 'test/workflows', 'test/engine', 'test/e2e'].filter((d) => {
+  const node = ['test/unit', 'test/api', 'test/workflows', 'test/engine', 'test/e2e'].filter((d) => {
     try {
       return statSync(d).isDirectory();
     } catch {
       return false;
     }
   }).flatMap(walk);
+  const browser = readdirSync(BROWSER_DIR).filter((name) => name.endsWith('.spec.ts')).map((name) => path.join(BROWSER_DIR, name));
+  return { node, browser };
+}
+
+/** Runs a child with the runner's environment and `env`; resolves with its exit code. */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
 }
 
 async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -43,7 +61,7 @@ async function startPostgres(): Promise<{ url: string; stop: () => Promise<void>
 }
 
 async function main(): Promise<number> {
-  const files = testFiles(process.argv.slice(2));
+  const { node: files, browser } = testFiles(process.argv.slice(2));
   const say = (message: string) => console.log(`tests: ${message}`);
   // Found (or fetched) once here; the tests and the dev servers they start use these paths.
   const cli = await locate(TEMPORAL_CLI, say);
@@ -59,27 +77,26 @@ async function main(): Promise<number> {
     await runMigrations(templateUrl);
 
     // One namespace per test file, so workers of files running in parallel never take each other's tasks.
-    temporal = await startTemporalDevServer({ extraNamespaces: files.map(testNamespace), logLevel: 'error', log: say });
+    const namespaces = [...files.map(testNamespace), ...(browser.length ? [BROWSER_NAMESPACE] : [])];
+    temporal = await startTemporalDevServer({ extraNamespaces: namespaces, logLevel: 'error', log: say });
     const { address } = temporal;
     say(`Postgres ${postgres.url.replace(/\/\/[^@]*@/, '//')} (template ${template}), Temporal ${address}, CLI ${cli}, test server ${testServer}`);
 
-    return await new Promise<number>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-        {
-          stdio: 'inherit',
-          env: {
-            ...process.env,
-            DATABASE_URL: postgres.url,
-            TEST_TEMPLATE_DB: template,
-            TEMPORAL_ADDRESS: address,
-            TEMPORAL_TEST_SERVER_PATH: testServer,
-          },
-        },
-      );
-      child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-    });
+    const env = { DATABASE_URL: postgres.url, TEST_TEMPLATE_DB: template, TEMPORAL_ADDRESS: address, TEMPORAL_TEST_SERVER_PATH: testServer };
+    const nodeCode = files.length
+      ? await run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], env)
+      : 0;
+    if (!browser.length) return nodeCode;
+    // Chromium is installed when absent (as the docs' browser test does); only where it cannot be are these skipped.
+    const unavailable = ensureChromium(say);
+    if (unavailable) {
+      say(`browser tests skipped: ${unavailable}`);
+      return nodeCode;
+    }
+    await ensureConsoleBuilt(say);
+    say(`browser tests: ${browser.join(' ')}`);
+    const browserCode = await run(process.execPath, [require.resolve('@playwright/test/cli'), 'test', '--config', PLAYWRIGHT_CONFIG, ...browser.map((f) => path.resolve(f))], env);
+    return nodeCode || browserCode;
   } finally {
     await temporal?.stop().catch(() => {});
     await dropDatabase(urlForDatabase(postgres.url, template)).catch(() => {});

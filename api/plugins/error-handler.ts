@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from '../errors';
 import { isMissing } from '../validation';
+import type { PageFallback } from './console';
 
 /** "body.memoryConfig.maxMessages: Too big: expected number to be <=10000" */
 function describeValidation(context: string, input: unknown, v: { instancePath: string; message?: string }): string {
@@ -22,12 +23,14 @@ const FASTIFY_MESSAGES: Record<string, string> = {
  * The one error handler (docs/api.md § Errors): every error becomes `{ message }`. Domain errors carry their
  * status; validation names the field; anything unexpected is a 500 whose details stay in the log.
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, pages?: PageFallback): void {
+  /** No route: the console's page when a browser asks for one outside /api (plugins/console.ts), else 405 or 404. */
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => (pages?.(request, reply) ? reply : answerNoRoute(app, request, reply));
   app.setErrorHandler((err: FastifyError, request, reply) => {
     // Fastify reads the body of a request that matched no route before its not-found handler runs (and
     // refuses a QUERY without Content-Type there): what it finds wrong with a body no route would read
     // is no answer; that there is no such route is.
-    if (request.is404) return answerNoRoute(app, request, reply);
+    if (request.is404) return noRoute(request, reply);
     if (hasZodFastifySchemaValidationErrors(err)) {
       const context = (err as { validationContext?: string }).validationContext ?? 'body';
       // A malformed id is an id that names nothing.
@@ -50,7 +53,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(500).send({ message: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((request, reply) => answerNoRoute(app, request, reply));
+  app.setNotFoundHandler(noRoute);
 }
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { agentExportSchema, importAgentBody, importedAgentSchema, type ImportAgentInput } from '../schemas/agent-transfer';
-import { agentSchema, createAgentBody, graphSchema, updateAgentBody } from '../schemas/agents';
-import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
+import { agentListQuery, agentSchema, createAgentBody, graphSchema, updateAgentBody } from '../schemas/agents';
+import { errorResponse, idParams, noContent } from '../schemas/common';
 import type { AgentService } from '../services/agent-service';
 import type { AgentTransferService } from '../services/agent-transfer';
 import { callerOf, type App } from '../types';
@@ -16,9 +16,16 @@ export function agentRoutes(app: App, deps: { agents: AgentService; transfer: Ag
     '/api/agents',
     {
       config: { access: 'read' },
-      schema: { tags, summary: 'List agents', description: 'Your agents, newest first.', querystring: listQuery, response: { 200: z.array(agentSchema) } },
+      schema: {
+        tags,
+        summary: 'List agents',
+        description: 'The agents of the account, newest first; q finds a text in their name or description, status keeps one status. The Link header\'s next page keeps both.',
+        querystring: agentListQuery,
+        response: { 200: z.array(agentSchema) },
+      },
     },
-    async (request, reply) => sendPage(request, reply, await agents.list(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
+    async (request, reply) =>
+      sendPage(request, reply, await agents.list(callerOf(request), pageRequest(request.query), { text: request.query.q, status: request.query.status }), deps.publicBaseUrl),
   );
 
   app.post(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { indexPageRequest, pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery } from '../schemas/common';
-import { createRunBody, runEventsHeaders, runEventStream, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
+import { createRunBody, runEventsHeaders, runEventStream, runListQuery, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
 import type { RunEventService } from '../services/run-events';
 import type { RunService } from '../services/run-service';
 import { openEventStream } from '../event-stream';
@@ -53,6 +53,24 @@ export function runRoutes(
       },
     },
     async (request, reply) => reply.code(202).send(await runs.create(callerOf(request), request.params.id, request.body)),
+  );
+
+  app.get(
+    '/api/runs',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags,
+        summary: 'List runs',
+        description:
+          'The runs of every agent of the account, newest first; agentId keeps one agent\'s, status one status (queued, running, succeeded, failed). ' +
+          'The Link header\'s next page keeps both.',
+        querystring: runListQuery,
+        response: { 200: z.array(runSchema) },
+      },
+    },
+    async (request, reply) =>
+      sendPage(request, reply, await runs.listAll(callerOf(request), { agentId: request.query.agentId, status: request.query.status }, pageRequest(request.query)), deps.publicBaseUrl),
   );
 
   app.get(

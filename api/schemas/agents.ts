@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { modelSettingsShape } from '../../lib/model-settings';
-import { jsonObject, maxJsonBytes, timestamp } from './common';
+import { jsonObject, listQuery, maxJsonBytes, timestamp } from './common';
 
 export const AGENT_STATUSES = ['draft', 'active', 'paused', 'template'] as const;
 export const MEMORY_TYPES = ['conversation', 'summary', 'vector', 'none'] as const;
@@ -95,3 +95,9 @@ export const agentSchema = z
     updatedAt: timestamp,
   })
   .meta({ id: 'Agent' });
+
+/** GET /api/agents: the page, narrowed by a text in the name or description and by status. */
+export const agentListQuery = listQuery.extend({
+  q: z.string().trim().min(1).max(200).optional().describe('Only agents whose name or description contains this text (any case)'),
+  status: z.enum(AGENT_STATUSES).optional().describe('Only agents with this status'),
+});

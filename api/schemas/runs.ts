@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { maxJsonBytes, timestamp } from './common';
+import { listQuery, maxJsonBytes, timestamp } from './common';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 
@@ -147,3 +147,9 @@ export const runEventStream = z
     'text/event-stream. `event: step` (id: the step index; data: a RunStep, once it finished), in index order; then `event: done` ' +
       '(data: the Run, finished) and the stream ends; a `: heartbeat` comment line while nothing happens.',
   );
+
+/** GET /api/runs: the account's runs across agents, narrowed by agent and status. */
+export const runListQuery = listQuery.extend({
+  agentId: z.uuid().optional().describe('Only the runs of this agent'),
+  status: z.enum(RUN_STATUSES).optional().describe('Only runs in this status'),
+});

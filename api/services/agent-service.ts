@@ -143,8 +143,8 @@ export function createAgentService(deps: {
       return toAgent(row);
     },
 
-    async list(caller: Caller, page: PageRequest) {
-      const result = await agents.list(caller.accountId, page);
+    async list(caller: Caller, page: PageRequest, filter: { text?: string; status?: string } = {}) {
+      const result = await agents.list(caller.accountId, page, filter);
       return { ...result, items: result.items.map(toAgent) };
     },
 

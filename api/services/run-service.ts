@@ -2,7 +2,7 @@ import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import { listRunStepsPage } from '../../db/repositories/run-steps';
-import { findAccountRun, insertRun, listAgentRuns } from '../../db/repositories/runs';
+import { findAccountRun, insertRun, listAccountRuns, listAgentRuns } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { modelTokensToday } from '../../db/repositories/usage';
 import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
@@ -56,6 +56,12 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
     async list(caller: Caller, agentId: string, page: PageRequest) {
       await requireAgent(caller, agentId);
       const result = await listAgentRuns(db, caller.accountId, agentId, page);
+      return { ...result, items: result.items.map(toRun) };
+    },
+
+    /** The account's runs across its agents (GET /api/runs), optionally of one agent and/or in one status. */
+    async listAll(caller: Caller, filter: { agentId?: string; status?: string }, page: PageRequest) {
+      const result = await listAccountRuns(db, caller.accountId, filter, page);
       return { ...result, items: result.items.map(toRun) };
     },
 

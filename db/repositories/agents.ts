@@ -81,11 +81,19 @@ export function createAgentsRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
-    async list(accountId: string, page: PageRequest, q: Queryable = db): Promise<Page<AgentRow>> {
-      const k = keysetTail(page, 2);
+    /**
+     * A page of the account's agents, newest first; `filter.text` keeps those whose name or description
+     * contains it (any case, as plain text: no LIKE patterns), `filter.status` those with that status.
+     */
+    async list(accountId: string, page: PageRequest, filter: { text?: string; status?: string } = {}, q: Queryable = db): Promise<Page<AgentRow>> {
+      const k = keysetTail(page, 4);
       const { rows } = await q.query<AgentRow & { page_created_at: string }>(
-        `SELECT ${COLUMNS}, ${PAGE_KEY_COLUMNS} FROM agents WHERE account_id = $1 ${k.where} ${k.tail}`,
-        [accountId, ...k.params],
+        `SELECT ${COLUMNS}, ${PAGE_KEY_COLUMNS} FROM agents
+         WHERE account_id = $1
+           AND ($2::text IS NULL OR strpos(lower(name), lower($2)) > 0 OR strpos(lower(description), lower($2)) > 0)
+           AND ($3::text IS NULL OR status = $3)
+           ${k.where} ${k.tail}`,
+        [accountId, filter.text ?? null, filter.status ?? null, ...k.params],
       );
       return toPage(rows, page.limit, (r) => r);
     },

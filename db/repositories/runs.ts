@@ -85,6 +85,21 @@ export async function listAgentRuns(q: Queryable, accountId: string, agentId: st
 }
 
 /**
+ * A page of the account's runs across its agents, newest first, narrowed to one agent and/or one status.
+ * With an agent it reads that agent's index (runs_page); without, the account's rows in created order.
+ */
+export async function listAccountRuns(q: Queryable, accountId: string, filter: { agentId?: string; status?: string }, page: PageRequest): Promise<Page<RunRow>> {
+  const k = keysetTail(page, 4);
+  const { rows } = await q.query<RunRow & { page_created_at: string }>(
+    `SELECT ${RUN_COLUMNS}, ${PAGE_KEY_COLUMNS} FROM runs
+     WHERE account_id = $1 AND ($2::uuid IS NULL OR agent_id = $2) AND ($3::text IS NULL OR status = $3)
+     ${k.where} ${k.tail}`,
+    [accountId, filter.agentId ?? null, filter.status ?? null, ...k.params],
+  );
+  return toPage(rows, page.limit, ({ page_created_at: _key, ...run }) => run);
+}
+
+/**
  * Serialises the slot decisions of one account's runs (a transaction-scoped advisory lock, per account:
  * accounts never wait for each other).
  */

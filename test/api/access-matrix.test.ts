@@ -30,7 +30,7 @@ import { accountIdOf, joinWorkspace, type CustomPermissions, type Role } from '.
 type Rule = 'read' | 'write' | 'delete' | 'manageTeam' | 'export' | 'audit' | 'self';
 
 function ruleOf(method: string, path: string): Rule {
-  if (/^\/api\/(auth\/|invitations|accounts$)/.test(path)) return 'self';
+  if (/^\/api\/(auth\/|invitations|accounts$|settings$)/.test(path)) return 'self';
   if (path === '/api/agents/{id}/export') return 'export';
   if (path === '/api/account/audit') return 'audit';
   if (method === 'GET') return 'read';
@@ -151,6 +151,7 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/account/usage': () => ({ url: '/api/account/usage' }),
   'GET /api/account/audit': () => ({ url: '/api/account/audit' }),
   'GET /api/auth/me': () => ({ url: '/api/auth/me' }),
+  'GET /api/settings': () => ({ url: '/api/settings' }),
   'GET /api/auth/api-keys': () => ({ url: '/api/auth/api-keys' }),
   'POST /api/auth/api-keys': () => ({ url: '/api/auth/api-keys', payload: { name: 'k' } }),
   'DELETE /api/auth/api-keys/{id}': (f) => ({ url: `/api/auth/api-keys/${f.own.apiKey}` }),
@@ -225,6 +226,7 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
 
   'POST /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs`, payload: {} }),
   'GET /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs` }),
+  'GET /api/runs': (f) => ({ url: `/api/runs?agentId=${f.shared.agent}` }),
   'GET /api/runs/{id}': (f) => ({ url: `/api/runs/${f.shared.run}` }),
   'GET /api/runs/{id}/steps': (f) => ({ url: `/api/runs/${f.shared.run}/steps` }),
   'GET /api/runs/{id}/events': (f) => ({ url: `/api/runs/${f.shared.finishedRun}/events` }),

@@ -75,6 +75,9 @@ describe('OpenAPI document covers every route', () => {
       // Agents that think (issue 13).
       '/api/agents/{id}/threads/{threadId}/messages': ['get'],
       '/api/runs/{id}/events': ['get'],
+      // The console (docs/console.md).
+      '/api/runs': ['get'],
+      '/api/settings': ['get'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       for (const method of methods) assert.ok(paths[path]?.[method], `${method.toUpperCase()} ${path} is not documented`);

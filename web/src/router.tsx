@@ -1,0 +1,49 @@
+import { createBrowserRouter, Navigate } from 'react-router';
+import { RequireSession } from './shell/RequireSession';
+import { WorkspaceLayout } from './shell/WorkspaceLayout';
+import { HomeRedirect, NotFound } from './shell/misc';
+import { SignIn } from './screens/SignIn';
+
+/**
+ * Every object has a URL. A workspace's screens live under /w/:accountId (the account they act in), so a
+ * link a member shares opens in the same account. Screens load on first visit (route-level code splitting).
+ */
+export const router = createBrowserRouter([
+  { path: '/signin', element: <SignIn /> },
+  {
+    element: <RequireSession />,
+    children: [
+      { index: true, element: <HomeRedirect /> },
+      {
+        path: 'w/:accountId',
+        element: <WorkspaceLayout />,
+        children: [
+          { index: true, element: <Navigate to="agents" replace /> },
+          { path: 'agents', lazy: () => import('./screens/agents/AgentsList').then((m) => ({ Component: m.AgentsList })) },
+          {
+            path: 'agents/:agentId',
+            lazy: () => import('./screens/agents/AgentPage').then((m) => ({ Component: m.AgentPage })),
+            children: [
+              { index: true, element: <Navigate to="overview" replace /> },
+              { path: 'overview', lazy: () => import('./screens/agents/AgentOverview').then((m) => ({ Component: m.AgentOverview })) },
+              { path: 'tools', lazy: () => import('./screens/agents/AgentTools').then((m) => ({ Component: m.AgentTools })) },
+              { path: 'connectors', lazy: () => import('./screens/agents/AgentConnectors').then((m) => ({ Component: m.AgentConnectors })) },
+              { path: 'triggers', lazy: () => import('./screens/agents/AgentTriggers').then((m) => ({ Component: m.AgentTriggers })) },
+              { path: 'runs', lazy: () => import('./screens/agents/AgentRuns').then((m) => ({ Component: m.AgentRuns })) },
+            ],
+          },
+          { path: 'runs', lazy: () => import('./screens/runs/RunsList').then((m) => ({ Component: m.RunsList })) },
+          { path: 'runs/:runId', lazy: () => import('./screens/runs/RunPage').then((m) => ({ Component: m.RunPage })) },
+          { path: 'triggers', lazy: () => import('./screens/placeholders/Triggers').then((m) => ({ Component: m.Triggers })) },
+          { path: 'webhooks', lazy: () => import('./screens/placeholders/Webhooks').then((m) => ({ Component: m.Webhooks })) },
+          { path: 'team', lazy: () => import('./screens/placeholders/Team').then((m) => ({ Component: m.Team })) },
+          { path: 'api-keys', lazy: () => import('./screens/placeholders/ApiKeys').then((m) => ({ Component: m.ApiKeys })) },
+          { path: 'audit', lazy: () => import('./screens/placeholders/AuditLog').then((m) => ({ Component: m.AuditLog })) },
+          { path: 'usage', lazy: () => import('./screens/placeholders/Usage').then((m) => ({ Component: m.Usage })) },
+          { path: '*', element: <NotFound /> },
+        ],
+      },
+    ],
+  },
+  { path: '*', element: <NotFound /> },
+]);
