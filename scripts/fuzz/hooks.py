@@ -80,6 +80,16 @@ ACCEPTED = [
         "that JSON Schema cannot state.",
     ),
     (
+        "tool-parameters-not-compiling",
+        "ST202",
+        400,
+        r"^body\.configJson\.parameters: (is not a valid JSON Schema: |must be at most 32 KiB$)",
+        r"^POST /api/agents/\{agentId\}/tools$",
+        "A custom tool's parameters are a JSON Schema the API compiles (draft-07, RE2 patterns, no $ref outside it, at most "
+        "32 KiB): the document states their shape (an object whose type is \"object\") and this rule in words; whether a "
+        "schema compiles is no JSON Schema keyword. (Updates: typed-config-of-another-type.)",
+    ),
+    (
         "masked-secret-of-another-value",
         "ST202",
         400,

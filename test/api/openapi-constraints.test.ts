@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import Ajv2020 from 'ajv/dist/2020';
 import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
@@ -63,5 +64,26 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json().direction, direction);
     }
+  });
+
+  it("a custom tool's parameters: the document states that they describe an object, and what it allows (and compiles) is accepted", async () => {
+    // Found by schemathesis: `parameters` was documented as any object, and a schema-valid {} was refused.
+    const documented = components.CustomToolConfig!.properties!.parameters!;
+    const allows = new Ajv2020({ strict: false }).compile(documented);
+    const agent = await api(app, user).ok('POST', '/api/agents', { name: 'with tools' });
+    const create = (parameters: unknown) =>
+      post(`/api/agents/${agent.id}/tools`, { type: 'custom', name: 'p', configJson: { endpoint: 'http://127.0.0.1:9/x', parameters } });
+    for (const parameters of [{}, { properties: {} }, { type: 'string' }, { type: ['object'] }, { type: 'object' }, { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }]) {
+      const res = await create(parameters);
+      assert.equal(res.statusCode === 201, allows(parameters), `${JSON.stringify(parameters)}: ${res.statusCode} ${res.body}`);
+      if (res.statusCode !== 201) assert.match(res.json().message, /^body\.configJson\.parameters: must describe an object/);
+    }
+    // What no JSON Schema keyword states, the description does, with the message a refusal carries.
+    assert.match(String(documented.description), /does not compile as draft-07 .* is refused: 400 `…parameters: is not a valid JSON Schema: <why>`/);
+    const notCompiling = { type: 'object', properties: { a: 5 } };
+    assert.ok(allows(notCompiling), 'allowed by the document as a shape');
+    const res = await create(notCompiling);
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.json().message, /^body\.configJson\.parameters: is not a valid JSON Schema: /);
   });
 });
