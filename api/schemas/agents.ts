@@ -41,7 +41,14 @@ export const graphSchema = z
       }
     });
   })
-  .meta({ id: 'AgentGraph' });
+  .meta({
+    id: 'AgentGraph',
+    description:
+      'Nodes and the edges between them. Node ids are unique within the graph, and an edge\'s source and target name nodes of the ' +
+      'same graph: relations between items that no JSON Schema keyword states, refused with 400 naming the item (`body.graph.' +
+      'edges.0.source: names missing node "x"`, `body.graph.nodes.1.id: duplicate node id "x"`; `body.edges.…` when the graph is ' +
+      'the body, `body.agent.graph.…` in an import).',
+  });
 
 const writable = {
   name: z.string().trim().min(1).max(200),
