@@ -102,11 +102,21 @@ ACCEPTED = [
         "tool-parameters-not-compiling",
         "ST202",
         400,
-        r"^body\.configJson\.parameters: (is not a valid JSON Schema: |must be at most 32 KiB$)",
-        r"^POST /api/agents/\{agentId\}/tools$",
+        r"^body\.(tools\.\d+\.)?configJson\.parameters: (is not a valid JSON Schema: |must be at most 32 KiB$)",
+        r"^POST /api/agents/(\{agentId\}/tools|import)$",
         "A custom tool's parameters are a JSON Schema the API compiles (draft-07, RE2 patterns, no $ref outside it, at most "
         "32 KiB): the document states their shape (an object whose type is \"object\") and this rule in words; whether a "
         "schema compiles is no JSON Schema keyword. (Updates: typed-config-of-another-type.)",
+    ),
+    (
+        "import-secret-left-out",
+        "ST202",
+        400,
+        r"^body\.(tools|connectors|triggers)\.\d+\.configJson\.[\s\S]*: (is a secret|are secrets) the export left out; fill in each in "
+        r"full$",
+        r"^POST /api/agents/import$",
+        "Each name a child's `secrets` lists must be filled in its configJson: a relation between two fields, stated in the "
+        "description of `secrets`; no JSON Schema keyword states it.",
     ),
     (
         "masked-secret-of-another-value",

@@ -7,7 +7,7 @@ import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 
-type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<string, Schema>; oneOf?: Schema[]; anyOf?: Schema[] };
+type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<string, Schema>; items?: Schema; oneOf?: Schema[]; anyOf?: Schema[] };
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -127,6 +127,9 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
     const id = crypto.randomUUID();
     const lonely = { nodes: [{ id: 'a', type: 'step' }], edges: [{ source: 'a', target: 'b' }] };
     const twice = { nodes: [{ id: 'a', type: 'step' }, { id: 'a', type: 'step' }], edges: [] };
+    const importSecrets = String(
+      components.ImportAgent!.properties!.connectors!.items!.oneOf![0]!.properties!.secrets!.description,
+    );
     const cases: Array<{ label: string; send: () => Promise<{ statusCode: number; body: string }>; message: RegExp; statedIn: string; stated: string }> = [
       ...['triggers', 'user-triggers'].flatMap((scope) => [
         {
@@ -164,21 +167,31 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
         label: label as string,
         send: send as () => Promise<{ statusCode: number; body: string }>,
         message: new RegExp(`^${(message as string).replace(/\./g, '\\.')}$`),
-        statedIn: 'AgentGraph',
+        statedIn: 'AgentGraph.edges',
         stated: 'names missing node',
       })),
     ];
+    cases.push({
+      label: 'POST /api/agents/import',
+      send: () =>
+        post('/api/agents/import', { version: 1, agent: { name: 's', status: 'template' }, connectors: [{ type: 'telegram', name: 't', configJson: { botToken: 'b' }, secrets: ['extra'] }] }),
+      message: /^body\.connectors\.0\.configJson\.extra: is a secret the export left out; fill in each in full$/,
+      statedIn: 'secrets',
+      stated: '`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`',
+    });
     const answers: Array<{ label: string; status: number; message: string }> = [];
     for (const c of cases) {
       const res = await c.send();
       assert.equal(res.statusCode, 400, `${c.label}: ${res.body}`);
       const { message } = JSON.parse(res.body) as { message: string };
       assert.match(message, c.message, c.label);
-      const text = c.statedIn === 'operation' ? described(c.label) : String(components[c.statedIn]!.description);
+      const [component, field] = c.statedIn.split('.');
+      const text =
+        c.statedIn === 'operation' ? described(c.label) : c.statedIn === 'secrets' ? importSecrets : String(components[component!]!.properties![field!]!.description);
       assert.ok(text.includes(c.stated), `${c.label}: the document states ${c.stated} (${c.statedIn}: ${text})`);
       answers.push({ label: c.label, status: res.statusCode, message });
     }
-    assert.ok(String(components.AgentGraph!.description).includes('duplicate node id'));
+    assert.ok(String(components.AgentGraph!.properties!.nodes!.description).includes('duplicate node id'));
     const accepted = fuzzHookAccepting(answers);
     if (accepted === null) return t.skip('no python3 here to load scripts/fuzz/hooks.py');
     assert.deepEqual(
@@ -186,5 +199,36 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
       [],
       'every refusal above is a rule the fuzz hook accepts',
     );
+  });
+
+  it("POST /api/agents/import: each child is documented with its type's config, and what the document allows an import accepts", async () => {
+    // Found by schemathesis: a child's configJson was documented as any object, and the import refuses what its type does not take.
+    const doc = (await api(app).get('/api/openapi.json')).json();
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: 'doc', components: doc.components, body: doc.paths['/api/agents/import'].post.requestBody.content['application/json'].schema });
+    const allows = ajv.getSchema('doc#/body')!;
+    // Each create example of a child, as an import of it.
+    const children: Record<string, Array<Record<string, unknown>>> = { tools: [], connectors: [], triggers: [] };
+    for (const kind of Object.keys(children)) {
+      const examples = doc.paths[`/api/agents/{agentId}/${kind}`].post.requestBody.content['application/json'].examples as Record<string, { value: Record<string, unknown> }>;
+      children[kind] = Object.values(examples).map((e) => e.value);
+      assert.ok(children[kind]!.length >= 3, `${kind}: an example per type`);
+    }
+    const body = { version: 1, agent: { name: 'imported', status: 'template' }, ...children };
+    assert.ok(allows(body), ajv.errorsText(allows.errors));
+    const res = await post('/api/agents/import', body);
+    assert.equal(res.statusCode, 201, res.body);
+    // A config its type does not take: refused by the document as by the API.
+    for (const [kind, child] of [
+      ['connectors', { type: 'telegram', name: 't', configJson: { botToken: 'x', chatId: 1 } }],
+      ['tools', { type: 'coin_prices', name: 'c', configJson: { chainIds: ['x'] } }],
+      ['triggers', { type: 'cron', name: 'c', configJson: {} }],
+    ] as const) {
+      const wrong = { version: 1, agent: { name: 'wrong', status: 'template' }, [kind]: [child] };
+      assert.equal(allows(wrong), false, `${kind}: the document refuses ${JSON.stringify(child)}`);
+      const refused = await post('/api/agents/import', wrong);
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.match(refused.json().message, new RegExp(`^body\\.${kind}\\.0\\.configJson`));
+    }
   });
 });
