@@ -119,10 +119,16 @@ async function main(): Promise<number> {
   let stopping = 'the start-up';
 
   // Once the stack stops, its shutdown has a time limit; past it (or at a second Ctrl-C) whatever is left is
-  // killed: this process exits, and the launcher (runInOwnProcessGroup) SIGKILLs the rest of the group.
+  // killed: everything the stack started is in its process group (runInOwnProcessGroup), this process included,
+  // so that no child outlives it even when its launcher is gone.
   const stopHard = (why: string) => {
     logError(`${why}; stopping hard (still stopping ${stopping})`);
     releaseLock();
+    try {
+      process.kill(-process.pid, 'SIGKILL');
+    } catch {
+      // not the leader of a group of its own
+    }
     process.exit(1);
   };
   let limited = false;
