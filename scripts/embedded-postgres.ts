@@ -20,7 +20,7 @@ import { freePortPreferring, isAlive, prefixedPrinter } from './processes';
  * - as root, Postgres runs as a `postgres` user (it refuses to run as root), created when missing with
  *   `useradd`, as the package's createPostgresUser option did; the binaries run from node_modules when that
  *   user can reach them, else from a copy under SYSTEM_DIR; a data directory that user cannot reach is refused
- *   before anything is spawned, with the reason (clusterDirFor moves npm start's default out of such a place);
+ *   before anything is spawned, with the reason (clusterDirFor keeps npm start's new clusters out of such a place);
  * - initdb, then postgres, each an execa child: a spawn error, an exit or a stall becomes an error carrying
  *   the process's last output, within a time limit; stop() is a fast shutdown (SIGINT), SIGKILL after its limit;
  * - a `postmaster.pid` left by a run killed too hard: its Postgres is stopped, and a pid that now belongs to
@@ -67,7 +67,7 @@ export class PostgresDataDirError extends Error {
  * clusterDirFor moves out of a private directory (`data/<hash of the directory they stand for>/postgres`).
  * A system directory of state, as /var/lib is meant for: it survives reboots and no temp cleaner ages it.
  */
-export const SYSTEM_DIR = '/var/lib/agent-platform';
+const SYSTEM_DIR = '/var/lib/agent-platform';
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
