@@ -93,7 +93,10 @@ export function deliveryRoutes(
           `omitted; at most ${MAX_RECOVERY_WINDOW_DAYS} days after since), as a manual retry does: same event, same \`webhook-id\`. ` +
           'Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. ' +
           `A delivery that a recovery re-sent less than ${deps.recoverInterval} (RECOVER_INTERVAL) before is left out (total does not count it). ` +
-          '400 for a bad window; 409 when the webhook is disabled or incoming, and while another recovery of it is running ' +
+          '400 for a bad window, by rules between the fields and the clock that no JSON Schema keyword states: since must be before ' +
+          'until (`body.since: must be before until`), or before now when until is omitted (`body.since: must be before now (until ' +
+          `omitted)\`), and the window is at most ${MAX_RECOVERY_WINDOW_DAYS} days (\`body.since: must be at most ${MAX_RECOVERY_WINDOW_DAYS} days ` +
+          'before until`, or `… before now (until omitted)`). 409 when the webhook is disabled or incoming, and while another recovery of it is running ' +
           `(with Retry-After); 429 with Retry-After within ${deps.recoverInterval} of the webhook's last recovery (one per RECOVER_INTERVAL). ` +
           'Neither answer with Retry-After is kept for an Idempotency-Key.',
         params: idParams,

@@ -6130,7 +6130,7 @@ export interface paths {
         };
         /**
          * The times an agent trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues.
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -6302,7 +6302,7 @@ export interface paths {
         };
         /**
          * The times a user trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues.
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -6743,7 +6743,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Attempts again, once each, every delivery of this webhook created in [since, until) that has failed (until: now when omitted; at most 30 days after since), as a manual retry does: same event, same `webhook-id`. Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. A delivery that a recovery re-sent less than 1m (RECOVER_INTERVAL) before is left out (total does not count it). 400 for a bad window; 409 when the webhook is disabled or incoming, and while another recovery of it is running (with Retry-After); 429 with Retry-After within 1m of the webhook's last recovery (one per RECOVER_INTERVAL). Neither answer with Retry-After is kept for an Idempotency-Key.
+         * @description Attempts again, once each, every delivery of this webhook created in [since, until) that has failed (until: now when omitted; at most 30 days after since), as a manual retry does: same event, same `webhook-id`. Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. A delivery that a recovery re-sent less than 1m (RECOVER_INTERVAL) before is left out (total does not count it). 400 for a bad window, by rules between the fields and the clock that no JSON Schema keyword states: since must be before until (`body.since: must be before until`), or before now when until is omitted (`body.since: must be before now (until omitted)`), and the window is at most 30 days (`body.since: must be at most 30 days before until`, or `… before now (until omitted)`). 409 when the webhook is disabled or incoming, and while another recovery of it is running (with Retry-After); 429 with Retry-After within 1m of the webhook's last recovery (one per RECOVER_INTERVAL). Neither answer with Retry-After is kept for an Idempotency-Key.
          */
         post: {
             parameters: {
@@ -7697,7 +7697,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/event-stream": string;
+                        "text/event-stream": components["schemas"]["RunEvent"];
                     };
                 };
                 /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
@@ -7957,6 +7957,7 @@ export interface components {
             toolCalls: number;
         };
         AgentGraphInput: {
+            /** @description Node ids are unique within the graph: 400 `body.graph.nodes.1.id: duplicate node id "x"` otherwise */
             nodes: {
                 id: string;
                 type: string;
@@ -7964,6 +7965,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description An edge's source and target name nodes of the same graph: 400 `body.graph.edges.0.source: names missing node "x"` otherwise (`body.edges.…` when the graph is the body, `body.agent.graph.…` in an import) */
             edges: {
                 id?: string;
                 source: string;
@@ -8230,8 +8232,14 @@ export interface components {
             responseMapping?: {
                 [key: string]: string;
             };
-            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
             parameters?: {
+                /**
+                 * @description Providers take the arguments as one object
+                 * @constant
+                 */
+                type: "object";
+            } & {
                 [key: string]: unknown;
             };
         };
@@ -8333,7 +8341,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -8369,7 +8377,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -9030,7 +9038,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             connectors: {
@@ -9041,7 +9049,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             triggers: {
@@ -9063,46 +9071,133 @@ export interface components {
              */
             version: 1;
             agent: components["schemas"]["CreateAgentInput"];
-            /** @default [] */
-            tools: {
-                /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+            /** @description Default [] */
+            tools?: ({
+                /** @constant */
+                type: "dex_pairs";
                 name: string;
                 description?: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                configJson: components["schemas"]["DexPairsToolConfigInput"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            connectors: {
-                /** @enum {string} */
-                type: "discord" | "slack" | "telegram";
+            } | {
+                /** @constant */
+                type: "prediction_markets";
                 name: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["PredictionMarketsToolConfigInput"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            triggers: {
-                /** @enum {string} */
-                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+            } | {
+                /** @constant */
+                type: "coin_prices";
                 name: string;
-                configJson?: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["CoinPricesToolConfigInput"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
+            } | {
+                /** @constant */
+                type: "custom";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CustomToolConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            connectors?: ({
+                /** @constant */
+                type: "discord";
+                name: string;
+                configJson: components["schemas"]["DiscordConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "slack";
+                name: string;
+                configJson: components["schemas"]["SlackConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "telegram";
+                name: string;
+                configJson: components["schemas"]["TelegramConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            triggers?: ({
+                /** @constant */
+                type: "schedule";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "cron";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "webhook";
+                name: string;
+                configJson?: components["schemas"]["WebhookTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "event";
+                name: string;
+                configJson: components["schemas"]["EventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_finished";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_output";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
         };
         ImportedAgentInput: {
             agent: components["schemas"]["AgentInput"];
@@ -9491,6 +9586,24 @@ export interface components {
              */
             createdAt: string;
         };
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        RunEventInput: {
+            /** @constant */
+            event: "step";
+            /** @description The step's index: send it back as Last-Event-ID to resume after it */
+            id: string;
+            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "done";
+            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
+            id?: string;
+            /** @description The run, finished (status succeeded or failed), as JSON */
+            data: string;
+            retry?: number;
+        };
         SettingsInput: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
             agentCreateCost: number;
@@ -9826,6 +9939,7 @@ export interface components {
             toolCalls: number;
         };
         AgentGraph: {
+            /** @description Node ids are unique within the graph: 400 `body.graph.nodes.1.id: duplicate node id "x"` otherwise */
             nodes: {
                 id: string;
                 type: string;
@@ -9833,6 +9947,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description An edge's source and target name nodes of the same graph: 400 `body.graph.edges.0.source: names missing node "x"` otherwise (`body.edges.…` when the graph is the body, `body.agent.graph.…` in an import) */
             edges: {
                 id?: string;
                 source: string;
@@ -10099,8 +10214,14 @@ export interface components {
             responseMapping?: {
                 [key: string]: string;
             };
-            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
             parameters?: {
+                /**
+                 * @description Providers take the arguments as one object
+                 * @constant
+                 */
+                type: "object";
+            } & {
                 [key: string]: unknown;
             };
         };
@@ -10202,7 +10323,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -10238,7 +10359,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -10899,7 +11020,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             connectors: {
@@ -10910,7 +11031,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             triggers: {
@@ -10932,46 +11053,133 @@ export interface components {
              */
             version: 1;
             agent: components["schemas"]["CreateAgent"];
-            /** @default [] */
-            tools: {
-                /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+            /** @description Default [] */
+            tools?: ({
+                /** @constant */
+                type: "dex_pairs";
                 name: string;
                 description?: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                configJson: components["schemas"]["DexPairsToolConfig"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            connectors: {
-                /** @enum {string} */
-                type: "discord" | "slack" | "telegram";
+            } | {
+                /** @constant */
+                type: "prediction_markets";
                 name: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["PredictionMarketsToolConfig"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            triggers: {
-                /** @enum {string} */
-                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+            } | {
+                /** @constant */
+                type: "coin_prices";
                 name: string;
-                configJson?: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["CoinPricesToolConfig"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
+            } | {
+                /** @constant */
+                type: "custom";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CustomToolConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            connectors?: ({
+                /** @constant */
+                type: "discord";
+                name: string;
+                configJson: components["schemas"]["DiscordConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "slack";
+                name: string;
+                configJson: components["schemas"]["SlackConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "telegram";
+                name: string;
+                configJson: components["schemas"]["TelegramConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            triggers?: ({
+                /** @constant */
+                type: "schedule";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "cron";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "webhook";
+                name: string;
+                configJson?: components["schemas"]["WebhookTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "event";
+                name: string;
+                configJson: components["schemas"]["EventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_finished";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_output";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
         };
         ImportedAgent: {
             agent: components["schemas"]["Agent"];
@@ -11359,6 +11567,24 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             createdAt: string;
+        };
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        RunEvent: {
+            /** @constant */
+            event: "step";
+            /** @description The step's index: send it back as Last-Event-ID to resume after it */
+            id: string;
+            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "done";
+            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
+            id?: string;
+            /** @description The run, finished (status succeeded or failed), as JSON */
+            data: string;
+            retry?: number;
         };
         Settings: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
