@@ -13,13 +13,20 @@ export interface AuthRateLimits {
     preHandler: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     onSend: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>;
   };
+  /**
+   * Route hook for refresh: a refresh that succeeds gives its slot of the client address's budget back. Only a
+   * live refresh token (256 bits, rotated at every use) succeeds, so nothing is guessed through it, and a person
+   * whose console refreshes at every page load is never locked out by their own reloads.
+   */
+  refreshRefund: { onSend: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown> };
 }
 
 const retryAfterSeconds = (ttlMs: number) => Math.max(1, Math.ceil(ttlMs / 1000));
 
 /**
  * The auth endpoints' budgets, counted in Postgres so that every API instance shares them (docs/api.md § Rate limits):
- * - per client address (an IPv6 client by its /64): every request to register, login, refresh, logout;
+ * - per client address (an IPv6 client by its /64): every request to register, login, refresh, logout, a
+ *   successful refresh giving its slot back;
  * - per email: failed logins. An attempt takes a slot before the password is checked (so a refused
  *   attempt costs no scrypt, and concurrent guesses cannot overrun the budget) and a successful login
  *   gives it back. Counting successes would add nothing against guessing, whose every try but the last
@@ -52,12 +59,13 @@ export async function registerAuthRateLimit(
 
   // Hashed: the table need not hold the addresses of people who merely tried. Case-insensitive, as logins are.
   const emailKey = (request: FastifyRequest) => `login-email:${sha256((request.body as { email: string }).email.toLowerCase())}`;
+  const clientKey = (request: FastifyRequest) => `auth:${rateLimitSubject(request.ip)}`;
 
   return {
     perClient: {
       max,
       timeWindow: windowMs,
-      keyGenerator: (request) => `auth:${rateLimitSubject(request.ip)}`,
+      keyGenerator: clientKey,
       errorResponseBuilder: (_request, context) =>
         new AppError(429, `Too many authentication requests; retry in ${retryAfterSeconds(context.ttl)} seconds`),
     },
@@ -73,6 +81,14 @@ export async function registerAuthRateLimit(
         if (reply.statusCode === 200) {
           // Losing the refund only costs the user one slot of their window: never fail a login for it.
           await guards.refundRateLimit(emailKey(request)).catch((err: unknown) => request.log.warn({ err }, 'login refund failed'));
+        }
+        return payload;
+      },
+    },
+    refreshRefund: {
+      async onSend(request, reply, payload) {
+        if (reply.statusCode === 200) {
+          await guards.refundRateLimit(clientKey(request)).catch((err: unknown) => request.log.warn({ err }, 'refresh refund failed'));
         }
         return payload;
       },

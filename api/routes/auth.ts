@@ -23,7 +23,9 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
 
   const open = { public: true, rateLimit: deps.rateLimit.perClient };
   const tags = ['auth'];
-  const LIMIT = 'AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout';
+  const LIMIT =
+    'AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh ' +
+    'and logout (a refresh that succeeds gives its request back)';
   const limited = errorResponse(`More than ${LIMIT}; see Retry-After.`);
 
   app.post(
@@ -71,6 +73,7 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
     '/api/auth/refresh',
     {
       config: open,
+      ...deps.rateLimit.refreshRefund,
       schema: {
         tags,
         summary: 'Refresh the tokens',

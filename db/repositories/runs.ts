@@ -86,7 +86,7 @@ export async function listAgentRuns(q: Queryable, accountId: string, agentId: st
 
 /**
  * A page of the account's runs across its agents, newest first, narrowed to one agent and/or one status.
- * With an agent it reads that agent's index (runs_page); without, the account's rows in created order.
+ * With an agent it reads that agent's index (runs_page); without, the account's (runs_account_page).
  */
 export async function listAccountRuns(q: Queryable, accountId: string, filter: { agentId?: string; status?: string }, page: PageRequest): Promise<Page<RunRow>> {
   const k = keysetTail(page, 4);

@@ -51,6 +51,24 @@ describe('auth rate limit, shared through Postgres', () => {
     }
   });
 
+  it('gives a successful refresh its slot back, so reloads never sign anyone out; a failed refresh still counts', async () => {
+    const ip = '203.0.113.44';
+    const client = (app: TestApp) => api(app, null, { remoteAddress: ip });
+    const registered = await client(apps[0]!).post('/api/auth/register', { email: `refresher-${Date.now()}@example.com`, password: 'whatever1' });
+    assert.equal(registered.statusCode, 201, registered.body);
+    let token = registered.json().refreshToken as string;
+    // Three times the budget of refreshes, across both instances: each one that succeeds gives its slot back.
+    for (let i = 0; i < 30; i++) {
+      const res = await client(apps[i % 2]!).post('/api/auth/refresh', { refreshToken: token });
+      assert.equal(res.statusCode, 200, `refresh ${i + 1}: ${res.body}`);
+      token = res.json().refreshToken;
+    }
+    // The register's slot and every failed refresh still count: 9 more fail, the next is refused.
+    const codes: number[] = [];
+    for (let i = 0; i < 10; i++) codes.push((await client(apps[i % 2]!).post('/api/auth/refresh', { refreshToken: 'rt_not-a-token' })).statusCode);
+    assert.deepEqual(codes, [...Array(9).fill(401), 429]);
+  });
+
   it('opens a new window once the old one has passed', async (t) => {
     // A window long enough that three logins fit in it on a loaded machine (each one hashes).
     const windowMs = 4000;
