@@ -29,9 +29,10 @@ export interface FireDeliveryRow {
  * What became of fires after they were recorded (a trigger's timeline, GET …/timeline and
  * GET …/fires/:fireId/deliveries): the run each started and every delivery of the events that followed —
  * the fire's own `agent.triggered` / `trigger.fired`, and the `agent.completed` / `agent.failed` of its run.
- * Each query takes the fires of one page at once and reads by index: fires by id, runs by id, a run's
- * result event by (account, created_at) — it is written in the transaction that ends the run, so its
- * created_at is the run's finished_at — and deliveries by event (their unique (event_id, webhook_id)).
+ * Each event is written in the transaction that records its cause (lib/record-fire.ts, activities/runs.ts),
+ * so it is found by index on (account, created_at) — the fire's created_at, the run's finished_at — and
+ * then by the id its data names; deliveries by event (their unique (event_id, webhook_id)). Each query
+ * takes the fires of one page at once.
  */
 export function createFireOutcomesRepository(db: Queryable) {
   return {
@@ -51,11 +52,13 @@ export function createFireOutcomesRepository(db: Queryable) {
       if (fireIds.length === 0) return [];
       const { rows } = await q.query<FireDeliveryRow>(
         `WITH fired AS (
-           SELECT f.id AS fire_id, f.event_id, r.id AS run_id, r.finished_at
+           SELECT f.id AS fire_id, f.created_at, r.id AS run_id, r.finished_at
            FROM fires f LEFT JOIN runs r ON r.id = f.run_id
-           WHERE f.id = ANY($2::uuid[]) AND f.account_id = $1
+           WHERE f.id = ANY($2::uuid[]) AND f.account_id = $1 AND f.status = 'fired'
          ), fire_events AS (
-           SELECT fire_id, event_id FROM fired WHERE event_id IS NOT NULL
+           SELECT fired.fire_id, e.id AS event_id FROM fired
+           JOIN events e ON e.account_id = $1 AND e.created_at = fired.created_at
+             AND e.type IN ('agent.triggered', 'trigger.fired') AND e.data->>'fireId' = fired.fire_id::text
            UNION ALL
            SELECT fired.fire_id, e.id FROM fired
            JOIN events e ON e.account_id = $1 AND e.created_at = fired.finished_at

@@ -62,8 +62,9 @@ describe('trigger timeline', () => {
 
   /**
    * A schedule fire of `triggerId` for `scheduledAt`, recorded a second later with its agent.triggered event
-   * (delivered to `webhooks`); its run ended 5 s later with `runStatus`, its result event written in the
-   * same transaction (so at the run's finished_at), delivered to the first webhook only.
+   * (written in the same transaction, so at the fire's created_at; delivered to `webhooks`); its run ended
+   * 5 s later with `runStatus`, its result event written in the transaction that ended it (so at the run's
+   * finished_at), delivered to the first webhook only.
    */
   async function scheduleFire(triggerId: string, scheduledAt: Date, runStatus: 'succeeded' | 'failed' | 'running') {
     const recordedAt = new Date(scheduledAt.getTime() + 1000);
@@ -73,17 +74,18 @@ describe('trigger timeline', () => {
       [accountId, agentId, triggerId, runStatus, recordedAt, finishedAt],
     );
     const runId = run.rows[0]!.id;
-    const fireEvent = await event('agent.triggered', { triggerId, agentId, runId }, recordedAt, webhooks);
     const fire = await db.query<{ id: string }>(
-      `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, run_id, event_id, scheduled_at, created_at)
-       VALUES ($1, $2, $3, 'schedule', 'fired', $4, $5, $6, $7) RETURNING id`,
-      [accountId, triggerId, `schedule-${scheduledAt.toISOString()}`, runId, fireEvent, scheduledAt, recordedAt],
+      `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, run_id, scheduled_at, created_at)
+       VALUES ($1, $2, $3, 'schedule', 'fired', $4, $5, $6) RETURNING id`,
+      [accountId, triggerId, `schedule-${scheduledAt.toISOString()}`, runId, scheduledAt, recordedAt],
     );
-    await db.query(`UPDATE runs SET fire_id = $2 WHERE id = $1`, [runId, fire.rows[0]!.id]);
+    const fireId = fire.rows[0]!.id;
+    await event('agent.triggered', { triggerId, fireId, source: 'schedule', agentId, runId }, recordedAt, webhooks);
+    await db.query(`UPDATE runs SET fire_id = $2 WHERE id = $1`, [runId, fireId]);
     if (finishedAt) {
       await event(runStatus === 'succeeded' ? 'agent.completed' : 'agent.failed', { agentId, runId }, finishedAt, [webhooks[0]!], runStatus === 'succeeded' ? 'succeeded' : 'failed');
     }
-    return { fireId: fire.rows[0]!.id, runId };
+    return { fireId, runId };
   }
 
   /** An hourly cron trigger of the agent, as if created at `since`. */
@@ -111,8 +113,10 @@ describe('trigger timeline', () => {
     const second = await scheduleFire(triggerId, h2, 'failed');
     const third = await scheduleFire(triggerId, h1, 'running');
     // Noise the timeline must not show: another event of the account at a run's finishing time, an
-    // agent.completed of another run then, and another account's delivery of an event at that time.
+    // agent.completed of another run then, an agent.triggered of another fire at a fire's time, and
+    // another account's delivery of an event at that time.
     await event('agent.updated', { agentId }, new Date(h3.getTime() + 6000), webhooks);
+    await event('agent.triggered', { triggerId, fireId: third.fireId, agentId }, new Date(h3.getTime() + 1000), webhooks);
     await event('agent.completed', { agentId, runId: third.runId.replace(/^./, '0') }, new Date(h3.getTime() + 6000), webhooks);
     const strangerAccount = (await api(app, stranger).ok('GET', '/api/account')).id;
     const strangerHook = await newWebhook(stranger, 'theirs');
@@ -165,6 +169,18 @@ describe('trigger timeline', () => {
       assert.equal(refused.statusCode, 404, `${url}: ${refused.body}`);
       if (message) assert.deepEqual(refused.json(), { message });
     }
+  });
+
+  it('a fire recorded by the API itself (Fire now): its own trigger.fired, delivered to each webhook', async () => {
+    const trigger = await api(app, user).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'manual' });
+    const { fireId } = await api(app, user).ok('POST', `/api/user-triggers/${trigger.id}/fire`, { payload: { n: 1 } });
+    await api(app, user).ok('POST', `/api/user-triggers/${trigger.id}/fire`, {}); // another fire: not this one's
+    const res = await api(app, user).get(`/api/user-triggers/${trigger.id}/fires/${fireId}/deliveries`);
+    assert.equal(res.statusCode, 200, res.body);
+    const deliveries = res.json<(FireDelivery & { eventId: string })[]>();
+    assert.deepEqual(deliveries.map((d) => [d.webhookName, d.eventType]), [['Billing', 'trigger.fired'], ['CRM', 'trigger.fired']]);
+    const { rows } = await db.query(`SELECT data->>'fireId' AS fire_id FROM events WHERE id = $1`, [deliveries[0]!.eventId]);
+    assert.equal(rows[0].fire_id, fireId);
   });
 
   it('a trigger that fires on no schedule has no timeline (409); bad queries are 400s naming the field', async () => {
