@@ -30,5 +30,7 @@ export default defineConfig({
     trace: 'off',
     timezoneId: 'Europe/Paris',
     locale: 'en-GB',
+    // No transitions (the console respects reduced motion): axe measures what is on screen, not a fade.
+    contextOptions: { reducedMotion: 'reduce' },
   },
 });

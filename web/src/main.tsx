@@ -1,8 +1,9 @@
 import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
-import { Anchor, createTheme, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
+import { Anchor, createTheme, Modal, Notification, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { setNonce } from 'get-nonce';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { RouterProvider } from 'react-router';
@@ -29,14 +30,22 @@ whenSignedOut(() => queryClient.clear());
  */
 const theme = createTheme({
   primaryColor: 'blue',
+  // Transitions off for people (and browsers) that ask for reduced motion.
+  respectReducedMotion: true,
   primaryShade: { light: 8, dark: 5 },
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
-  components: { Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }) },
-  // Light buttons and badges: their text at the darkest shade, a quarter darker again.
+  components: {
+    Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }),
+    // Mantine's close buttons of a dialog and a notification have no name of their own.
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close dialog' } } }),
+    Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close notification' } } }),
+  },
+  // Light buttons and badges, and subtle buttons (whose hover is the light background): their text at the
+  // darkest shade, a quarter darker again.
   variantColorResolver: (input) => {
     const colors = defaultVariantColorsResolver(input);
-    if (input.variant !== 'light') return colors;
+    if (input.variant !== 'light' && input.variant !== 'subtle') return colors;
     const parsed = parseThemeColor({ color: input.color ?? input.theme.primaryColor, theme: input.theme });
     return parsed.isThemeColor ? { ...colors, color: `color-mix(in srgb, var(--mantine-color-${parsed.color}-9), black 25%)` } : colors;
   },
@@ -52,6 +61,8 @@ const cssVariablesResolver: CSSVariablesResolver = () => ({
 
 /** The page's CSP nonce (api/plugins/console.ts): Mantine's <style> elements carry it. */
 const nonce = document.querySelector<HTMLMetaElement>('meta[property="csp-nonce"]')?.nonce ?? '';
+// A dialog locks the page's scroll with a <style> of its own (react-remove-scroll), which reads its nonce here.
+setNonce(nonce);
 
 void restoreSession();
 
