@@ -54,6 +54,8 @@ const cssVariablesResolver: CSSVariablesResolver = () => ({
   variables: {},
   light: {
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    // A field's error text and border (red 6 on white measures 3.3:1).
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
     '--mantine-primary-color-light-color': 'color-mix(in srgb, var(--mantine-color-blue-9), black 25%)',
   },
   dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },

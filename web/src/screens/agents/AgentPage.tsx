@@ -59,8 +59,11 @@ export function AgentPage() {
                 </Tabs.Tab>
               ))}
             </Tabs.List>
+            {/* The tab's own URL renders here: the panel its tab controls (aria-controls). */}
+            <Tabs.Panel value={tab}>
+              <Outlet />
+            </Tabs.Panel>
           </Tabs>
-          <Outlet />
         </>
       )}
     </QueryState>

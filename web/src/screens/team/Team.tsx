@@ -129,13 +129,15 @@ function MemberRow({ member, mine, onEdit }: { member: Member; mine: boolean; on
         )}
       </Table.Td>
       <Table.Td>
-        <Badge variant="light">{member.role}</Badge>
+        <Text size="sm" fw={500}>
+          {member.role}
+        </Text>
       </Table.Td>
       <Table.Td>
         <Group gap={4}>
           {PERMISSIONS.map((p) => (
             <Tooltip key={p.key} label={`${member.permissions[p.key] ? 'May' : 'May not'} ${p.what}${member.customPermissions[p.key] !== undefined ? ' (set for this member)' : ' (the role\'s default)'}`}>
-              <Badge size="sm" variant={member.permissions[p.key] ? 'light' : 'outline'} color={member.permissions[p.key] ? 'teal' : 'gray'} tabIndex={0}>
+              <Badge size="sm" tt="none" variant={member.permissions[p.key] ? 'light' : 'outline'} color={member.permissions[p.key] ? 'teal' : 'gray'} tabIndex={0}>
                 {member.permissions[p.key] ? '' : 'no '}
                 {p.label.toLowerCase()}
                 {member.customPermissions[p.key] !== undefined ? '*' : ''}

@@ -85,7 +85,7 @@ export function EventFilterEditor({ value, onChange, error, pathHint }: { value:
         </Button>
       </Group>
       {error && (
-        <Text size="xs" c="red">
+        <Text size="xs" c="red.9">
           {error}
         </Text>
       )}

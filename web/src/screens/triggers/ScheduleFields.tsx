@@ -129,7 +129,7 @@ export function ScheduleFields({
             ))}
           </List>
         ) : (
-          <Text size="sm" c="red">
+          <Text size="sm" c="red.9">
             {previewError}
           </Text>
         )}

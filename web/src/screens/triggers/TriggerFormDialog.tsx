@@ -10,6 +10,7 @@ import { CopyValue, ShownOnce } from '../../components/ShownOnce';
 import { viewerTimeZone } from '../../lib/dates';
 import { useIntentKey, useWrite } from '../../lib/mutations';
 import { useAccountId, useAccountKey } from '../../session/account';
+import { useCan } from '../../session/permissions';
 import { EventFilterEditor, type EventFilter } from './EventFilterEditor';
 import { ScheduleFields, type ScheduleConfig } from './ScheduleFields';
 import { isScheduled, triggerApi, triggerUrl, type Trigger, type TriggerScope, type TriggerType, type TriggerUpdate } from './trigger-api';
@@ -92,6 +93,7 @@ export function TriggerFormDialog({ scope, agentId, trigger, onClose }: { scope:
   const [checked, setChecked] = useState<FieldError[]>([]);
   const [created, setCreated] = useState<Trigger | null>(null);
   const idempotencyKey = useIntentKey();
+  const mayWrite = useCan('write');
   const variant = variants?.get(type);
   const configSchema = variant?.properties?.configJson;
 
@@ -149,6 +151,7 @@ export function TriggerFormDialog({ scope, agentId, trigger, onClose }: { scope:
       <form onSubmit={submit} noValidate>
         <Stack>
           <ApiErrorAlert error={schemaError} />
+          {!mayWrite && <Text size="sm" c="orange.9">Your role here is read-only: the API will refuse this.</Text>}
           <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} error={errorOf('name')} data-autofocus />
           <NativeSelect
             label="Type"

@@ -8,6 +8,7 @@ import { ApiErrorAlert } from '../../components/ApiErrorAlert';
 import { CopyValue, ShownOnce } from '../../components/ShownOnce';
 import { useIntentKey, useWrite } from '../../lib/mutations';
 import { useAccountId, useAccountKey } from '../../session/account';
+import { useCan } from '../../session/permissions';
 import { generateSigningSecret, type Webhook } from './webhook-api';
 
 type Direction = 'outgoing' | 'incoming';
@@ -40,6 +41,7 @@ export function WebhookFormDialog({ webhook, onClose }: { webhook?: Webhook; onC
   const [checked, setChecked] = useState<FieldError[]>([]);
   const [saved, setSaved] = useState<Webhook | null>(null);
   const idempotencyKey = useIntentKey();
+  const mayWrite = useCan('write');
   const variant = variantFor(create.schema, direction);
   const eventOptions = ((variant?.properties?.events?.items?.enum ?? []) as string[]).map(String);
 
@@ -102,6 +104,7 @@ export function WebhookFormDialog({ webhook, onClose }: { webhook?: Webhook; onC
       <form onSubmit={submit} noValidate>
         <Stack>
           <ApiErrorAlert error={create.error ?? update.error} />
+          {!mayWrite && <Text size="sm" c="orange.9">Your role here is read-only: the API will refuse this.</Text>}
           {!editing && (
             <SegmentedControl
               aria-label="Direction"
