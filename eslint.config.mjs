@@ -18,6 +18,12 @@ const apiFromEngine = {
   message: 'activities/, worker/ and lib/ must not import api/: move what is shared to lib/.',
 };
 
+// A bench is a small program over bench/kit/, runnable from a clean clone: it never reaches into the tests.
+const testFromBench = {
+  group: ['**/test', '**/test/**'],
+  message: 'bench/ must not import test/: move what the bench needs into bench/kit/.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**', '.scratch/**', 'web/dist/**', 'web/src/api/schema.d.ts', 'test-results/**', 'playwright-report/**'] },
   js.configs.recommended,
@@ -55,6 +61,10 @@ export default tseslint.config(
         { selector: "CallExpression[callee.property.name='query']", message: 'SQL belongs in db/repositories/: call a repository.' },
       ],
     },
+  },
+  {
+    files: ['bench/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [testFromBench, outboxInserts] }] },
   },
   {
     files: ['lib/engine-starts.ts'],

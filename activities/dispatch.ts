@@ -4,6 +4,7 @@ import { createTriggersRepository, type EventTriggerRow } from '../db/repositori
 import { listensForTriggers } from '../db/repositories/event-listeners';
 import { createEventFanOut, FANOUT_WORK_UNITS, filterChecks } from '../lib/event-fan-out';
 import { matchEventFilters } from '../lib/event-filter';
+import { regexThread } from '../lib/regex-thread';
 import type { DispatchResult } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { whileHeartbeating } from './heartbeat';
@@ -11,14 +12,18 @@ import { whileHeartbeating } from './heartbeat';
 export { FANOUT_WORK_UNITS };
 
 /**
- * The candidates whose filters the event meets, in order, and how many were left unevaluated when the
- * budget ran out. Runs outside any transaction and yields to the event loop every few milliseconds
- * (lib/event-filter.ts), so one event with many filters never holds the worker (or a database
- * connection) while it is matched.
+ * The candidates whose filters the event meets, in order, and the ones left unevaluated when the budget
+ * ran out (FANOUT_WORK_UNITS, or the account's share of the matching thread). Runs outside any
+ * transaction; long values are matched on the process's matching thread in the account's turn, and the
+ * event loop is yielded every few milliseconds (lib/event-filter.ts), so one event with many filters never
+ * holds the worker (or a database connection) while it is matched.
  */
-async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow): Promise<{ matched: EventTriggerRow[]; unevaluated: number }> {
-  const { matches } = await matchEventFilters(filterChecks(candidates, event), { maxUnits: FANOUT_WORK_UNITS });
-  return { matched: candidates.filter((_, i) => matches[i] === true), unevaluated: candidates.length - matches.length };
+async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow): Promise<{ matched: EventTriggerRow[]; unevaluated: EventTriggerRow[] }> {
+  const { matches } = await matchEventFilters(filterChecks(candidates, event), {
+    maxUnits: FANOUT_WORK_UNITS,
+    thread: { regex: regexThread(), accountId: event.account_id },
+  });
+  return { matched: candidates.filter((_, i) => matches[i] === true), unevaluated: candidates.slice(matches.length) };
 }
 
 const NOTHING: DispatchResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
@@ -28,6 +33,8 @@ export function createDispatchActivities(deps: ActivityDeps) {
   const triggers = createTriggersRepository(db);
   const dispatches = createEventDispatchRepository(db);
   const fanOut = createEventFanOut(config);
+  // The matching thread starts with the process, not in the middle of an event's fan-out.
+  regexThread().start();
 
   /**
    * The fan-out of an event whose listening filters were too costly to match where it was written
@@ -35,9 +42,10 @@ export function createDispatchActivities(deps: ActivityDeps) {
    * 1. read the event and the enabled triggers listening for its type;
    * 2. match their filters, outside any transaction, within FANOUT_WORK_UNITS;
    * 3. in one short transaction: its deliveries if not written yet (an event queued by an earlier
-   *    release; unique per event and webhook, so none twice) and a fire per matching trigger, as many
-   *    as the chain's CHAIN_FIRE_BUDGET still allows; the outcome is kept on the event, so a retry
-   *    after the commit makes nothing again.
+   *    release; unique per event and webhook, so none twice), a fire per matching trigger, as many
+   *    as the chain's CHAIN_FIRE_BUDGET still allows, and a `skipped` fire (reason `filter_budget`) per
+   *    trigger whose filter was not evaluated; the outcome is kept on the event, so a retry after the
+   *    commit makes nothing again.
    */
   async function fanOutEvent(input: { eventId: string }): Promise<DispatchResult> {
     const event = await findEvent(db, input.eventId);
@@ -50,7 +58,8 @@ export function createDispatchActivities(deps: ActivityDeps) {
       if (!earlier) return NOTHING;
       if (earlier.status === 'done' && earlier.result) return earlier.result;
       const deliveries = (earlier.result?.deliveries ?? 0) + (await fanOut.writeDeliveries(tx, event)).length;
-      const outcome = { deliveries, ...(await fanOut.queueFires(tx, event, matched)), unevaluated };
+      await fanOut.recordUnevaluated(tx, event, unevaluated);
+      const outcome = { deliveries, ...(await fanOut.queueFires(tx, event, matched)), unevaluated: unevaluated.length };
       await dispatches.markDispatched(event.id, outcome, tx);
       return outcome;
     });

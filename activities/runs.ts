@@ -36,7 +36,8 @@ import type { ActivityDeps } from './deps';
 import { activityContext, whileHeartbeating } from './heartbeat';
 import { ModelCallAborted, ModelError } from './executor/model-client';
 import type { ModelRunOutput } from './executor/model-executor';
-import { answerOf, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
+import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
+import { modelBudgetMessage, overModelBudget } from '../lib/model-settings';
 import { createRunLine, QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../lib/run-line';
 import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
 import { createExecutors, type Executors } from './executor/select';
@@ -297,7 +298,13 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     const memory = agent.memory_config;
     const history: ThreadMessageRow[] =
       kind === 'model' && run.thread_id && memory.type !== 'none'
-        ? await listThreadWindow(q, { agentId: agent.id, threadId: run.thread_id, maxMessages: memory.maxMessages, ttlMinutes: memory.ttlMinutes })
+        ? await listThreadWindow(q, {
+            agentId: agent.id,
+            threadId: run.thread_id,
+            maxMessages: memory.maxMessages,
+            ttlMinutes: memory.ttlMinutes,
+            maxBytes: config.model.contextMaxBytes,
+          })
         : [];
     return { kind, steps: fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history })) };
   }
@@ -407,13 +414,18 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
     if (step.finished_at) return answered(run.id, step.step_index);
 
-    const request = fromExecutor('compose the model request', () => modelRequest(steps, step.step_index));
+    // Within MODEL_CONTEXT_MAX_BYTES: the oldest remembered messages left out, or not sent at all.
+    const fit = fromExecutor('compose the model request', () => fitRequest(modelRequest(steps, step.step_index), contextOf(steps), config.model.contextMaxBytes));
     let answer: ModelAnswer | null = null;
     let usage: Usage | undefined;
     let error: string | null = null;
     if (!executors.model) error = 'no model provider is configured (MODEL_BASE_URL is not set on the worker)';
+    else if ('error' in fit) error = fit.error;
+    // MODEL_TOKENS_PER_DAY, checked before every call (the step that crosses it is counted in full: a call's tokens are known after it).
+    else if (overModelBudget(run.tokensToday, config.model.tokensPerDay)) error = modelBudgetMessage(config.model.tokensPerDay);
     else {
       const model = executors.model;
+      const { request } = fit;
       try {
         const result = answerOf(await whileHeartbeating((signal) => model.complete(request, signal)));
         if ('error' in result) error = result.error;

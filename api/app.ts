@@ -17,6 +17,7 @@ import { registerDocs } from './plugins/docs';
 import { measureRequests, metricsRoute } from './plugins/metrics';
 import { frameworkErrors, installErrorHandling } from './plugins/error-handler';
 import { supportIdempotencyKeys } from './plugins/idempotency';
+import { runPreflights } from './plugins/preflight';
 import { registerSecurityHeaders } from './plugins/security-headers';
 import { responseSerializerCompiler } from './plugins/serializer';
 import { accountRoutes } from './routes/account';
@@ -125,6 +126,8 @@ export async function buildApp(deps: AppDeps) {
   await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));
   await app.register(async (api) => {
     requireAuthentication(api, services.auth);
+    // Before the idempotency hook: a URL's lookup must not wait holding the connection its transaction takes.
+    runPreflights(api, { guards: repositories.guards });
     supportIdempotencyKeys(api, {
       db,
       guards: repositories.guards,

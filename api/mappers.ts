@@ -8,6 +8,7 @@ import type { RecoveryRow } from '../db/repositories/recoveries';
 import type { FireDetailRow, FireListRow } from '../db/repositories/fires';
 import type { RunStepRow } from '../db/repositories/run-steps';
 import type { RunRow } from '../db/repositories/runs';
+import type { UsageDayRow } from '../db/repositories/usage';
 import type { ThreadMessageRow } from '../db/repositories/thread-messages';
 import type { InvitationRow, TeamMemberRow } from '../db/repositories/team';
 import type { ToolRow } from '../db/repositories/tools';
@@ -206,6 +207,7 @@ export function toFire(f: FireListRow) {
     source: f.source,
     runId: f.run_id,
     status: f.state,
+    reason: f.reason,
     scheduledAt: f.scheduled_at ? iso(f.scheduled_at) : null,
   };
 }
@@ -262,6 +264,20 @@ export function toDeliveryAttempt(a: DeliveryAttemptRow) {
   };
 }
 
+// ---- usage ----
+
+/** One UTC day of an account's use (GET /api/account/usage). */
+export function toUsageDay(d: UsageDayRow) {
+  return {
+    date: d.date,
+    runs: d.runs,
+    promptTokens: Number(d.prompt_tokens),
+    completionTokens: Number(d.completion_tokens),
+    toolCalls: Number(d.tool_calls),
+  };
+}
+export type UsageDay = ReturnType<typeof toUsageDay>;
+
 // ---- runs ----
 
 /** The API shape of an agent run. */
@@ -279,6 +295,7 @@ export function toRun(r: RunRow) {
     chainDepth: r.chain_depth,
     threadId: r.thread_id,
     executor: r.executor,
+    usage: { promptTokens: Number(r.prompt_tokens), completionTokens: Number(r.completion_tokens), toolCalls: r.tool_calls },
     startedAt: r.started_at ? iso(r.started_at) : null,
     finishedAt: r.finished_at ? iso(r.finished_at) : null,
     createdAt: iso(r.created_at),

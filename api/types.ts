@@ -21,6 +21,11 @@ declare module 'fastify' {
      * by the authentication hook. Required on every route that is not public.
      */
     access?: Access;
+    /**
+     * Checks that may wait on the network (a URL's lookup), run after validation and before the request
+     * takes a database connection for its writes (api/plugins/preflight.ts). Throws like a service.
+     */
+    preflight?: (request: FastifyRequest) => Promise<void>;
   }
 }
 

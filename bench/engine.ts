@@ -26,49 +26,38 @@
  * `sqlite` for SQLite's own; default as `npm start`: scripts/temporal-dev-server.ts SQLITE_PRAGMAS). One process runs the worker, the receiver and the load, as `npm start`
  * runs the worker beside Temporal and Postgres on one machine.
  */
-import http from 'node:http';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, ScheduleOverlapPolicy } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { DefaultLogger, Runtime, type WorkerOptions } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
-import { createPool, withTransaction, type Db } from '../db/pool';
+import { withTransaction, type Db } from '../db/pool';
 import { insertEvent } from '../db/repositories/events';
-import { loadConfig, type Config } from '../lib/config';
 import { createEventFanOut } from '../lib/event-fan-out';
 import { createSecretBox } from '../lib/secrets';
-import { DEV_STACK_RETENTION, startTemporalDevServer, type TemporalDevServer } from '../scripts/temporal-dev-server';
-import { findFreePort } from '../scripts/processes';
-import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
-import { createBenchDatabase } from './database';
-import { benchDynamicConfig, benchEnv } from './server-process';
+import { DEV_STACK_RETENTION } from '../scripts/temporal-dev-server';
+import { startReceiver as startLoopbackReceiver } from './kit/receiver';
+import { choiceSetting, jsonSetting, listSetting, rateSetting, setting } from './kit/settings';
+import { Cleanups, createBenchDatabase, startBareWorker, startDevServer, startInProcessEngine, type InProcessEngine } from './kit/stack';
+import { ms, percentile, ratio } from './kit/stats';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
-const RATE = Number(process.env.BENCH_RATE ?? 20);
-const TRIGGERS = Number(process.env.BENCH_TRIGGERS ?? 1000);
-const MINUTES = Number(process.env.BENCH_MINUTES ?? 1);
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'deliveries,cron').split(','));
-const SERVERS = (process.env.BENCH_SERVERS ?? 'memory,file').split(',') as ('memory' | 'file')[];
-const DELIVERY_SERVERS = new Set((process.env.BENCH_DELIVERY_SERVERS ?? 'memory').split(','));
-const WORKER_TUNING = JSON.parse(process.env.BENCH_WORKER ?? '{}') as Partial<WorkerOptions>;
-const DELIVERY_TUNING = JSON.parse(process.env.BENCH_DELIVERY_WORKER ?? '{}') as Partial<WorkerOptions>;
-const DYNAMIC_CONFIG = benchDynamicConfig();
-const SQLITE_PRAGMAS = process.env.BENCH_SQLITE_PRAGMAS === 'sqlite' ? [] : process.env.BENCH_SQLITE_PRAGMAS?.split(',').filter(Boolean);
+const EVENTS = setting('BENCH_EVENTS', 500);
+const RATE = rateSetting('BENCH_RATE', 20);
+const TRIGGERS = setting('BENCH_TRIGGERS', 1000);
+const MINUTES = setting('BENCH_MINUTES', 1);
+const SCENARIOS = new Set(choiceSetting('BENCH_SCENARIOS', 'deliveries,cron', ['deliveries', 'cron']));
+const SERVERS = choiceSetting('BENCH_SERVERS', 'memory,file', ['memory', 'file']);
+const DELIVERY_SERVERS = new Set(choiceSetting('BENCH_DELIVERY_SERVERS', 'memory', ['memory', 'file']));
+const WORKER_TUNING = jsonSetting<WorkerOptions>('BENCH_WORKER');
+const DELIVERY_TUNING = jsonSetting<WorkerOptions>('BENCH_DELIVERY_WORKER');
+const SQLITE_PRAGMAS = process.env.BENCH_SQLITE_PRAGMAS === 'sqlite' ? [] : process.env.BENCH_SQLITE_PRAGMAS ? listSetting('BENCH_SQLITE_PRAGMAS', '') : undefined;
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
 const RAW_QUEUE = 'bench-raw';
 /** After the last observed minute: how long fires and bare workflows may take to be recorded at most. */
 const SETTLE_MS = 180_000;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
-};
-const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} ms` : 'n/a');
-const ratio = (ours: number, bare: number) => (bare > 0 && Number.isFinite(ours) ? (ours / bare).toFixed(2) : 'n/a');
 
 /** Loopback receiver: verifies each signed request, records the first arrival per webhook-id. */
 async function startReceiver() {
@@ -77,39 +66,24 @@ async function startReceiver() {
   const refused = new Set<string>();
   let badSignatures = 0;
   let repeats = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const id = (req.headers['webhook-id'] as string | undefined) ?? `anonymous-${randomUUID()}`;
-      if (req.headers['webhook-signature']) {
-        try {
-          verifier.verify(body, req.headers as Record<string, string>);
-        } catch {
-          badSignatures++;
-        }
+  const receiver = await startLoopbackReceiver(({ url, headers, body, at }) => {
+    const id = (headers['webhook-id'] as string | undefined) ?? `anonymous-${randomUUID()}`;
+    if (headers['webhook-signature']) {
+      try {
+        verifier.verify(body, headers as Record<string, string>);
+      } catch {
+        badSignatures++;
       }
-      // `?refuse-first`: the first request of each webhook-id is answered 503 (and not counted as arrived).
-      if (req.url?.endsWith('?refuse-first') && !refused.has(id)) {
-        refused.add(id);
-        res.writeHead(503).end();
-        return;
-      }
-      if (arrivals.has(id)) repeats++;
-      else arrivals.set(id, performance.now());
-      res.writeHead(200).end();
-    });
+    }
+    // `?refuse-first`: the first request of each webhook-id is answered 503 (and not counted as arrived).
+    if (url.endsWith('?refuse-first') && !refused.has(id)) {
+      refused.add(id);
+      return { status: 503 };
+    }
+    if (arrivals.has(id)) repeats++;
+    else arrivals.set(id, at);
   });
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    arrivals,
-    bad: () => badSignatures,
-    repeats: () => repeats,
-    close: () => server.close(),
-  };
+  return { url: `${receiver.url}/hook`, arrivals, bad: () => badSignatures, repeats: () => repeats, close: receiver.close };
 }
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
@@ -161,15 +135,7 @@ async function paced(receiver: Receiver, count: number, rate: number, emit: () =
   return latencies;
 }
 
-interface Stack {
-  label: string;
-  temporal: TemporalDevServer;
-  db: Db;
-  config: Config;
-  engine: Engine;
-  client: Client;
-  connection: NativeConnection;
-}
+type Stack = InProcessEngine & { label: string };
 
 async function benchDeliveries(stack: Stack, receiver: Receiver): Promise<string[]> {
   const { db, engine, client } = stack;
@@ -351,56 +317,35 @@ function sqliteBytes(file: string): number {
 }
 
 async function withStack<T>(kind: 'memory' | 'file', fn: (stack: Stack) => Promise<T>): Promise<T> {
-  const database = await createBenchDatabase();
-  const dir = kind === 'file' ? mkdtempSync(path.join(tmpdir(), 'bench-temporal-')) : undefined;
-  const dbFilename = dir && path.join(dir, 'temporal.db');
-  const temporal = await startTemporalDevServer({
-    port: await findFreePort(),
-    dbFilename,
-    // As `npm start` runs it: closed workflows kept for DEV_STACK_RETENTION (15 minutes).
-    retention: dbFilename ? DEV_STACK_RETENTION : undefined,
-    sqlitePragmas: SQLITE_PRAGMAS,
-    dynamicConfig: DYNAMIC_CONFIG,
-    onLine: () => {},
-  });
-  const db = createPool(database.url, 20);
-  const config = loadConfig({
-    ...benchEnv(database.url, temporal.address),
-    RECONCILE_INTERVAL_MS: '1000',
-    WEBHOOK_RETRY_SCHEDULE: '0s,0s',
-  });
-  const connection = await NativeConnection.connect({ address: temporal.address });
-  const engine = await createEngine({
-    connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {},
-    tuning: { main: WORKER_TUNING, deliveries: DELIVERY_TUNING },
-  });
-  const running = engine.run();
-  const bareWorker = await Worker.create({
-    connection,
-    namespace: 'default',
-    taskQueue: RAW_QUEUE,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./raw-workflows'), logger: new DefaultLogger('WARN') }),
-    activities: {
-      async rawPost(url: string, body: string, id: string) {
-        const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-id': id } });
-        return res.status;
-      },
-    },
-    ...WORKER_TUNING,
-  });
-  const bareRunning = bareWorker.run();
+  const cleanups = new Cleanups();
   try {
-    return await fn({ label: kind === 'file' ? 'SQLite-file' : 'in-memory', temporal, db, config, engine, client: engine.client, connection });
+    const database = await createBenchDatabase();
+    cleanups.push(database.drop);
+    const dir = kind === 'file' ? mkdtempSync(path.join(tmpdir(), 'bench-temporal-')) : undefined;
+    const file = dir && path.join(dir, 'temporal.db');
+    if (dir) cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    // As `npm start` runs it: closed workflows kept for DEV_STACK_RETENTION (15 minutes).
+    const temporal = await startDevServer({ file, retention: file ? DEV_STACK_RETENTION : undefined, sqlitePragmas: SQLITE_PRAGMAS });
+    cleanups.push(temporal.stop);
+    const engine = await startInProcessEngine(database.url, temporal.address, { RECONCILE_INTERVAL_MS: '1000', WEBHOOK_RETRY_SCHEDULE: '0s,0s' }, { main: WORKER_TUNING, deliveries: DELIVERY_TUNING });
+    cleanups.push(engine.stop);
+    const bare = await startBareWorker({
+      connection: engine.connection,
+      taskQueue: RAW_QUEUE,
+      workflowsPath: require.resolve('./raw-workflows'),
+      tuning: WORKER_TUNING,
+      activities: {
+        async rawPost(url: string, body: string, id: string) {
+          const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-id': id } });
+          return res.status;
+        },
+      },
+    });
+    cleanups.push(bare.stop);
+    if (file) cleanups.push(() => console.log(`    (${path.basename(file)} ${(sqliteBytes(file) / 2 ** 20).toFixed(0)} MiB at the end, with its write-ahead log)`));
+    return await fn({ ...engine, label: kind === 'file' ? 'SQLite-file' : 'in-memory' });
   } finally {
-    if (dbFilename) console.log(`    (${path.basename(dbFilename)} ${(sqliteBytes(dbFilename) / 2 ** 20).toFixed(0)} MiB at the end, with its write-ahead log)`);
-    bareWorker.shutdown();
-    engine.shutdown();
-    await Promise.allSettled([running, bareRunning]);
-    await connection.close();
-    await db.end();
-    await temporal.stop();
-    await database.drop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await cleanups.run();
   }
 }
 
@@ -408,7 +353,7 @@ async function main() {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const receiver = await startReceiver();
   console.log(
-    `bench:engine — worker tuning ${JSON.stringify(WORKER_TUNING)}, delivery worker ${JSON.stringify(DELIVERY_TUNING)}, dynamic config ${JSON.stringify(DYNAMIC_CONFIG)}`,
+    `bench:engine — worker tuning ${JSON.stringify(WORKER_TUNING)}, delivery worker ${JSON.stringify(DELIVERY_TUNING)}, dynamic config ${JSON.stringify(listSetting('BENCH_DYNAMIC_CONFIG', ''))}`,
   );
   try {
     for (const kind of SERVERS) {
@@ -418,7 +363,7 @@ async function main() {
       });
     }
   } finally {
-    receiver.close();
+    await receiver.close();
   }
 }
 

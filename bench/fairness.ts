@@ -16,21 +16,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { locate, TEMPORAL_CLI } from '../scripts/temporal-binaries';
+import { setting } from './kit/settings';
+import { percentile } from './kit/stats';
 
-const FLOOD = Number(process.env.BENCH_FLOOD ?? 600);
-const PROBES = Number(process.env.BENCH_PROBES ?? 10);
-const SLOTS = Number(process.env.BENCH_SLOTS ?? 4);
-const TASK_MS = Number(process.env.BENCH_TASK_MS ?? 40);
-const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 3000);
+const FLOOD = setting('BENCH_FLOOD', 600);
+const PROBES = setting('BENCH_PROBES', 10);
+const SLOTS = setting('BENCH_SLOTS', 4);
+const TASK_MS = setting('BENCH_TASK_MS', 40);
+const SLOW_MS = setting('BENCH_SLOW_MS', 3000);
 const MAIN = 'fairness-bench';
 const SLOW = 'fairness-bench-slow';
 
 type Bundle = Awaited<ReturnType<typeof bundleWorkflowCode>>;
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 
 /**
  * One round on its own dev server: B's load (`flood` workflows of `floodMs`, their activity on

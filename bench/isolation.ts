@@ -31,27 +31,24 @@
  * BENCH_REGEX_EVENTS (300), BENCH_REGEX_TRIGGERS (1), BENCH_PAYLOAD_CHARS (5000), BENCH_CHAIN_WIDTH (4),
  * BENCH_HOOK_REQUESTS (1000), BENCH_SLOW_DELIVERIES (200), BENCH_SLOW_MS (5000), BENCH_POLL_MS (10),
  * BENCH_DYNAMIC_CONFIG (comma-separated `key=value` for the dev server, as bench/engine.ts),
- * BENCH_POSTGRES_URL (as bench/database.ts), BENCH_CPU_PROF (a directory: V8 CPU profiles of the worker and
+ * BENCH_POSTGRES_URL (as bench/kit/stack.ts), BENCH_CPU_PROF (a directory: V8 CPU profiles of the worker and
  * the API, in its `worker/` and `api/`, for bench/profile-summary.ts). Settings of the engine itself (RUN_CONCURRENCY_PER_ACCOUNT,
  * FIRES_PER_MINUTE, …) are passed on to the two processes from the environment.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import fs from 'node:fs';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import pg from 'pg';
-import { findFreePort } from '../scripts/processes';
-import { startTemporalDevServer } from '../scripts/temporal-dev-server';
-import { createBenchDatabase } from './database';
-import { benchDynamicConfig, benchEnv, setting, startEntry, type EntryProcess } from './server-process';
-
+import { ApiClient, postStatus } from './kit/api-client';
+import { coresBusyMeter, postgresBackendPids } from './kit/cpu';
+import { startReceiver } from './kit/receiver';
+import { choiceSetting, rateSetting, setting } from './kit/settings';
+import { Cleanups, createBenchDatabase, startApiAndWorker, startDevServer } from './kit/stack';
+import { percentile } from './kit/stats';
 
 const SECONDS = Math.max(1, setting('BENCH_SECONDS', 30));
-const A_RATE = Math.max(0.1, Number(process.env.BENCH_A_RATE || 2));
-if (!Number.isFinite(A_RATE)) throw new Error(`BENCH_A_RATE must be a number of runs per second, got "${process.env.BENCH_A_RATE}"`);
+const A_RATE = Math.max(0.1, rateSetting('BENCH_A_RATE', 2));
 const REGEX_EVENTS = setting('BENCH_REGEX_EVENTS', 300);
 const REGEX_TRIGGERS = setting('BENCH_REGEX_TRIGGERS', 1);
 const PAYLOAD_CHARS = setting('BENCH_PAYLOAD_CHARS', 5000);
@@ -59,11 +56,8 @@ const CHAIN_WIDTH = setting('BENCH_CHAIN_WIDTH', 4);
 const HOOK_REQUESTS = setting('BENCH_HOOK_REQUESTS', 1000);
 const SLOW_DELIVERIES = setting('BENCH_SLOW_DELIVERIES', 200);
 const SLOW_MS = setting('BENCH_SLOW_MS', 5000);
-const FLOOD_NAMES = ['regex', 'chain', 'hooks', 'slow'] as const;
-type FloodName = (typeof FLOOD_NAMES)[number];
-const FLOODS = new Set((process.env.BENCH_FLOODS || FLOOD_NAMES.join(',')).split(',').map((f) => f.trim()).filter(Boolean));
-for (const f of FLOODS) if (!FLOOD_NAMES.includes(f as FloodName)) throw new Error(`BENCH_FLOODS: unknown flood "${f}" (expected some of ${FLOOD_NAMES.join(', ')})`);
-const flooding = (name: FloodName) => FLOODS.has(name);
+const FLOODS = new Set(choiceSetting('BENCH_FLOODS', 'regex,chain,hooks,slow', ['regex', 'chain', 'hooks', 'slow'] as const));
+const flooding = (name: 'regex' | 'chain' | 'hooks' | 'slow') => FLOODS.has(name);
 
 const HOSTILE_REGEX = '.*.*.*.*!';
 const POLL_MS = setting('BENCH_POLL_MS', 10);
@@ -73,59 +67,7 @@ const WARMUP_SECONDS = 5;
 const UNFINISHED_AFTER_MS = 60_000;
 const RATIO_TARGET = 0.8;
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
-};
-
-/** The public API over HTTP, as one user. */
-class ApiClient {
-  constructor(
-    readonly base: string,
-    private token = '',
-  ) {}
-
-  async request<T>(method: string, path: string, body?: unknown, expect = [200, 201, 202]): Promise<T> {
-    const res = await fetch(this.base + path, {
-      method,
-      headers: { ...(this.token && { authorization: `Bearer ${this.token}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!expect.includes(res.status)) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 500)}`);
-    return (text ? JSON.parse(text) : undefined) as T;
-  }
-
-  async register(email: string): Promise<void> {
-    const { accessToken } = await this.request<{ accessToken: string }>('POST', '/api/auth/register', { email, password: 'bench-password' });
-    this.token = accessToken;
-  }
-
-  createAgent(name: string) {
-    return this.request<{ id: string }>('POST', '/api/agents', { name, status: 'active' });
-  }
-}
-
-/** A loopback endpoint that answers 200 after `delayMs`: the slow endpoint of B's outgoing webhook. */
-async function startSlowReceiver(delayMs: number) {
-  let received = 0;
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received++;
-      setTimeout(() => res.writeHead(200).end(), delayMs);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`,
-    received: () => received,
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
-  };
-}
+const createAgent = (client: ApiClient, name: string) => client.request<{ id: string }>('POST', '/api/agents', { name, status: 'active' });
 
 interface Window {
   runs: number;
@@ -134,65 +76,6 @@ interface Window {
   p50: number;
   p99: number;
   runIds: string[];
-}
-
-/**
- * CPU seconds (user + system) a process has used so far, from /proc (Linux; NaN elsewhere), assuming
- * the usual 100 clock ticks per second.
- */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** The dev server: the one child of this process running the Temporal CLI (TestWorkflowEnvironment starts it). */
-function temporalServerPid(): number {
-  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.split(') ')[1]!.split(' ')[1]);
-      if (ppid === process.pid && /temporal/.test(fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return NaN;
-}
-
-/** The Postgres backends serving `database` (their command line names it). */
-function postgresBackendPids(database: string): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-/**
- * Cores kept busy on average by each process over a window: call once at its start, the result at its
- * end. `pids` is read at both ends (Postgres backends come and go).
- */
-function cpuMeter(pids: () => Record<string, number[]>) {
-  const before = new Map(Object.values(pids()).flat().map((pid) => [pid, cpuSeconds(pid)]));
-  const t0 = performance.now();
-  return () => {
-    const seconds = (performance.now() - t0) / 1000;
-    const used = Object.entries(pids()).map(([name, list]) => {
-      const cpu = list.reduce((sum, pid) => sum + cpuSeconds(pid) - (before.get(pid) ?? 0), 0);
-      return `${name} ${(cpu / seconds).toFixed(2)}`;
-    });
-    return `cores busy on average: ${used.join(', ')}`;
-  };
 }
 
 /** Sums of the dev server's Prometheus counters whose name and labels match. */
@@ -312,16 +195,10 @@ async function paced(count: number, spanMs: number, send: (i: number) => Promise
   return { sent, statuses };
 }
 
-const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  await res.arrayBuffer();
-  return res.status;
-};
-
 /** B's resources for every flood chosen: created through the API before anything is measured. */
 async function setUpB(b: ApiClient, slowUrl: string) {
   const chainAgents: string[] = [];
-  for (let i = 0; i < Math.max(CHAIN_WIDTH, flooding('hooks') || flooding('chain') ? 1 : 0); i++) chainAgents.push((await b.createAgent(`chain ${i}`)).id);
+  for (let i = 0; i < Math.max(CHAIN_WIDTH, flooding('hooks') || flooding('chain') ? 1 : 0); i++) chainAgents.push((await createAgent(b, `chain ${i}`)).id);
   if (flooding('chain')) {
     for (const agentId of chainAgents.slice(0, CHAIN_WIDTH)) {
       await b.request('POST', `/api/agents/${agentId}/triggers`, { type: 'agent_finished', name: 'every finish', configJson: { eventFilter: {} } });
@@ -361,14 +238,14 @@ function startFloods(b: ApiClient, setup: Awaited<ReturnType<typeof setUpB>>, sp
     `${r.sent} sent; answers ${Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}`;
   if (flooding('regex')) {
     const payload = { s: 'a'.repeat(PAYLOAD_CHARS) };
-    floods.push(paced(REGEX_EVENTS, spanMs, () => post(setup.incomingUrl, payload), stop).then((r) => ['regex', show(r)]));
+    floods.push(paced(REGEX_EVENTS, spanMs, () => postStatus(setup.incomingUrl, payload), stop).then((r) => ['regex', show(r)]));
   }
   if (flooding('chain')) {
     floods.push(b.request('POST', `/api/agents/${setup.chainAgents[0]}/runs`, { input: 'chain' }).then(() => ['chain', '1 run queued']));
   }
   if (flooding('hooks')) {
     const headers = { 'x-trigger-token': setup.hook.token };
-    floods.push(paced(HOOK_REQUESTS, spanMs, (i) => post(setup.hook.url, { i }, headers), stop).then((r) => ['hooks', show(r)]));
+    floods.push(paced(HOOK_REQUESTS, spanMs, (i) => postStatus(setup.hook.url, { i }, headers), stop).then((r) => ['hooks', show(r)]));
   }
   if (flooding('slow')) {
     const send = () => b.request('POST', `/api/webhooks/${setup.slowWebhookId}/test`, undefined, [202]).then(() => 202);
@@ -448,50 +325,41 @@ async function floodOutcome(databaseUrl: string, accountId: string): Promise<str
 async function main() {
   const started = performance.now();
   const loadBefore = os.loadavg()[0]!;
-  const database = await createBenchDatabase();
-  const metricsPort = await findFreePort();
-  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  const temporal = await startTemporalDevServer({ port: await findFreePort(), metricsPort, onLine: () => {}, log: () => {}, dynamicConfig: benchDynamicConfig() });
-  const slow = await startSlowReceiver(SLOW_MS);
-  const port = await findFreePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    ...benchEnv(database.url, temporal.address, port),
-    LOG_LEVEL: 'warn',
-    INITIAL_BALANCE: '1000000', // agents cost 100 each: room for a wide chain
-  };
-  const processes: EntryProcess[] = [];
+  const cleanups = new Cleanups();
   const stopFlood = new AbortController();
-  const closers: Array<() => Promise<void>> = [];
   try {
-    const worker = startEntry('worker/main.ts', env);
-    processes.push(worker);
-    const api = startEntry('api/server.ts', env);
-    processes.push(api);
-    await worker.printed('[worker] polling task queue', 120_000);
-    for (let ok = false; !ok; await sleep(200)) ok = (await fetch(`${base}/api/health`).catch(() => undefined))?.ok ?? false;
+    const database = await createBenchDatabase();
+    cleanups.push(database.drop);
+    const temporal = await startDevServer();
+    cleanups.push(temporal.stop);
+    const slow = await startReceiver(() => ({ delayMs: SLOW_MS }));
+    cleanups.push(slow.close);
+    // Agents cost 100 each: room for a wide chain.
+    const stack = await startApiAndWorker(database.url, temporal.address, { INITIAL_BALANCE: '1000000' });
+    cleanups.push(stack.stop);
+    const base = stack.base;
+    const metricsUrl = temporal.metricsUrl;
 
     const connection = await Connection.connect({ address: temporal.address });
-    closers.push(() => connection.close());
+    cleanups.push(() => connection.close());
     const client = new Client({ connection });
     const a = new ApiClient(base);
     await a.register('a@bench.example');
-    const aAgent = await a.createAgent('simple');
+    const aAgent = await createAgent(a, 'simple');
     const b = new ApiClient(base);
     await b.register('b@bench.example');
-    const bSetup = await setUpB(b, slow.url);
+    const bSetup = await setUpB(b, `${slow.url}/slow`);
     const bAccount = (await b.request<{ id: string }>('GET', '/api/account')).id;
 
-    const serverPid = temporalServerPid();
     const pids = () => ({
-      worker: [worker.pid],
-      api: [api.pid],
-      'Temporal dev server': [serverPid],
+      worker: [stack.worker().pid],
+      api: [stack.api().pid],
+      'Temporal dev server': temporal.pid ? [temporal.pid] : [],
       Postgres: postgresBackendPids(database.name),
       'this bench': [process.pid],
     });
     await measureRuns(a, aAgent.id, WARMUP_SECONDS);
-    const aloneCpu = cpuMeter(pids);
+    const aloneCpu = coresBusyMeter(pids);
     const aloneServer = await serverMeter(metricsUrl);
     const alone = await measureRuns(a, aAgent.id, SECONDS);
     const aloneCpuLine = aloneCpu();
@@ -499,7 +367,7 @@ async function main() {
 
     const floods = startFloods(b, bSetup, FLOOD_LEAD_MS + SECONDS * 1000, stopFlood.signal);
     await sleep(FLOOD_LEAD_MS);
-    const floodCpu = cpuMeter(pids);
+    const floodCpu = coresBusyMeter(pids);
     const floodServer = await serverMeter(metricsUrl);
     const floodFrom = new Date();
     const withFlood = await measureRuns(a, aAgent.id, SECONDS);
@@ -542,11 +410,7 @@ async function main() {
     );
   } finally {
     stopFlood.abort();
-    for (const close of closers) await close();
-    for (const p of processes.reverse()) await p.stop();
-    slow.close();
-    await temporal.stop();
-    await database.drop();
+    await cleanups.run();
   }
 }
 

@@ -1,4 +1,6 @@
 import autocannon from 'autocannon';
+import { setting } from './kit/settings';
+import { median } from './kit/stats';
 
 export interface LoadSettings {
   connections: number;
@@ -34,18 +36,11 @@ export interface Measurement {
 }
 
 export function loadSettingsFromEnv(): LoadSettings {
-  const positive = (name: string, fallback: number) => {
-    const raw = process.env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
-    return value;
-  };
   return {
-    connections: positive('BENCH_CONNECTIONS', 50),
-    duration: positive('BENCH_DURATION', 10),
-    warmup: positive('BENCH_WARMUP', 3),
-    rounds: Math.max(1, positive('BENCH_ROUNDS', 1)),
+    connections: setting('BENCH_CONNECTIONS', 50),
+    duration: setting('BENCH_DURATION', 10),
+    warmup: setting('BENCH_WARMUP', 3),
+    rounds: Math.max(1, setting('BENCH_ROUNDS', 1)),
   };
 }
 
@@ -94,12 +89,6 @@ export async function measure(target: Target, settings: LoadSettings, serverCpuM
     cpuPerRequest: r.requests.total ? (cpuAfter - cpuBefore) / r.requests.total : 0,
   };
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Several rounds of one target: medians of the rates and latencies, sums of the counts. */
 export function combine(runs: Measurement[]): Measurement {

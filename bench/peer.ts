@@ -3,7 +3,7 @@
  * same job — a public hook whose body must reach a loopback receiver:
  * - ours: the processes `npm start` runs — `api/server.ts` and `worker/main.ts` (each `node --import tsx`),
  *   a Temporal dev server on a SQLite file (retention 15 minutes, as scripts/dev-stack.ts starts it) and a fresh
- *   database `bench_<pid>` (bench/database.ts) — with an incoming webhook (`POST /api/hooks/webhooks/:id`
+ *   database `bench_<pid>` (bench/kit/stack.ts) — with an incoming webhook (`POST /api/hooks/webhooks/:id`
  *   → `webhook.received`) and an outgoing webhook with a secret subscribed to `webhook.received`;
  * - n8n: `n8n start` (version BENCH_N8N_VERSION, installed with `npm install n8n@<version>` into
  *   `.data/peer/n8n` when absent — never a dependency of ours) on its default SQLite database in a temporary
@@ -32,97 +32,40 @@
  * variables pass through from the environment. Settings: BENCH_N8N_VERSION (1.123.81), BENCH_BURST (500),
  * BENCH_IN_FLIGHT (50), BENCH_RATES (10,50), BENCH_PACED_SECONDS (10), BENCH_ROUNDS (1), BENCH_KILL
  * (worker,api,n8n), BENCH_KILL_BURST (300), BENCH_SETTLE_SECONDS (30), BENCH_FINAL_SETTLE_SECONDS (120), BENCH_STACKS (ours,n8n),
- * BENCH_POSTGRES_URL (as bench/database.ts).
+ * BENCH_POSTGRES_URL (as bench/kit/stack.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { findFreePort } from '../scripts/processes';
-import { DEV_STACK_RETENTION, startTemporalDevServer } from '../scripts/temporal-dev-server';
-import { createBenchDatabase } from './database';
-import { benchEnv, setting, startEntry, type EntryProcess } from './server-process';
+import { DEV_STACK_RETENTION } from '../scripts/temporal-dev-server';
+import { ApiClient, postStatus, waitForHttp } from './kit/api-client';
+import { cpuMeter, postgresBackendPids, processTree } from './kit/cpu';
+import { startReceiver as startLoopbackReceiver } from './kit/receiver';
+import { choiceSetting, listSetting, setting } from './kit/settings';
+import { Cleanups, createBenchDatabase, startApiAndWorker, startDevServer } from './kit/stack';
+import { median, percentile } from './kit/stats';
 
 const REPO_ROOT = path.join(__dirname, '..');
 const N8N_DIR = path.join(REPO_ROOT, '.data', 'peer', 'n8n');
 
-const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
-
 const N8N_VERSION = process.env.BENCH_N8N_VERSION || '1.123.81';
 const BURST = Math.max(1, setting('BENCH_BURST', 500));
 const IN_FLIGHT = Math.max(1, setting('BENCH_IN_FLIGHT', 50));
-const RATES = list('BENCH_RATES', '10,50').map(Number);
+const RATES = listSetting('BENCH_RATES', '10,50').map(Number);
 const PACED_SECONDS = Math.max(1, setting('BENCH_PACED_SECONDS', 10));
 const ROUNDS = Math.max(1, setting('BENCH_ROUNDS', 1));
-const KILLS = list('BENCH_KILL', 'worker,api,n8n');
+const KILLS = choiceSetting('BENCH_KILL', 'worker,api,n8n', ['worker', 'api', 'n8n']);
 const KILL_BURST = Math.max(3, setting('BENCH_KILL_BURST', 300));
 const SETTLE_MS = setting('BENCH_SETTLE_SECONDS', 30) * 1000;
 const FINAL_SETTLE_MS = setting('BENCH_FINAL_SETTLE_SECONDS', 120) * 1000;
-const STACKS = list('BENCH_STACKS', 'ours,n8n');
+const STACKS = choiceSetting('BENCH_STACKS', 'ours,n8n', ['ours', 'n8n']);
 const WARMUP = 20;
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
-for (const k of KILLS) if (!['worker', 'api', 'n8n'].includes(k)) throw new Error(`BENCH_KILL: unknown process "${k}" (expected worker, api, n8n)`);
 for (const r of RATES) if (!(r > 0)) throw new Error(`BENCH_RATES must be positive numbers, got "${process.env.BENCH_RATES}"`);
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
-};
-const median = (values: number[]) => percentile(values, 50);
-
-// ---------------------------------------------------------------------------------------------- /proc
-
-const TICKS = 100;
-function stat(pid: number): string[] | undefined {
-  try {
-    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  } catch {
-    return undefined;
-  }
-}
-/** CPU seconds (user + system) a process has used so far; 0 when it is gone. */
-function cpuSeconds(pid: number): number {
-  const f = stat(pid);
-  return f ? (Number(f[11]) + Number(f[12])) / TICKS : 0;
-}
-function allPids(): number[] {
-  return fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
-}
-/** `root` and all its descendants. */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const pid of allPids()) {
-    const ppid = Number(stat(pid)?.[1]);
-    if (ppid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-  }
-  const out: number[] = [];
-  for (const queue = [root]; queue.length; ) {
-    const pid = queue.pop()!;
-    out.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return out;
-}
-function cmdline(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return '';
-  }
-}
-
-/**
- * CPU seconds used over a window by the processes `pids()` lists (read at both ends: backends and
- * restarted processes come and go; a process that exited meanwhile is not counted).
- */
-function cpuMeter(pids: () => number[]) {
-  const before = new Map(pids().map((pid) => [pid, cpuSeconds(pid)]));
-  return () => pids().reduce((sum, pid) => sum + cpuSeconds(pid) - (before.get(pid) ?? 0), 0);
-}
 
 // -------------------------------------------------------------------------------------------- receiver
 
@@ -137,35 +80,26 @@ async function startReceiver() {
   const arrivals = { ours: new Map<string, Arrival>(), n8n: new Map<string, Arrival>() };
   let unreadable = 0;
   let onArrival = () => {};
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      res.writeHead(200).end('ok');
-      const map = req.url === '/ours' ? arrivals.ours : req.url === '/n8n' ? arrivals.n8n : undefined;
-      let seq: unknown;
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { seq?: unknown; data?: { payload?: { seq?: unknown } } };
-        seq = body.data?.payload?.seq ?? body.seq;
-      } catch {
-        // counted below
-      }
-      if (!map || typeof seq !== 'string') return void unreadable++;
-      const known = map.get(seq);
-      const webhookId = String(req.headers['webhook-id'] ?? '');
-      if (known) {
-        known.count++;
-        known.webhookIds.add(webhookId);
-      } else map.set(seq, { first: at, count: 1, webhookIds: new Set([webhookId]) });
-      onArrival();
-    });
+  const receiver = await startLoopbackReceiver(({ url, headers, body, at }) => {
+    const map = url === '/ours' ? arrivals.ours : url === '/n8n' ? arrivals.n8n : undefined;
+    let seq: unknown;
+    try {
+      const parsed = JSON.parse(body) as { seq?: unknown; data?: { payload?: { seq?: unknown } } };
+      seq = parsed.data?.payload?.seq ?? parsed.seq;
+    } catch {
+      // counted below
+    }
+    if (!map || typeof seq !== 'string') return void unreadable++;
+    const known = map.get(seq);
+    const webhookId = String(headers['webhook-id'] ?? '');
+    if (known) {
+      known.count++;
+      known.webhookIds.add(webhookId);
+    } else map.set(seq, { first: at, count: 1, webhookIds: new Set([webhookId]) });
+    onArrival();
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    base,
+    base: receiver.url,
     arrivals,
     unreadable: () => unreadable,
     /** Resolves when `done()` holds, or `quietMs` after the last arrival. */
@@ -175,10 +109,7 @@ async function startReceiver() {
       while (!done() && performance.now() - last < quietMs) await sleep(20);
       onArrival = () => {};
     },
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
+    close: receiver.close,
   };
 }
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -194,84 +125,24 @@ interface Stack {
   stop: () => Promise<void>;
 }
 
-async function waitForHttp(url: string, ok: (status: number) => boolean, timeoutMs: number, init?: RequestInit): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await fetch(url, { ...init, signal: AbortSignal.timeout(5_000) }).then(
-      async (r) => (await r.arrayBuffer(), r.status),
-      () => 0,
-    );
-    if (ok(status)) return;
-    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms (last status ${status})`);
-    await sleep(250);
-  }
-}
-
-async function startOurs(receiver: Receiver, cleanups: Array<() => Promise<void>>): Promise<Stack> {
+async function startOurs(receiver: Receiver, cleanups: Cleanups): Promise<Stack> {
   const database = await createBenchDatabase();
-  cleanups.push(() => database.drop());
+  cleanups.push(database.drop);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'peer-ours-'));
-  cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const temporal = await startTemporalDevServer({
-    port: await findFreePort(),
-    dbFilename: path.join(dataDir, 'temporal.db'),
-    retention: DEV_STACK_RETENTION,
-    onLine: () => {},
-    log: () => {},
-  });
-  cleanups.push(() => temporal.stop());
-  const temporalPid = allPids().find((pid) => Number(stat(pid)?.[1]) === process.pid && /temporal/.test(cmdline(pid)));
-  const port = await findFreePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    ...benchEnv(database.url, temporal.address, port),
-    LOG_LEVEL: 'warn',
-    HOOK_RATE_LIMIT: '1000000',
-    FIRES_PER_MINUTE: '1000000',
-  };
-  const procs: { worker?: EntryProcess; api?: EntryProcess } = {};
-  const startWorker = async () => {
-    procs.worker = startEntry('worker/main.ts', env);
-    await procs.worker.printed('[worker] polling task queue', 120_000);
-  };
-  const startApi = async () => {
-    procs.api = startEntry('api/server.ts', env);
-    await waitForHttp(`${base}/api/health`, (s) => s === 200, 120_000);
-  };
-  cleanups.push(async () => {
-    await procs.api?.stop();
-    await procs.worker?.stop();
-  });
-  await Promise.all([startWorker(), startApi()]);
-
-  const request = async <T>(method: string, url: string, token: string, body?: unknown): Promise<T> => {
-    const res = await fetch(base + url, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
-    return JSON.parse(text) as T;
-  };
-  const { accessToken } = await request<{ accessToken: string }>('POST', '/api/auth/register', '', { email: 'peer@bench.example', password: 'bench-password' });
-  const incoming = await request<{ id: string }>('POST', '/api/webhooks', accessToken, { name: 'hook', direction: 'incoming' });
-  await request('POST', '/api/webhooks', accessToken, { name: 'to receiver', url: `${receiver.base}/ours`, events: ['webhook.received'], secret: SECRET });
-
+  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const temporal = await startDevServer({ file: path.join(dataDir, 'temporal.db'), retention: DEV_STACK_RETENTION });
+  cleanups.push(temporal.stop);
+  const processes = await startApiAndWorker(database.url, temporal.address, { HOOK_RATE_LIMIT: '1000000', FIRES_PER_MINUTE: '1000000' });
+  cleanups.push(processes.stop);
+  const api = new ApiClient(processes.base);
+  await api.register('peer@bench.example');
+  const incoming = await api.request<{ id: string }>('POST', '/api/webhooks', { name: 'hook', direction: 'incoming' });
+  await api.request('POST', '/api/webhooks', { name: 'to receiver', url: `${receiver.base}/ours`, events: ['webhook.received'], secret: SECRET });
   return {
     name: 'ours',
-    hookUrl: `${base}/api/hooks/webhooks/${incoming.id}`,
-    pids: () => [
-      ...[procs.api?.pid, procs.worker?.pid, temporalPid].filter((p): p is number => !!p),
-      ...allPids().filter((pid) => cmdline(pid).includes(` ${database.name} `)),
-    ],
-    kill: async (which) => {
-      const proc = which === 'api' ? procs.api : procs.worker;
-      if (!proc) throw new Error(`no ${which} to kill`);
-      process.kill(proc.pid, 'SIGKILL');
-      await proc.stop(); // waits for the exit
-      await (which === 'api' ? startApi() : startWorker());
-    },
+    hookUrl: `${processes.base}/api/hooks/webhooks/${incoming.id}`,
+    pids: () => [processes.api().pid, processes.worker().pid, ...(temporal.pid ? [temporal.pid] : []), ...postgresBackendPids(database.name)],
+    kill: (which) => processes.restart(which === 'api' ? 'api' : 'worker'),
     stop: async () => {},
   };
 }
@@ -292,18 +163,20 @@ async function ensureN8n(): Promise<string> {
   console.log(`installing n8n@${N8N_VERSION} into ${path.relative(process.cwd(), N8N_DIR)} (npm install; takes minutes the first time)`);
   fs.mkdirSync(N8N_DIR, { recursive: true });
   const manifest = path.join(N8N_DIR, 'package.json');
-  // n8n-nodes-base depends on xlsx as a tarball from cdn.sheetjs.com, outside the npm registry (which is all
-  // this machine reaches): take the registry's last xlsx instead (used by the spreadsheet nodes only).
-  const scratch = { name: 'n8n-peer-scratch', private: true, overrides: { xlsx: '0.18.5' } };
+  // Two overrides make the install work from a clean clone with only the npm registry reachable:
+  // - n8n-nodes-base depends on xlsx as a tarball from cdn.sheetjs.com, outside the npm registry: take the
+  //   registry's last xlsx instead (used by the spreadsheet nodes only);
+  // - isolated-vm 6.x (n8n's code sandbox) does not compile against Node 20's headers: 5.0.4 does.
+  const scratch = { name: 'n8n-peer-scratch', private: true, overrides: { xlsx: '0.18.5', 'isolated-vm': '5.0.4' } };
   fs.writeFileSync(manifest, JSON.stringify(scratch, null, 2) + '\n');
   await execFileP('npm', ['install', `n8n@${N8N_VERSION}`, '--no-audit', '--no-fund', '--loglevel=warn'], { cwd: N8N_DIR, maxBuffer: 64 << 20 });
   return bin;
 }
 
-async function startN8n(receiver: Receiver, cleanups: Array<() => Promise<void>>): Promise<Stack> {
+async function startN8n(receiver: Receiver, cleanups: Cleanups): Promise<Stack> {
   const bin = await ensureN8n();
   const userFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'peer-n8n-'));
-  cleanups.push(async () => fs.rmSync(userFolder, { recursive: true, force: true }));
+  cleanups.push(() => fs.rmSync(userFolder, { recursive: true, force: true }));
   const port = await findFreePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -438,12 +311,6 @@ interface PhaseResult {
 
 let seqCounter = 0;
 
-const sendHook = async (url: string, seq: string): Promise<number> => {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ seq }) });
-  await res.arrayBuffer();
-  return res.status;
-};
-
 /**
  * Sends `count` hooks (one every `intervalMs`, or back to back with IN_FLIGHT concurrent when 0), waits
  * until every accepted one arrived (or SETTLE_MS without an arrival), and measures.
@@ -471,7 +338,7 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
     }
     const seq = `${stack.name}-${++seqCounter}`;
     sentAt.set(seq, performance.now());
-    const p: Promise<void> = sendHook(stack.hookUrl, seq)
+    const p: Promise<void> = postStatus(stack.hookUrl, { seq })
       .then(
         (status) => {
           if (status >= 200 && status < 300) accepted.add(seq);
@@ -515,7 +382,7 @@ async function main() {
   const started = performance.now();
   const loads = [os.loadavg()[0]!];
   const receiver = await startReceiver();
-  const cleanups: Array<() => Promise<void>> = [];
+  const cleanups = new Cleanups();
   const stacks: Stack[] = [];
   try {
     for (const name of STACKS) {
@@ -614,8 +481,8 @@ async function main() {
     console.log(lines.join('\n'));
   } finally {
     for (const s of stacks) await s.stop().catch(() => {});
-    for (const c of cleanups.reverse()) await c().catch((err: Error) => console.error(`cleanup: ${err.message}`));
-    receiver.close();
+    await cleanups.run();
+    await receiver.close();
   }
 }
 

@@ -7,6 +7,10 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** The repository's root as profiles name its files: a `file://` URL, or a plain path. */
+const REPO_ROOTS = [pathToFileURL(path.join(__dirname, '..')).href + '/', path.join(__dirname, '..') + '/'];
 
 interface Node {
   id: number;
@@ -55,8 +59,9 @@ function where(url: string): string {
     return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
   }
   if (url.startsWith('node:')) return url;
-  const repo = url.indexOf('/work/');
-  return repo >= 0 ? url.replace(/^.*?\/work\/[^/]+\//, '') : url;
+  // The repository's own files, relative to its root (wherever the clone is).
+  const root = REPO_ROOTS.find((r) => url.startsWith(r));
+  return root ? url.slice(root.length) : url;
 }
 const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 const pct = (v: number) => `${((100 * v) / busy).toFixed(1).padStart(5)}%`;

@@ -1,25 +1,34 @@
 /**
- * `npm run bench:regex`: what one event filter's `$regex` costs at worst. The engine promises ~10 ms per
- * filter; lib/event-filter.ts keeps to it by looking at no more than REGEX_WORK_BUDGET / (k × program
- * size) characters of a value.
+ * `npm run bench:regex`: what an event filter's `$regex` costs when it matches its whole value, up to the
+ * 1 MiB a hook accepts, and what the engines on offer would cost.
  *
- * For each hostile pattern, with a value crafted against it (BENCH_VALUE_KIB long, default 256: a run's
- * stored output is at most 256 KiB; the crafted part is what the filter looks at, its earliest match at
- * the end of it), one filter `{ v: { $regex } }`: the characters looked at; the ms of matching, the
- * pattern freshly compiled each of BENCH_ROUNDS (default 7) rounds; the ns per unit (character ×
- * instruction); the ms of compiling (paid once per pattern per process: the cache); and the baseline,
- * `String.includes` of an absent needle over the whole value, what `$contains` costs. Then a 20-key
- * filter whose every condition holds at the end of what it looks at (the worst a filter can be), and
- * one event fanned out to 100 filters through matchEventFilters, with the longest the event loop went
- * without a turn.
+ * For each hostile pattern, a value crafted against it (BENCH_VALUE_KIB long, default 1024; its earliest
+ * match, if any, at the very end, so the whole value is searched):
+ * - RE2 (the `re2` package, what the matching thread matches long values with): ms of matching the whole
+ *   value on one thread, min / median of BENCH_ROUNDS (default 5), and ns per unit (character × re2js
+ *   program size);
+ * - re2js (what the engine matched every value with before, and still checks patterns and matches short
+ *   values with): its ns per unit on a BENCH_RE2JS_KIB (default 32) value crafted the same way, and the ms
+ *   that makes for the whole value — re2js has no resumable match, so "re2js with time slicing" would
+ *   hold the event loop for that whole time in one slice (or a thread for it);
+ * - compiling the pattern (both engines; once per pattern per process: the caches).
+ * Then one event fanned out to 20 filters of the costliest patterns on whole values through
+ * matchEventFilters with the matching thread, with the longest the event loop went without a turn, and
+ * the wait of another account's cheap job on the thread while a flooding account's jobs are queued.
+ * (The WebAssembly builds, re2-wasm and @adguard/re2-wasm, were measured beside these once and are not
+ * dependencies: see the README's Benchmarks.)
  */
 import { performance } from 'node:perf_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { MAX_FILTER_KEYS, matchesEventFilter, matchEventFilters, regexInputLimit, REGEX_WORK_BUDGET, type EventFilter, type FilterCheck } from '../lib/event-filter';
-import { clearRegexCache, compileRegex, searchRegex } from '../lib/re2-cache';
+import RE2 from 're2';
+import { RE2JS } from 're2js';
+import { matchEventFilters, type EventFilter, type FilterCheck } from '../lib/event-filter';
+import { FANOUT_WORK_UNITS } from '../lib/event-fan-out';
+import { compileRegex } from '../lib/re2-cache';
+import { createRegexThread } from '../lib/regex-thread';
 
-const VALUE_LENGTH = Number(process.env.BENCH_VALUE_KIB ?? 256) * 1024;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const VALUE_LENGTH = Number(process.env.BENCH_VALUE_KIB ?? 1024) * 1024;
+const RE2JS_LENGTH = Number(process.env.BENCH_RE2JS_KIB ?? 32) * 1024;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 /** Deterministic pseudo-random text over `alphabet` (code points). */
 function noise(length: number, alphabet: string, seed = 7): string {
@@ -36,7 +45,7 @@ function noise(length: number, alphabet: string, seed = 7): string {
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzéλжשب漢字ñøßÆ';
 /**
  * A pattern and a value of n characters crafted against it: the earliest match, if any, is at the very
- * end, so the whole value is searched (and the literals re2js's prefilter looks for are present).
+ * end, so the whole value is searched (and the literals a prefilter looks for are present).
  */
 const CASES: [pattern: string, value: (n: number) => string][] = [
   ['.*.*.*!', (n) => 'a'.repeat(n - 1) + '!'],
@@ -62,6 +71,7 @@ const CASES: [pattern: string, value: (n: number) => string][] = [
   ['a*(?i:[\\pL\\pN\\pM\\pP\\pS]){1,40}([^a]){5}$', (n) => noise(n, 'ΑΒΓабв漢字')],
   ['\\pL?$', (n) => noise(n, 'a b!')],
   ['\\b(\\w+\\s+){0,60}\\d', (n) => noise(n - 1, 'ab ') + '1'],
+  [`[a-z]{498}`, (n) => noise(n - 1, 'aA') + '!'],
 ];
 
 /**
@@ -80,134 +90,106 @@ function timed(rounds: number, prepare: () => void, work: () => unknown): { min:
   runs.sort((a, b) => a - b);
   return { min: runs[0]!, median: runs[Math.floor(runs.length / 2)]! };
 }
-const show = (t: { min: number; median: number }) => `${t.min.toFixed(2)} / ${t.median.toFixed(2)}`;
+const show = (t: { min: number; median: number }) => `${t.min.toFixed(1)} / ${t.median.toFixed(1)}`;
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 
-/** `{ v: { $regex: pattern } }`, after `others` trivial $regex conditions that hold, so v gets 1/(others+1) of the budget. */
-function filterWith(pattern: string, value: string, others: number): { filter: EventFilter; data: Record<string, string> } {
-  const filter: EventFilter = {};
-  const data: Record<string, string> = {};
-  for (let i = 0; i < others; i++) {
-    filter[`t${i}`] = { $regex: 'x' };
-    data[`t${i}`] = 'x';
-  }
-  filter.v = { $regex: pattern };
-  data.v = value;
-  return { filter, data };
-}
-
-/** The value for `pattern` crafted for the characters its condition looks at, then filler to VALUE_LENGTH. */
-function valueFor(make: (n: number) => string, programSize: number, regexConditions: number): string {
-  const crafted = make(Math.min(VALUE_LENGTH, regexInputLimit(programSize, regexConditions)));
-  return crafted + '.'.repeat(VALUE_LENGTH - crafted.length);
-}
-
-/** Compiling (into an empty cache), then matching once with the freshly compiled pattern. */
-function measure(pattern: string, value: string, others: number) {
-  const { filter, data } = filterWith(pattern, value, others);
-  const compile = timed(ROUNDS, clearRegexCache, () => [compileRegex(pattern), compileRegex('x')]);
-  const match = timed(
-    ROUNDS,
-    () => {
-      clearRegexCache();
-      compileRegex(pattern);
-      compileRegex('x');
-    },
-    () => matchesEventFilter(filter, data),
-  );
-  return { compile, match };
+/**
+ * Runs `work` while probing the event loop: how long it took, the longest the loop went without a turn
+ * (which includes the OS not scheduling this thread on a shared machine), and the event loop's
+ * utilisation (the share of the time it was running code rather than waiting: what this thread itself did).
+ */
+async function probed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; longestHold: number; busy: number }> {
+  const elu = performance.eventLoopUtilization();
+  let longestHold = 0;
+  let probing = true;
+  // A 1 ms timer rather than setImmediate, so the loop may idle between probes (and its utilisation says
+  // what the work did); a turn late by more than its timer is a hold.
+  const probe = (async () => {
+    let last = performance.now();
+    while (probing) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const now = performance.now();
+      longestHold = Math.max(longestHold, now - last - 1);
+      last = now;
+    }
+  })();
+  const start = performance.now();
+  const result = await work();
+  const ms = performance.now() - start;
+  probing = false;
+  await probe;
+  return { result, ms, longestHold, busy: performance.eventLoopUtilization(elu).utilization };
 }
 
 async function main() {
   const cases = CASES.map(([pattern, make]) => {
     const compiled = compileRegex(pattern);
     if (!compiled.ok) throw new Error(`${pattern}: ${compiled.message}`);
-    return { pattern, make, programSize: compiled.programSize };
+    return { pattern, make, programSize: compiled.programSize, value: make(VALUE_LENGTH) };
   });
-  // Warm the JIT on re2js's engines (one-pass, backtracker, prefilter) so no case is charged for it.
-  for (let i = 0; i < 5; i++) for (const c of cases) measure(c.pattern, c.make(500), 0);
-
-  console.log(`one filter { v: { $regex } }; value ${VALUE_LENGTH / 1024} KiB; ms: min / median of ${ROUNDS}; REGEX_WORK_BUDGET ${REGEX_WORK_BUDGET} units (chars × size)`);
-  console.log(`${'pattern'.padEnd(42)} ${pad('size', 4)} ${pad('chars', 5)} ${pad('match ms', 13)} ${pad('ns/unit', 7)} ${pad('compile ms', 13)} ${pad('includes ms', 15)}`);
-  const costs: { pattern: string; make: (n: number) => string; programSize: number; match: number }[] = [];
+  // Warm both engines' code paths so no case is charged for the JIT.
+  const natives = new Map(cases.map((c) => [c.pattern, new RE2(c.pattern, 'u')]));
   for (const c of cases) {
-    const value = valueFor(c.make, c.programSize, 1);
-    const chars = Math.min(value.length, regexInputLimit(c.programSize, 1));
-    const { compile, match } = measure(c.pattern, value, 0);
-    const includes = timed(ROUNDS, () => {}, () => value.includes('\u0000absent needle'));
-    costs.push({ ...c, match: match.min });
-    const nsPerUnit = (match.min * 1e6) / (chars * c.programSize);
-    console.log(
-      `${c.pattern.padEnd(42)} ${pad(c.programSize, 4)} ${pad(chars, 5)} ${pad(show(match), 13)} ${pad(nsPerUnit.toFixed(0), 7)} ${pad(show(compile), 13)} ${pad(show(includes), 15)}`,
-    );
+    natives.get(c.pattern)!.test(c.make(2000));
+    RE2JS.compile(c.pattern).matcher(c.make(2000)).find();
   }
-  const costliest = [...costs].sort((a, b) => b.match - a.match);
-  console.log(`costliest one-condition filter: ${costliest[0]!.match.toFixed(2)} ms (${costliest[0]!.pattern})`);
 
-  // 20 keys: conditions are evaluated in order until one fails, so the worst filter is one whose every
-  // condition holds right at the end of what it looks at (a twentieth of the budget each). Built from
-  // the costliest patterns whose crafted values do hold at that length, each repeated pattern made
-  // distinct with non-capturing groups (the same program in its own cache entry).
-  const holding = costliest.filter((c) => {
-    const compiled = compileRegex(c.pattern);
-    return compiled.ok && searchRegex(compiled.regex, c.make(regexInputLimit(c.programSize, MAX_FILTER_KEYS)));
-  });
-  const wideFilter: EventFilter = {};
-  const wideData: Record<string, string> = {};
-  for (let i = 0; i < MAX_FILTER_KEYS; i++) {
-    const pick = holding[i % holding.length]!;
-    const depth = Math.floor(i / holding.length);
-    wideFilter[`k${i}`] = { $regex: '(?:'.repeat(depth) + pick.pattern + ')'.repeat(depth) };
-    wideData[`k${i}`] = valueFor(pick.make, pick.programSize, MAX_FILTER_KEYS);
-  }
-  const wide = timed(
-    ROUNDS,
-    () => {
-      clearRegexCache();
-      for (const condition of Object.values(wideFilter)) compileRegex((condition as { $regex: string }).$regex);
-    },
-    () => {
-      if (!matchesEventFilter(wideFilter, wideData)) throw new Error(`the ${MAX_FILTER_KEYS}-key filter should hold`);
-    },
+  console.log(
+    `one condition on a whole value of ${VALUE_LENGTH / 1024} KiB; RE2 ms min / median of ${ROUNDS}; re2js measured on ${RE2JS_LENGTH / 1024} KiB ` +
+      `and scaled; units = characters × re2js program size`,
   );
-  console.log(`${MAX_FILTER_KEYS}-key filter, every condition holding at its limit (${Math.min(holding.length, MAX_FILTER_KEYS)} of the patterns): ${show(wide)} ms`);
-
-  // A fan-out: one event checked against 100 one-condition filters through matchEventFilters, each a
-  // distinct variant of the costliest patterns; the event loop is probed with setImmediate.
-  const values = costliest.slice(0, 10).map((pick) => valueFor(pick.make, pick.programSize, 1));
-  const checks = Array.from({ length: 100 }, (_, i) => {
-    const depth = Math.floor(i / 10);
-    return filterWith('(?:'.repeat(depth) + costliest[i % 10]!.pattern + ')'.repeat(depth), values[i % 10]!, 0);
-  });
-  for (const cache of ['cold', 'warm'] as const) {
-    clearRegexCache();
-    if (cache === 'warm') for (const { filter } of checks) compileRegex((filter.v as { $regex: string }).$regex);
-    const { total, units, longestHold } = await fanOut(checks);
+  console.log(
+    `${'pattern'.padEnd(42)} ${pad('size', 4)} ${pad('RE2 ms', 15)} ${pad('ns/unit', 7)} ${pad('re2js ns/unit', 13)} ${pad('re2js ms (scaled)', 17)} ${pad('compile ms RE2 / re2js', 22)}`,
+  );
+  const costs: { pattern: string; make: (n: number) => string; programSize: number; value: string; ms: number }[] = [];
+  for (const c of cases) {
+    const native = natives.get(c.pattern)!;
+    const re2 = timed(ROUNDS, () => {}, () => native.test(c.value));
+    const small = c.make(RE2JS_LENGTH);
+    const js = timed(Math.max(1, Math.min(ROUNDS, 3)), () => {}, () => RE2JS.compile(c.pattern).matcher(small).find());
+    const jsNsPerUnit = (js.min * 1e6) / (RE2JS_LENGTH * c.programSize);
+    const compileRe2 = timed(ROUNDS, () => {}, () => new RE2(c.pattern, 'u'));
+    const compileJs = timed(ROUNDS, () => {}, () => RE2JS.compile(c.pattern));
+    costs.push({ ...c, ms: re2.min });
     console.log(
-      `fan-out of 100 filters (10 costliest patterns × 10 variants), ${cache} cache${cache === 'cold' ? ' (compiling each)' : ''}: ` +
-        `${total.toFixed(0)} ms wall in all (${units} units), event loop held at most ${longestHold.toFixed(1)} ms`,
+      `${c.pattern.padEnd(42)} ${pad(c.programSize, 4)} ${pad(show(re2), 15)} ${pad(((re2.min * 1e6) / (VALUE_LENGTH * c.programSize)).toFixed(2), 7)} ` +
+        `${pad(jsNsPerUnit.toFixed(1), 13)} ${pad(((jsNsPerUnit * VALUE_LENGTH * c.programSize) / 1e6).toFixed(0), 17)} ` +
+        `${pad(`${compileRe2.min.toFixed(2)} / ${compileJs.min.toFixed(2)}`, 22)}`,
     );
   }
-}
+  const costliest = [...costs].sort((a, b) => b.ms - a.ms);
+  console.log(`costliest with RE2: ${costliest[0]!.ms.toFixed(0)} ms (${costliest[0]!.pattern}); FANOUT_WORK_UNITS per event: ${FANOUT_WORK_UNITS}`);
 
-async function fanOut(checks: FilterCheck[]) {
-  let longestHold = 0;
-  let probing = true;
-  const probe = (async () => {
-    let last = performance.now();
-    while (probing) {
-      await nextTurn();
-      const now = performance.now();
-      longestHold = Math.max(longestHold, now - last);
-      last = now;
-    }
-  })();
-  const start = performance.now();
-  const { units } = await matchEventFilters(checks);
-  const total = performance.now() - start;
-  probing = false;
-  await probe;
-  return { total, units, longestHold };
+  // The machine's own noise: the longest the event loop goes without a turn while this process does
+  // nothing (other processes on a shared machine take the cores too).
+  const idle = await probed(() => new Promise((resolve) => setTimeout(resolve, 3000)));
+  console.log(`idle for 3 s: the event loop went at most ${idle.longestHold.toFixed(1)} ms without a turn (the machine's noise), busy ${(idle.busy * 100).toFixed(1)}%`);
+
+  // One event, 20 filters of the costliest patterns on their whole values, through the fan-out's matching
+  // (the matching thread for every costly condition): the event loop keeps turning.
+  const thread = createRegexThread({ msPerMinute: Infinity });
+  await thread.match('bench', 'warm', 'up'); // the thread started (once per process) before the probe
+  const checks: FilterCheck[] = costliest.slice(0, 20).map((c) => ({ filter: { v: { $regex: c.pattern } } as EventFilter, data: { v: c.value } }));
+  const fan = await probed(() => matchEventFilters(checks, { thread: { regex: thread, accountId: 'bench' } }));
+  console.log(
+    `fan-out of ${checks.length} filters on whole ${VALUE_LENGTH / 1024} KiB values (the costliest patterns), matching thread: ` +
+      `${fan.ms.toFixed(0)} ms wall, ${fan.result.units} units, event loop went at most ${fan.longestHold.toFixed(1)} ms without a turn, busy ${(fan.busy * 100).toFixed(1)}%`,
+  );
+
+  // Fairness on the thread: a flooding account queues 10 of the costliest jobs; another account's cheap
+  // job, asked for just after, waits for at most the one in flight.
+  const flood = costliest[0]!;
+  const floodJobs = Array.from({ length: 10 }, () => thread.match('flood', flood.pattern, flood.value));
+  const asked = performance.now();
+  await thread.match('quiet', 'ok$', 'it is ok');
+  const quietWait = performance.now() - asked;
+  const floodStart = performance.now();
+  await Promise.all(floodJobs);
+  console.log(
+    `another account's cheap job behind 10 queued jobs of the costliest pattern: answered in ${quietWait.toFixed(0)} ms ` +
+      `(one such job: ~${flood.ms.toFixed(0)} ms; the flood finished ${(performance.now() - floodStart).toFixed(0)} ms later)`,
+  );
+  await thread.close();
 }
 
 main().catch((err) => {

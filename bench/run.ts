@@ -31,9 +31,9 @@
  * Exits 1 if any response is not 2xx or a request errored.
  */
 import os from 'node:os';
-import { createBenchDatabase } from './database';
+import { startChildServer, type ChildServer } from './kit/child-server';
+import { Cleanups, createBenchDatabase } from './kit/stack';
 import { combine, loadSettingsFromEnv, measure, probe, type Measurement, type Target } from './load';
-import { startServer, type ServerProcess } from './server-process';
 
 const READ_RATIO_TARGET = 0.6;
 /** Acting in another account may not cost a read much more than acting in one's own (one membership lookup). */
@@ -88,10 +88,8 @@ async function postJson<T>(url: string, body: unknown, expectStatus: number, hea
 
 async function main(): Promise<number> {
   const settings = loadSettingsFromEnv();
-  const cleanups: (() => Promise<void>)[] = [];
-  const cleanup = async () => {
-    for (const fn of cleanups.splice(0).reverse()) await fn().catch((err: unknown) => console.error('cleanup:', err));
-  };
+  const cleanups = new Cleanups();
+  const cleanup = () => cleanups.run();
   const onSignal = () => void cleanup().finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -101,13 +99,13 @@ async function main(): Promise<number> {
     cleanups.push(db.drop);
     const env = { BENCH_DATABASE_URL: db.url };
     const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics').split(',').map((w) => w.trim());
-    const servers: ServerProcess[] = [];
+    const servers: ChildServer[] = [];
     cleanups.push(() => Promise.all(servers.map((s) => s.stop())).then(() => {}));
     const [api, bare, unmeasured] = await Promise.all([
-      startServer('api', 'serve-api.ts', env),
-      startServer('bare', 'serve-bare.ts', env),
+      startChildServer('api', 'serve-api.ts', env),
+      startChildServer('bare', 'serve-bare.ts', env),
       // The same API with METRICS_ENABLED=false (no hook per response, no /metrics), for the metrics scenario.
-      wanted.includes('metrics') ? startServer('api, metrics off', 'serve-api.ts', { ...env, BENCH_METRICS_ENABLED: 'false' }) : undefined,
+      wanted.includes('metrics') ? startChildServer('api, metrics off', 'serve-api.ts', { ...env, BENCH_METRICS_ENABLED: 'false' }) : undefined,
     ]);
     servers.push(api, bare, ...(unmeasured ? [unmeasured] : []));
 

@@ -21,45 +21,34 @@
  * store requests; the cluster-metadata and namespace reads are periodic, so they grow with the burst's length).
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type WorkerOptions } from '@temporalio/worker';
 import { toolRequest } from '../activities/executor/http';
 import { createModelClient } from '../activities/executor/model-client';
-import { createPool, withTransaction, type Db } from '../db/pool';
+import { withTransaction, type Db } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
 import { insertRun } from '../db/repositories/runs';
 import { createToolsRepository } from '../db/repositories/tools';
-import { loadConfig, type Config } from '../lib/config';
 import { runLineLimits } from '../lib/run-line';
 import { startRun } from '../lib/engine-starts';
 import { workflowIds } from '../lib/temporal-names';
-import { startTemporalDevServer } from '../scripts/temporal-dev-server';
-import { findFreePort } from '../scripts/processes';
-import type { Cleanup } from '../test/helpers/cleanup';
-import { startModelServer, textReply, toolCallsReply } from '../test/helpers/model-server';
-import { startReceiver } from '../test/helpers/receiver';
-import { bundleWorkflows, createEngine, type Engine } from '../worker/worker';
-import { createBenchDatabase } from './database';
-import { benchEnv } from './server-process';
+import { machineBusySeconds, postgresBackendPids, processCpuSeconds } from './kit/cpu';
+import { startModelServer, textReply, toolCallsReply } from './kit/model-server';
+import { startReceiver } from './kit/receiver';
+import { jsonSetting, listSetting, rateSetting, setting } from './kit/settings';
+import { Cleanups, createBenchDatabase, startBareWorker, startDevServer, startInProcessEngine } from './kit/stack';
+import { median, percentile } from './kit/stats';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 200);
-const RATE = Number(process.env.BENCH_RATE ?? 10);
-const SERIAL = Number(process.env.BENCH_SERIAL ?? 25);
+const RUNS = Math.max(1, setting('BENCH_RUNS', 200));
+const RATE = rateSetting('BENCH_RATE', 10);
+const SERIAL = setting('BENCH_SERIAL', 25);
 /** Worker options over ours, for tuning runs (JSON; applied to our main worker and to the bare one alike). */
-const WORKER_TUNING = JSON.parse(process.env.BENCH_WORKER ?? '{}') as Partial<WorkerOptions>;
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'serial,burst,paced').split(','));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const WORKER_TUNING = jsonSetting<WorkerOptions>('BENCH_WORKER');
+const PHASES = new Set(listSetting('BENCH_PHASES', 'serial,burst,paced'));
+const ROUNDS = Math.max(1, setting('BENCH_ROUNDS', 1));
 const MODEL = 'bench-model';
 const RAW_QUEUE = 'bench-raw-runs';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
-};
-const median = (values: number[]) => percentile(values, 50);
 
 interface Figures {
   runsPerSecond: number;
@@ -103,55 +92,18 @@ async function measure(start: Start, label: string): Promise<Figures> {
   return { runsPerSecond, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-/** CPU seconds the whole machine has spent busy (every core; /proc/stat), NaN where there is no /proc. */
-function machineBusySeconds(): number {
-  try {
-    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
-    const [user, nice, system, , , irq, softirq, steal] = fields.map(Number) as number[];
-    return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds (user + system) a process has used so far (/proc/<pid>/stat); 0 when it is gone. */
-function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** This process's children (the Temporal dev server it started). */
-function childPids(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid) pids.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
 /**
  * CPU seconds used so far by what serves this bench alone: the Temporal dev server it started and the
- * Postgres backends of its database (the same machine), by pid; other load on the machine is not counted.
+ * Postgres backends of its database, by pid; other load on the machine is not counted.
  */
-async function serverCpu(db: Db): Promise<{ temporal: Map<number, number>; postgres: Map<number, number> }> {
-  const { rows } = await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+function serverCpu(): { temporal: Map<number, number>; postgres: Map<number, number> } {
   const cpu = (pids: number[]) => new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
-  return { temporal: cpu(childPids()), postgres: cpu(rows.map((r) => r.pid)) };
+  return { temporal: cpu(servers.temporalPid ? [servers.temporalPid] : []), postgres: cpu(postgresBackendPids(servers.database)) };
 }
+/** What serves this bench: its dev server's pid and its database's name (set in main). */
+const servers = { temporalPid: undefined as number | undefined, database: '' };
 /** CPU ms per run between two serverCpu readings (pids new in the second counted from 0). */
 const spentMs = (before: Map<number, number>, after: Map<number, number>) => ([...after].reduce((sum, [pid, s]) => sum + s - (before.get(pid) ?? 0), 0) * 1000) / RUNS;
-let benchDb: Db | undefined;
 /** How often a waiter of ours found its workflow not started yet (each a `result()` call answered not found). */
 let notYetStarted = 0;
 
@@ -190,7 +142,7 @@ const burstCosts: { label: string; processMs: number; temporalMs: number; postgr
 async function measureBurst(start: Start, label: string): Promise<number> {
   const cpu0 = process.cpuUsage();
   const busy0 = machineBusySeconds();
-  const servers0 = benchDb && process.platform === 'linux' ? await serverCpu(benchDb) : undefined;
+  const servers0 = process.platform === 'linux' ? serverCpu() : undefined;
   sql.counts.clear();
   sql.on = true;
   const notYet0 = notYetStarted;
@@ -210,8 +162,8 @@ async function measureBurst(start: Start, label: string): Promise<number> {
   const cpu = process.cpuUsage(cpu0);
   let temporalMs = NaN;
   let postgresMs = NaN;
-  if (benchDb && servers0) {
-    const servers1 = await serverCpu(benchDb);
+  if (servers0) {
+    const servers1 = serverCpu();
     temporalMs = spentMs(servers0.temporal, servers1.temporal);
     postgresMs = spentMs(servers0.postgres, servers1.postgres);
   }
@@ -242,39 +194,32 @@ async function createBenchAgent(db: Db, toolUrl: string): Promise<{ accountId: s
 
 async function main() {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  // The loopback servers of the test helpers, closed at the end.
-  const closing: (() => unknown)[] = [];
-  const servers: Cleanup = { after: (fn) => void closing.push(fn) };
-  const models = await startModelServer(servers);
+  const cleanups = new Cleanups();
   // Deterministic for concurrent runs: ask for the tool until its result is in the conversation.
-  models.script(MODEL, (call) => (call.body.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: { q: 1 } }])));
-  const tools = await startReceiver(servers, () => ({ body: { probed: true } }));
+  const models = await startModelServer((request) => (request.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: { q: 1 } }])));
+  cleanups.push(models.close);
+  const tools = await startReceiver(() => ({ body: { probed: true } }));
+  cleanups.push(tools.close);
   const database = await createBenchDatabase();
-  const metricsPort = await findFreePort();
-  const temporal = await startTemporalDevServer({ port: await findFreePort(), uiPort: await findFreePort(), metricsPort, onLine: () => {} });
-  if (process.env.BENCH_TEMPORAL_OPS) metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  const db = createPool(database.url, 20);
-  benchDb = db;
-  const config: Config = loadConfig({
-    ...benchEnv(database.url, temporal.address),
-    RECONCILE_INTERVAL_MS: '1000',
-    RUN_CONCURRENCY_PER_ACCOUNT: '1000',
-    MODEL_BASE_URL: models.baseUrl,
-    MODEL_API_KEY: 'sk-bench',
-    LOG_LEVEL: 'silent',
-  });
-  const connection = await NativeConnection.connect({ address: temporal.address });
-  const engine: Engine = await createEngine({ connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {}, tuning: { main: WORKER_TUNING } });
-  const running = engine.run();
-  const client: Client = engine.client;
-
+  cleanups.push(() => (process.env.BENCH_KEEP_DB ? console.log(`kept database ${database.url}`) : database.drop()));
+  const temporal = await startDevServer();
+  cleanups.push(temporal.stop);
+  Object.assign(servers, { temporalPid: temporal.pid, database: database.name });
+  if (process.env.BENCH_TEMPORAL_OPS) metricsUrl = temporal.metricsUrl;
+  const stack = await startInProcessEngine(
+    database.url,
+    temporal.address,
+    { RECONCILE_INTERVAL_MS: '1000', RUN_CONCURRENCY_PER_ACCOUNT: '1000', MODEL_BASE_URL: models.baseUrl, MODEL_API_KEY: 'sk-bench', LOG_LEVEL: 'silent' },
+    { main: WORKER_TUNING },
+  );
+  cleanups.push(stack.stop);
+  const { db, config, engine, client } = stack;
   const modelClient = createModelClient(config.model)!;
-  const rawWorker = await Worker.create({
-    ...WORKER_TUNING,
-    connection,
-    namespace: 'default',
+  const rawWorker = await startBareWorker({
+    connection: stack.connection,
     taskQueue: RAW_QUEUE,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./raw-run-workflow'), logger: new DefaultLogger('WARN') }),
+    workflowsPath: require.resolve('./raw-run-workflow'),
+    tuning: WORKER_TUNING,
     activities: {
       async rawModelCall(withToolResult: boolean) {
         const messages = withToolResult
@@ -288,11 +233,11 @@ async function main() {
         return answer.choices[0]!.finish_reason;
       },
       async rawToolCall() {
-        return JSON.stringify(await toolRequest({ url: `${tools.url}/probe`, method: 'POST', body: '{"q":1}', headers: { 'content-type': 'application/json' }, timeoutMs: 15_000, allowPrivate: true }));
+        return JSON.stringify(await toolRequest({ url: `${tools.url}/probe`, method: 'POST', body: '{"q":1}', headers: { 'content-type': 'application/json' }, timeoutMs: 15_000, allowPrivate: true, dnsServers: null }));
       },
     },
   });
-  const rawRunning = rawWorker.run();
+  cleanups.push(rawWorker.stop);
 
   try {
     const { accountId, agentId } = await createBenchAgent(db, tools.url);
@@ -348,7 +293,7 @@ async function main() {
     const pick = (side: 'ours' | 'bare', k: keyof Figures | 'serial') => median(results.map((r) => r[side][k]));
     const row = (label: string, f: (side: 'ours' | 'bare') => string) => `${label.padEnd(28)} ${f('ours').padStart(10)} ${f('bare').padStart(10)}`;
     const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE status = 'succeeded'`);
-    const calls = models.calls.length;
+    const calls = models.calls();
     console.log(`model runs: model → tool → model, ${RUNS} per burst, ${RATE}/s paced for 10 s, ${ROUNDS} round(s) (medians)`);
     console.log(row('', (s) => (s === 'ours' ? 'ours' : 'bare')));
     console.log(row('latency (ms, one at a time)', (s) => pick(s, 'serial').toFixed(0)));
@@ -376,16 +321,7 @@ async function main() {
     }
     console.log(`(${rows[0]!.n} runs succeeded; ${calls} model calls in all, both sides)`);
   } finally {
-    rawWorker.shutdown();
-    await rawRunning.catch(() => {});
-    engine.shutdown();
-    await running.catch(() => {});
-    await connection.close();
-    await db.end();
-    await temporal.stop();
-    if (process.env.BENCH_KEEP_DB) console.log(`kept database ${database.url}`);
-    else await database.drop();
-    for (const close of closing.reverse()) await close();
+    await cleanups.run();
   }
 }
 

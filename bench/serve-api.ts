@@ -1,12 +1,15 @@
-/** Child process: the real API (buildApp) on a free loopback port, configured as in the tests. */
+/** Child process of `npm run bench`: the real API (buildApp) on a free loopback port. */
 import { buildApp } from '../api/app';
 import { createPool } from '../db/pool';
+import { loadConfig } from '../lib/config';
 import { createTemporalClient } from '../lib/temporal-client';
-import { testConfig } from '../test/helpers/config';
-import { requiredEnv, serveUnderParent } from './server-process';
+import { requiredEnv, serveUnderParent } from './kit/child-server';
+import { benchEnv } from './kit/stack';
 
 async function main(): Promise<void> {
-  const config = testConfig(requiredEnv('BENCH_DATABASE_URL'), {
+  const config = loadConfig({
+    // The Temporal client is lazy and never connects during the bench.
+    ...benchEnv(requiredEnv('BENCH_DATABASE_URL'), '127.0.0.1:7233'),
     LOG_LEVEL: 'silent',
     // Enough for ~10 million agent creations at 100 units each: the write bench never hits 402.
     INITIAL_BALANCE: '1000000000',
@@ -14,7 +17,7 @@ async function main(): Promise<void> {
     METRICS_ENABLED: process.env.BENCH_METRICS_ENABLED ?? 'true',
   });
   const db = createPool(config.databaseUrl); // the server's pool: max 10, as api/server.ts
-  const temporal = createTemporalClient(config); // lazy; never connects during the bench
+  const temporal = createTemporalClient(config);
   const app = await buildApp({ config, db, temporal, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

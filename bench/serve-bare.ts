@@ -1,7 +1,7 @@
 /** Child process: the bare Fastify + pg baseline on a free loopback port. */
 import pg from 'pg';
 import { buildBareServer } from './bare-server';
-import { requiredEnv, serveUnderParent } from './server-process';
+import { requiredEnv, serveUnderParent } from './kit/child-server';
 
 async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: requiredEnv('BENCH_DATABASE_URL'), max: 10 }); // same size as the API's

@@ -17,7 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { setting } from './server-process';
+import { ApiClient } from './kit/api-client';
+import { setting } from './kit/settings';
+import { percentile } from './kit/stats';
 
 const API = process.env.SOAK_API || 'http://127.0.0.1:3000';
 const TRIGGERS = setting('SOAK_TRIGGERS', 1000);
@@ -26,22 +28,6 @@ const DATA_DIR = process.env.SOAK_DATA_DIR || '.data';
 const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const PER_ACCOUNT = 500;
 const MINUTE = 60_000;
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
-};
-
-async function call<T>(method: string, url: string, token: string | undefined, body?: unknown): Promise<T> {
-  const res = await fetch(API + url, {
-    method,
-    headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as T;
-}
 
 /** The dev server's SQLite file and its write-ahead log, in MiB. */
 function temporalDbMiB(): number {
@@ -55,15 +41,16 @@ async function createTriggers(): Promise<string[]> {
   const started = Date.now();
   for (let made = 0, a = 0; made < TRIGGERS; a++) {
     const email = `soak-${process.pid}-${a}@example.com`;
-    const { accessToken } = await call<{ accessToken: string }>('POST', '/api/auth/register', undefined, { email, password: 'soak-password' });
-    const account = await call<{ id: string }>('GET', '/api/account', accessToken);
+    const api = new ApiClient(API);
+    await api.register(email, 'soak-password');
+    const account = await api.request<{ id: string }>('GET', '/api/account');
     accounts.push(account.id);
     const count = Math.min(PER_ACCOUNT, TRIGGERS - made);
     let next = 0;
     await Promise.all(
       Array.from({ length: 10 }, async () => {
         for (let i = next++; i < count; i = next++) {
-          await call('POST', '/api/user-triggers', accessToken, {
+          await api.request('POST', '/api/user-triggers', {
             type: 'cron',
             name: `soak ${a}-${i}`,
             configJson: { cronExpression: '* * * * *', timezone: 'UTC' },

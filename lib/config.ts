@@ -81,6 +81,31 @@ const trustProxy = z
     return entries;
   });
 
+/** One nameserver as dns.Resolver#setServers takes it: `1.1.1.1`, `1.1.1.1:5353`, `::1`, `[::1]:5353`. */
+function isNameserver(entry: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+  const [address, port] = bracketed ? [bracketed[1]!, bracketed[2]] : /^[\d.]+:\d{1,5}$/.test(entry) ? entry.split(':') : [entry, undefined];
+  const valid = ipaddr.IPv4.isValidFourPartDecimal(address!) || (ipaddr.IPv6.isValid(address!) && !address!.includes('.'));
+  return valid && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
+}
+
+/** DNS_SERVERS: a comma-separated list of nameservers; unset: the system's (dns.getServers(), from /etc/resolv.conf). */
+const nameservers = z
+  .string()
+  .trim()
+  .transform((value, ctx) => {
+    const entries = value.split(',').map((e) => e.trim());
+    const bad = entries.filter((e) => !isNameserver(e));
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a comma-separated list of nameserver addresses, each an IP with an optional port (1.1.1.1, 127.0.0.1:5353, [::1]:53), not ${bad.map((e) => JSON.stringify(e)).join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port'),
@@ -100,6 +125,7 @@ const envSchema = z.object({
   WEBHOOK_DISABLE_AFTER: duration.default('5d'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
+  DNS_SERVERS: nameservers.optional(),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
   SCHEDULE_SWEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
@@ -132,6 +158,14 @@ const envSchema = z.object({
   MODEL_NAME: z.string().trim().min(1).max(200).optional(),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  MODEL_TOKENS_PER_DAY: z.coerce.number().int().min(1).max(1_000_000_000_000).default(2_000_000),
+  MODEL_ALLOWED: z
+    .string()
+    .transform((v) => v.split(',').map((m) => m.trim()).filter((m) => m !== ''))
+    .refine((list) => list.length > 0, 'must name at least one model (comma-separated), or be unset to allow any')
+    .refine((list) => list.every((m) => m.length <= 200), 'each model name must be at most 200 characters')
+    .optional(),
+  MODEL_CONTEXT_MAX_BYTES: z.coerce.number().int().min(4_096).max(67_108_864).default(262_144),
   RUN_EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   INVITATION_TTL: duration
     .refine((text) => {
@@ -189,6 +223,11 @@ export interface Config {
    * fewer leave the rest in Temporal's task queue, where the fairness keys take accounts in turn.
    */
   engine: { reconcileIntervalMs: number; scheduleSweepMs: number; workflowTaskSlots: number };
+  /**
+   * How webhook and tool targets are resolved (lib/network.ts): the nameservers asked, null for the
+   * system's (dns.getServers(), read from /etc/resolv.conf); /etc/hosts is read first either way.
+   */
+  network: { dnsServers: string[] | null };
   /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
   tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
   /** docs/api.md § Quotas and charges: how many of each resource an account (or an agent) may hold. */
@@ -205,7 +244,19 @@ export interface Config {
    * is configured, and runs keep the tool executor. apiKey is a secret: never logged, never shown.
    * timeoutMs bounds each request; maxRetries is how often one request is retried (429, 5xx, timeouts).
    */
-  model: { baseUrl: string | null; apiKey: string | null; name: string | null; timeoutMs: number; maxRetries: number };
+  model: {
+    baseUrl: string | null;
+    apiKey: string | null;
+    name: string | null;
+    timeoutMs: number;
+    maxRetries: number;
+    /** Prompt + completion tokens one account may spend per UTC day (MODEL_TOKENS_PER_DAY). */
+    tokensPerDay: number;
+    /** The models an agent may name (MODEL_ALLOWED); null: any. */
+    allowed: string[] | null;
+    /** The largest request body (JSON bytes) a model call may send (MODEL_CONTEXT_MAX_BYTES). */
+    contextMaxBytes: number;
+  };
   /** Live run events (SSE): the interval of the heartbeat comment on an idle stream. */
   runEvents: { heartbeatMs: number };
   /** INVITATION_TTL: how long an invitation stays open to be accepted (as written, and in ms). */
@@ -239,6 +290,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.MODEL_NAME && e.MODEL_ALLOWED && !e.MODEL_ALLOWED.includes(e.MODEL_NAME)) {
+    throw new ConfigError(`Invalid configuration:\n  MODEL_NAME: ${e.MODEL_NAME} is not among MODEL_ALLOWED (${e.MODEL_ALLOWED.join(', ')})`);
+  }
   return {
     databaseUrl: e.DATABASE_URL,
     temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, uiUrl: e.TEMPORAL_UI_URL ?? null },
@@ -265,6 +319,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS, workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS },
+    network: { dnsServers: e.DNS_SERVERS ?? null },
     tools: {
       timeoutMs: e.TOOL_TIMEOUT_MS,
       coinGeckoBaseUrl: e.COINGECKO_BASE_URL,
@@ -285,6 +340,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       name: e.MODEL_NAME ?? null,
       timeoutMs: e.MODEL_TIMEOUT_MS,
       maxRetries: e.MODEL_MAX_RETRIES,
+      tokensPerDay: e.MODEL_TOKENS_PER_DAY,
+      allowed: e.MODEL_ALLOWED ?? null,
+      contextMaxBytes: e.MODEL_CONTEXT_MAX_BYTES,
     },
     runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
     team: { invitationTtl: { text: e.INVITATION_TTL, ms: parseDuration(e.INVITATION_TTL) } },

@@ -80,7 +80,9 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
     const started = performance.now();
     const durationMs = () => Math.round(performance.now() - started);
     try {
-      const res = await sendOutbound({ url, method: 'POST', headers, body, timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, maxResponseBytes: 4096 });
+      const res = await sendOutbound({
+        url, method: 'POST', headers, body, timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, dnsServers: config.network.dnsServers, maxResponseBytes: 4096,
+      });
       const succeeded = res.status >= 200 && res.status < 300;
       const asked = RETRY_AFTER_STATUSES.has(res.status) ? retryAfterMs(res.headers['retry-after']) : null;
       return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked };

@@ -2,31 +2,43 @@ import type { Queryable } from '../db/pool';
 import { createDeliveriesRepository } from '../db/repositories/deliveries';
 import { listensForTriggers } from '../db/repositories/event-listeners';
 import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '../db/repositories/events';
-import { createFireRateRepository, insertThrottledEventFire } from '../db/repositories/fires';
+import { createFireRateRepository, insertEventFireNotMade } from '../db/repositories/fires';
 import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
 import { createWebhooksRepository } from '../db/repositories/webhooks';
 import type { DispatchResult } from '../workflows/types';
 import type { Config } from './config';
 import { parseDuration } from './durations';
 import { startDelivery, startEventFire, startEventMatching } from './engine-starts';
-import { matchEventFilters, REGEX_WORK_BUDGET } from './event-filter';
+import { matchEventFilters, REGEX_WORK_BUDGET, regexUnits } from './event-filter';
+import { MAX_PROGRAM_SIZE } from './re2-cache';
 import { FIRST_ATTEMPT_HOLD_MS, type FirstAttempt } from './first-attempts';
 
-/**
- * What one event's filters may cost in all: as many `$regex` work units as 100 filters at
- * their limit (REGEX_WORK_BUDGET each, ~10 ms at worst), so an event costs at most ~1 s of matching,
- * however many triggers listen. Filters beyond it are not evaluated, and the event's fan-out says how many.
- */
-export const FANOUT_WORK_UNITS = 100 * REGEX_WORK_BUDGET;
+/** The largest JSON body a hook accepts (api/app.ts bodyLimit): the longest value a filter must match in full. */
+export const MAX_MATCHED_VALUE = 1024 * 1024;
 
 /**
- * What matching may cost where the event is written, inside its transaction: one costly filter's worth
- * (~10 ms at worst, ~20 ms with the one filter the budget may overshoot by). Filters without `$regex`
- * cost no units. An event whose listening filters need more is matched by the worker instead, outside
- * any transaction and within FANOUT_WORK_UNITS (`event:<id>`, activities/dispatch.ts), so an account's
- * costly filters never hold an API request, a database connection or another account's fire for long.
+ * What one event's filters may cost in all, in `$regex` work units (characters × program size): the
+ * costliest filter on the longest value (MAX_MATCHED_VALUE × MAX_PROGRAM_SIZE, ~524 million). Filters
+ * are started in order while less has been spent, and a filter started is evaluated in full, so any one
+ * filter, and several on a value of the largest size, are always evaluated; the ones after it is spent
+ * are not, and each gets a `skipped` fire with reason `filter_budget`. What this costs: RE2 runs most
+ * patterns at about a nanosecond per byte (an event's 1 MiB value, milliseconds); the patterns that
+ * defeat its DFA cost up to ~60 ns per unit, seconds per MiB, on the matching thread (lib/regex-thread.ts),
+ * within the account's share of it.
  */
-export const INLINE_MATCH_UNITS = REGEX_WORK_BUDGET;
+export const FANOUT_WORK_UNITS = MAX_MATCHED_VALUE * MAX_PROGRAM_SIZE;
+
+/**
+ * What matching may cost where the event is written, inside its transaction: two filters' worth on the
+ * event loop (2 × REGEX_WORK_BUDGET: ≤ ~9 ms at re2js's worst measured ~90 ns per unit, far less for most
+ * patterns), counted before any matching from the values' full lengths — so a filter's classic trap, a
+ * 5,001-character value under `.*.*.*.*!` (55,011 units), is matched where it is written. Filters without
+ * `$regex` cost no units. An event whose listening filters could cost more is matched by the worker
+ * instead, outside any transaction, on its matching thread and within FANOUT_WORK_UNITS (`event:<id>`,
+ * activities/dispatch.ts), so an account's costly filters never hold an API request, a database
+ * connection or another account's fire for long.
+ */
+export const INLINE_MATCH_UNITS = 2 * REGEX_WORK_BUDGET;
 
 /** What the event's fan-out needs of a listening trigger's filter: its data (agent_output: the run's output). */
 export function filterChecks(candidates: EventTriggerRow[], event: Pick<EventRow, 'data'>) {
@@ -35,6 +47,16 @@ export function filterChecks(candidates: EventTriggerRow[], event: Pick<EventRow
     data: t.type === 'agent_output' ? (event.data as { output?: unknown }).output : event.data,
   }));
 }
+
+/** A fire of `trigger` from `event` that does not go ahead (insertEventFireNotMade). */
+const notMade = (event: EventRow, trigger: EventTriggerRow) => ({
+  accountId: event.account_id,
+  triggerId: trigger.id,
+  eventId: event.id,
+  chainDepth: event.chain_depth + 1,
+  rootEventId: event.root_event_id,
+  payload: event.data,
+});
 
 /** What an event is about, for the search attributes of the workflows its fan-out starts (the row does not keep it). */
 export interface EventAbout {
@@ -48,12 +70,12 @@ export interface EventAbout {
  * 1. a delivery row per subscribed enabled outgoing webhook (or the target webhook of a webhook.test),
  *    its webhook's triggerCount counted, and its delivery workflow queued (startDelivery);
  * 2. the account's enabled triggers listening for the event's type matched against their filters,
- *    within INLINE_MATCH_UNITS, and a fire queued per match (startEventFire), as many as the chain's
+ *    when they cost at most INLINE_MATCH_UNITS, and a fire queued per match (startEventFire), as many as the chain's
  *    CHAIN_FIRE_BUDGET still allows (taken atomically from the root event); while the account is over
  *    FIRES_PER_MINUTE, each is recorded `throttled` here instead, with no workflow;
  * 3. the outcome kept on the event (`dispatch_status` done, `dispatch_result`).
  * An event nothing listens for is written done already (insertEvent `settled`): nothing to ask here.
- * When the listening filters cost more than INLINE_MATCH_UNITS, step 2 is left to the worker: the
+ * When the listening filters could cost more than INLINE_MATCH_UNITS, step 2 is left to the worker: the
  * event's matching is queued (startEventMatching, `event:<id>`) and the event stays undispatched until
  * it has run. The caller kicks its hand-off after the commit, with the deliveries held for their first
  * attempt (`held`).
@@ -95,19 +117,18 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
       // workflows would record them, so a flooding account's fires past its rate cost no workflow each.
       const full = granted > 0 && (await createFireRateRepository(tx).isFull(event.account_id, config.fires.perMinute, tx));
       for (const trigger of matched.slice(0, granted)) {
-        const recorded =
-          full &&
-          (await insertThrottledEventFire(tx, {
-            accountId: event.account_id,
-            triggerId: trigger.id,
-            eventId: event.id,
-            chainDepth: event.chain_depth + 1,
-            rootEventId: event.root_event_id,
-            payload: event.data,
-          }));
+        const recorded = full && (await insertEventFireNotMade(tx, notMade(event, trigger), { status: 'throttled', reason: 'fires_per_minute' }));
         if (!recorded) await startEventFire(tx, event, trigger);
       }
       return { fires: granted, overBudget: matched.length - granted };
+    },
+
+    /**
+     * The triggers whose filters were not evaluated within the event's work budget (activities/dispatch.ts):
+     * each gets a `skipped` fire with reason `filter_budget` (not counted, no run), so a miss is never silent.
+     */
+    async recordUnevaluated(tx: Queryable, event: EventRow, unevaluated: EventTriggerRow[]): Promise<void> {
+      for (const trigger of unevaluated) await insertEventFireNotMade(tx, notMade(event, trigger), { status: 'skipped', reason: 'filter_budget' });
     },
 
     /** The whole fan-out of a new event, in its transaction (see above). */
@@ -120,14 +141,15 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
       const candidates = listensForTriggers(event) ? await createTriggersRepository(tx).listEventTriggers(event.account_id, event.type) : [];
       const dispatches = createEventDispatchRepository(tx);
       if (candidates.length > 0) {
-        const { matches } = await matchEventFilters(filterChecks(candidates, event), { maxUnits: INLINE_MATCH_UNITS });
-        if (matches.length < candidates.length) {
+        const checks = filterChecks(candidates, event);
+        if (checks.reduce((units, c) => units + regexUnits(c.filter, c.data), 0) > INLINE_MATCH_UNITS) {
           // Too costly to match here: the worker matches them all, within FANOUT_WORK_UNITS.
           const partial: DispatchResult = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
           await dispatches.keepPartialResult(event.id, partial, tx);
           await startEventMatching(tx, event, about);
           return { ...partial, deferred: true, held };
         }
+        const { matches } = await matchEventFilters(checks);
         const outcome = { deliveries, ...(await this.queueFires(tx, event, candidates.filter((_, i) => matches[i]))), unevaluated: 0 };
         await dispatches.markDispatched(event.id, outcome, tx);
         return { ...outcome, deferred: false, held };

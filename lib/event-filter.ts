@@ -1,7 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import { valueAtPath } from './json-path';
-import { compileRegex, headOf, searchRegex } from './re2-cache';
+import { compileRegex, searchRegex } from './re2-cache';
+import { FilterBudgetSpent, type RegexThread } from './regex-thread';
 
 /**
  * The `eventFilter` of event, agent_finished and agent_output triggers (README § Triggers, `eventFilter`).
@@ -11,21 +12,24 @@ import { compileRegex, headOf, searchRegex } from './re2-cache';
  * - a JSON scalar (string, number, boolean, null): the value at the path must be equal (same type);
  * - `{ "$contains": "text" }`: the value at the path is a string containing the text;
  * - `{ "$regex": "pattern" }`: the value at the path is a string the RE2 regular expression matches
- *   somewhere in its first characters (below).
+ *   somewhere, the whole value looked at (below).
  * A path that is missing never matches, not even `null`. A path segment that is a number indexes an
  * array (`items.0.id`).
  *
  * Paths start at `data`, except for agent_output triggers, which match on `data.output` (README § Triggers):
  * their paths start inside the run's output, e.g. `{ "tools.lookup.result.status": "ok" }`.
  *
- * `$regex` is RE2 (re2js, lib/re2-cache.ts), so matching takes time linear in the input whatever the
- * pattern (docs/architecture.md § Limits and fairness): no backreferences or lookaround, refused when written, as is a pattern that
- * compiles to more than MAX_PROGRAM_SIZE instructions. Linear is not free — the worst inputs cost time
- * per character times the size of the compiled program — so each `$regex` condition looks at no more
- * than `floor(REGEX_WORK_BUDGET / (k × programSize))` characters of its value, k being the number of
- * `$regex` conditions in the filter, as if the value ended there (`$` matches at that cut). One filter
- * thus spends at most REGEX_WORK_BUDGET units (characters × instructions) on `$regex`; equality and
- * `$contains` (String.includes) cost next to nothing beside it.
+ * `$regex` is RE2 (lib/re2-cache.ts), so matching takes time linear in the input whatever the pattern
+ * (docs/architecture.md § Limits and fairness): no backreferences or lookaround, refused when written, as
+ * is a pattern that compiles to more than MAX_PROGRAM_SIZE instructions. Every value is matched in full,
+ * up to the largest a hook accepts (1 MiB). Linear is not free — the worst inputs cost time per character
+ * times the size of the compiled program, a *unit* — so a condition costing more than SYNC_REGEX_UNITS
+ * (a long value) is matched by RE2 on the process's matching thread (lib/regex-thread.ts), never on the
+ * event loop; one costing less is matched by re2js here, in a few milliseconds at most. Equality and `$contains`
+ * (String.includes) cost next to nothing beside it. What an event's filters may cost in all is its
+ * fan-out's budget (matchEventFilters, lib/event-fan-out.ts): a filter is either evaluated in full or
+ * not at all, and one not evaluated is recorded (a `skipped` fire, reason `filter_budget`), never missed
+ * silently.
  *
  * What differs from a JavaScript RegExp without flags: flags are written inline (`(?i)`, `(?s)` to let
  * `.` match `\n`, `(?m)`); matching is by code point (`.` is a whole emoji; `\pL`, `\p{Greek}` and
@@ -38,14 +42,16 @@ export const MAX_FILTER_KEYS = 20;
 export const MAX_FILTER_STRING = 1000;
 export const MAX_FILTER_REGEX = 200;
 /**
- * Work units (characters looked at × RE2 program size) one filter's `$regex` conditions may spend on
- * one event, split evenly among them. On the 2-core build machine (npm run bench:regex, and a random
- * search over patterns) the costliest inputs take up to ~90 ns per unit — Unicode classes under `(?i)`;
- * ASCII patterns stay under ~30 — so a filter costs at most ~4.5 ms, twice that or more while the
- * machine is busy: the ~10 ms a filter may cost at most. Every condition still looks at something:
- * 50 000 / (MAX_FILTER_KEYS × MAX_PROGRAM_SIZE) = 5 characters.
+ * Work units (characters looked at × RE2 program size): what one filter's worth of `$regex` work on the
+ * event loop is. Values this short are matched by re2js there (lib/re2-cache.ts searchRegex: its
+ * bit-state backtracker), whose costliest inputs took up to ~90 ns per unit on the 2-core build machine
+ * (npm run bench:regex, and a random search over patterns) — Unicode classes under `(?i)`; ASCII patterns
+ * stay under ~30 — so this many units cost at most ~4.5 ms, twice that while the machine is busy.
  */
 export const REGEX_WORK_BUDGET = 50_000;
+
+/** A `$regex` condition costing at most this many units is matched on the event loop; a costlier one on the matching thread. */
+export const SYNC_REGEX_UNITS = REGEX_WORK_BUDGET;
 
 export type FilterScalar = string | number | boolean | null;
 export type FilterCondition = FilterScalar | { $contains: string } | { $regex: string };
@@ -138,34 +144,71 @@ export const eventFilterShape = z.record(
   ]),
 );
 
-/** How many characters of a value a `$regex` condition looks at, in a filter with `regexConditions` of them. */
-export function regexInputLimit(programSize: number, regexConditions: number): number {
-  return Math.floor(REGEX_WORK_BUDGET / Math.max(1, regexConditions) / programSize);
-}
-
 interface Evaluation {
-  matched: boolean;
-  /** Characters × program size the `$regex` conditions looked at. */
+  /** Null: not evaluated (its account's share of the matching thread was spent). */
+  matched: boolean | null;
+  /** Characters × program size of the `$regex` conditions looked at. */
   units: number;
 }
 
-function evaluate(filter: EventFilter, data: unknown): Evaluation {
-  const conditions = Object.entries(filter);
-  const regexConditions = conditions.filter(([, c]) => c !== null && typeof c === 'object' && '$regex' in c).length;
+/** How one `$regex` condition is matched: on this thread, or (costly) handed to the matching thread. */
+type RegexMatcher = (pattern: string, value: string, units: number) => boolean | Promise<boolean>;
+
+const onThisThread: RegexMatcher = (pattern, value) => searchRegex(pattern, value);
+
+/** The cost of a `$regex` condition on `value`: its length × the pattern's program size; 0 when it is not matched. */
+function regexCost(pattern: string, value: unknown): number {
+  if (typeof value !== 'string') return 0;
+  const compiled = compileRegex(pattern);
+  return compiled.ok ? value.length * compiled.programSize : 0;
+}
+
+/** The most `$regex` work evaluating `filter` on `data` may cost: every condition looked at in full. */
+export function regexUnits(filter: EventFilter, data: unknown): number {
   let units = 0;
-  for (const [path, condition] of conditions) {
+  for (const [path, condition] of Object.entries(filter)) {
+    if (condition !== null && typeof condition === 'object' && '$regex' in condition) units += regexCost(condition.$regex, valueAtPath(data, path));
+  }
+  return units;
+}
+
+async function evaluate(filter: EventFilter, data: unknown, match: RegexMatcher): Promise<Evaluation> {
+  let units = 0;
+  for (const [path, condition] of Object.entries(filter)) {
     const value = valueAtPath(data, path);
     let holds: boolean;
     if (condition === null || typeof condition !== 'object') holds = value === condition;
     else if (typeof value !== 'string') holds = false;
     else if ('$contains' in condition) holds = value.includes(condition.$contains);
+    else if (!compileRegex(condition.$regex).ok) holds = false;
     else {
-      const compiled = compileRegex(condition.$regex);
-      if (compiled.ok) {
-        const input = headOf(value, regexInputLimit(compiled.programSize, regexConditions));
-        units += input.length * compiled.programSize;
-        holds = searchRegex(compiled.regex, input);
-      } else holds = false;
+      const cost = regexCost(condition.$regex, value);
+      try {
+        holds = await match(condition.$regex, value, cost);
+      } catch (err) {
+        if (err instanceof FilterBudgetSpent) return { matched: null, units };
+        throw err;
+      }
+      units += cost;
+    }
+    if (!holds) return { matched: false, units };
+  }
+  return { matched: true, units };
+}
+
+/** evaluate on this thread, synchronously. */
+function evaluateHere(filter: EventFilter, data: unknown): Evaluation {
+  let units = 0;
+  for (const [path, condition] of Object.entries(filter)) {
+    const value = valueAtPath(data, path);
+    let holds: boolean;
+    if (condition === null || typeof condition !== 'object') holds = value === condition;
+    else if (typeof value !== 'string') holds = false;
+    else if ('$contains' in condition) holds = value.includes(condition.$contains);
+    else if (!compileRegex(condition.$regex).ok) holds = false;
+    else {
+      units += regexCost(condition.$regex, value);
+      holds = searchRegex(condition.$regex, value);
     }
     if (!holds) return { matched: false, units };
   }
@@ -173,11 +216,13 @@ function evaluate(filter: EventFilter, data: unknown): Evaluation {
 }
 
 /**
- * True when `data` (an event's `data`) meets every condition of `filter`. Pure but for the pattern
- * cache; never throws; `filter` must have passed eventFilterSchema.
+ * True when `data` (an event's `data`) meets every condition of `filter`, every value looked at in full,
+ * on this thread. Pure but for the pattern cache; never throws; `filter` must have passed
+ * eventFilterSchema. The engine matches through matchEventFilters, which keeps costly values off the
+ * event loop.
  */
 export function matchesEventFilter(filter: EventFilter, data: unknown): boolean {
-  return evaluate(filter, data).matched;
+  return evaluateHere(filter, data).matched === true;
 }
 
 export interface FilterCheck {
@@ -188,29 +233,43 @@ export interface FilterCheck {
 
 export interface FilterBudget {
   /**
-   * Work units (as REGEX_WORK_BUDGET) all the checks together may spend; once they are spent, the
-   * remaining checks are not evaluated. Overshoots by at most one filter's REGEX_WORK_BUDGET. Default:
-   * no limit.
+   * Work units (as REGEX_WORK_BUDGET) all the checks together may spend: a filter is started only while
+   * fewer have been spent, and once started is evaluated in full, so the checks spend at most this plus
+   * one filter. Default: no limit.
    */
   maxUnits?: number;
   /** Yield to the event loop between checks once this many ms have passed since the last yield. Default 10. */
   sliceMs?: number;
+  /**
+   * The matching thread and the account whose turn its jobs wait for: conditions costing more than
+   * SYNC_REGEX_UNITS are matched there. Without it every condition is matched on this thread (callers
+   * keep the whole cost within a slice: lib/event-fan-out.ts INLINE_MATCH_UNITS).
+   */
+  thread?: { regex: RegexThread; accountId: string };
 }
 
 export interface FilterResults {
-  /** Per check, in order: whether its filter matched; shorter than the checks when maxUnits ran out. */
+  /**
+   * Per check, in order: whether its filter matched. Shorter than the checks when maxUnits ran out, or
+   * the account's share of the matching thread was spent: the checks after it were not evaluated.
+   */
   matches: boolean[];
   units: number;
 }
 
 /**
- * Evaluates the filters of one event's candidate triggers, in order, yielding to the event loop between
- * filters once `sliceMs` have passed, so an event with hundreds of costly filters holds the worker's
- * event loop for about one slice plus one filter (plus compiling its patterns if they are not cached)
- * at a time; and stopping after `maxUnits`, so one event's fan-out costs a bounded amount of work.
+ * Evaluates the filters of one event's candidate triggers, in order, every value in full: conditions
+ * costing more than SYNC_REGEX_UNITS on the matching thread (in the account's turn), the others here,
+ * yielding to the event loop between filters once `sliceMs` have passed, so the event loop is held for
+ * about one slice plus one cheap filter at a time (plus compiling its patterns if they are not cached).
+ * Stops starting filters once `maxUnits` are spent, or when the matching thread refuses the account a
+ * turn; the filters not evaluated are the ones past `matches.length`.
  */
 export async function matchEventFilters(checks: readonly FilterCheck[], budget: FilterBudget = {}): Promise<FilterResults> {
-  const { maxUnits = Infinity, sliceMs = 10 } = budget;
+  const { maxUnits = Infinity, sliceMs = 10, thread } = budget;
+  const match: RegexMatcher = thread
+    ? (pattern, value, units) => (units > SYNC_REGEX_UNITS ? thread.regex.match(thread.accountId, pattern, value) : searchRegex(pattern, value))
+    : onThisThread;
   const matches: boolean[] = [];
   let units = 0;
   let sliceStart = performance.now();
@@ -220,9 +279,10 @@ export async function matchEventFilters(checks: readonly FilterCheck[], budget: 
       await nextTurn();
       sliceStart = performance.now();
     }
-    const result = evaluate(check.filter, check.data);
-    matches.push(result.matched);
+    const result = await evaluate(check.filter, check.data, match);
     units += result.units;
+    if (result.matched === null) break;
+    matches.push(result.matched);
   }
   return { matches, units };
 }

@@ -6,7 +6,7 @@ import { compileRegex, MAX_PROGRAM_SIZE, searchRegex } from './re2-cache';
  * JSON Schemas written by accounts: a custom tool's `parameters`, the schema of the arguments a model
  * passes it. Checked on write (a schema Ajv cannot compile is refused, naming why) and used
  * to check a model's arguments before the tool is called. Ajv (draft-07) with:
- * - `pattern` matched by RE2 (re2js, linear time): a tenant's pattern can't stall the worker every
+ * - `pattern` matched by RE2 (re2js, linear time; re2-cache.ts): a tenant's pattern can't stall the worker every
  *   account shares; a pattern RE2 can't compile (lookaround, backreferences) or too large is refused;
  *   a string longer than RE2 can match in bounded time (see re2-cache.ts) fails the pattern;
  * - `format` an annotation only (not checked: no format list to keep in step with providers');
@@ -20,8 +20,8 @@ const re2Engine: RegExpEngine = Object.assign(
   (pattern: string) => {
     const compiled = compileRegex(pattern);
     if (!compiled.ok) throw new Error(`pattern ${JSON.stringify(pattern)}: ${compiled.message}`);
-    const { regex, programSize } = compiled;
-    return { test: (s: string) => s.length <= maxInputFor(programSize) && searchRegex(regex, s) };
+    const { programSize } = compiled;
+    return { test: (s: string) => s.length <= maxInputFor(programSize) && searchRegex(pattern, s) };
   },
   { code: 're2' },
 );

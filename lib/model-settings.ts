@@ -15,7 +15,7 @@ export const modelSettingsShape = {
     .min(1)
     .max(200)
     .optional()
-    .describe('The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME'),
+    .describe('The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME. When the deployment sets MODEL_ALLOWED, one of those (400 otherwise)'),
   temperature: z.number().min(0).max(2).optional().describe("Sampling temperature, 0–2; default the provider's"),
   maxSteps: z
     .int()
@@ -42,4 +42,49 @@ export function modelSettingsOf(configJson: unknown, defaultModel: string | null
     throw new Error(`configJson.${issue.path.map(String).join('.')}: ${issue.message}`);
   }
   return { model: parsed.data.model ?? defaultModel, temperature: parsed.data.temperature ?? null, maxSteps: parsed.data.maxSteps ?? DEFAULT_MAX_STEPS };
+}
+
+/** What decides whether an agent's runs use the model (lib/config.ts `model`). */
+export interface ModelDeployment {
+  baseUrl: string | null;
+  name: string | null;
+}
+
+/**
+ * Whether a run of an agent with this configJson uses the language model: the deployment has a provider
+ * (MODEL_BASE_URL) and a model is named for the agent (its configJson.model, else MODEL_NAME). The worker
+ * decides each run's executor by it; the API and the fire recorder apply the model budget by it.
+ */
+export function runsWithModel(configJson: unknown, deployment: ModelDeployment): boolean {
+  if (!deployment.baseUrl) return false;
+  const named = (configJson as { model?: unknown } | null)?.model;
+  return isNamedModel(named) || deployment.name !== null;
+}
+
+const isNamedModel = (named: unknown): named is string => typeof named === 'string' && named.trim() !== '';
+
+/**
+ * Why `model` (an agent's configJson.model) may not be used under MODEL_ALLOWED, or null when it may
+ * (MODEL_ALLOWED unset, the model among it, or no model named).
+ */
+export function modelNotAllowed(model: unknown, allowed: readonly string[] | null): string | null {
+  if (!allowed || !isNamedModel(model)) return null;
+  const name = model.trim();
+  return allowed.includes(name) ? null : `"${name.slice(0, 200)}" is not an allowed model (allowed: ${allowed.join(', ')})`;
+}
+
+/** The model budget: whether an account that spent `tokensToday` today may start a model call or run. */
+export function overModelBudget(tokensToday: number, tokensPerDay: number): boolean {
+  return tokensToday >= tokensPerDay;
+}
+
+/** Seconds from `now` to the next UTC midnight (when today's model budget starts afresh), at least 1. */
+export function secondsToNextUtcDay(now: Date = new Date()): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
+
+/** The message of a run refused or stopped by MODEL_TOKENS_PER_DAY. */
+export function modelBudgetMessage(tokensPerDay: number): string {
+  return `MODEL_TOKENS_PER_DAY reached: this account has used its ${tokensPerDay} model tokens (prompt + completion) for today (UTC)`;
 }

@@ -1,16 +1,18 @@
-import dns from 'node:dns';
+import type dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from './network';
+import ipaddr from 'ipaddr.js';
+import { assertPublicAddresses, hostOf, isLocalhost, parseTarget, resolveHost, TargetNotAllowedError } from './network';
 
 /**
  * The one way the engine calls out (webhook deliveries, custom tools, data tools): Node's own HTTP
- * client, with the SSRF guard applied at connect time. The target is checked before the request
- * (scheme, literal addresses, DNS) and the address the socket actually connects to is checked again
- * in `lookup`, so a name that re-resolves to a private address between the two (DNS rebinding) is
- * refused. Redirects are not followed (a redirect could lead anywhere); the whole exchange is bounded
- * by `timeoutMs` (and by `signal`), and the response body is read up to `maxResponseBytes`.
+ * client, with the SSRF guard applied before the request. The target's name is resolved once (c-ares,
+ * never the libuv thread pool: lib/network.ts), its addresses checked, and the socket connects only to
+ * those addresses (the request's `lookup` answers them), so a name that re-resolves to a private address
+ * after the check (DNS rebinding) is never reached. Redirects are not followed (a redirect could lead
+ * anywhere); the whole exchange is bounded by `timeoutMs` (and by `signal`), and the response body is
+ * read up to `maxResponseBytes`.
  */
 export interface OutboundRequest {
   url: string;
@@ -19,6 +21,8 @@ export interface OutboundRequest {
   body?: string;
   timeoutMs: number;
   allowPrivate: boolean;
+  /** DNS_SERVERS: the nameservers the target's name is resolved with (null: the system's). */
+  dnsServers: readonly string[] | null;
   maxResponseBytes?: number;
   /** Tears the request down when aborted (a cancelled activity), rejecting with an OutboundError. */
   signal?: AbortSignal;
@@ -37,31 +41,50 @@ export class OutboundError extends Error {}
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
-/** The `lookup` of every outbound socket: the address it connects to is checked again (DNS rebinding). Exported for its test. */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+/**
+ * The `lookup` of every outbound socket: the addresses that were resolved and checked before the request,
+ * never a new resolution. Exported for its test.
+ */
+export function pinnedLookup(addresses: readonly string[]): LookupFunction {
+  const list: dns.LookupAddress[] = addresses.map((address) => ({ address, family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4 }));
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '', 4);
-      const list = addresses as dns.LookupAddress[];
-      if (!allowPrivate && list.some((a) => isPrivateAddress(a.address))) {
-        // The host only, never the address: this message is stored and shown to the account.
-        return callback(new TargetNotAllowedError(`${hostname} resolves to a private, loopback or link-local address`), '', 4);
-      }
-      if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
-      const first = list[0];
-      if (!first) return callback(new Error(`${hostname} does not resolve`), '', 4);
-      callback(null, first.address, first.family);
-    });
+    const wanted = options.family === 4 || options.family === 6 ? list.filter((a) => a.family === options.family) : list;
+    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, wanted);
+    const first = wanted[0];
+    if (!first) return callback(new Error(`${hostname} does not resolve`), '', 4);
+    callback(null, first.address, first.family);
   };
 }
 
-export async function sendOutbound(req: OutboundRequest): Promise<OutboundResponse> {
+/**
+ * The addresses a request may connect to: resolved without the thread pool, and public unless allowed.
+ * A refused target says so ("target not allowed: …"); a name that does not resolve says that alone.
+ */
+async function checkedAddresses(req: OutboundRequest): Promise<{ url: URL; addresses: string[] }> {
+  let url: URL;
   try {
-    await assertPublicTarget(req.url, req.allowPrivate);
+    url = parseTarget(req.url, true);
+    if (!req.allowPrivate && isLocalhost(hostOf(url).toLowerCase())) throw new TargetNotAllowedError('must not point at a loopback address');
   } catch (err) {
     throw new OutboundError(`target not allowed: ${(err as Error).message}`);
   }
-  const url = new URL(req.url);
+  const host = hostOf(url);
+  let addresses: string[];
+  try {
+    addresses = await resolveHost(host, { servers: req.dnsServers, accountId: null, signal: req.signal });
+  } catch (err) {
+    throw new OutboundError((err as Error).message);
+  }
+  try {
+    assertPublicAddresses(host, addresses, req.allowPrivate);
+  } catch (err) {
+    throw new OutboundError(`target not allowed: ${(err as Error).message}`);
+  }
+  return { url, addresses };
+}
+
+export async function sendOutbound(req: OutboundRequest): Promise<OutboundResponse> {
+  const { url, addresses } = await checkedAddresses(req);
   const client = url.protocol === 'https:' ? https : http;
   const limit = req.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 
@@ -81,7 +104,7 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
       {
         method: req.method,
         headers: { 'user-agent': 'agent-platform/1', ...req.headers, ...(req.body !== undefined ? { 'content-length': Buffer.byteLength(req.body) } : {}) },
-        lookup: guardedLookup(req.allowPrivate),
+        lookup: pinnedLookup(addresses),
         agent: false,
       },
       (response) => {

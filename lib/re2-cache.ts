@@ -1,20 +1,28 @@
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 
 /**
- * Event filters' `$regex` patterns compiled with re2js (a pure-JavaScript port of RE2/J), kept in a
- * bounded LRU: compiling costs 0.01–1 ms (more on a cold or busy process), often more than matching,
- * and the same patterns are matched against every event of their type.
- *
- * RE2 matches in time linear in the input, but the constant is the size of the compiled program: the
- * worst inputs cost up to ~90 ns per character per instruction (npm run bench:regex), so callers bound
- * the input by the program size (lib/event-filter.ts) and patterns above MAX_PROGRAM_SIZE instructions
- * are refused. (Google's re2-wasm was measured and rejected: every compiled pattern leaks
- * wasm memory and its 16 MiB heap aborts the process after ~100k compiles.)
+ * Event filters' `$regex` patterns. Two engines, one syntax (RE2's):
+ * - **re2js** (a pure-JavaScript port of RE2/J) decides what a pattern is — whether it compiles (the API
+ *   refuses what it cannot compile, naming why) and its program size (refused above MAX_PROGRAM_SIZE; the
+ *   cost of a match is bounded by value length × program size, lib/event-filter.ts) — and matches the
+ *   values short enough to cost a few milliseconds at most, on the event loop (searchRegex). It is the
+ *   stricter of the two: every pattern it accepts compiles in RE2 with the same meaning. Compiling costs
+ *   0.01–1 ms.
+ * - **RE2** itself (the `re2` package: Google's C++ library, built when the package is installed) matches
+ *   the long values, on the matching thread only (lib/regex-thread.ts): its DFA runs at about a
+ *   nanosecond per byte on most patterns, where re2js has none and costs 20–400 ns per character ×
+ *   instruction (npm run bench:regex: a 1 MiB value is hundreds to thousands of times quicker for most
+ *   hostile patterns; the ones that defeat its DFA are still linear, and a few times quicker). It is not
+ *   used on the event loop because compiling a pattern with Unicode classes takes it up to ~100 ms.
+ * re2js's compiled patterns are kept in a bounded LRU (the thread keeps its own): the same patterns are
+ * matched against every event of their type. (Google's re2-wasm and AdGuard's fork were measured and
+ * rejected: their 16 MiB heap aborts the process on a 1 MiB value, and they match 10–100 times slower
+ * than RE2.)
  */
 
 /**
  * Largest compiled program (re2js `programSize()`: about one instruction per literal, class,
- * alternative or repeat). Also the largest re2js runs its bit-state backtracker on (see searchRegex).
+ * alternative or repeat).
  */
 export const MAX_PROGRAM_SIZE = 500;
 /** Compiled patterns kept; the least recently used is dropped beyond it. */
@@ -66,21 +74,14 @@ export function clearRegexCache(): void {
 }
 
 /**
- * Whether `regex` matches somewhere in `input`. Through a Matcher rather than `regex.test()`: test()
- * runs re2js's lazy DFA, which on a crafted input builds a new state at every character, each costing
- * time per instruction it holds — 2 to 10 times the backtracker's cost on the same inputs in the
- * benchmark — and keeps up to 8 MiB of states per pattern in the cache (~3 MiB of heap seen). find()
- * asks for the match's position, which re2js answers with its one-pass matcher or, for inputs as short
- * as callers make them (≤ 262,144 / program size characters), its bit-state backtracker: each
- * (instruction, position) pair visited at most once, nothing kept between calls but a pooled bitmap.
+ * Whether `pattern` (accepted by compileRegex) matches somewhere in `value`, in full, by re2js on this
+ * thread: callers keep it to values whose cost (length × program size) they bound (lib/event-filter.ts)
+ * and send longer ones to the matching thread (lib/regex-thread.ts). Through a Matcher rather than
+ * `test()`: test() runs re2js's lazy DFA, which on a crafted input builds a new state at every character
+ * and keeps up to 8 MiB of states per pattern; find() answers with its one-pass matcher or, for short
+ * inputs, its bit-state backtracker, keeping nothing between calls but a pooled bitmap.
  */
-export function searchRegex(regex: RE2JS, input: string): boolean {
-  return regex.matcher(input).find();
-}
-
-/** The first `maxChars` UTF-16 code units of `value`, one fewer rather than half a surrogate pair. */
-export function headOf(value: string, maxChars: number): string {
-  if (value.length <= maxChars) return value;
-  const last = value.charCodeAt(maxChars - 1);
-  return value.slice(0, last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars);
+export function searchRegex(pattern: string, value: string): boolean {
+  const compiled = compileRegex(pattern);
+  return compiled.ok && compiled.regex.matcher(value).find();
 }

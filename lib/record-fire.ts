@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/pool';
 import { findEvent, insertEvent } from '../db/repositories/events';
-import { createFireRateRepository, createFiresRepository, type FireStatus } from '../db/repositories/fires';
+import { createFireRateRepository, createFiresRepository, type FireReason, type FireStatus } from '../db/repositories/fires';
 import { insertRun } from '../db/repositories/runs';
 import { createTriggersRepository, type FiringTriggerRow } from '../db/repositories/triggers';
 import type { Config } from './config';
+import { overModelBudget, runsWithModel } from './model-settings';
 import { runLineLimits } from './run-line';
 import { startRun } from './engine-starts';
 import type { EventFanOut } from './event-fan-out';
@@ -29,7 +30,7 @@ async function payloadOf(q: Queryable, input: FireInput): Promise<unknown> {
 }
 
 /** Agents that are not run: a template is a blueprint, a paused agent is switched off. */
-const NOT_RUN = new Set(['template', 'paused']);
+const NOT_RUN: Record<string, FireReason> = { template: 'agent_template', paused: 'agent_paused' };
 
 /**
  * A manual or hook fire over its account's FIRES_PER_MINUTE: nothing is recorded (the transaction is
@@ -51,21 +52,31 @@ export type FireToRecord = FireInput & { fireKey: string };
 export type RecordedFire = FireOutcome & { held: FirstAttempt[] };
 
 /** What happens when a trigger fires: shared by the fire workflow's local activity and the API. */
-export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'>; fanOut: EventFanOut }) {
+export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs' | 'model'>; fanOut: EventFanOut }) {
   const { config, fanOut } = deps;
 
   /**
-   * Whether the fire goes ahead: a disabled trigger, or one linked to a template or paused agent, is
+   * Whether the fire goes ahead, and why not: a disabled trigger, one linked to a template or paused
+   * agent, or to an agent whose runs use the model while its account has spent MODEL_TOKENS_PER_DAY, is
    * skipped; a schedule or event fire over the account's FIRES_PER_MINUTE is throttled, a manual or hook
    * fire refused (FireRateExceeded). Only a fire that goes ahead is counted. The account's window is
    * taken after the trigger's lock, in every process, so two fires never wait on each other's locks.
    */
-  async function admit(trigger: FiringTriggerRow, source: FireSource, tx: Queryable): Promise<FireStatus> {
-    if (!trigger.enabled || (trigger.agent_status !== null && NOT_RUN.has(trigger.agent_status))) return 'skipped';
+  async function admit(trigger: FiringTriggerRow, source: FireSource, tx: Queryable): Promise<{ status: FireStatus; reason: FireReason | null }> {
+    if (!trigger.enabled) return { status: 'skipped', reason: 'trigger_disabled' };
+    const notRun = trigger.agent_status !== null ? NOT_RUN[trigger.agent_status] : undefined;
+    if (notRun) return { status: 'skipped', reason: notRun };
+    if (
+      trigger.agent_id &&
+      runsWithModel({ model: trigger.agent_model }, config.model) &&
+      overModelBudget(trigger.tokens_today, config.model.tokensPerDay)
+    ) {
+      return { status: 'skipped', reason: 'model_tokens_per_day' };
+    }
     const over = await createFireRateRepository(tx).take(trigger.account_id, config.fires.perMinute, tx);
-    if (!over) return 'fired';
+    if (!over) return { status: 'fired', reason: null };
     if (source === 'manual' || source === 'webhook') throw new FireRateExceeded(config.fires.perMinute, over.retryAfterSeconds);
-    return 'throttled';
+    return { status: 'throttled', reason: 'fires_per_minute' };
   }
 
   return {
@@ -74,8 +85,9 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
      * activity of fireTriggerWorkflow; the API for manual and hook fires):
      * 1. lock the trigger (deleted meanwhile: nothing happens); a fire key already recorded answers
      *    the first fire;
-     * 2. admit it: skipped (trigger disabled, agent a template or paused) or throttled (over
-     *    FIRES_PER_MINUTE) fires are recorded as such and go no further;
+     * 2. admit it: skipped (trigger disabled, agent a template or paused, its model runs over
+     *    MODEL_TOKENS_PER_DAY) or throttled (over FIRES_PER_MINUTE) fires are recorded as such, with their
+     *    reason, and go no further;
      * 3. record and count it (fireCount, lastFired);
      * 4. when the trigger is linked to an agent: insert the agent's run and start it;
      * 5. write agent.triggered (linked) or trigger.fired and its fan-out (lib/event-fan-out.ts: its
@@ -93,7 +105,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
       const first = await fires.findByKey(trigger.id, input.fireKey, tx);
       if (first) return { fireId: first.id, status: 'duplicate', runId: first.run_id, held: [] };
 
-      const status = await admit(trigger, input.source, tx);
+      const { status, reason } = await admit(trigger, input.source, tx);
       const chainDepth = input.chainDepth ?? 0;
       const payload = await payloadOf(tx, input);
       const eventId = randomUUID();
@@ -106,6 +118,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
           fireKey: input.fireKey,
           source: input.source,
           status,
+          reason,
           payload,
           chainDepth,
           scheduledAt: scheduledTimeOf(input.fireKey),

@@ -1,4 +1,4 @@
-import { maskSecret, type SecretBox } from './secrets';
+import { isSealed, maskSecret, type SecretBox } from './secrets';
 
 /**
  * Secret values inside a resource's configJson (docs/api.md § Secrets). A path names one string value, e.g.
@@ -37,7 +37,13 @@ export function mapSecrets(config: Config, paths: readonly SecretPath[], change:
 
 export const sealConfig = (plain: Config, paths: readonly SecretPath[], box: SecretBox) => mapSecrets(plain, paths, (v) => box.seal(v));
 
-export const openConfig = (stored: Config, paths: readonly SecretPath[], box: SecretBox) => mapSecrets(stored, paths, (v) => box.open(v));
+/**
+ * The config with its secrets opened. A value at a secret path that is not sealed was stored before its
+ * path counted as a secret (a custom tool's `X-Session` header, before every header but four did): it is
+ * read as the plaintext it is, and sealed when the resource is next written.
+ */
+export const openConfig = (stored: Config, paths: readonly SecretPath[], box: SecretBox) =>
+  mapSecrets(stored, paths, (v) => (isSealed(v) ? box.open(v) : v));
 
 /** The response form: every secret masked except those in `revealed` (set by this request). */
 export function presentConfig(plain: Config, paths: readonly SecretPath[], revealed: ReadonlySet<string> = new Set()): Config {

@@ -24,11 +24,14 @@ export const TRIGGER_SECRET_PATHS: Record<TriggerKind, readonly SecretPath[]> = 
   agent_output: [],
 };
 
-/** Custom tool headers whose values are secrets. */
-export const SECRET_HEADER = /authorization|token|key|secret/i;
+/**
+ * Custom tool headers whose values are not secrets (names compared in any case). Every other header's
+ * value is one: a credential hides in `Cookie`, `X-Auth`, `X-Session` as well as in `Authorization`.
+ */
+export const PLAIN_HEADERS: ReadonlySet<string> = new Set(['content-type', 'accept', 'accept-language', 'user-agent']);
 
-/** A custom tool's secrets are the values of headers named like authorization / *token* / *key* / *secret*. */
+/** A custom tool's secrets are the values of all its headers but PLAIN_HEADERS. */
 export function toolSecretPaths(type: ToolType, config: Config): SecretPath[] {
   if (type !== 'custom' || !config.headers || typeof config.headers !== 'object') return [];
-  return Object.keys(config.headers).filter((name) => SECRET_HEADER.test(name)).map((name) => ['headers', name]);
+  return Object.keys(config.headers).filter((name) => !PLAIN_HEADERS.has(name.toLowerCase())).map((name) => ['headers', name]);
 }

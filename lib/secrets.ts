@@ -32,6 +32,11 @@ export function createSecretBox(key: Buffer): SecretBox {
   };
 }
 
+/** Whether `value` has the form of a sealed value (`v1.<iv>.<ciphertext>.<tag>`); opening it may still fail. */
+export function isSealed(value: string): boolean {
+  return /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/.test(value);
+}
+
 export const MASK_PREFIX = '••••';
 
 /**

@@ -7,7 +7,7 @@ import { startTestPostgres } from './embedded-postgres';
 import { locate, TEMPORAL_CLI, TEMPORAL_TEST_SERVER } from './temporal-binaries';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 import { testNamespace } from '../test/helpers/namespace';
-import { ensureChromium } from '../test/helpers/chromium';
+import { ensureChromium } from './chromium';
 import { BROWSER_NAMESPACE } from '../test/browser/stack';
 import { ensureConsoleBuilt } from './console-build';
 

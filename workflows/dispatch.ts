@@ -4,8 +4,10 @@ import { ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { DispatchResult } from './types';
 
 const { fanOutEvent, markDispatchFailed } = proxyActivities<Activities>({
-  // Matching is bounded (~1 s at worst) and the transaction short: a dead worker's attempt is retried soon.
-  startToCloseTimeout: '30 seconds',
+  // Matching is bounded (FANOUT_WORK_UNITS: milliseconds for most events, up to about a minute of the
+  // matching thread for the costliest filters on 1 MiB values, waiting for other accounts' turns besides)
+  // and the transaction short; the heartbeat, not this, notices a dead worker.
+  startToCloseTimeout: '10 minutes',
   // It heartbeats every second: a worker killed mid-fan-out is noticed in seconds, not at the time limit.
   heartbeatTimeout: '5 seconds',
   retry: ENGINE_RETRY,

@@ -47,7 +47,7 @@ const hasHeader = (headers: Record<string, string>, name: string) => Object.keys
 export async function runCustomTool(
   config: CustomToolConfig,
   input: unknown,
-  opts: { timeoutMs: number; allowPrivate: boolean; signal?: AbortSignal },
+  opts: { timeoutMs: number; allowPrivate: boolean; dnsServers: readonly string[] | null; signal?: AbortSignal },
 ): Promise<unknown> {
   const headers = { ...(config.headers ?? {}) };
   let body: string | undefined;

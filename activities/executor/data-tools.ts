@@ -6,9 +6,9 @@ import { toolRequest } from './http';
  * DEXSCREENER_BASE_URL, POLYMARKET_BASE_URL; tests point them at loopback fixtures), so they are
  * called with private targets allowed: the address is the operator's choice, not a user's.
  */
-type Tools = Config['tools'];
+type Tools = Config['tools'] & Pick<Config['network'], 'dnsServers'>;
 
-const get = (url: string, tools: Tools, signal?: AbortSignal) => toolRequest({ url, method: 'GET', timeoutMs: tools.timeoutMs, allowPrivate: true, signal });
+const get = (url: string, tools: Tools, signal?: AbortSignal) => toolRequest({ url, method: 'GET', timeoutMs: tools.timeoutMs, allowPrivate: true, dnsServers: tools.dnsServers, signal });
 
 /** coin_prices → CoinGecko `/simple/price`: `{ "<coinId>": { "usd": <price> }, … }`. */
 export function coinPrices(config: { coinIds: string[] }, tools: Tools, signal?: AbortSignal): Promise<unknown> {

@@ -1,7 +1,7 @@
 import type { RunStepRow } from '../../db/repositories/run-steps';
-import { modelSettingsOf } from '../../lib/model-settings';
+import { modelNotAllowed, modelSettingsOf } from '../../lib/model-settings';
 import { capError, jsonBytes, MAX_RUN_OUTPUT_BYTES } from './output-cap';
-import { contextOf, type ContextMessage, type ModelAnswer, type ModelContext, type ToolStepInput, type Usage } from './model-step';
+import { contextOf, fitRequest, requestOf, type ContextMessage, type ModelAnswer, type ModelContext, type ToolStepInput, type Usage } from './model-step';
 import { composeSystemMessage, userMessage } from './system-message';
 import { applyArguments, offerTools } from './tool-functions';
 import type { AgentExecutor, ComposeContext, ExecutionResult, PlanContext } from './types';
@@ -64,11 +64,19 @@ function fitOutput(output: ModelRunOutput): void {
  * when a model call failed (the provider's message), when the model still asked for tools at its last
  * allowed call, or when its time ran out. A tool's failure is the model's to read, not the run's.
  */
-export function createModelExecutor(defaults: { model: string | null }): AgentExecutor {
+export function createModelExecutor(defaults: { model: string | null; allowed?: readonly string[] | null; contextMaxBytes?: number }): AgentExecutor {
+  const contextMaxBytes = defaults.contextMaxBytes ?? Infinity;
   return {
+    /**
+     * The run's one model step, its context composed: the system message, the thread's remembered
+     * messages that fit MODEL_CONTEXT_MAX_BYTES with the rest (the oldest left out first) and the user's
+     * message. Throws (the run fails) when the agent's model is not among MODEL_ALLOWED.
+     */
     plan({ agent, tools, input, history }: PlanContext) {
       const settings = modelSettingsOf(agent.config_json, defaults.model);
       if (!settings.model) throw new Error('no model: set configJson.model on the agent or MODEL_NAME on the deployment');
+      const notAllowed = modelNotAllowed(settings.model, defaults.allowed ?? null);
+      if (notAllowed) throw new Error(`configJson.model: ${notAllowed}; the run is not sent to it`);
       const system = composeSystemMessage(agent);
       const user = userMessage(input);
       const messages: ContextMessage[] = [
@@ -76,7 +84,22 @@ export function createModelExecutor(defaults: { model: string | null }): AgentEx
         ...history.map((m) => ({ role: m.role, content: m.content })),
         ...(user !== null ? [{ role: 'user' as const, content: user }] : []),
       ];
-      const context: ModelContext = { model: settings.model, temperature: settings.temperature, maxSteps: settings.maxSteps, messages, tools: offerTools(tools) };
+      const context: ModelContext = {
+        model: settings.model,
+        temperature: settings.temperature,
+        maxSteps: settings.maxSteps,
+        messages,
+        tools: offerTools(tools),
+        remembered: history.length,
+      };
+      // Left out here, the oldest first, the remembered messages that do not fit beside the rest; when even
+      // none fit, the first model step fails naming the limit (model-step.ts fitRequest) and sends nothing.
+      const fit = fitRequest(requestOf(context, [], settings.maxSteps <= 1), context, contextMaxBytes);
+      if ('request' in fit && fit.kept < history.length) {
+        const first = system !== null ? 1 : 0;
+        context.messages = [...messages.slice(0, first), ...messages.slice(first + history.length - fit.kept)];
+        context.remembered = fit.kept;
+      }
       return [{ type: 'model', name: settings.model, input: context }];
     },
 

@@ -23,6 +23,12 @@ export interface ModelContext {
   /** The system message, the thread's remembered messages, the user's message. */
   messages: ContextMessage[];
   tools: OfferedTool[];
+  /**
+   * How many of `messages` are the thread's remembered ones (right after the system message, if any): the
+   * ones left out, oldest first, when a request would be larger than MODEL_CONTEXT_MAX_BYTES. Absent in
+   * runs planned before: none is left out.
+   */
+  remembered?: number;
 }
 
 export interface ToolCallRecord {
@@ -74,9 +80,17 @@ function toolResultText(step: RunStepRow): string {
  */
 export function modelRequest(steps: RunStepRow[], index: number): ChatCompletionCreateParamsNonStreaming {
   const context = contextOf(steps);
+  return requestOf(
+    context,
+    steps.filter((s) => s.step_index < index),
+    modelCallNumber(steps, index) >= context.maxSteps,
+  );
+}
+
+/** The request sent with `context` after the `earlier` steps (in order); `last`: the run's last allowed call. */
+export function requestOf(context: ModelContext, earlier: RunStepRow[], last: boolean): ChatCompletionCreateParamsNonStreaming {
   const messages: ChatCompletionMessageParam[] = context.messages.map((m) => ({ role: m.role, content: m.content }));
-  for (const step of steps) {
-    if (step.step_index >= index) break;
+  for (const step of earlier) {
     if (step.type === 'model') {
       const answer = step.output as ModelAnswer;
       messages.push({
@@ -90,7 +104,6 @@ export function modelRequest(steps: RunStepRow[], index: number): ChatCompletion
       messages.push({ role: 'tool', tool_call_id: (step.input as ToolStepInput).callId, content: toolResultText(step) });
     }
   }
-  const last = modelCallNumber(steps, index) >= context.maxSteps;
   const offered = context.tools.length > 0;
   return {
     model: context.model,
@@ -103,6 +116,41 @@ export function modelRequest(steps: RunStepRow[], index: number): ChatCompletion
         }
       : {}),
   };
+}
+
+const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+/**
+ * `request` made to fit `maxBytes` (MODEL_CONTEXT_MAX_BYTES, its JSON body): the thread's remembered
+ * messages (`context.remembered` of them after the system message) left out, oldest first, until it fits;
+ * `kept`: how many of them it still holds. When it does not fit with none of them — the system message,
+ * the user's message, the tools and the run's own steps so far alone are larger — the error naming the
+ * limit: the request is not sent.
+ */
+export function fitRequest(
+  request: ChatCompletionCreateParamsNonStreaming,
+  context: Pick<ModelContext, 'messages' | 'remembered'>,
+  maxBytes: number,
+): { request: ChatCompletionCreateParamsNonStreaming; kept: number } | { error: string } {
+  const remembered = context.remembered ?? 0;
+  const first = context.messages[0]?.role === 'system' ? 1 : 0;
+  let total = bytesOf(request);
+  let dropped = 0;
+  // Each message left out takes its JSON and one comma with it.
+  while (total > maxBytes && dropped < remembered) {
+    total -= bytesOf(request.messages[first + dropped]) + 1;
+    dropped++;
+  }
+  const fit = dropped === 0 ? request : { ...request, messages: [...request.messages.slice(0, first), ...request.messages.slice(first + dropped)] };
+  const size = dropped === 0 ? total : bytesOf(fit);
+  if (size > maxBytes) {
+    return {
+      error:
+        `the model request would be ${size} bytes${remembered > 0 ? " without the thread's remembered messages" : ''}, more than ` +
+        `MODEL_CONTEXT_MAX_BYTES (${maxBytes}): the system message, the input, the tools and the run's steps so far are too large to send`,
+    };
+  }
+  return { request: fit, kept: remembered - dropped };
 }
 
 /** The answer of a completion as the step records it, with its usage; or why it can't be used. */

@@ -1,6 +1,7 @@
 import type { AgentRow } from '../../db/repositories/agents';
 import type { RunExecutor } from '../../db/repositories/runs';
 import type { Config } from '../../lib/config';
+import { runsWithModel } from '../../lib/model-settings';
 import { createDefaultExecutor } from './default-executor';
 import { createModelClient, type ModelClient } from './model-client';
 import { createModelExecutor } from './model-executor';
@@ -23,14 +24,12 @@ export interface Executors {
 export function createExecutors(config: Pick<Config, 'model'>): Executors {
   const executors: Record<RunExecutor, AgentExecutor> = {
     tools: createDefaultExecutor(),
-    model: createModelExecutor({ model: config.model.name }),
+    model: createModelExecutor({ model: config.model.name, allowed: config.model.allowed, contextMaxBytes: config.model.contextMaxBytes }),
   };
   const model = createModelClient(config.model);
   return {
     kindFor(agent) {
-      if (!model) return 'tools';
-      const named = agent.config_json?.model;
-      return (typeof named === 'string' && named.trim() !== '') || config.model.name ? 'model' : 'tools';
+      return model && runsWithModel(agent.config_json, config.model) ? 'model' : 'tools';
     },
     get: (kind) => executors[kind],
     model,

@@ -10,14 +10,17 @@ import { coinPrices, dexPairs, predictionMarkets } from './data-tools';
  */
 export function callTool(tool: ToolRow, input: unknown, config: Config, signal?: AbortSignal): Promise<unknown> {
   const c = tool.config_json as never;
+  const tools = { ...config.tools, dnsServers: config.network.dnsServers };
   switch (tool.type) {
     case 'custom':
-      return runCustomTool(c as CustomToolConfig, input, { timeoutMs: config.tools.timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, signal });
+      return runCustomTool(c as CustomToolConfig, input, {
+        timeoutMs: config.tools.timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, dnsServers: config.network.dnsServers, signal,
+      });
     case 'coin_prices':
-      return coinPrices(c, config.tools, signal);
+      return coinPrices(c, tools, signal);
     case 'dex_pairs':
-      return dexPairs(c, config.tools, signal);
+      return dexPairs(c, tools, signal);
     case 'prediction_markets':
-      return predictionMarkets(c, config.tools, signal);
+      return predictionMarkets(c, tools, signal);
   }
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { z } from 'zod';
-import { errorSchema, isErrorResponse } from '../schemas/common';
+import { errorSchema, isErrorResponse, URL_LOOKUPS_BUSY } from '../schemas/common';
 import type { Access } from '../services/access';
 import { documentationOf } from '../schemas/documentation';
 
@@ -71,6 +71,7 @@ function sharedErrors(schema: FastifySchema, route: RouteOptions): Record<string
   if (notFound.length) shared[404] = notFound.join(' ');
   if (idempotent) Object.assign(shared, { 409: IDEMPOTENCY_IN_PROGRESS, 422: MEANINGS[422] });
   if (carriesBody) Object.assign(shared, { 413: MEANINGS[413], 415: MEANINGS[415] });
+  if (route.config?.preflight) shared[429] = URL_LOOKUPS_BUSY;
   return shared;
 }
 

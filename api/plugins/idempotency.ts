@@ -6,7 +6,8 @@ import { WriteUnit } from '../../db/write-unit';
 import type { SecretBox } from '../../lib/secrets';
 import { ConflictError, UnprocessableError, ValidationError } from '../errors';
 
-const TTL_HOURS = 24;
+/** How long a stored response is replayed. */
+export const IDEMPOTENCY_TTL_HOURS = 24;
 /** The savepoint after the claim: an error answer rolls the request's work back to it. */
 const WORK = 'request_work';
 
@@ -29,6 +30,12 @@ export interface IdempotencyDeps {
  * response may show a secret in full (the request that set it), so it is sealed like every other
  * secret, and the request fingerprint is an HMAC, not a plain hash.
  */
+/** The Idempotency-Key of a request the idempotency hook handles (an authenticated POST), or undefined. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  return request.method === 'POST' && request.caller && typeof key === 'string' ? key : undefined;
+}
+
 export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDeps): void {
   const { db, guards, secrets, fingerprintKey } = deps;
 
@@ -47,7 +54,7 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     const unit = await WriteUnit.begin(db);
     let existing: Awaited<ReturnType<typeof guards.claimIdempotencyKey>>;
     try {
-      existing = await guards.claimIdempotencyKey(callerId, key, requestHash, TTL_HOURS, unit.client);
+      existing = await guards.claimIdempotencyKey(callerId, key, requestHash, IDEMPOTENCY_TTL_HOURS, unit.client);
       if (!existing) {
         await unit.savepoint(WORK);
         request.idempotency = { unit, callerId, key };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { accountSchema, actingAccountSchema, auditEntrySchema, transactionSchema } from '../schemas/account';
+import { accountSchema, actingAccountSchema, auditEntrySchema, MAX_USAGE_DAYS, transactionSchema, usageDaySchema, usageQuery } from '../schemas/account';
 import { errorResponse, listQuery } from '../schemas/common';
 import type { AccountService } from '../services/account-service';
 import type { AuditTrail } from '../services/audit-trail';
@@ -40,6 +40,25 @@ export function accountRoutes(app: App, deps: { account: AccountService; audit: 
     },
     async (request, reply) =>
       sendPage(request, reply, await deps.account.listTransactions(callerOf(request), pageRequest(request.query)), deps.publicBaseUrl),
+  );
+
+  app.get(
+    '/api/account/usage',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags,
+        summary: 'Model and tool use per day',
+        description:
+          'The account\'s use per UTC day from `from` to `to` (inclusive; default the last 30 days to today), oldest first, one element ' +
+          'per day including days with nothing: runs that began running, the prompt and completion tokens of the model calls and the ' +
+          'tool steps recorded that day. Today\'s prompt + completion tokens are what MODEL_TOKENS_PER_DAY limits. At most ' +
+          `${MAX_USAGE_DAYS} days per request; \`from\` after \`to\` or a longer range answers 400 naming the rule.`,
+        querystring: usageQuery,
+        response: { 200: z.array(usageDaySchema) },
+      },
+    },
+    async (request) => deps.account.usage(callerOf(request), request.query),
   );
 
   app.get(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage, type Page, type PageRequest } from '../pagination';
-import { agentIdParams, errorResponse, idParams, listQuery, noContent } from '../schemas/common';
+import { agentIdParams, errorResponse, idParams, listQuery, noContent, URL_LOOKUPS_BUSY } from '../schemas/common';
 import type { Caller } from '../services/auth-service';
 import { callerOf, type App } from '../types';
 
@@ -11,6 +11,8 @@ import { callerOf, type App } from '../types';
 export interface AgentChildRouteService<Item, CreateInput, UpdateInput> {
   list: (caller: Caller, agentId: string, page: PageRequest) => Promise<Page<Item>>;
   create: (caller: Caller, agentId: string, input: CreateInput) => Promise<Item>;
+  /** The create's checks that may wait on the network, run as the create route's preflight (api/plugins/preflight.ts). */
+  checkCreate?: (caller: Caller, agentId: string, input: CreateInput) => Promise<void>;
   get: (caller: Caller, id: string) => Promise<Item>;
   update: (caller: Caller, id: string, patch: UpdateInput) => Promise<Item>;
   delete: (caller: Caller, id: string) => Promise<void>;
@@ -38,6 +40,8 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
     createDescription: string;
     /** What the create's 403 says: the quota. */
     quota: string;
+    /** Its configs hold URLs that are checked (a lookup): an update may answer 429 (docs/api.md § URL checks). */
+    checksUrls?: boolean;
   },
 ): void {
   const { collection, noun, service } = options;
@@ -68,10 +72,14 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
       sendPage(request, reply, await service.list(callerOf(request), request.params.agentId, pageRequest(request.query)), options.publicBaseUrl),
   );
 
+  const { checkCreate } = service;
   app.post(
     listUrl,
     {
-      config: { access: 'write' },
+      config: {
+        access: 'write',
+        preflight: checkCreate && ((request) => checkCreate(callerOf(request), (request.params as { agentId: string }).agentId, request.body as CreateInput)),
+      },
       schema: {
         tags,
         summary: `Create a ${noun}`,
@@ -104,7 +112,7 @@ export function agentChildRoutes<Item, CreateInput, UpdateInput>(
           'as a whole, per type. A secret sent masked stays unchanged; a secret set here is shown in full in this response only.',
         params: idParams,
         body: schemas.update,
-        response: { 200: schemas.item },
+        response: { 200: schemas.item, ...(options.checksUrls ? { 429: errorResponse(URL_LOOKUPS_BUSY) } : {}) },
       },
       handler: async (request) => service.update(callerOf(request), request.params.id, request.body as UpdateInput),
     });

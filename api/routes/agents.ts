@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { agentExportSchema, importAgentBody, importedAgentSchema } from '../schemas/agent-transfer';
+import { agentExportSchema, importAgentBody, importedAgentSchema, type ImportAgentInput } from '../schemas/agent-transfer';
 import { agentListQuery, agentSchema, createAgentBody, graphSchema, updateAgentBody } from '../schemas/agents';
 import { errorResponse, idParams, noContent } from '../schemas/common';
 import type { AgentService } from '../services/agent-service';
@@ -140,7 +140,7 @@ export function agentRoutes(app: App, deps: { agents: AgentService; transfer: Ag
   app.post(
     '/api/agents/import',
     {
-      config: { access: 'write' },
+      config: { access: 'write', preflight: (request) => transfer.checkImport(callerOf(request), request.body as ImportAgentInput) },
       schema: {
         tags,
         summary: 'Import an agent',

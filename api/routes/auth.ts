@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import type { AuthRateLimits } from '../plugins/auth-rate-limit';
 import { answerForConsole, clearRefreshCookie, isConsoleRequest, refreshCookieOf } from '../console-session';
-import { UnauthorizedError, ValidationError } from '../errors';
+import { UnauthorizedError } from '../errors';
 import { apiKeySchema, consoleClientHeaders, createApiKeyBody, createdApiKeySchema, loginBody, refreshBody, registerBody, sessionSchema, tokenPairSchema, userSchema } from '../schemas/auth';
 import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
 import type { AuthService } from '../services/auth-service';
@@ -11,13 +11,16 @@ import { callerOf, type App } from '../types';
 
 export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthRateLimits; publicBaseUrl: string; refreshTokenTtlSeconds: number }): void {
   const { auth } = deps;
+  const NO_TOKEN = 'No refresh token: send refreshToken, or X-Client: console with the ap_refresh cookie';
   const CONSOLE = ' With X-Client: console the refresh token is set as the cookie ap_refresh instead of returned in the body.';
-  /** The refresh token of a refresh or logout: the body's, or for a console request its cookie's. */
-  const presentedToken = (request: FastifyRequest, body: { refreshToken?: string }): string | undefined => {
-    if (body.refreshToken !== undefined) return body.refreshToken;
-    if (isConsoleRequest(request)) return refreshCookieOf(request);
-    throw new ValidationError('body.refreshToken: is required (or send X-Client: console with the ap_refresh cookie)');
-  };
+  /**
+   * The refresh token of a refresh or logout: the body's, or for a console request its cookie's. A cookie
+   * without the header is never read (docs/console.md § Auth: CSRF); no token at all is a 401 for refresh
+   * and nothing to revoke for logout.
+   */
+  const presentedToken = (request: FastifyRequest, body: { refreshToken?: string }): string | undefined =>
+    body.refreshToken ?? (isConsoleRequest(request) ? refreshCookieOf(request) : undefined);
+
   const open = { public: true, rateLimit: deps.rateLimit.perClient };
   const tags = ['auth'];
   const LIMIT = 'AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout';
@@ -79,7 +82,10 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
         body: refreshBody,
         response: {
           200: tokenPairSchema,
-          401: errorResponse('The refresh token is unknown, expired or revoked, or was already used (its family is then revoked); or a console request carried none.'),
+          401: errorResponse(
+            'The refresh token is unknown, expired or revoked, or was already used (its family is then revoked); or none was presented (no ' +
+              'refreshToken, and no X-Client: console with the ap_refresh cookie).',
+          ),
           429: limited,
         },
       },
@@ -87,7 +93,7 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
     async (request, reply) => {
       const token = presentedToken(request, request.body);
       try {
-        if (token === undefined) throw new UnauthorizedError('No refresh token: sign in again');
+        if (token === undefined) throw new UnauthorizedError(NO_TOKEN);
         return answerForConsole(request, reply, await auth.refresh(token), deps.refreshTokenTtlSeconds);
       } catch (err) {
         // A console whose cookie is spent keeps no dead cookie.
@@ -106,7 +112,7 @@ export function authRoutes(app: App, deps: { auth: AuthService; rateLimit: AuthR
         summary: 'Sign out',
         description:
           `Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; ${LIMIT}. ` +
-          'With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared.',
+          'With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared. With no token at all, nothing is revoked.',
         headers: consoleClientHeaders,
         body: refreshBody,
         response: { 204: noContent, 429: limited },

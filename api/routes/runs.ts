@@ -29,10 +29,16 @@ export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEven
           "the tool executor calls the agent's enabled tools in created order with the input (custom tools fill bodyTemplate: " +
           '{{input}} is the whole input as JSON, {{input.a.b}} the value at that path) and succeeds when it has no enabled tools or at ' +
           'least one succeeded. On finish it emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, ' +
-          'runId, error, chainDepth }. Draft and active agents run; a template or a paused agent answers 409.',
+          'runId, error, chainDepth }. Draft and active agents run; a template or a paused agent answers 409. A run that would use ' +
+          "the model while the account has spent MODEL_TOKENS_PER_DAY tokens today (UTC) answers 429 with Retry-After (the seconds to " +
+          'the next UTC day); a run that crosses the budget while it runs fails, its error naming the budget.',
         params: idParams,
         body: createRunBody,
-        response: { 202: runSchema, 409: errorResponse('The agent is a template or paused: it does not run.') },
+        response: {
+          202: runSchema,
+          409: errorResponse('The agent is a template or paused: it does not run.'),
+          429: errorResponse("The agent's runs use the model and the account has spent MODEL_TOKENS_PER_DAY for today (UTC); Retry-After says when it starts afresh."),
+        },
       },
     },
     async (request, reply) => reply.code(202).send(await runs.create(callerOf(request), request.params.id, request.body)),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
-import { errorResponse, idParams, listQuery, noContent } from '../schemas/common';
-import { createWebhookBody, updateWebhookBody, webhookSchema } from '../schemas/webhooks';
+import { errorResponse, idParams, listQuery, noContent, URL_LOOKUPS_BUSY } from '../schemas/common';
+import { createWebhookBody, updateWebhookBody, webhookSchema, type CreateWebhookInput } from '../schemas/webhooks';
 import type { WebhookService } from '../services/webhook-service';
 import { callerOf, type App } from '../types';
 
@@ -27,7 +27,7 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
   app.post(
     '/api/webhooks',
     {
-      config: { access: 'write' },
+      config: { access: 'write', preflight: (request) => webhooks.checkCreate(callerOf(request), request.body as CreateWebhookInput) },
       schema: {
         tags,
         summary: 'Create a webhook',
@@ -62,7 +62,11 @@ export function webhookRoutes(app: App, deps: { webhooks: WebhookService; public
           'it, the masked value keeps it. Disabling it cancels its pending deliveries.',
         params: idParams,
         body: updateWebhookBody,
-        response: { 200: webhookSchema },
+        response: {
+          200: webhookSchema,
+          409: errorResponse('The webhook changed to a url nobody checked while this update checked its own: send it again.'),
+          429: errorResponse(URL_LOOKUPS_BUSY),
+        },
       },
       handler: async (request) => webhooks.update(callerOf(request), request.params.id, request.body),
     });

@@ -36,3 +36,27 @@ export const auditEntrySchema = z
     createdAt: timestamp,
   })
   .meta({ id: 'AuditEntry' });
+
+/** A calendar date, YYYY-MM-DD, that exists. */
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date written YYYY-MM-DD')
+  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a date of the calendar');
+
+/** The most days one usage request covers. */
+export const MAX_USAGE_DAYS = 366;
+
+export const usageQuery = z.strictObject({
+  from: isoDate.optional().describe('First day (UTC), inclusive; default 29 days before `to` (30 days in all)'),
+  to: isoDate.optional().describe('Last day (UTC), inclusive; default today (UTC)'),
+});
+
+export const usageDaySchema = z
+  .object({
+    date: z.string().describe('The UTC day, YYYY-MM-DD'),
+    runs: z.int().describe('Runs that began running that day'),
+    promptTokens: z.int().describe('Prompt tokens of the model calls recorded that day'),
+    completionTokens: z.int().describe('Completion tokens of the model calls recorded that day'),
+    toolCalls: z.int().describe('Tool steps recorded that day'),
+  })
+  .meta({ id: 'UsageDay' });

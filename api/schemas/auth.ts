@@ -14,7 +14,7 @@ export const refreshBody = z
       .min(1)
       .max(500)
       .optional()
-      .describe('Required, except on a request with X-Client: console, which may send {} and have the ap_refresh cookie read instead'),
+      .describe('The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is)'),
   })
   .meta({ id: 'RefreshRequest' });
 

@@ -9,6 +9,10 @@ const errorResponses = new WeakSet<z.ZodType>([errorSchema]);
  * already in use"). The statuses every route shares (400 for bad input, 401, 404 for ids, 413, 415,
  * Idempotency-Key's 409 and 422) are added and described by the docs plugin (plugins/docs.ts).
  */
+/** The 429 of a request whose URLs are checked (docs/api.md § URL checks). */
+export const URL_LOOKUPS_BUSY =
+  'The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field.';
+
 export function errorResponse(when?: string): z.ZodType {
   const response = when ? errorSchema.describe(when) : errorSchema;
   errorResponses.add(response);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FIRE_REASONS } from '../../db/repositories/fires';
 import { timestamp } from './common';
 
 export const FIRE_SOURCES = ['schedule', 'manual', 'webhook', 'event'] as const;
@@ -13,9 +14,19 @@ export const fireSchema = z
     status: z
       .enum(FIRE_STATUSES)
       .describe(
-        "'skipped': the trigger was disabled, or its agent a template or paused, when the fire ran (not counted, no run); " +
+        "'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); " +
           "'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); " +
           "the run's status when it started one; else 'fired'",
+      ),
+    reason: z
+      .enum(FIRE_REASONS)
+      .nullable()
+      .describe(
+        'Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when ' +
+          'the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter ' +
+          "was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs " +
+          "use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the " +
+          "account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute)",
       ),
     scheduledAt: timestamp.nullable().describe('Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag)'),
   })

@@ -65,6 +65,16 @@ export const runSchema = z
         'Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a ' +
           'model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued',
       ),
+    usage: z
+      .object({
+        promptTokens: z.number().int().describe('Prompt tokens of its model calls, as the provider counted them'),
+        completionTokens: z.number().int().describe('Completion tokens of its model calls'),
+        toolCalls: z.number().int().describe('Tool steps it made (a model run: one per function the model called; the tool executor: one per tool)'),
+      })
+      .describe(
+        'What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count ' +
+          "toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage",
+      ),
     startedAt: timestamp.nullable(),
     finishedAt: timestamp.nullable(),
     createdAt: timestamp,
@@ -87,7 +97,8 @@ export const runStepSchema = z
     toolId: z.uuid().nullable().describe('The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up'),
     input: json.describe(
       "The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the " +
-        "thread's remembered messages, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters) }; " +
+        "thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, " +
+        'toolType, description, parameters), remembered (how many of messages are the thread\'s) }; ' +
         'later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; ' +
         "of the tool executor: null (it takes the run's input)",
     ),

@@ -13,6 +13,11 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 const ids = (what: string, min: number, max: number) => z.array(z.string().min(1).max(200)).min(min).max(max).describe(what);
 
+const hasNoCredentials = (url: string) => {
+  const parsed = URL.parse(url);
+  return !parsed || (parsed.username === '' && parsed.password === '');
+};
+
 const maxEntries = (n: number) => (record: Record<string, unknown>) => Object.keys(record).length <= n;
 
 const headers = z
@@ -22,10 +27,10 @@ const headers = z
   .refine(maxEntries(50), 'must have at most 50 entries')
   .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, 'names the same header twice (names are case-insensitive)')
   .describe(
-    'Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: ' +
-      'stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; ' +
-      'sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin ' +
-      '(scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise).',
+    'Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): ' +
+      'stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of ' +
+      'exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part ' +
+      '(scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise).',
   );
 
 const dexPairsConfig = z
@@ -43,7 +48,14 @@ const customConfig = z
     endpoint: z
       .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
       .max(2000)
-      .describe('Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS'),
+      // Credentials in a URL are shown wherever the URL is; a header holds them as a secret.
+      .refine(hasNoCredentials, 'must not contain credentials (user:password@); send them in a header')
+      .describe(
+        'Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and ' +
+          'link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. ' +
+          'Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: ' +
+          'masked on read; the URL sent back exactly as read keeps them; an export leaves them out.',
+      ),
     method: z.enum(HTTP_METHODS).default('GET'),
     headers: headers.default({}),
     bodyTemplate: z.string().max(65_536).optional(),

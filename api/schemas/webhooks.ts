@@ -27,7 +27,9 @@ const targetUrl = z
   })
   .describe(
     'Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local ' +
-      'addresses are refused unless ALLOW_PRIVATE_TARGETS. Incoming: ignored if sent; the response shows the display URL ' +
+      'addresses are refused unless ALLOW_PRIVATE_TARGETS, and so is a name that does not resolve within 3 s. Values of ' +
+      'query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on ' +
+      'read, and the url sent back exactly as read keeps them. Incoming: ignored if sent; the response shows the display URL ' +
       '{PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to.',
   );
 

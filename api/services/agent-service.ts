@@ -7,7 +7,8 @@ import { insertEvent, type EventRow } from '../../db/repositories/events';
 import type { EventAbout, EventFanOut } from '../../lib/event-fan-out';
 import type { FirstAttempt } from '../../lib/first-attempts';
 import type { HandOff } from '../../lib/handoff';
-import { NotFoundError } from '../errors';
+import { modelNotAllowed } from '../../lib/model-settings';
+import { NotFoundError, ValidationError } from '../errors';
 import { toAgent } from '../mappers';
 import { DEFAULT_MEMORY_CONFIG, type CreateAgentInput, type UpdateAgentInput } from '../schemas/agents';
 import type { AuditTrail } from './audit-trail';
@@ -45,8 +46,16 @@ export function createAgentService(deps: {
   /** Writes each event's deliveries and fires in the change's transaction. */
   fanOut: EventFanOut;
   agentCreateCost: number;
+  /** MODEL_ALLOWED: the models an agent's configJson.model may name; null: any. */
+  allowedModels: readonly string[] | null;
 }) {
   const { db, agents, accounts, handOff, audit, fanOut } = deps;
+
+  /** Refuses (400, naming `field`) a configJson whose model is outside MODEL_ALLOWED; checked before anything is written. */
+  function checkModel(configJson: unknown, field: string): void {
+    const problem = modelNotAllowed((configJson as { model?: unknown } | undefined)?.model, deps.allowedModels);
+    if (problem) throw new ValidationError(`${field}: ${problem}`);
+  }
 
   /**
    * Every agent change emits its event in the change's own transaction (`emit`: the event and its
@@ -111,6 +120,7 @@ export function createAgentService(deps: {
   return {
     /** The agent and its charge are one transaction: both happen or neither. */
     async create(caller: Caller, input: CreateAgentInput) {
+      checkModel(input.configJson, 'body.configJson.model');
       return committed(async (tx, emit) => {
         const row = await insertAgent(tx, emit, caller, input);
         await audit.record(tx, caller, 'agent.create', row.id);
@@ -123,6 +133,7 @@ export function createAgentService(deps: {
      * off what it queued. An import creates the agent's children there.
      */
     async createWith<T>(caller: Caller, input: CreateAgentInput, more: (tx: PoolClient, agent: AgentRow) => Promise<T>): Promise<T> {
+      checkModel(input.configJson, 'body.agent.configJson.model');
       return committed(async (tx, emit) => more(tx, await insertAgent(tx, emit, caller, input)));
     },
 
@@ -138,6 +149,8 @@ export function createAgentService(deps: {
     },
 
     async update(caller: Caller, id: string, patch: UpdateAgentInput) {
+      // Only a configJson sent is checked: an agent whose stored model is no longer allowed keeps its other updates (its runs fail).
+      if (patch.configJson !== undefined) checkModel(patch.configJson, 'body.configJson.model');
       return mutate(caller, id, (current) => ({
         ...current,
         ...patch,

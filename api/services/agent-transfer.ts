@@ -4,7 +4,9 @@ import type { ConnectorsRepository } from '../../db/repositories/connectors';
 import type { ToolsRepository } from '../../db/repositories/tools';
 import type { TriggersRepository } from '../../db/repositories/triggers';
 import { valueAtSecretPath, type Config, type SecretPath } from '../../lib/secret-config';
+import { withCheckedTargets } from '../../lib/network';
 import { CONNECTOR_SECRET_PATHS, toolSecretPaths, TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
+import { secretQueryNames, withoutUrlSecrets } from '../../lib/url-secrets';
 import { NotFoundError, ValidationError } from '../errors';
 import { toAgent } from '../mappers';
 import type { AgentExport, ImportAgentInput } from '../schemas/agent-transfer';
@@ -12,6 +14,8 @@ import type { Caller } from './access';
 import type { AgentService } from './agent-service';
 import type { AuditTrail } from './audit-trail';
 import type { ConnectorService } from './connector-service';
+import { refuseWhenFull } from './quotas';
+import type { TargetChecks } from './target-checks';
 import type { ToolService } from './tool-service';
 import type { TriggerService } from './trigger-service';
 
@@ -46,7 +50,16 @@ function secretPath(name: string): SecretPath {
 /** Where the secrets were, sorted: a config's keys come back from the database in its own order. */
 const secretNames = (paths: readonly SecretPath[]) => paths.map((p) => p.join('.')).sort();
 
+/** A custom tool's endpoint with its secret query values left out (`?api_key=`), and their names (`endpoint?api_key`). */
+function endpointWithoutSecrets(config: Config): { config: Config; names: string[] } {
+  if (typeof config.endpoint !== 'string') return { config, names: [] };
+  return { config: { ...config, endpoint: withoutUrlSecrets(config.endpoint) }, names: secretQueryNames(config.endpoint).map((n) => `endpoint?${n}`) };
+}
+
+/** `headers.Authorization` is filled when it holds a string; `endpoint?api_key` when the endpoint's api_key has a value. */
 const isFilled = (config: Config | undefined, name: string) => {
+  const query = /^endpoint\?(.*)$/s.exec(name);
+  if (query) return typeof config?.endpoint === 'string' && secretQueryNames(config.endpoint).includes(query[1]!);
   const value = config && valueAtSecretPath(config, secretPath(name));
   return typeof value === 'string' && value.length > 0;
 };
@@ -66,8 +79,44 @@ export function createAgentTransferService(deps: {
   connectors: ConnectorService;
   triggers: TriggerService;
   audit: AuditTrail;
+  targetChecks: TargetChecks;
+  /** QUOTA_TOOLS_PER_AGENT and QUOTA_CONNECTORS_PER_AGENT: an import brings at most these (its agent is new). */
+  toolsPerAgent: number;
+  connectorsPerAgent: number;
 }) {
+  /**
+   * What an import must pass before anything waits on DNS, cheapest first: the quotas its new agent's
+   * children must fit (a 1,000-tool document answers 403 at once), the secrets it must fill in, then
+   * every custom tool's endpoint in one bounded check (each host looked up once). A route runs it as its
+   * preflight, before an Idempotency-Key's transaction takes a connection; the import runs it again and
+   * finds the endpoints already checked.
+   */
+  async function checkImport(caller: Caller, doc: ImportAgentInput): Promise<void> {
+    await refuseWhenFull({ limit: deps.toolsPerAgent, plural: 'tools' }, 'agent', async () => 0, doc.tools.length);
+    await refuseWhenFull({ limit: deps.connectorsPerAgent, plural: 'connectors' }, 'agent', async () => 0, doc.connectors.length);
+
+    // Every secret the document says is needed (and every one a connector's type requires), named at once.
+    const missing: string[] = [];
+    for (const [kind, items] of [['tools', doc.tools], ['connectors', doc.connectors], ['triggers', doc.triggers]] as const) {
+      items.forEach((item, i) => {
+        const required = new Set(item.secrets ?? []);
+        if (kind === 'connectors') for (const path of CONNECTOR_SECRET_PATHS[item.type as keyof typeof CONNECTOR_SECRET_PATHS]) required.add(path.join('.'));
+        for (const name of required) if (!isFilled(item.configJson, name)) missing.push(`body.${kind}.${i}.configJson.${name}`);
+      });
+    }
+    if (missing.length) {
+      throw new ValidationError(`${missing.join(', ')}: ${missing.length === 1 ? 'is a secret' : 'are secrets'} the export left out; fill in each in full`);
+    }
+
+    const endpoints = doc.tools.flatMap((t, i) =>
+      t.type === 'custom' && typeof t.configJson.endpoint === 'string' ? [{ url: t.configJson.endpoint, field: `body.tools.${i}.configJson.endpoint` }] : [],
+    );
+    await deps.targetChecks(caller.accountId, endpoints);
+  }
+
   return {
+    checkImport,
+
     async export(caller: Caller, id: string): Promise<AgentExport> {
       const row = await deps.agentsRepository.findById(caller.accountId, id);
       if (!row) throw new NotFoundError('Agent');
@@ -82,9 +131,10 @@ export function createAgentTransferService(deps: {
         agent,
         tools: tools.map((t) => {
           const paths = toolSecretPaths(t.type, t.config_json);
+          const endpoint = t.type === 'custom' ? endpointWithoutSecrets(t.config_json) : { config: t.config_json, names: [] };
           return {
             type: t.type, name: t.name, description: t.description, enabled: t.enabled,
-            configJson: withoutSecrets(t.config_json, paths), secrets: secretNames(paths),
+            configJson: withoutSecrets(endpoint.config, paths), secrets: [...secretNames(paths), ...endpoint.names.sort()],
           };
         }),
         connectors: connectors.map((c) => {
@@ -98,24 +148,14 @@ export function createAgentTransferService(deps: {
       };
     },
 
-    async import(caller: Caller, doc: ImportAgentInput) {
-      // Every secret the document says is needed (and every one a connector's type requires), named at once.
-      const missing: string[] = [];
-      for (const [kind, items] of [['tools', doc.tools], ['connectors', doc.connectors], ['triggers', doc.triggers]] as const) {
-        items.forEach((item, i) => {
-          const required = new Set(item.secrets ?? []);
-          if (kind === 'connectors') for (const path of CONNECTOR_SECRET_PATHS[item.type as keyof typeof CONNECTOR_SECRET_PATHS]) required.add(path.join('.'));
-          for (const name of required) if (!isFilled(item.configJson, name)) missing.push(`body.${kind}.${i}.configJson.${name}`);
-        });
-      }
-      if (missing.length) {
-        throw new ValidationError(`${missing.join(', ')}: ${missing.length === 1 ? 'is a secret' : 'are secrets'} the export left out; fill in each in full`);
-      }
+    /** Checked (checkImport), validated and sealed before the transaction: a custom tool's endpoint check may wait on DNS. */
+    import: (caller: Caller, doc: ImportAgentInput) => withCheckedTargets(async () => {
+      await checkImport(caller, doc);
 
-      // Validated and sealed before the transaction: a custom tool's endpoint check may wait on DNS.
       const tools = await Promise.all(
         doc.tools.map((t, i) =>
           deps.tools.prepare(
+            caller,
             { type: t.type, name: t.name, description: t.description ?? '', configJson: t.configJson, enabled: t.enabled ?? true },
             `body.tools.${i}.configJson`,
           ),
@@ -123,7 +163,7 @@ export function createAgentTransferService(deps: {
       );
       const connectors = await Promise.all(
         doc.connectors.map((c, i) =>
-          deps.connectors.prepare({ type: c.type, name: c.name, configJson: c.configJson, enabled: c.enabled ?? true }, `body.connectors.${i}.configJson`),
+          deps.connectors.prepare(caller, { type: c.type, name: c.name, configJson: c.configJson, enabled: c.enabled ?? true }, `body.connectors.${i}.configJson`),
         ),
       );
       const triggers = doc.triggers.map((t, i) =>
@@ -143,7 +183,7 @@ export function createAgentTransferService(deps: {
         await deps.audit.record(tx, caller, 'agent.import', agent.id);
         return created;
       });
-    },
+    }),
   };
 }
 export type AgentTransferService = ReturnType<typeof createAgentTransferService>;

@@ -34,8 +34,10 @@ export function createConnectorService(deps: {
     valuesOf: (row: ConnectorRow): ConnectorValues => ({ type: row.type, name: row.name, configJson: row.config_json, enabled: row.enabled }),
     present: toConnector,
   });
+  // A connector's config waits on no network check, so its create needs no preflight (checkCreate).
+  const { checkCreate: _noPreflight, ...rest } = children;
   return {
-    ...children,
+    ...rest,
     create: (caller: Caller, agentId: string, input: CreateConnectorInput) =>
       children.create(caller, agentId, { type: input.type, name: input.name, configJson: input.configJson, enabled: input.enabled ?? true }),
   };

@@ -43,6 +43,7 @@ import { createScheduleTruthService } from './schedule-truth-service';
 import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
 import { createTokenService } from './tokens';
+import { createTargetChecks } from './target-checks';
 import { createToolService } from './tool-service';
 import { createTriggerService } from './trigger-service';
 import { createWebhookService } from './webhook-service';
@@ -95,8 +96,9 @@ export interface ServiceDeps {
 export function createServices(deps: ServiceDeps) {
   const { config, db, repositories: repos, secrets, handOff } = deps;
   const { publicBaseUrl } = config.http;
-  const { allowPrivateTargets } = config.webhooks;
   const { quotas } = repos;
+  // Every URL check of every service (webhook urls, tool endpoints), bounded per request, account and process.
+  const targetChecks = createTargetChecks({ allowPrivateTargets: config.webhooks.allowPrivateTargets, dnsServers: config.network.dnsServers });
 
   // Every write of every service records itself here, in its own transaction.
   const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
@@ -115,9 +117,9 @@ export function createServices(deps: ServiceDeps) {
       initialBalance: config.billing.initialBalance,
       refreshTokenTtlDays: config.auth.refreshTokenTtlDays,
     }),
-    account: createAccountService({ accounts: repos.accounts }),
+    account: createAccountService({ db, accounts: repos.accounts }),
     audit,
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost }),
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost, allowedModels: config.model.allowed }),
     health: createHealthService({ db, temporal: deps.temporal }),
     connectors: createConnectorService({
       db,
@@ -133,7 +135,7 @@ export function createServices(deps: ServiceDeps) {
       agents: repos.agents,
       tools: repos.tools,
       secrets,
-      allowPrivateTargets,
+      targetChecks,
       quotas,
       quota: config.quotas.toolsPerAgent,
       audit,
@@ -143,7 +145,7 @@ export function createServices(deps: ServiceDeps) {
       webhooks: repos.webhooks,
       secrets,
       publicBaseUrl,
-      allowPrivateTargets,
+      targetChecks,
       quotas,
       quota: config.quotas.webhooksPerAccount,
       audit,
@@ -210,6 +212,9 @@ export function createServices(deps: ServiceDeps) {
       connectors: services.connectors,
       triggers: services.triggers,
       audit,
+      targetChecks,
+      toolsPerAgent: config.quotas.toolsPerAgent,
+      connectorsPerAgent: config.quotas.connectorsPerAgent,
     }),
   };
 }

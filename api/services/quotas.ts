@@ -40,3 +40,12 @@ export async function withinAgentQuota(
   if (!(await quotas.lockAgent(accountId, agentId, tx))) throw new NotFoundError('Agent');
   refuseOver(await count(agentId, tx), quota, 'agent');
 }
+
+/**
+ * The same refusal ahead of slow checks (a URL's lookup): a create whose quota is already full answers 403
+ * before it waits on anything. `adding` is how many the request would add (an import's tools). Not the
+ * final word: the inserting transaction counts again under its lock.
+ */
+export async function refuseWhenFull(quota: Quota, per: 'account' | 'agent', count: () => Promise<number>, adding = 1): Promise<void> {
+  refuseOver((await count()) + adding - 1, quota, per);
+}

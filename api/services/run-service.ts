@@ -4,18 +4,20 @@ import type { AgentsRepository } from '../../db/repositories/agents';
 import { listRunStepsPage } from '../../db/repositories/run-steps';
 import { findAccountRun, insertRun, listAccountRuns, listAgentRuns } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
+import { modelTokensToday } from '../../db/repositories/usage';
+import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
 import { startRun } from '../../lib/engine-starts';
 import type { Config } from '../../lib/config';
 import type { HandOff } from '../../lib/handoff';
 import { runLineLimits } from '../../lib/run-line';
-import { ConflictError, NotFoundError } from '../errors';
+import { ConflictError, NotFoundError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
-export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff; audit: AuditTrail; config: Pick<Config, 'runs'> }) {
+export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff; audit: AuditTrail; config: Pick<Config, 'runs' | 'model'> }) {
   const { db, agents, handOff, audit } = deps;
   const line = runLineLimits(deps.config);
 
@@ -27,7 +29,9 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
     /**
      * Queues a run: the run row and its `run:<id>` workflow hand-off commit together, then the hand-off
      * is kicked. Draft and active agents run; templates and paused agents don't (409). (A run queued
-     * before its agent was paused or made a template does not start either: activities/runs.ts.)
+     * before its agent was paused or made a template does not start either: activities/runs.ts.) A run
+     * that would use the model while the account has spent MODEL_TOKENS_PER_DAY is refused (429, until
+     * the next UTC day); nothing is written.
      */
     async create(caller: Caller, agentId: string, body: CreateRunInput): Promise<Run> {
       const run = await withTransaction(db, async (tx) => {
@@ -36,6 +40,10 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
         if (!agent) throw new NotFoundError('Agent');
         if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
         if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
+        if (runsWithModel(agent.config_json, deps.config.model) && overModelBudget(await modelTokensToday(tx, caller.accountId), deps.config.model.tokensPerDay)) {
+          const retryAfter = secondsToNextUtcDay();
+          throw new TooManyRequestsError(`${modelBudgetMessage(deps.config.model.tokensPerDay)}; runs that use the model start again in ${retryAfter} seconds`, retryAfter);
+        }
         const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null });
         await startRun(tx, run, line);
         await audit.record(tx, caller, 'run.create', run.id);

@@ -2,53 +2,55 @@ import type { Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { ToolRow, ToolsRepository, ToolType, ToolValues } from '../../db/repositories/tools';
-import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import type { Config } from '../../lib/secret-config';
 import { toolSecretPaths } from '../../lib/secret-paths';
 import type { SecretBox } from '../../lib/secrets';
-import { ValidationError } from '../errors';
 import { toTool } from '../mappers';
 import { toolConfigSchemas, type CreateToolInput } from '../schemas/tools';
 import { createAgentChildService } from './agent-children';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
+import type { TargetChecks } from './target-checks';
 
 /**
  * The SSRF guard on a custom tool's endpoint, when it is written: a rename of a tool whose endpoint
  * is unchanged does not resolve it again (the executor checks again before each request).
  */
 async function checkEndpoint(
+  check: TargetChecks,
   type: ToolType,
   config: Config,
   current: { type: ToolType; config: Config } | null,
   field: string,
-  allowPrivate: boolean,
+  accountId: string,
 ) {
   if (type !== 'custom') return;
   const endpoint = config.endpoint as string;
   if (current?.type === 'custom' && current.config.endpoint === endpoint) return;
-  try {
-    await assertPublicTarget(endpoint, allowPrivate);
-  } catch (err) {
-    if (err instanceof TargetNotAllowedError) throw new ValidationError(`${field}.endpoint: ${err.message}`);
-    throw err;
-  }
+  await check(accountId, [{ url: endpoint, field: `${field}.endpoint` }]);
 }
 
-const originOf = (url: unknown) => new URL(String(url)).origin;
-
-/** docs/api.md § Secrets: a custom tool's secret headers were given for its endpoint's origin (scheme, host, port) only. */
+/**
+ * docs/api.md § Secrets: a custom tool's secret headers were given for its endpoint, all of it (scheme,
+ * host, port, path, query and fragment): another path on the same host is another target.
+ */
 function secretsStayBlocked(type: ToolType, next: Config, current: { type: ToolType; config: Config }): string | null {
   if (type !== 'custom' || current.type !== 'custom') return null;
-  return originOf(next.endpoint) === originOf(current.config.endpoint) ? null : "the endpoint's origin changed";
+  return sameTarget(next.endpoint, current.config.endpoint) ? null : 'the endpoint changed';
 }
+
+/** The same URL, spelled alike or not (`https://h:443/x` is `https://h/x`); both were validated as URLs. */
+const sameTarget = (a: unknown, b: unknown) => a === b || new URL(String(a)).href === new URL(String(b)).href;
+
+/** A custom tool's endpoint may carry secret query values (`?api_key=…`). */
+const toolSecretUrls = (type: ToolType) => (type === 'custom' ? [['endpoint']] : []);
 
 export function createToolService(deps: {
   db: Db;
   agents: AgentsRepository;
   tools: ToolsRepository;
   secrets: SecretBox;
-  allowPrivateTargets: boolean;
+  targetChecks: TargetChecks;
   quotas: QuotasRepository;
   audit: AuditTrail;
   /** QUOTA_TOOLS_PER_AGENT */
@@ -67,7 +69,8 @@ export function createToolService(deps: {
     rules: {
       schemas: toolConfigSchemas,
       secretPaths: toolSecretPaths,
-      check: (type, config, current, field) => checkEndpoint(type, config, current, field, deps.allowPrivateTargets),
+      secretUrls: toolSecretUrls,
+      check: (type, config, current, field, accountId) => checkEndpoint(deps.targetChecks, type, config, current, field, accountId),
       secretsStayBlocked,
     },
     valuesOf: (row: ToolRow): ToolValues => ({
@@ -75,12 +78,16 @@ export function createToolService(deps: {
     }),
     present: toTool,
   });
+  const valuesOf = (input: CreateToolInput): ToolValues => ({
+    type: input.type, name: input.name, description: input.description ?? '', configJson: input.configJson, enabled: input.enabled ?? true,
+  });
   return {
     ...children,
-    create: (caller: Caller, agentId: string, input: CreateToolInput) =>
-      children.create(caller, agentId, {
-        type: input.type, name: input.name, description: input.description ?? '', configJson: input.configJson, enabled: input.enabled ?? true,
-      }),
+    /** The create's checks alone (the route's preflight): agent, quota, config, endpoint. */
+    checkCreate: async (caller: Caller, agentId: string, input: CreateToolInput): Promise<void> => {
+      await children.checkCreate(caller, agentId, valuesOf(input));
+    },
+    create: (caller: Caller, agentId: string, input: CreateToolInput) => children.create(caller, agentId, valuesOf(input)),
   };
 }
 export type ToolService = ReturnType<typeof createToolService>;

@@ -4,15 +4,16 @@ import { cancelPendingDeliveries } from '../../db/repositories/deliveries';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { WebhookDirection, WebhookRow, WebhooksRepository, WebhookValues } from '../../db/repositories/webhooks';
 import { ALL_EVENTS, INCOMING_WEBHOOK_EVENT_TYPES, isReservedForPlatform } from '../../lib/events';
-import { assertPublicTarget, TargetNotAllowedError } from '../../lib/network';
 import { maskSecret, type SecretBox } from '../../lib/secrets';
-import { NotFoundError, ValidationError } from '../errors';
+import { maskUrlSecrets, restoreUrlSecrets, URL_MASK_MISMATCH } from '../../lib/url-secrets';
+import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toWebhook, type Webhook } from '../mappers';
 import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { restoreMaskedValue } from './masked-secrets';
-import { withinAccountQuota } from './quotas';
+import { refuseWhenFull, withinAccountQuota } from './quotas';
+import type { TargetChecks } from './target-checks';
 
 const DEFAULT_EVENTS: Record<WebhookDirection, string[]> = { outgoing: [ALL_EVENTS], incoming: ['webhook.received'] };
 const URL_REQUIRED = 'body.url: is required for outgoing webhooks';
@@ -51,7 +52,7 @@ export function createWebhookService(deps: {
   webhooks: WebhooksRepository;
   secrets: SecretBox;
   publicBaseUrl: string;
-  allowPrivateTargets: boolean;
+  targetChecks: TargetChecks;
   quotas: QuotasRepository;
   /** QUOTA_WEBHOOKS */
   quota: number;
@@ -59,33 +60,49 @@ export function createWebhookService(deps: {
 }) {
   const { db, webhooks, secrets, publicBaseUrl, quotas, audit } = deps;
 
-  async function checkTarget(url: string): Promise<void> {
-    try {
-      await assertPublicTarget(url, deps.allowPrivateTargets);
-    } catch (err) {
-      if (err instanceof TargetNotAllowedError) throw new ValidationError(`body.url: ${err.message}`);
-      throw err;
-    }
-  }
+  /** The SSRF guard on a url this request writes (docs/api.md § URL checks). */
+  const checkTarget = (caller: Caller, url: string) => deps.targetChecks(caller.accountId, [{ url, field: 'body.url' }]);
 
   const openSecret = (row: WebhookRow) => (row.secret_sealed === null ? null : secrets.open(row.secret_sealed));
 
-  /** GET and list: the secret masked. */
+  /** A row as a response shows it: secret query values in its url masked unless this request set them. */
+  const shownUrl = (row: WebhookRow, revealed: boolean): WebhookRow => (row.url === null || revealed ? row : { ...row, url: maskUrlSecrets(row.url) });
+
+  /** GET and list: the secret and the url's secret query values masked. */
   const present = (row: WebhookRow) => {
     const secret = openSecret(row);
-    return toWebhook(row, secret === null ? null : maskSecret(secret), publicBaseUrl);
+    return toWebhook(shownUrl(row, false), secret === null ? null : maskSecret(secret), publicBaseUrl);
   };
 
+  /** A url sent back with its secret query values masked stands for the stored one (docs/api.md § Secrets). */
+  function restoreUrl(sent: string, current: string | null): string {
+    const url = restoreUrlSecrets(sent, current);
+    if (url === null) throw new ValidationError(`body.url: ${URL_MASK_MISMATCH}`);
+    return url;
+  }
+
   /**
-   * The state an update leads to, validated as a whole. `checkUrl` is the target to vet with
-   * assertPublicTarget: only a url that changes, or one that a webhook turning outgoing gets.
+   * What a create must pass before anything waits on DNS: a full quota answers 403 first. Then the url's
+   * check. A route runs this as its preflight (before an Idempotency-Key's transaction takes a
+   * connection); the create runs it again, and finds the url already checked in the same request.
+   */
+  async function checkCreate(caller: Caller, input: CreateWebhookInput): Promise<void> {
+    if ((input.direction ?? 'outgoing') !== 'outgoing' || input.url === undefined) return;
+    await refuseWhenFull({ limit: deps.quota, plural: 'webhooks' }, 'account', () => quotas.countWebhooks(caller.accountId));
+    await checkTarget(caller, restoreUrl(input.url, null));
+  }
+
+  /**
+   * The state an update leads to, validated as a whole. `checkUrl` is the target to check (docs/api.md §
+   * URL checks): only a url that changes, or one that a webhook turning outgoing gets.
    */
   function planUpdate(row: WebhookRow, patch: UpdateWebhookInput): { values: WebhookValues; shownSecret: string | null; checkUrl: string | null } {
     const direction = patch.direction ?? row.direction;
     let url: string | null = null;
     let checkUrl: string | null = null;
     if (direction === 'outgoing') {
-      url = patch.url ?? row.url; // an incoming webhook has no stored target to fall back on
+      // An incoming webhook has no stored target to fall back on (nor one a mask could stand for).
+      url = patch.url === undefined ? row.url : restoreUrl(patch.url, row.direction === 'outgoing' ? row.url : null);
       if (url === null) throw new ValidationError(URL_REQUIRED);
       if (url !== row.url || row.direction === 'incoming') checkUrl = url;
     }
@@ -106,15 +123,17 @@ export function createWebhookService(deps: {
   }
 
   return {
+    checkCreate,
+
     async create(caller: Caller, input: CreateWebhookInput): Promise<Webhook> {
       const direction = input.direction ?? 'outgoing';
-      // A url sent for an incoming webhook is ignored: its URL is the one we show.
-      const url = direction === 'outgoing' ? (input.url ?? null) : null;
+      // A url sent for an incoming webhook is ignored: its URL is the one we show. A masked value has nothing to stand for yet.
+      const url = direction === 'outgoing' && input.url !== undefined ? restoreUrl(input.url, null) : null;
       if (direction === 'outgoing' && url === null) throw new ValidationError(URL_REQUIRED);
       const events = normalizeEvents(input.events ?? DEFAULT_EVENTS[direction], direction, input.events !== undefined);
       // A masked value has nothing to stand for yet: refused like any masked value that matches no secret.
       const secret = input.secret == null ? null : restoreMaskedValue(input.secret, null, 'body.secret').value;
-      if (url !== null) await checkTarget(url);
+      await checkCreate(caller, input);
       const row = await withTransaction(db, async (tx) => {
         await withinAccountQuota(quotas, tx, caller.accountId, { limit: deps.quota, plural: 'webhooks' }, quotas.countWebhooks);
         const inserted = await webhooks.insert(
@@ -125,7 +144,7 @@ export function createWebhookService(deps: {
         await audit.record(tx, caller, 'webhook.create', inserted.id);
         return inserted;
       });
-      return toWebhook(row, secret, publicBaseUrl);
+      return toWebhook(row, secret, publicBaseUrl); // the url as sent: this request set it
     },
 
     async get(caller: Caller, id: string): Promise<Webhook> {
@@ -144,19 +163,22 @@ export function createWebhookService(deps: {
       const seen = await webhooks.findById(caller.accountId, id);
       if (!seen) throw new NotFoundError('Webhook');
       const draft = planUpdate(seen, patch);
-      if (draft.checkUrl !== null) await checkTarget(draft.checkUrl);
+      if (draft.checkUrl !== null) await checkTarget(caller, draft.checkUrl);
 
       return withTransaction(db, async (tx) => {
         const row = await webhooks.findByIdForUpdate(caller.accountId, id, tx);
         if (!row) throw new NotFoundError('Webhook');
         // Re-planned on the locked row, in case a concurrent update changed it in between.
         const plan = planUpdate(row, patch);
-        if (plan.checkUrl !== null && plan.checkUrl !== draft.checkUrl) await checkTarget(plan.checkUrl);
+        // A target nobody checked would need a lookup here, holding the row lock and a connection: ask again instead.
+        if (plan.checkUrl !== null && plan.checkUrl !== draft.checkUrl) {
+          throw new ConflictError('the webhook changed while its new url was being checked; send the update again');
+        }
         const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
         // Disabling stops its pending deliveries (README § Webhooks); their workflows see them cancelled and stop.
         if (row.enabled && !plan.values.enabled) await cancelPendingDeliveries(tx, id);
         await audit.record(tx, caller, 'webhook.update', id);
-        return toWebhook(updated!, plan.shownSecret, publicBaseUrl);
+        return toWebhook(shownUrl(updated!, patch.url !== undefined && plan.values.url !== row.url), plan.shownSecret, publicBaseUrl);
       });
     },
 

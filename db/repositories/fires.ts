@@ -9,6 +9,15 @@ import type { RunStatus } from './runs';
  */
 export type FireStatus = 'fired' | 'skipped' | 'throttled';
 
+/**
+ * Why a fire did not go ahead (null for one that did): skipped because its trigger was disabled, its agent
+ * paused or a template when it ran (`trigger_disabled`, `agent_paused`, `agent_template`), its event filter
+ * could not be evaluated within the event's work budget (`filter_budget`), or its agent's account had spent
+ * MODEL_TOKENS_PER_DAY (`model_tokens_per_day`); throttled over FIRES_PER_MINUTE (`fires_per_minute`).
+ */
+export const FIRE_REASONS = ['trigger_disabled', 'agent_paused', 'agent_template', 'filter_budget', 'model_tokens_per_day', 'fires_per_minute'] as const;
+export type FireReason = (typeof FIRE_REASONS)[number];
+
 /** What the fire history shows: 'skipped' or 'throttled', the run's status, or 'fired' (no run). */
 export type FireState = FireStatus | RunStatus;
 
@@ -17,6 +26,7 @@ export interface FireListRow {
   source: FireSource;
   run_id: string | null;
   state: FireState;
+  reason: FireReason | null;
   scheduled_at: Date | null;
   created_at: Date;
 }
@@ -35,6 +45,8 @@ export interface NewFire {
   fireKey: string;
   source: FireSource;
   status: FireStatus;
+  /** Why it did not go ahead; null when it did. */
+  reason: FireReason | null;
   payload: unknown;
   chainDepth: number;
   /** The root event of its chain: the causing event's root (event fires), else the event it emits. */
@@ -48,12 +60,12 @@ export function createFiresRepository(db: Queryable) {
     /** Inserts the fire unless its (trigger, fire key) is already recorded; its id, or null for a repeat. */
     async insertOnce(f: NewFire, q: Queryable = db): Promise<string | null> {
       const { rows } = await q.query<{ id: string }>(
-        `INSERT INTO fires (id, account_id, trigger_id, fire_key, source, status, payload, chain_depth, scheduled_at, event_id, root_event_id)
-         VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+        `INSERT INTO fires (id, account_id, trigger_id, fire_key, source, status, payload, chain_depth, scheduled_at, event_id, root_event_id, reason)
+         VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
         [
           f.id, f.accountId, f.triggerId, f.fireKey, f.source, f.status, JSON.stringify(f.payload), f.chainDepth, f.scheduledAt, f.eventId,
-          f.rootEventId,
+          f.rootEventId, f.reason,
         ],
       );
       return rows[0]?.id ?? null;
@@ -75,7 +87,7 @@ export function createFiresRepository(db: Queryable) {
     async listForTrigger(accountId: string, triggerId: string, page: PageRequest, q: Queryable = db): Promise<Page<FireListRow>> {
       const k = keysetTail(page, 3, 'f');
       const { rows } = await q.query<FireListRow & { page_created_at: string }>(
-        `SELECT f.id, f.source, f.run_id, f.scheduled_at, f.created_at, f.created_at::text AS page_created_at,
+        `SELECT f.id, f.source, f.run_id, f.reason, f.scheduled_at, f.created_at, f.created_at::text AS page_created_at,
            CASE WHEN f.status <> 'fired' THEN f.status WHEN r.id IS NOT NULL THEN r.status ELSE 'fired' END AS state
          FROM fires f LEFT JOIN runs r ON r.id = f.run_id
          WHERE f.trigger_id = $1 AND f.account_id = $2 ${k.where} ${k.tail}`,
@@ -87,7 +99,7 @@ export function createFiresRepository(db: Queryable) {
     /** One fire of the trigger with its payload, or null (unknown, or another trigger's or account's). */
     async findForTrigger(accountId: string, triggerId: string, fireId: string, q: Queryable = db): Promise<FireDetailRow | null> {
       const { rows } = await q.query<FireDetailRow>(
-        `SELECT f.id, f.source, f.run_id, f.scheduled_at, f.created_at, f.payload,
+        `SELECT f.id, f.source, f.run_id, f.reason, f.scheduled_at, f.created_at, f.payload,
            CASE WHEN f.status <> 'fired' THEN f.status WHEN r.id IS NOT NULL THEN r.status ELSE 'fired' END AS state
          FROM fires f LEFT JOIN runs r ON r.id = f.run_id
          WHERE f.id = $1 AND f.trigger_id = $2 AND f.account_id = $3`,
@@ -147,26 +159,31 @@ export function createFireRateRepository(db: Queryable) {
 export type FireRateRepository = ReturnType<typeof createFireRateRepository>;
 
 /**
- * An event fire over its account's FIRES_PER_MINUTE, recorded `throttled` in the transaction of the event's
- * fan-out (lib/event-fan-out.ts) as recordFire would record it (not counted, no run, no event: the event's
- * data as its payload), with no workflow of its own. Only while its trigger is there and enabled, and its
- * agent neither a template nor paused (that fire is `skipped`, which its workflow records). The trigger's
- * row is key-share locked, so a delete of it waits for this; a trigger locked already (being fired, or
- * deleted) is skipped, never waited for — its fire goes to its workflow: the caller may be a fire holding
- * its account's fire window (lib/record-fire.ts), and a fire of that trigger holds the trigger and waits for
- * the window. Answers whether it was recorded.
+ * An event fire that does not go ahead, recorded in the transaction of the event's fan-out
+ * (lib/event-fan-out.ts, activities/dispatch.ts) as recordFire would record it (not counted, no run, no
+ * event: the event's data as its payload), with no workflow of its own:
+ * - `throttled` (`fires_per_minute`): its account is over FIRES_PER_MINUTE. Only while its agent is neither
+ *   a template nor paused (that fire is `skipped`, which its workflow records);
+ * - `skipped` (`filter_budget`): its filter was not evaluated within the event's work budget.
+ * Only while its trigger is there and enabled. The trigger's row is key-share locked, so a delete of it
+ * waits for this; a trigger locked already (being fired, or deleted) is skipped, never waited for — a
+ * throttled fire then goes to its workflow: the caller may be a fire holding its account's fire window
+ * (lib/record-fire.ts), and a fire of that trigger holds the trigger and waits for the window. Answers
+ * whether it was recorded.
  */
-export async function insertThrottledEventFire(
+export async function insertEventFireNotMade(
   q: Queryable,
   f: { accountId: string; triggerId: string; eventId: string; chainDepth: number; rootEventId: string; payload: unknown },
+  outcome: { status: 'throttled'; reason: 'fires_per_minute' } | { status: 'skipped'; reason: 'filter_budget' },
 ): Promise<boolean> {
+  const agentRuns = outcome.status === 'throttled' ? `AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = t.agent_id AND a.status IN ('template', 'paused'))` : '';
   const { rows } = await q.query(
-    `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, payload, chain_depth, event_id, root_event_id)
-     SELECT $1, t.id, 'event-' || $3::uuid::text, 'event', 'throttled', $4, $5, $3::uuid, $6 FROM triggers t
-     WHERE t.id = $2 AND t.enabled AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = t.agent_id AND a.status IN ('template', 'paused'))
+    `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, reason, payload, chain_depth, event_id, root_event_id)
+     SELECT $1, t.id, 'event-' || $3::uuid::text, 'event', $7, $8, $4, $5, $3::uuid, $6 FROM triggers t
+     WHERE t.id = $2 AND t.enabled ${agentRuns}
      FOR KEY SHARE OF t SKIP LOCKED
      ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
-    [f.accountId, f.triggerId, f.eventId, JSON.stringify(f.payload), f.chainDepth, f.rootEventId],
+    [f.accountId, f.triggerId, f.eventId, JSON.stringify(f.payload), f.chainDepth, f.rootEventId, outcome.status, outcome.reason],
   );
   return rows.length > 0;
 }

@@ -70,6 +70,19 @@ export function createRequestGuardsRepository(db: Queryable) {
       return again.rows[0] ?? { request_hash: requestHash, status_code: null, response_body: null };
     },
 
+    /**
+     * Whether (caller, key) has a stored response younger than `ttlHours`: a read, no claim and no lock
+     * (the route preflight skips its checks for a request the idempotency hook will answer from it).
+     */
+    async hasStoredIdempotencyResponse(callerId: string, key: string, ttlHours: number, q: Queryable = db): Promise<boolean> {
+      const { rowCount } = await q.query(
+        `SELECT 1 FROM idempotency_keys
+         WHERE caller_id = $1 AND key = $2 AND status_code IS NOT NULL AND created_at >= now() - make_interval(hours => $3)`,
+        [callerId, key, ttlHours],
+      );
+      return rowCount === 1;
+    },
+
     /** Stores the response, in the transaction of the claim and the request's work. */
     async completeIdempotencyKey(callerId: string, key: string, statusCode: number, body: string, q: Queryable = db): Promise<void> {
       await q.query(

@@ -62,13 +62,25 @@ export async function markRunRunningWithSteps(q: Queryable, runId: string, execu
     `WITH running AS (
        UPDATE runs SET status = 'running', executor = $3, started_at = now(), waiting_at = NULL, updated_at = now()
         WHERE id = $1 AND status = 'queued'
-       RETURNING id
-     )
+       RETURNING id, account_id
+     ), counted AS (${COUNT_USAGE_DAY('SELECT account_id, 1, 0, 0, 0 FROM running')})
      ${insertStepsSql('NULL', 'WHERE EXISTS (SELECT 1 FROM running)')}`,
     [runId, stepsJson(steps), executor],
   );
   return rows.sort((a, b) => a.step_index - b.step_index);
 }
+
+/**
+ * Adds to the account's usage of today (UTC; account_usage_days), from `select` (account_id, runs,
+ * prompt tokens, completion tokens, tool calls): an upsert, so concurrent steps of every worker add up
+ * exactly. A data-modifying CTE of the statement that records what it counts.
+ */
+const COUNT_USAGE_DAY = (select: string) =>
+  `INSERT INTO account_usage_days AS d (account_id, day, runs, prompt_tokens, completion_tokens, tool_calls)
+   SELECT x.account_id, (now() AT TIME ZONE 'UTC')::date, x.runs, x.prompt_tokens, x.completion_tokens, x.tool_calls
+     FROM (${select}) AS x(account_id, runs, prompt_tokens, completion_tokens, tool_calls)
+   ON CONFLICT (account_id, day) DO UPDATE SET runs = d.runs + EXCLUDED.runs, prompt_tokens = d.prompt_tokens + EXCLUDED.prompt_tokens,
+     completion_tokens = d.completion_tokens + EXCLUDED.completion_tokens, tool_calls = d.tool_calls + EXCLUDED.tool_calls`;
 
 /** The steps a step's answer added (see insertRunSteps), in order. */
 export async function listStepsPlannedBy(q: Queryable, runId: string, index: number): Promise<RunStepRow[]> {
@@ -108,6 +120,10 @@ export interface StepRun {
   input: unknown;
 }
 
+/** Prompt + completion tokens the run's account has spent today (UTC): the model budget a model step checks. */
+const TOKENS_TODAY = `coalesce((SELECT u.prompt_tokens + u.completion_tokens FROM account_usage_days u
+  WHERE u.account_id = r.account_id AND u.day = (now() AT TIME ZONE 'UTC')::date), 0) AS run_tokens_today`;
+
 /**
  * Marks the step started (an attempt is about to make its call; a later attempt, after one died,
  * overwrites the time) when it is unfinished and its run is running, and answers the step with what
@@ -141,19 +157,33 @@ const START_STEP = `UPDATE run_steps SET started_at = $3 WHERE run_id = $1 AND s
  * startStepOfRun for a step that needs the whole run (a model step sends the conversation so far):
  * the run (null when gone) with every step, in order; the step is marked started as there.
  */
-export async function startStepInRun(q: Queryable, runId: string, index: number, at: Date): Promise<{ run: StepRun & { id: string }; steps: RunStepRow[] } | null> {
-  const { rows } = await q.query<Partial<RunStepRow> & { run_status: string; run_account_id: string; run_executor: 'tools' | 'model' | null; run_input: unknown }>(
+export async function startStepInRun(
+  q: Queryable,
+  runId: string,
+  index: number,
+  at: Date,
+): Promise<{ run: StepRun & { id: string; tokensToday: number }; steps: RunStepRow[] } | null> {
+  const { rows } = await q.query<
+    Partial<RunStepRow> & { run_status: string; run_account_id: string; run_executor: 'tools' | 'model' | null; run_input: unknown; run_tokens_today: string }
+  >(
     `WITH started AS (${START_STEP})
-     SELECT s.*, r.status AS run_status, r.account_id AS run_account_id, r.executor AS run_executor, r.input AS run_input
+     SELECT s.*, r.status AS run_status, r.account_id AS run_account_id, r.executor AS run_executor, r.input AS run_input, ${TOKENS_TODAY}
        FROM runs r LEFT JOIN run_steps s ON s.run_id = r.id WHERE r.id = $1 ORDER BY s.step_index`,
     [runId, index, at],
   );
   const first = rows[0];
   if (!first) return null;
-  const run = { id: runId, status: first.run_status, account_id: first.run_account_id, executor: first.run_executor, input: first.run_input };
+  const run = {
+    id: runId,
+    status: first.run_status,
+    account_id: first.run_account_id,
+    executor: first.run_executor,
+    input: first.run_input,
+    tokensToday: Number(first.run_tokens_today),
+  };
   const steps = rows
     .filter((r) => r.step_index !== null && r.step_index !== undefined)
-    .map(({ run_status: _s, run_account_id: _a, run_executor: _e, run_input: _i, ...step }) => step as RunStepRow);
+    .map(({ run_status: _s, run_account_id: _a, run_executor: _e, run_input: _i, run_tokens_today: _t, ...step }) => step as RunStepRow);
   return { run, steps };
 }
 
@@ -165,9 +195,17 @@ export async function findRunStep(q: Queryable, runId: string, index: number): P
 /**
  * Records what the step's call returned, once, and only while its run is running (a call that returns
  * after the run ended — timed out — is not recorded), together with the steps its answer adds (`next`,
- * numbered after the run's last step, `planned_by` this one): one statement, so a retry finds both or
- * neither. Null when nothing was written.
+ * numbered after the run's last step, `planned_by` this one) and what it used — its tokens (`usage`) and,
+ * a tool step, one tool call — added to the run's usage and to its account's usage of today
+ * (account_usage_days, which MODEL_TOKENS_PER_DAY reads): one statement, so a retry finds all of it or
+ * none, and nothing is counted twice. Null when nothing was written.
  */
+/** A count of tokens in a step's usage; 0 when absent or not a count. */
+function tokensOf(usage: unknown, key: 'promptTokens' | 'completionTokens'): number {
+  const n = (usage as Record<string, unknown> | null | undefined)?.[key];
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
 export async function finishRunStep(
   q: Queryable,
   runId: string,
@@ -188,7 +226,14 @@ export async function finishRunStep(
          FROM jsonb_array_elements($8::jsonb) WITH ORDINALITY AS s(step, ord)
         WHERE EXISTS (SELECT 1 FROM finished)
        RETURNING ${COLUMNS}
-     )
+     ), used AS (
+       SELECT $9::bigint AS prompt_tokens, $10::bigint AS completion_tokens, (SELECT count(*) FROM finished WHERE type = 'tool')::int AS tool_calls
+     ), run_usage AS (
+       UPDATE runs SET prompt_tokens = runs.prompt_tokens + used.prompt_tokens, completion_tokens = runs.completion_tokens + used.completion_tokens,
+                       tool_calls = runs.tool_calls + used.tool_calls
+         FROM used WHERE runs.id = $1 AND EXISTS (SELECT 1 FROM finished)
+       RETURNING runs.account_id, used.prompt_tokens, used.completion_tokens, used.tool_calls
+     ), day_usage AS (${COUNT_USAGE_DAY('SELECT account_id, 0, prompt_tokens, completion_tokens, tool_calls FROM run_usage')})
      SELECT *, false AS added FROM finished UNION ALL SELECT *, true AS added FROM added`,
     [
       runId,
@@ -199,6 +244,8 @@ export async function finishRunStep(
       r.startedAt,
       r.finishedAt,
       JSON.stringify(next.map((s) => ({ type: s.type, name: s.name, tool_id: s.toolId ?? null, tool_type: s.toolType ?? null, input: s.input ?? null }))),
+      tokensOf(r.usage, 'promptTokens'),
+      tokensOf(r.usage, 'completionTokens'),
     ],
   );
   const strip = ({ added: _added, ...row }: RunStepRow & { added: boolean }): RunStepRow => row;

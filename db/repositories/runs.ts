@@ -18,6 +18,10 @@ export interface RunRow {
   chain_depth: number;
   thread_id: string | null;
   executor: RunExecutor | null;
+  /** Its usage so far (bigint columns: pg answers strings): tokens of its model calls, tool steps made. */
+  prompt_tokens: string;
+  completion_tokens: string;
+  tool_calls: number;
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
@@ -25,7 +29,7 @@ export interface RunRow {
 }
 
 export const RUN_COLUMNS = `id, account_id, agent_id, trigger_id, fire_id, status, input, output, error, chain_depth,
-  thread_id, executor, started_at, finished_at, created_at, updated_at`;
+  thread_id, executor, prompt_tokens, completion_tokens, tool_calls, started_at, finished_at, created_at, updated_at`;
 
 export interface NewRun {
   accountId: string;

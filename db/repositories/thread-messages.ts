@@ -38,19 +38,24 @@ export async function insertThreadMessages(
 
 /**
  * What the model remembers of a thread: its newest `maxMessages` messages younger than `ttlMinutes`,
- * oldest first (the order they were said in).
+ * and of those the newest whose contents together hold at most `maxBytes` bytes (UTF-8; Postgres knows a
+ * stored text's length without reading it), oldest first (the order they were said in). So a run never
+ * reads more of its thread than the model may be sent (MODEL_CONTEXT_MAX_BYTES), however long it is.
  */
 export async function listThreadWindow(
   q: Queryable,
-  w: { agentId: string; threadId: string; maxMessages: number; ttlMinutes: number },
+  w: { agentId: string; threadId: string; maxMessages: number; ttlMinutes: number; maxBytes: number },
 ): Promise<ThreadMessageRow[]> {
   const { rows } = await q.query<ThreadMessageRow>(
     `SELECT ${COLUMNS} FROM (
-       SELECT ${COLUMNS} FROM thread_messages
-        WHERE agent_id = $1 AND thread_id = $2 AND created_at > now() - $3::int * interval '1 minute'
-        ORDER BY created_at DESC, id DESC LIMIT $4) AS newest
-      ORDER BY created_at, id`,
-    [w.agentId, w.threadId, w.ttlMinutes, w.maxMessages],
+       SELECT ${COLUMNS}, sum(octet_length(content)) OVER (ORDER BY created_at DESC, id DESC) AS bytes_up_to FROM (
+         SELECT ${COLUMNS} FROM thread_messages
+          WHERE agent_id = $1 AND thread_id = $2 AND created_at > now() - $3::int * interval '1 minute'
+          ORDER BY created_at DESC, id DESC LIMIT $4) AS newest
+     ) AS sized
+     WHERE bytes_up_to <= $5
+     ORDER BY created_at, id`,
+    [w.agentId, w.threadId, w.ttlMinutes, w.maxMessages, w.maxBytes],
   );
   return rows;
 }

@@ -41,6 +41,10 @@ export interface FiringTriggerRow {
   enabled: boolean;
   /** The linked agent's status (a template or paused agent is not run); null when not linked. */
   agent_status: AgentStatus | null;
+  /** The linked agent's configJson.model as stored (whether its runs use the model); null when none. */
+  agent_model: unknown;
+  /** Prompt and completion tokens the trigger's account has spent today (UTC); 0 when not linked. */
+  tokens_today: number;
 }
 
 /** A trigger fired by matching events; agent_output matches its filter against the run's output. */
@@ -148,17 +152,21 @@ export function createTriggersRepository(db: Queryable) {
      * The agent's status is read with it: a status change commits before or after this fire, never during.
      */
     async lockForFire(id: string, q: Queryable): Promise<FiringTriggerRow | null> {
-      const { rows: agents } = await q.query<{ status: AgentStatus }>(
-        `SELECT status FROM agents WHERE id = (SELECT agent_id FROM triggers WHERE id = $1) FOR KEY SHARE`,
+      const { rows: agents } = await q.query<{ status: AgentStatus; model: unknown; tokens_today: string | null }>(
+        `SELECT a.status, a.config_json -> 'model' AS model,
+                (SELECT u.prompt_tokens + u.completion_tokens FROM account_usage_days u
+                  WHERE u.account_id = a.account_id AND u.day = (now() AT TIME ZONE 'UTC')::date) AS tokens_today
+           FROM agents a WHERE a.id = (SELECT agent_id FROM triggers WHERE id = $1) FOR KEY SHARE OF a`,
         [id],
       );
-      const { rows } = await q.query<Omit<FiringTriggerRow, 'agent_status'>>(
+      const { rows } = await q.query<Omit<FiringTriggerRow, 'agent_status' | 'agent_model' | 'tokens_today'>>(
         `SELECT id, account_id, agent_id, enabled FROM triggers WHERE id = $1 FOR UPDATE`,
         [id],
       );
       const trigger = rows[0];
       if (!trigger) return null;
-      return { ...trigger, agent_status: trigger.agent_id ? (agents[0]?.status ?? null) : null };
+      const agent = trigger.agent_id ? agents[0] : undefined;
+      return { ...trigger, agent_status: agent?.status ?? null, agent_model: agent?.model ?? null, tokens_today: Number(agent?.tokens_today ?? 0) };
     },
 
     /** fireCount and lastFired of a fire that went ahead. */

@@ -147,6 +147,7 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/accounts': () => ({ url: '/api/accounts' }),
   'GET /api/account': () => ({ url: '/api/account' }),
   'GET /api/account/transactions': () => ({ url: '/api/account/transactions' }),
+  'GET /api/account/usage': () => ({ url: '/api/account/usage' }),
   'GET /api/account/audit': () => ({ url: '/api/account/audit' }),
   'GET /api/auth/me': () => ({ url: '/api/auth/me' }),
   'GET /api/settings': () => ({ url: '/api/settings' }),

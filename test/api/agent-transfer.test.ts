@@ -188,6 +188,55 @@ describe('agent export and import', () => {
     assert.equal(await count('SELECT count(*) FROM agents WHERE account_id = $1', [accountId]), 0);
   });
 
+  it('leaves out every secret header and secret query value of a tool, even for a viewer allowed to export; an import asks for each', async () => {
+    const owner = await registerUser(app);
+    const agent = await ok(owner.auth, 'POST', '/api/agents', { name: 'Hidden', status: 'template' });
+    const hidden = { cookie: 'session=cookie-0001-zzzz', xAuth: 'x-auth-0002-zzzz', apiKey: 'query-key-0003-zzzz', sig: 'query-sig-0004-zzzz' };
+    const endpoint = `https://crm.example.com/x?api_key=${hidden.apiKey}&page=2&sig=${hidden.sig}`;
+    const headers = { Cookie: hidden.cookie, 'X-Auth': hidden.xAuth, Accept: 'application/json', 'User-Agent': 'agent/1' };
+    await ok(owner.auth, 'POST', `/api/agents/${agent.id}/tools`, { type: 'custom', name: 'crm', configJson: { endpoint, headers } });
+    const viewer = await joinWorkspace(app, owner, 'viewer', { canExport: true });
+
+    for (const who of [owner.auth, viewer.headers]) {
+      const res = await call(who, 'GET', `/api/agents/${agent.id}/export`);
+      assert.equal(res.statusCode, 200, res.body);
+      for (const secret of Object.values(hidden)) assert.ok(!res.body.includes(secret.slice(0, 12)), `${secret} in the export`);
+      assert.ok(!res.body.includes('••••'), 'absent, not masked');
+      assert.deepEqual(res.json().tools, [
+        {
+          type: 'custom', name: 'crm', description: '', enabled: true,
+          secrets: ['headers.Cookie', 'headers.X-Auth', 'endpoint?api_key', 'endpoint?sig'],
+          configJson: { endpoint: 'https://crm.example.com/x?api_key=&page=2&sig=', method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'agent/1' } },
+        },
+      ]);
+    }
+
+    const doc: Doc = await ok(owner.auth, 'GET', `/api/agents/${agent.id}/export`);
+    const target = await registerUser(app);
+    const missing = await call(target.auth, 'POST', '/api/agents/import', doc);
+    assert.deepEqual([missing.statusCode, missing.json()], [400, {
+      message:
+        'body.tools.0.configJson.headers.Cookie, body.tools.0.configJson.headers.X-Auth, body.tools.0.configJson.endpoint?api_key, ' +
+        'body.tools.0.configJson.endpoint?sig: are secrets the export left out; fill in each in full',
+    }]);
+    const half = structuredClone(doc);
+    const tool = half.tools[0] as { configJson: { endpoint: string; headers: Record<string, string> } };
+    Object.assign(tool.configJson.headers, { Cookie: hidden.cookie, 'X-Auth': hidden.xAuth });
+    tool.configJson.endpoint = `https://crm.example.com/x?api_key=${hidden.apiKey}&page=2&sig=`;
+    const one = await call(target.auth, 'POST', '/api/agents/import', half);
+    assert.deepEqual([one.statusCode, one.json()], [400, { message: 'body.tools.0.configJson.endpoint?sig: is a secret the export left out; fill in each in full' }]);
+    assert.equal(await count('SELECT count(*) FROM agents WHERE account_id = $1', [await accountIdOf(app, target)]), 0);
+
+    tool.configJson.endpoint = endpoint;
+    const imported = await call(target.auth, 'POST', '/api/agents/import', half);
+    assert.equal(imported.statusCode, 201, imported.body);
+    assert.deepEqual(imported.json().tools[0].configJson.headers, headers, 'set by this request: shown in full once');
+    assert.equal(imported.json().tools[0].configJson.endpoint, endpoint);
+    const read = await ok(target.auth, 'GET', `/api/tools/${imported.json().tools[0].id}`);
+    assert.equal(read.configJson.endpoint, 'https://crm.example.com/x?api_key=••••zzzz&page=2&sig=••••zzzz');
+    assert.deepEqual(read.configJson.headers, { Cookie: '••••zzzz', 'X-Auth': '••••zzzz', Accept: 'application/json', 'User-Agent': 'agent/1' });
+  });
+
   it('is all or nothing: a bad child, a quota, a taken hook path or a short balance leaves no trace', async () => {
     const owner = await registerUser(app);
     const source = await richAgent(owner.auth);

@@ -110,23 +110,27 @@ describe('auth: the console cookie mode', () => {
     assert.equal((await post('/api/auth/refresh', {}, withCookie(second))).statusCode, 401, 'the family is revoked');
   });
 
-  it('the cookie alone is not enough: without X-Client: console refresh and logout ignore it (400 naming the field)', async () => {
+  it('the cookie alone is not enough: without X-Client: console refresh and logout never read it', async () => {
     const token = refreshCookie(await post('/api/auth/register', { email: email(), password: 'longenough' }, CONSOLE))!.value;
-    for (const url of ['/api/auth/refresh', '/api/auth/logout']) {
-      const res = await post(url, {}, withCookie(token, {}));
-      assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
-      assert.match(res.json().message, /^body\.refreshToken: is required/);
-    }
+    const refreshed = await post('/api/auth/refresh', {}, withCookie(token, {}));
+    assert.equal(refreshed.statusCode, 401, refreshed.body);
+    assert.match(refreshed.json().message, /^No refresh token/);
+    assert.equal(refreshCookie(refreshed), undefined, 'no cookie is set or cleared for a request that is not the console\'s');
+    // A forged logout (the cookie, no header) revokes nothing.
+    assert.equal((await post('/api/auth/logout', {}, withCookie(token, {}))).statusCode, 204);
     // Another X-Client value is not the console either.
-    assert.equal((await post('/api/auth/refresh', {}, withCookie(token, { 'x-client': 'other' }))).statusCode, 400);
+    assert.equal((await post('/api/auth/refresh', {}, withCookie(token, { 'x-client': 'other' }))).statusCode, 401);
     // Still valid: nothing above used it.
     assert.equal((await post('/api/auth/refresh', {}, withCookie(token))).statusCode, 200);
   });
 
-  it('a console refresh with no cookie is a 401 with a message, not a 400 or a 500', async () => {
-    const res = await post('/api/auth/refresh', {}, CONSOLE);
-    assert.equal(res.statusCode, 401);
-    assert.deepEqual(res.json(), { message: 'No refresh token: sign in again' });
+  it('no token anywhere: refresh is a 401 with a message (never a 400 or a 500), logout a 204 that revokes nothing', async () => {
+    for (const headers of [CONSOLE, {}]) {
+      const res = await post('/api/auth/refresh', {}, headers);
+      assert.equal(res.statusCode, 401);
+      assert.deepEqual(res.json(), { message: 'No refresh token: send refreshToken, or X-Client: console with the ap_refresh cookie' });
+      assert.equal((await post('/api/auth/logout', {}, headers)).statusCode, 204);
+    }
   });
 
   it('logout reads the cookie, revokes its family and clears the cookie', async () => {

@@ -22,6 +22,9 @@ describe('secrets at rest', () => {
     telegram: 'telegram-token-DDDD-4444',
     authorization: 'Bearer tool-bearer-EEEE-5555',
     apiKey: 'tool-api-key-FFFF-6666',
+    // Named like no credential, a secret all the same: every tool header is one but Content-Type, Accept, Accept-Language, User-Agent.
+    cookie: 'session=tool-cookie-IIII-9999',
+    session: 'tool-session-JJJJ-0000',
     webhook: 'webhook-secret-GGGG-7777',
     triggerToken: 'trigger-token-HHHH-8888-long',
   };
@@ -51,7 +54,9 @@ describe('secrets at rest', () => {
       await create(`/api/agents/${agent}/connectors`, `/api/agents/${agent}/connectors`, { type: 'telegram', name: 't', configJson: { botToken: secrets.telegram } }),
       await create(`/api/agents/${agent}/tools`, `/api/agents/${agent}/tools`, {
         type: 'custom', name: 'c',
-        configJson: { endpoint: 'https://93.184.215.14/api', method: 'POST', headers: { Authorization: secrets.authorization, 'X-Api-Key': secrets.apiKey, Accept: 'application/json' } },
+        configJson: { endpoint: 'https://93.184.215.14/api', method: 'POST', headers: {
+          Authorization: secrets.authorization, 'X-Api-Key': secrets.apiKey, Cookie: secrets.cookie, 'X-Session': secrets.session, Accept: 'application/json',
+        } },
       }),
       await create('/api/webhooks', '/api/webhooks', { name: 'w', url: 'https://93.184.215.14/hook', secret: secrets.webhook, events: ['*'] }),
       await create('/api/user-triggers', '/api/user-triggers', { type: 'webhook', name: 'h', configJson: { secretToken: secrets.triggerToken } }),

@@ -7,6 +7,7 @@ import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { testSecretBox } from '../helpers/config';
+import { joinWorkspace } from '../helpers/workspaces';
 
 const dexPairs = { type: 'dex_pairs', name: 'DEX pairs', configJson: { chainIds: ['ethereum', 'base'] } };
 const markets = { type: 'prediction_markets', name: 'Markets', configJson: { marketIds: ['m-1', 'm-2'] } };
@@ -229,7 +230,7 @@ describe('tools (README § Connectors and tools)', () => {
     assert.equal((await api(app, user).get(url)).json().configJson.headers['X-Session-Token'], '••••7777');
   });
 
-  it('requires the secret headers again when the endpoint changes origin: a secret never follows a new target', async () => {
+  it('requires the secret headers again when any part of the endpoint changes: a secret never follows a new target', async () => {
     const user = await registerUser(app);
     const agentId = await newAgent(user);
     const headers = { Authorization: 'Bearer origin-bound-0001', 'X-Api-Key': 'origin-key-0002', Accept: 'application/json' };
@@ -240,10 +241,14 @@ describe('tools (README § Connectors and tools)', () => {
       return { endpoint: stored.endpoint, headers: Object.fromEntries(Object.entries(stored.headers!).map(([k, v]) => [k, k === 'Accept' ? v : testSecretBox.open(v)])) };
     };
     const message = (header: string) =>
-      `body.configJson.headers.${header}: the endpoint's origin changed, and a stored secret never follows a new target: send it again in full (or null to remove it)`;
+      `body.configJson.headers.${header}: the endpoint changed, and a stored secret never follows a new target: send it again in full (or null to remove it)`;
 
-    // Another scheme, host or port, with the secrets left out or sent masked: 400 naming the first, nothing changed.
-    for (const endpoint of ['https://198.51.100.7/v1/x', 'https://93.184.215.14:8443/v1/x', 'http://93.184.215.14/v1/x']) {
+    // Another scheme, host, port, path, query or fragment, with the secrets left out or sent masked: 400 naming the first, nothing changed.
+    const elsewhere = [
+      'https://198.51.100.7/v1/x', 'https://93.184.215.14:8443/v1/x', 'http://93.184.215.14/v1/x',
+      'https://93.184.215.14/v2/y', 'https://93.184.215.14/v1/x?q=1', 'https://93.184.215.14/v1/x/', 'https://93.184.215.14/V1/x',
+    ];
+    for (const endpoint of elsewhere) {
       // Each case names one of the headers it did not send in full (whichever comes first).
       const cases: [Record<string, unknown>, string[]][] = [
         [{}, ['Authorization', 'X-Api-Key']],
@@ -261,8 +266,8 @@ describe('tools (README § Connectors and tools)', () => {
     }
     assert.deepEqual(await opened(), { endpoint: 'https://93.184.215.14/v1/x', headers });
 
-    // The same origin (another path or query, the default port spelled out): the secrets stay, masked.
-    for (const endpoint of ['https://93.184.215.14/v2/y?q=1', 'https://93.184.215.14:443/v3']) {
+    // The same target, written as it was or with the default port spelled out: the secrets stay, masked.
+    for (const endpoint of ['https://93.184.215.14/v1/x', 'https://93.184.215.14:443/v1/x']) {
       const res = await api(app, user).patch(url, { configJson: { endpoint } });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(res.json().configJson.headers, { Authorization: '••••0001', 'X-Api-Key': '••••0002', Accept: 'application/json' });
@@ -358,6 +363,132 @@ describe('tools (README § Connectors and tools)', () => {
     const opened = Object.fromEntries(Object.entries(stored.headers).map(([k, v]) => [k, k === 'Accept' ? v : testSecretBox.open(v)]));
     assert.deepEqual(opened, custom.configJson.headers);
     assert.deepEqual({ ...stored, headers: null }, { ...custom.configJson, headers: null });
+  });
+
+  it('treats every header but Content-Type, Accept, Accept-Language and User-Agent as a secret: sealed, masked, kept when sent back, hidden from viewers', async () => {
+    const owner = await registerUser(app);
+    const agentId = await newAgent(owner);
+    const hidden = { Cookie: 'session=cookie-value-0001', 'X-Auth': 'x-auth-value-0002', 'X-Session': 'x-session-value-0003' };
+    const plain = { 'content-type': 'application/json', Accept: 'application/json', 'Accept-Language': 'en', 'User-Agent': 'agent/1.0' };
+    const created = await api(app, owner).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'c', configJson: { endpoint: 'https://93.184.215.14/x', headers: { ...hidden, ...plain } } });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.deepEqual(created.json().configJson.headers, { ...hidden, ...plain }, 'shown in full to the request that set them');
+    const masked = { Cookie: '••••0001', 'X-Auth': '••••0002', 'X-Session': '••••0003', ...plain };
+    const url = `/api/tools/${created.json().id}`;
+
+    const viewer = await joinWorkspace(app, owner, 'viewer');
+    for (const headers of [owner.auth, viewer.headers]) {
+      for (const target of [url, `/api/agents/${agentId}/tools`]) {
+        const res = await app.inject({ method: 'GET', url: target, headers });
+        assert.equal(res.statusCode, 200, res.body);
+        for (const value of Object.values(hidden)) assert.ok(!res.body.includes(value), `${value} readable at ${target}`);
+        const tool = Array.isArray(res.json()) ? res.json()[0] : res.json();
+        assert.deepEqual(tool.configJson.headers, masked);
+      }
+    }
+    const raw = JSON.stringify(await storedConfig(created.json().id));
+    for (const value of Object.values(hidden)) assert.ok(!raw.includes(value), `${value} stored in plaintext`);
+    const stored = (await storedConfig(created.json().id)).headers!;
+    assert.deepEqual(Object.fromEntries(Object.keys(hidden).map((k) => [k, testSecretBox.open(stored[k]!)])), hidden);
+    for (const [k, v] of Object.entries(plain)) assert.equal(stored[k], v, `${k} is stored as written`);
+
+    // The masks sent back keep the stored values.
+    const back = await api(app, owner).put(url, { configJson: { endpoint: 'https://93.184.215.14/x', headers: masked } });
+    assert.equal(back.statusCode, 200, back.body);
+    assert.deepEqual(back.json().configJson.headers, masked);
+    const reopened = (await storedConfig(created.json().id)).headers!;
+    assert.deepEqual(Object.fromEntries(Object.keys(hidden).map((k) => [k, testSecretBox.open(reopened[k]!)])), hidden);
+  });
+
+  it('reads a header stored in plain text before it counted as a secret, and seals it at the next write', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const tool = (await api(app, user).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'old', configJson: { endpoint: 'https://93.184.215.14/x' } })).json();
+    // As an earlier version stored it: X-Session was not a secret then.
+    await db.query(`UPDATE tools SET config_json = jsonb_set(config_json, '{headers}', '{"X-Session": "legacy-plain-value-7777", "Accept": "text/plain"}') WHERE id = $1`, [tool.id]);
+    const read = await api(app, user).get(`/api/tools/${tool.id}`);
+    assert.equal(read.statusCode, 200, read.body);
+    assert.deepEqual(read.json().configJson.headers, { 'X-Session': '••••7777', Accept: 'text/plain' });
+    const renamed = await api(app, user).patch(`/api/tools/${tool.id}`, { name: 'renamed' });
+    assert.equal(renamed.statusCode, 200, renamed.body);
+    const stored = (await storedConfig(tool.id)).headers!;
+    assert.notEqual(stored['X-Session'], 'legacy-plain-value-7777', 'sealed at the next write');
+    assert.equal(testSecretBox.open(stored['X-Session']!), 'legacy-plain-value-7777');
+  });
+
+  it('masks the credentials of an endpoint stored with them before they were refused, and exports it without them', async () => {
+    const owner = await registerUser(app);
+    const agentId = await newAgent(owner);
+    const tool = (await api(app, owner).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'old', configJson: { endpoint: 'https://93.184.215.14/x' } })).json();
+    await db.query(`UPDATE tools SET config_json = jsonb_set(config_json, '{endpoint}', '"https://user:legacy-pass-4321@93.184.215.14/x"') WHERE id = $1`, [tool.id]);
+    const viewer = await joinWorkspace(app, owner, 'viewer', { canExport: true });
+    for (const headers of [owner.auth, viewer.headers]) {
+      const read = await app.inject({ method: 'GET', url: `/api/tools/${tool.id}`, headers });
+      assert.equal(read.json().configJson.endpoint, 'https://••••4321@93.184.215.14/x');
+      const exported = await app.inject({ method: 'GET', url: `/api/agents/${agentId}/export`, headers });
+      assert.equal(exported.statusCode, 200, exported.body);
+      assert.ok(!exported.body.includes('legacy-pass') && !exported.body.includes('user:'), exported.body);
+      assert.equal(exported.json().tools[0].configJson.endpoint, 'https://93.184.215.14/x');
+    }
+    // An update must move them out of the URL (a header holds them as a secret).
+    const renamed = await api(app, owner).patch(`/api/tools/${tool.id}`, { name: 'renamed' });
+    assert.deepEqual([renamed.statusCode, renamed.json()], [400, { message: 'body.configJson.endpoint: must not contain credentials (user:password@); send them in a header' }]);
+  });
+
+  it('refuses an endpoint with credentials in it (user:password@), naming the field', async () => {
+    const user = await registerUser(app);
+    const agentId = await newAgent(user);
+    const message = { message: 'body.configJson.endpoint: must not contain credentials (user:password@); send them in a header' };
+    for (const endpoint of ['https://user:pass@93.184.215.14/x', 'https://user@93.184.215.14/x', 'http://:pw@93.184.215.14/']) {
+      const res = await api(app, user).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'c', configJson: { endpoint } });
+      assert.equal(res.statusCode, 400, endpoint);
+      assert.deepEqual(res.json(), message, endpoint);
+    }
+    const tool = (await api(app, user).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'c', configJson: { endpoint: 'https://93.184.215.14/x' } })).json();
+    const res = await api(app, user).patch(`/api/tools/${tool.id}`, { configJson: { endpoint: 'https://user:pass@93.184.215.14/x' } });
+    assert.deepEqual([res.statusCode, res.json()], [400, message]);
+    assert.equal((await storedConfig(tool.id)).endpoint, 'https://93.184.215.14/x');
+  });
+
+  it('masks secret query values of the endpoint (key, token, secret, password, sig, auth) on read; the URL sent back as read keeps them', async () => {
+    const owner = await registerUser(app);
+    const agentId = await newAgent(owner);
+    const endpoint = 'https://93.184.215.14/v1/q?api_key=query-key-0001&region=eu&X-Amz-Signature=query-sig-0002&AUTH=query-auth-0003&pwd=x&Password=query-pw-0004';
+    const shown = 'https://93.184.215.14/v1/q?api_key=••••0001&region=eu&X-Amz-Signature=••••0002&AUTH=••••0003&pwd=x&Password=••••0004';
+    const created = await api(app, owner).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'q', configJson: { endpoint, headers: { Authorization: 'Bearer header-0005' } } });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.json().configJson.endpoint, endpoint, 'shown in full to the request that set it');
+    const url = `/api/tools/${created.json().id}`;
+    const viewer = await joinWorkspace(app, owner, 'viewer');
+    for (const headers of [owner.auth, viewer.headers]) {
+      const res = await app.inject({ method: 'GET', url, headers });
+      assert.equal(res.json().configJson.endpoint, shown);
+      const list = await app.inject({ method: 'GET', url: `/api/agents/${agentId}/tools`, headers });
+      assert.equal(list.json()[0].configJson.endpoint, shown);
+      for (const secret of ['query-key-0001', 'query-sig-0002', 'query-auth-0003', 'query-pw-0004']) assert.ok(!res.body.includes(secret) && !list.body.includes(secret), secret);
+    }
+
+    // Sent back exactly as read (or percent-encoded): the stored values stay, and so do the secret headers (the target did not change).
+    for (const sent of [shown, shown.replaceAll('••••', encodeURIComponent('••••'))]) {
+      const res = await api(app, owner).patch(url, { configJson: { endpoint: sent } });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().configJson.endpoint, shown);
+      assert.equal(res.json().configJson.headers.Authorization, '••••0005');
+      assert.equal((await storedConfig(created.json().id)).endpoint, endpoint);
+    }
+    // A mask on a URL that changed elsewhere stands for nothing: 400 naming the field, nothing changed.
+    const mismatch = 'body.configJson.endpoint: a masked query value (••••…) can only be sent back with the URL exactly as read; a changed URL needs its secret values in full';
+    for (const sent of [shown.replace('/v1/', '/v2/'), shown.replace('region=eu', 'region=us'), shown.replace('••••0001', '••••9999')]) {
+      const res = await api(app, owner).patch(url, { configJson: { endpoint: sent, headers: { Authorization: 'Bearer header-0006' } } });
+      assert.deepEqual([res.statusCode, res.json()], [400, { message: mismatch }], sent);
+    }
+    assert.equal((await storedConfig(created.json().id)).endpoint, endpoint);
+    // A new value in full replaces the stored one and is shown this once.
+    const changed = endpoint.replace('query-key-0001', 'query-key-0007');
+    const res = await api(app, owner).patch(url, { configJson: { endpoint: changed, headers: { Authorization: 'Bearer header-0006' } } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().configJson.endpoint, changed);
+    assert.equal((await api(app, owner).get(url)).json().configJson.endpoint, shown.replace('••••0001', '••••0007'));
   });
 
   describe('with ALLOW_PRIVATE_TARGETS=false', () => {

@@ -7,6 +7,7 @@ import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { testSecretBox } from '../helpers/config';
+import { joinWorkspace } from '../helpers/workspaces';
 
 const PUBLIC_BASE_URL = 'https://api.example.test';
 const whsec = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}`;
@@ -180,6 +181,46 @@ describe('webhooks (README § Webhooks)', () => {
     assert.equal((await api(app, user).get(`/api/webhooks/${hook.id}`)).json().secret, null);
     // With no secret left, a masked value has nothing to stand for.
     assert.equal((await api(app, user).patch(`/api/webhooks/${hook.id}`, { secret: `••••${second.slice(-4)}` })).statusCode, 400);
+  });
+
+  it('masks secret query values of the url (key, token, secret, password, sig, auth) on read; the url sent back as read keeps them', async () => {
+    const owner = await registerUser(app);
+    const url = 'https://example.com/hook?token=query-token-0001&team=7&sig=query-sig-0002';
+    const shown = 'https://example.com/hook?token=••••0001&team=7&sig=••••0002';
+    const hook = await create(owner, { name: 'Query', url });
+    assert.equal(hook.url, url, 'shown in full to the request that set it');
+    const viewer = await joinWorkspace(app, owner, 'viewer');
+    for (const headers of [owner.auth, viewer.headers]) {
+      const item = await app.inject({ method: 'GET', url: `/api/webhooks/${hook.id}`, headers });
+      const list = await app.inject({ method: 'GET', url: '/api/webhooks', headers });
+      assert.equal(item.json().url, shown);
+      assert.equal(list.json()[0].url, shown);
+      for (const secret of ['query-token-0001', 'query-sig-0002']) assert.ok(!item.body.includes(secret) && !list.body.includes(secret), secret);
+    }
+
+    // Sent back exactly as read: kept, still masked; the stored url is unchanged.
+    const echoed = await api(app, owner).put(`/api/webhooks/${hook.id}`, { name: 'Renamed', url: shown });
+    assert.equal(echoed.statusCode, 200, echoed.body);
+    assert.equal(echoed.json().url, shown);
+    assert.equal((await storedRow(hook.id)).url, url);
+    // Masks on a url that changed elsewhere (or a mask of another value) stand for nothing.
+    const mismatch = 'body.url: a masked query value (••••…) can only be sent back with the URL exactly as read; a changed URL needs its secret values in full';
+    for (const sent of [shown.replace('example.com', 'example.org'), shown.replace('team=7', 'team=8'), shown.replace('••••0002', '••••9999')]) {
+      const res = await api(app, owner).patch(`/api/webhooks/${hook.id}`, { url: sent });
+      assert.deepEqual([res.statusCode, res.json()], [400, { message: mismatch }], sent);
+    }
+    const fresh = await api(app, owner).post('/api/webhooks', { name: 'New', url: shown });
+    assert.deepEqual([fresh.statusCode, fresh.json()], [400, { message: mismatch }], 'a create has no stored value for a mask to stand for');
+    assert.equal((await storedRow(hook.id)).url, url);
+    // A new value in full is stored and shown this once.
+    const changed = url.replace('query-token-0001', 'query-token-0003');
+    const res = await api(app, owner).patch(`/api/webhooks/${hook.id}`, { url: changed });
+    assert.equal(res.json().url, changed);
+    assert.equal((await api(app, owner).get(`/api/webhooks/${hook.id}`)).json().url, shown.replace('••••0001', '••••0003'));
+    // Turning it incoming and back: the old url is gone, so a mask stands for nothing.
+    assert.equal((await api(app, owner).patch(`/api/webhooks/${hook.id}`, { direction: 'incoming', events: ['webhook.received'] })).statusCode, 200);
+    const revived = await api(app, owner).patch(`/api/webhooks/${hook.id}`, { direction: 'outgoing', url: shown, events: ['*'] });
+    assert.equal(revived.statusCode, 400, revived.body);
   });
 
   it('updates partially with PUT and PATCH', async () => {

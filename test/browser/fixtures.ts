@@ -21,6 +21,8 @@ export const PASSWORD = 'correct horse battery staple';
  * elements it found), then keeps a full-page screenshot named after the screen.
  */
 export async function checkScreen(page: Page, screen: string): Promise<void> {
+  // From the top, so the fixed header and navigation sit where a person sees them in the full-page picture.
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.screenshot({ path: path.join(SCREENSHOTS, `${screen}.png`), fullPage: true });
   const results = await new AxeBuilder({ page }).analyze();
   const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');

@@ -29,6 +29,8 @@ export default defineConfig({
     screenshot: 'only-on-failure',
     trace: 'off',
     timezoneId: 'Europe/Paris',
+    // No transitions: axe measures colours and names of what is on screen, not of a fade half-way.
+    reducedMotion: 'reduce',
     locale: 'en-GB',
     // No transitions (the console respects reduced motion): axe measures what is on screen, not a fade.
     contextOptions: { reducedMotion: 'reduce' },

@@ -14,3 +14,15 @@ test('the shell: navigation, Account, balance and role after signing up', async 
   await expect(page.getByText('Role: owner')).toBeVisible();
   await checkScreen(page, 'agents-empty');
 });
+
+test('keyboard: "/" searches the agents, "n" opens a new agent, Escape closes it', async ({ page }) => {
+  await signUp(page);
+  await page.keyboard.press('/');
+  await expect(page.getByRole('searchbox', { name: 'Search agents' })).toBeFocused();
+  await page.getByRole('heading', { name: 'Agents', exact: true }).click();
+  await page.keyboard.press('n');
+  await expect(page.getByRole('dialog', { name: 'New agent' })).toBeVisible();
+  await expect(page.getByRole('dialog').getByRole('textbox', { name: 'Name' })).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('dialog', { name: 'New agent' })).toBeHidden();
+});

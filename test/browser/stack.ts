@@ -13,15 +13,15 @@ export const CONSOLE_MODEL = 'console-test';
 
 /**
  * A deterministic agent: with tools offered and no tool answer yet, it calls the first tool (with `{}`);
- * once a tool has answered, it says what the tool said. Each answer takes 400 ms, so a run's steps arrive
- * one by one, as a person watching would see them.
+ * once a tool has answered, it says what the tool said. Each answer takes a second, so a run's steps arrive
+ * one by one, a second apart, as a person watching would see them.
  */
 export function scriptedAgent(call: ModelCall): ModelReply {
   const messages = call.body.messages;
   const toolAnswer = [...messages].reverse().find((m) => m.role === 'tool');
   const tool = call.body.tools?.[0]?.function.name;
   const reply = toolAnswer ? textReply(`The tool said: ${toolAnswer.content}`) : tool ? toolCallsReply([{ name: tool, arguments: {} }]) : textReply('Hello from the scripted model.');
-  return { ...reply, delayMs: 400 };
+  return { ...reply, delayMs: 1000 };
 }
 
 export interface BrowserStack {

@@ -24,7 +24,7 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
   });
 
   const fireRows = async (triggerId: string) =>
-    (await h.db.query(`SELECT id, source, status, run_id FROM fires WHERE trigger_id = $1 ORDER BY created_at`, [triggerId])).rows;
+    (await h.db.query(`SELECT id, source, status, reason, run_id FROM fires WHERE trigger_id = $1 ORDER BY created_at`, [triggerId])).rows;
   const queuedFires = async (triggerId: string) =>
     (await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox WHERE payload ->> 'workflowId' LIKE $1`, [`fire:${triggerId}:%`])).rows[0]!.n;
 
@@ -107,6 +107,7 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
       return rows.length > 0 && rows;
     }, 30_000);
     assert.equal(skipped.status, 'skipped');
+    assert.equal(skipped.reason, 'agent_paused');
 
     const { rows: runs } = await h.db.query(`SELECT id FROM runs WHERE agent_id = $1`, [agent.id]);
     assert.deepEqual(runs, []);
@@ -115,9 +116,10 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
     const shown = await api(h.app, user).ok('GET', `/api/triggers/${listener.id}`);
     assert.equal(shown.fireCount, 0);
     const [listed] = await api(h.app, user).ok('GET', `/api/triggers/${listener.id}/fires`);
-    assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fire.id, status: 'throttled', runId: null });
+    assert.deepEqual({ id: listed.id, status: listed.status, reason: listed.reason, runId: listed.runId }, { id: fire.id, status: 'throttled', reason: 'fires_per_minute', runId: null });
     const one = await api(h.app, user).ok('GET', `/api/triggers/${listener.id}/fires/${fire.id}`);
     assert.equal(one.status, 'throttled', 'the fire on its own says what the list says');
+    assert.equal(one.reason, 'fires_per_minute');
   });
 
   it('an event fire over the limit whose trigger is locked (being fired) is not waited for: its workflow records it', async () => {
@@ -164,6 +166,9 @@ describe(`fires per minute (FIRES_PER_MINUTE=${PER_MINUTE})`, () => {
     assert.equal((await api(h.app, user).ok('GET', `/api/user-triggers/${cron.id}`)).fireCount, PER_MINUTE);
     const history = await api(h.app, user).ok('GET', `/api/user-triggers/${cron.id}/fires?limit=200`);
     assert.ok(history.some((f: { status: string }) => f.status === 'throttled'));
+    for (const f of history as { status: string; reason: string | null }[]) {
+      assert.equal(f.reason, f.status === 'throttled' ? 'fires_per_minute' : null, `a ${f.status} schedule fire's reason`);
+    }
     // The worker's count holds for the API too.
     const manual = await api(h.app, user).ok('POST', '/api/user-triggers', { type: 'webhook', name: 'manual' });
     assert.equal((await api(h.app, user).post(`/api/user-triggers/${manual.id}/fire`, {})).statusCode, 429);

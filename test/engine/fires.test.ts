@@ -52,7 +52,7 @@ describe('fires API', () => {
     assert.equal(trigger.fireCount, 1);
     assert.ok(trigger.lastFired);
     const list = await fires(url);
-    assert.deepEqual(list, [{ id: fireId, firedAt: row.created_at.toISOString(), source: 'manual', runId: null, status: 'fired', scheduledAt: null }]);
+    assert.deepEqual(list, [{ id: fireId, firedAt: row.created_at.toISOString(), source: 'manual', runId: null, status: 'fired', reason: null, scheduledAt: null }]);
     // Not linked to an agent: trigger.fired is emitted.
     const { rows } = await h.db.query(`SELECT type FROM events WHERE data->>'fireId' = $1`, [fireId]);
     assert.deepEqual(rows, [{ type: 'trigger.fired' }]);
@@ -94,7 +94,8 @@ describe('fires API', () => {
     }
     const row = await waitFor('the fire', async () => (await h.db.query(`SELECT * FROM fires WHERE trigger_id = $1`, [triggerId])).rows[0], 30_000);
     const [listed] = await fires(url);
-    assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: row.id, status: 'skipped', runId: null });
+    assert.deepEqual({ id: listed.id, status: listed.status, reason: listed.reason, runId: listed.runId }, { id: row.id, status: 'skipped', reason: 'trigger_disabled', runId: null });
+    assert.equal((await api(h.app, user).get(`${url}/fires/${row.id}`)).json().reason, 'trigger_disabled');
     assert.equal((await api(h.app, user).get(url)).json().fireCount, 0);
   });
 
@@ -108,7 +109,10 @@ describe('fires API', () => {
         const row = await recorded(fireId);
         assert.deepEqual({ status: row.status, run_id: row.run_id }, { status: 'skipped', run_id: null }, `${status} ${url}`);
         const [listed] = await fires(url);
-        assert.deepEqual({ id: listed.id, status: listed.status, runId: listed.runId }, { id: fireId, status: 'skipped', runId: null });
+        assert.deepEqual(
+          { id: listed.id, status: listed.status, reason: listed.reason, runId: listed.runId },
+          { id: fireId, status: 'skipped', reason: `agent_${status}`, runId: null },
+        );
         assert.equal((await api(h.app, user).get(url)).json().fireCount, 0);
         const { rows: events } = await h.db.query(`SELECT type FROM events WHERE data->>'fireId' = $1`, [fireId]);
         assert.deepEqual(events, [], 'a skipped fire emits nothing');
@@ -172,7 +176,7 @@ describe('fires API', () => {
     const shown = await api(h.app, user).get(`${url}/fires/${fireId}`);
     assert.equal(shown.statusCode, 200, shown.body);
     assert.deepEqual(shown.json(), {
-      id: fireId, firedAt: row.created_at.toISOString(), source: 'webhook', runId: null, status: 'fired', scheduledAt: null, payload: { order: 42 },
+      id: fireId, firedAt: row.created_at.toISOString(), source: 'webhook', runId: null, status: 'fired', reason: null, scheduledAt: null, payload: { order: 42 },
     });
     // A manual fire without a payload shows null.
     const manual = await fire(url);

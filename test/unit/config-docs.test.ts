@@ -5,7 +5,10 @@ import { describe, it } from 'node:test';
 import { configVariables } from '../../lib/config';
 
 const ROOT = path.join(__dirname, '../..');
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** The configuration reference: one table of every variable. */
+const CONFIGURATION = fs.readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');
+/** The benchmarks' reference, which names each bench's settings. */
+const BENCHMARKS = fs.readFileSync(path.join(ROOT, 'docs/benchmarks.md'), 'utf8');
 
 interface Row {
   names: string[];
@@ -13,11 +16,10 @@ interface Row {
   meaning: string;
 }
 
-/** The rows of the README's `## Configuration` table: the variables a row names (`PORT` / `HOST`), its default and meaning cells. */
-function configurationTable(readme: string): Row[] {
-  const section = readme.split(/^## /m).find((s) => s.startsWith('Configuration\n'));
-  assert.ok(section, 'the README has a "## Configuration" section');
-  return section
+/** The rows of the configuration table: the variables a row names (`PORT` / `HOST`), its default and meaning cells. */
+function configurationTable(doc: string): Row[] {
+  assert.match(doc, /^# Configuration\n/, 'docs/configuration.md begins with "# Configuration"');
+  return doc
     .split('\n')
     .filter((line) => line.startsWith('| `'))
     .map((line) => {
@@ -45,24 +47,24 @@ function variablesReadUnder(dirs: string[]): Map<string, string> {
 /** Read by our code but not configuration: the system's PATH. */
 const NOT_CONFIGURATION = new Set(['PATH']);
 
-describe('the README configuration table', () => {
-  const rows = configurationTable(README);
+describe('the configuration table (docs/configuration.md)', () => {
+  const rows = configurationTable(CONFIGURATION);
   const rowOf = (name: string) => rows.find((r) => r.names.includes(name));
 
   it('has a row for every variable of lib/config.ts, with its default and a meaning', () => {
     assert.ok(Object.keys(configVariables).length > 30, 'the config module lists its variables');
     for (const [name, schema] of Object.entries(configVariables)) {
       const row = rowOf(name);
-      assert.ok(row, `${name} (lib/config.ts) is missing from the README configuration table`);
-      assert.ok(row.meaning.length > 0, `${name}: the README says nothing of what it means`);
-      assert.ok(row.defaults.length > 0, `${name}: the README gives no default`);
+      assert.ok(row, `${name} (lib/config.ts) is missing from the configuration table`);
+      assert.ok(row.meaning.length > 0, `${name}: the configuration table says nothing of what it means`);
+      assert.ok(row.defaults.length > 0, `${name}: the configuration table gives no default`);
       const parsed = schema.safeParse(undefined);
       if (parsed.success && parsed.data === undefined) {
-        // An optional variable without a default: the README says it is unset by default, and what that means.
-        assert.match(row.defaults, /^unset\b/, `${name}: optional without a default, so the README's default should say "unset", not "${row.defaults}"`);
+        // An optional variable without a default: the table says it is unset by default, and what that means.
+        assert.match(row.defaults, /^unset\b/, `${name}: optional without a default, so the table's default should say "unset", not "${row.defaults}"`);
       } else if (parsed.success) {
         const shown = String(parsed.data);
-        assert.ok(row.defaults.includes(`\`${shown}\``), `${name}: the README's default "${row.defaults}" does not show \`${shown}\`, the default of lib/config.ts`);
+        assert.ok(row.defaults.includes(`\`${shown}\``), `${name}: the table's default "${row.defaults}" does not show \`${shown}\`, the default of lib/config.ts`);
       }
     }
   });
@@ -72,7 +74,7 @@ describe('the README configuration table', () => {
     for (const row of rows) {
       for (const name of row.names) {
         if (name === 'BENCH_*') continue; // the next test
-        assert.ok(name in configVariables || read.has(name), `${name} is in the README configuration table but nothing reads it`);
+        assert.ok(name in configVariables || read.has(name), `${name} is in the configuration table but nothing reads it`);
       }
     }
   });
@@ -82,19 +84,24 @@ describe('the README configuration table', () => {
     assert.ok(read.has('TEMPORAL_CLI_PATH'), 'the scan finds the locators\' variables');
     for (const [name, file] of read) {
       if (NOT_CONFIGURATION.has(name)) continue;
-      assert.ok(rowOf(name), `${name} (read in ${file}) is missing from the README configuration table`);
+      assert.ok(rowOf(name), `${name} (read in ${file}) is missing from the configuration table`);
     }
   });
 
-  it('points to the benchmarks\' settings, and the README names each of them', () => {
+  it('points to the benchmarks\' settings, and docs/benchmarks.md names each of them', () => {
     assert.ok(rowOf('BENCH_*'), 'a BENCH_* row in the configuration table');
-    const benchDir = path.join(ROOT, 'bench');
     const named = new Set<string>();
-    for (const file of fs.readdirSync(benchDir).filter((f) => f.endsWith('.ts'))) {
-      for (const m of fs.readFileSync(path.join(benchDir, file), 'utf8').matchAll(/\bBENCH_[A-Z0-9_]*[A-Z0-9]\b/g)) named.add(m[0]);
-    }
+    const visit = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) visit(file);
+        else if (entry.name.endsWith('.ts')) for (const m of fs.readFileSync(file, 'utf8').matchAll(/\bBENCH_[A-Z0-9_]*[A-Z0-9]\b/g)) named.add(m[0]);
+      }
+    };
+    visit(path.join(ROOT, 'bench'));
     assert.ok(named.size > 10, 'the scan finds the benchmarks\' settings');
     named.delete('BENCH_DATABASE_URL'); // bench/run.ts hands it to its own child servers; not a setting
-    for (const name of named) assert.ok(README.includes(`\`${name}\``), `${name} (bench/) is not named in the README`);
+    named.delete('BENCH_METRICS_ENABLED'); // the same, for its metrics-off server
+    for (const name of named) assert.ok(BENCHMARKS.includes(`\`${name}\``), `${name} (bench/) is not named in docs/benchmarks.md`);
   });
 });

@@ -45,6 +45,17 @@ describe('config', () => {
     for (const bad of ['999', 'soon']) assert.throws(() => loadConfig({ ...valid, MISSED_FIRE_GRACE_MS: bad }), /MISSED_FIRE_GRACE_MS/);
   });
 
+  it('bounds model use: MODEL_TOKENS_PER_DAY, MODEL_ALLOWED (MODEL_NAME among them), MODEL_CONTEXT_MAX_BYTES', () => {
+    const m = loadConfig(valid).model;
+    assert.deepEqual({ tokensPerDay: m.tokensPerDay, allowed: m.allowed, contextMaxBytes: m.contextMaxBytes }, { tokensPerDay: 2_000_000, allowed: null, contextMaxBytes: 262_144 });
+    const set = loadConfig({ ...valid, MODEL_TOKENS_PER_DAY: '5000', MODEL_ALLOWED: ' gpt-4o-mini, llama3.1 ,', MODEL_NAME: 'llama3.1', MODEL_CONTEXT_MAX_BYTES: '65536' }).model;
+    assert.deepEqual({ tokensPerDay: set.tokensPerDay, allowed: set.allowed, contextMaxBytes: set.contextMaxBytes }, { tokensPerDay: 5000, allowed: ['gpt-4o-mini', 'llama3.1'], contextMaxBytes: 65_536 });
+    assert.throws(() => loadConfig({ ...valid, MODEL_ALLOWED: 'gpt-4o-mini', MODEL_NAME: 'llama3.1' }), /MODEL_NAME: llama3\.1 is not among MODEL_ALLOWED \(gpt-4o-mini\)/);
+    assert.throws(() => loadConfig({ ...valid, MODEL_ALLOWED: ' , ' }), /MODEL_ALLOWED: must name at least one model/);
+    for (const bad of ['0', 'lots']) assert.throws(() => loadConfig({ ...valid, MODEL_TOKENS_PER_DAY: bad }), /MODEL_TOKENS_PER_DAY/);
+    assert.throws(() => loadConfig({ ...valid, MODEL_CONTEXT_MAX_BYTES: '100' }), /MODEL_CONTEXT_MAX_BYTES/);
+  });
+
   it('keeps 30 days of history unless RETENTION_DAYS says otherwise (at least 1)', () => {
     assert.equal(loadConfig(valid).retention.days, 30);
     assert.equal(loadConfig({ ...valid, RETENTION_DAYS: '7' }).retention.days, 7);
@@ -84,7 +95,16 @@ describe('config', () => {
 
   it('has no model provider unless MODEL_BASE_URL is set, and never prints MODEL_API_KEY', () => {
     const c = loadConfig(valid);
-    assert.deepEqual(c.model, { baseUrl: null, apiKey: null, name: null, timeoutMs: 120_000, maxRetries: 3 });
+    assert.deepEqual(c.model, {
+      baseUrl: null,
+      apiKey: null,
+      name: null,
+      timeoutMs: 120_000,
+      maxRetries: 3,
+      tokensPerDay: 2_000_000,
+      allowed: null,
+      contextMaxBytes: 262_144,
+    });
     assert.equal(c.runEvents.heartbeatMs, 15_000);
     const set = loadConfig({
       ...valid,
@@ -95,7 +115,10 @@ describe('config', () => {
       MODEL_MAX_RETRIES: '0',
       RUN_EVENTS_HEARTBEAT_MS: '500',
     });
-    assert.deepEqual(set.model, { baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-abc', name: 'llama3.1', timeoutMs: 30_000, maxRetries: 0 });
+    assert.deepEqual(
+      { ...set.model, tokensPerDay: undefined, allowed: undefined, contextMaxBytes: undefined },
+      { baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-abc', name: 'llama3.1', timeoutMs: 30_000, maxRetries: 0, tokensPerDay: undefined, allowed: undefined, contextMaxBytes: undefined },
+    );
     assert.equal(set.runEvents.heartbeatMs, 500);
     for (const [name, bad] of [['MODEL_BASE_URL', 'ftp://x'], ['MODEL_TIMEOUT_MS', '10'], ['MODEL_MAX_RETRIES', '11'], ['RUN_EVENTS_HEARTBEAT_MS', '0']]) {
       assert.throws(() => loadConfig({ ...valid, [name!]: bad }), new RegExp(name!), `${name}=${bad}`);
@@ -133,6 +156,15 @@ describe('config', () => {
     assert.deepEqual(trustProxy(' 10.0.0.7 , 192.168.0.0/16,2001:db8::/32, ::1 ,loopback'), ['10.0.0.7', '192.168.0.0/16', '2001:db8::/32', '::1', 'loopback']);
     for (const bad of ['10.0.0.0/33', '10.0.0', 'proxy.internal', '10.0.0.1,', '-1', '1.5', '2001:db8::/129']) {
       assert.throws(() => trustProxy(bad), /TRUST_PROXY/, bad);
+    }
+  });
+
+  it('takes DNS_SERVERS as nameserver addresses with optional ports; unset is the system\'s', () => {
+    const servers = (value?: string) => loadConfig({ ...valid, DNS_SERVERS: value }).network.dnsServers;
+    assert.equal(servers(undefined), null);
+    assert.deepEqual(servers(' 1.1.1.1 , 127.0.0.1:5353,::1,[2001:db8::53]:53'), ['1.1.1.1', '127.0.0.1:5353', '::1', '[2001:db8::53]:53']);
+    for (const bad of ['dns.internal', '1.1.1', '1.1.1.1:0', '1.1.1.1:70000', '1.1.1.1,', '::1:53x', '10.0.0.1:53:53']) {
+      assert.throws(() => servers(bad), /DNS_SERVERS: must be a comma-separated list of nameserver addresses/, bad);
     }
   });
 

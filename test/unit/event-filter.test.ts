@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   eventFilterSchema,
   matchesEventFilter,
   matchEventFilters,
-  MAX_FILTER_KEYS,
-  regexInputLimit,
-  REGEX_WORK_BUDGET,
+  regexUnits,
+  SYNC_REGEX_UNITS,
   type EventFilter,
   type FilterCheck,
 } from '../../lib/event-filter';
 import { compileRegex, MAX_PROGRAM_SIZE, REGEX_CACHE_SIZE } from '../../lib/re2-cache';
+import { createRegexThread, FilterBudgetSpent } from '../../lib/regex-thread';
 import { parseWith } from '../../api/validation';
 
 describe('matchesEventFilter', () => {
@@ -215,53 +216,31 @@ describe('$regex (RE2)', () => {
     assert.equal(holds('(?m)^b$', 'a\nb\nc'), true);
   });
 
-  it('looks at floor(REGEX_WORK_BUDGET / (k × programSize)) characters of a value, k the filter\'s $regex conditions', () => {
-    const size = sizeOf('b');
-    const limit = regexInputLimit(size, 1);
-    assert.equal(limit, Math.floor(REGEX_WORK_BUDGET / size));
-    const at = (n: number) => 'a'.repeat(n) + 'b';
-    assert.equal(matchesEventFilter({ v: { $regex: 'b' } }, { v: at(limit - 1) }), true, 'the last character looked at');
-    assert.equal(matchesEventFilter({ v: { $regex: 'b' } }, { v: at(limit) }), false, 'the first one beyond');
-
-    // Two $regex conditions: each gets half the budget.
-    const half = regexInputLimit(size, 2);
-    assert.equal(half, Math.floor(REGEX_WORK_BUDGET / 2 / size));
-    const two = (n: number) => matchesEventFilter({ u: { $regex: '' }, v: { $regex: 'b' } }, { u: '', v: at(n) });
-    assert.equal(two(half - 1), true);
-    assert.equal(two(half), false);
-    // Equality and $contains conditions do not count, nor are they bounded.
-    assert.equal(matchesEventFilter({ u: 'x', w: { $contains: 'b' }, v: { $regex: 'b' } }, { u: 'x', w: at(limit * 10), v: at(limit - 1) }), true);
-
-    // A bigger program sees fewer characters.
-    const bigger = 'b|cd|ef';
-    const biggerLimit = regexInputLimit(sizeOf(bigger), 1);
-    assert.ok(biggerLimit < limit);
-    assert.equal(matchesEventFilter({ v: { $regex: bigger } }, { v: at(biggerLimit - 1) }), true);
-    assert.equal(matchesEventFilter({ v: { $regex: bigger } }, { v: at(biggerLimit) }), false);
-
-    // The value ends where the look ends.
-    assert.equal(matchesEventFilter({ v: { $regex: '^a+$' } }, { v: at(limit) }), true);
-    // Every condition of the largest filter still looks at something.
-    assert.ok(regexInputLimit(MAX_PROGRAM_SIZE, MAX_FILTER_KEYS) >= 1);
+  it("matches every value in full, however long: `.*.*.*.*!` over 5,000 a then '!', and a 1 MiB value", () => {
+    const holds = (pattern: string, value: string) => matchesEventFilter({ v: { $regex: pattern } }, { v: value });
+    // Filters used to cut each value to 50 000 / (k × program size) characters: `.*.*.*.*!` (11
+    // instructions) saw 4 545 of these 5 001 and never the '!'.
+    assert.equal(holds('.*.*.*.*!', 'a'.repeat(5000) + '!'), true);
+    assert.equal(holds('.*.*.*.*!', 'a'.repeat(5000)), false);
+    const mib = 'a'.repeat(1024 * 1024 - 1);
+    assert.equal(holds('b', mib + 'b'), true, 'the last character of 1 MiB');
+    assert.equal(holds('^a+$', mib + 'b'), false, 'the value ends where it ends, not at a cut');
+    assert.equal(holds('\\x{1F600}$', mib + '😀'), true, 'a code point at the very end');
+    assert.equal(holds(`[a-z]{${MAX_PROGRAM_SIZE - 3}}!`, mib + '!'), true, 'the largest program on 1 MiB');
+    // Every $regex of a filter sees its whole value too.
+    assert.equal(matchesEventFilter({ u: { $regex: '!$' }, v: { $regex: '^a*!$' } }, { u: mib + '!', v: mib + '!' }), true);
   });
 
-  it('never cuts a surrogate pair in half', () => {
-    const limit = regexInputLimit(sizeOf('[^a]'), 1);
-    // The emoji's first half is the last character looked at: it is left out, not seen as a lone surrogate.
-    assert.equal(matchesEventFilter({ v: { $regex: '[^a]' } }, { v: 'a'.repeat(limit - 1) + '😀' }), false);
-    assert.equal(matchesEventFilter({ v: { $regex: '[^a]' } }, { v: 'a'.repeat(limit - 2) + '😀' }), true);
+  it("counts a condition's cost as its whole value's length × program size", () => {
+    assert.equal(regexUnits({ v: { $regex: 'b' } }, { v: 'a'.repeat(1000) }), 1000 * sizeOf('b'));
+    assert.equal(regexUnits({ v: { $regex: 'b' }, u: { $contains: 'x' }, w: 1 }, { v: 'aa', u: 'x'.repeat(10_000), w: 1 }), 2 * sizeOf('b'));
+    assert.equal(regexUnits({ v: { $regex: 'b' } }, { v: 42 }), 0, 'not a string: not matched');
+    assert.equal(regexUnits({ v: { $regex: 'a(?=b)' } }, { v: 'ab' }), 0, 'a stored pattern RE2 refuses is not matched');
   });
 
   it('never matches (nor throws) with a stored pattern RE2 refuses', () => {
     assert.equal(matchesEventFilter({ v: { $regex: 'a(?=b)' } }, { v: 'ab' }), false);
     assert.equal(matchesEventFilter({ v: { $regex: 'x{1000}' } }, { v: 'x'.repeat(1000) }), false);
-  });
-
-  it("matches without re2js's lazy DFA, which would keep up to 8 MiB of states per cached pattern", () => {
-    const compiled = compileRegex('a[ab]{20}c');
-    assert.ok(compiled.ok);
-    matchesEventFilter({ v: { $regex: 'a[ab]{20}c' } }, { v: 'ab'.repeat(1000) + 'c' });
-    assert.equal(compiled.regex.re2().lazyDFA, null);
   });
 
   it('keeps compiled patterns in a bounded LRU', () => {
@@ -283,7 +262,7 @@ describe('matchEventFilters', () => {
   const units = (value: string) => {
     const compiled = compileRegex('(\\w|\\d)+!');
     assert.ok(compiled.ok);
-    return Math.min(value.length, regexInputLimit(compiled.programSize, 1)) * compiled.programSize;
+    return value.length * compiled.programSize;
   };
 
   it('answers each check in order and counts the work', async () => {
@@ -298,7 +277,6 @@ describe('matchEventFilters', () => {
     const result = await matchEventFilters(checks);
     assert.deepEqual(result.matches, [false, true, true, true, false]);
     assert.equal(result.units, units(long) + units('ab!'));
-    assert.ok(units(long) <= REGEX_WORK_BUDGET);
   });
 
   it('stops once maxUnits are spent', async () => {
@@ -324,5 +302,54 @@ describe('matchEventFilters', () => {
     const result = await matchEventFilters(checks, { sliceMs: 0 });
     assert.deepEqual(result.matches, [true, true, true]);
     assert.deepEqual(log.slice(0, 3), ['check 0', 'turn', 'check 1']);
+  });
+});
+
+describe('matchEventFilters with the matching thread', () => {
+  it('matches costly values in full on the thread while the event loop keeps turning; cheap ones here', async (t) => {
+    const thread = createRegexThread();
+    t.after(() => thread.close());
+    // A DFA-defeating pattern on a long value: seconds of RE2 on one thread (npm run bench:regex).
+    const hostile = { v: { $regex: 'a[ab]{60}c' } };
+    const long = 'ab'.repeat(300_000) + 'a' + 'b'.repeat(60) + 'c';
+    assert.ok(regexUnits(hostile, { v: long }) > SYNC_REGEX_UNITS);
+    let turns = 0;
+    let longest = 0;
+    let probing = true;
+    const probe = (async () => {
+      let last = performance.now();
+      while (probing) {
+        await nextTurn();
+        turns++;
+        longest = Math.max(longest, performance.now() - last);
+        last = performance.now();
+      }
+    })();
+    const started = performance.now();
+    const result = await matchEventFilters(
+      [
+        { filter: hostile, data: { v: long } },
+        { filter: { v: { $regex: '^x' } }, data: { v: 'xy' } },
+        { filter: hostile, data: { v: long.slice(0, -1) } },
+      ],
+      { thread: { regex: thread, accountId: 'a' } },
+    );
+    const tookMs = performance.now() - started;
+    probing = false;
+    await probe;
+    console.log(`three filters (two on ${long.length} characters): ${tookMs.toFixed(0)} ms; event loop turned ${turns} times, held at most ${longest.toFixed(1)} ms`);
+    assert.deepEqual(result.matches, [true, true, false]);
+    assert.ok(turns > 10, `the event loop turned ${turns} times`);
+  });
+
+  it('stops at a filter the account may not have the thread for (its share of the minute spent): the ones after are unevaluated', async (t) => {
+    const thread = createRegexThread({ msPerMinute: 0.001 });
+    t.after(() => thread.close());
+    const long = 'a'.repeat(200_000);
+    const check = { filter: { v: { $regex: 'b' } }, data: { v: long } };
+    const result = await matchEventFilters([check, { filter: { v: 'x' }, data: { v: 'x' } }, check, check], { thread: { regex: thread, accountId: 'greedy' } });
+    assert.deepEqual(result.matches, [false, true], 'the first costly filter ran and spent the share; the next costly one was refused');
+    await assert.rejects(thread.match('greedy', 'b', long), FilterBudgetSpent);
+    assert.equal(await thread.match('other', 'b', long + 'b'), true, 'another account still has its share');
   });
 });

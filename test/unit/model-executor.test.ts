@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { suiteContext } from '../helpers/cleanup';
 import { createModelClient, ModelError, redactKey } from '../../activities/executor/model-client';
 import { createModelExecutor } from '../../activities/executor/model-executor';
-import type { ModelAnswer, ModelContext } from '../../activities/executor/model-step';
+import { fitRequest, requestOf, type ModelAnswer, type ModelContext } from '../../activities/executor/model-step';
 import { composeSystemMessage, userMessage } from '../../activities/executor/system-message';
 import { applyArguments, functionName, offerTools } from '../../activities/executor/tool-functions';
 import type { RunStepRow } from '../../db/repositories/run-steps';
@@ -113,9 +113,40 @@ describe('model executor compose', () => {
   it('plans one model step holding the run context, or refuses an agent without a model', () => {
     const agent = { ...agentFields, config_json: { maxSteps: 3 } } as never;
     const [planned] = executor.plan({ agent, tools: [], input: 'hi', history: [] });
-    assert.deepEqual(planned, { type: 'model', name: 'm', input: { model: 'm', temperature: null, maxSteps: 3, messages: [{ role: 'user', content: 'hi' }], tools: [] } });
+    assert.deepEqual(planned, {
+      type: 'model',
+      name: 'm',
+      input: { model: 'm', temperature: null, maxSteps: 3, messages: [{ role: 'user', content: 'hi' }], tools: [], remembered: 0 },
+    });
     assert.throws(() => createModelExecutor({ model: null }).plan({ agent, tools: [], input: 'hi', history: [] }), /no model/);
     assert.throws(() => executor.plan({ agent: { ...agentFields, config_json: { maxSteps: 99 } } as never, tools: [], input: 1, history: [] }), /configJson\.maxSteps/);
+  });
+
+  it('keeps the context within MODEL_CONTEXT_MAX_BYTES: the oldest remembered messages go first; refuses a model outside MODEL_ALLOWED', () => {
+    const bounded = createModelExecutor({ model: 'm', allowed: ['m'], contextMaxBytes: 600 });
+    const agent = { ...agentFields, system_prompt: 'Be brief.', config_json: {} } as never;
+    const said = (i: number) => ({ role: (i % 2 ? 'assistant' : 'user') as 'user' | 'assistant', content: `message ${i} ${'x'.repeat(90)}` });
+    const history = Array.from({ length: 8 }, (_, i) => said(i)) as never[];
+    const [planned] = bounded.plan({ agent, tools: [], input: 'now', history });
+    const context = planned!.input as ModelContext;
+    const sent = requestOf(context, [], false);
+    assert.ok(Buffer.byteLength(JSON.stringify(sent)) <= 600, `${Buffer.byteLength(JSON.stringify(sent))} bytes`);
+    assert.equal(context.messages[0]!.role, 'system');
+    assert.deepEqual(context.messages.at(-1), { role: 'user', content: 'now' });
+    assert.ok(context.remembered! > 0 && context.remembered! < 8, `${context.remembered} remembered`);
+    assert.deepEqual(context.messages.slice(1, -1), history.slice(8 - context.remembered!), 'the newest kept, oldest first');
+
+    // Later in the run the conversation grows: the request leaves out more of the thread, then fails.
+    const grown = fitRequest({ ...sent, messages: [...sent.messages, { role: 'assistant', content: 'y'.repeat(200) }] }, context, 600);
+    assert.ok('request' in grown && grown.kept < context.remembered!);
+    const tooLarge = fitRequest({ ...sent, messages: [...sent.messages, { role: 'assistant', content: 'y'.repeat(700) }] }, context, 600);
+    assert.ok('error' in tooLarge);
+    assert.match(tooLarge.error, /more than MODEL_CONTEXT_MAX_BYTES \(600\)/);
+
+    assert.throws(
+      () => bounded.plan({ agent: { ...agentFields, config_json: { model: 'other' } } as never, tools: [], input: 'x', history: [] }),
+      /configJson\.model: "other" is not an allowed model \(allowed: m\)/,
+    );
   });
 
   it('sums usage, takes the last answer as text, and fails on a model error, a time-out or maxSteps', () => {

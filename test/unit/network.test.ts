@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
-import { assertPublicTarget, isPrivateAddress, TargetNotAllowedError } from '../../lib/network';
+import {
+  checkTargets, isPrivateAddress, LOOKUPS_PER_ACCOUNT, LOOKUPS_PER_PROCESS, lookupsInFlight, LookupsBusyError, resolveHost, TargetCheckError,
+} from '../../lib/network';
+import { suiteContext } from '../helpers/cleanup';
+import { startNameserver } from '../helpers/nameserver';
+
+/** Private targets refused (production) or allowed (the dev stack and tests); the system's nameservers. */
+const strict = { allowPrivate: false, servers: null, accountId: null };
+const open = { ...strict, allowPrivate: true };
+/** One URL checked as a request's field `url`. */
+const check = (url: string, opts: typeof strict) => checkTargets([{ url, field: 'url' }], opts);
 
 describe('SSRF target check', () => {
   it('classifies addresses', () => {
@@ -14,23 +24,24 @@ describe('SSRF target check', () => {
 
   it('refuses private literals, localhost names and odd spellings of loopback', async () => {
     for (const url of ['http://127.0.0.1:9/x', 'http://localhost/', 'http://api.localhost/', 'http://[::1]/', 'http://[fe80::1]/', 'http://0x7f000001/', 'http://2130706433/', 'http://10.1.2.3/', 'http://[::ffff:7f00:1]/', 'http://[::127.0.0.1]:8080/', 'http://[::7f00:1]/']) {
-      await assert.rejects(assertPublicTarget(url, false), TargetNotAllowedError, url);
+      await assert.rejects(check(url, strict), TargetCheckError, url);
     }
   });
 
   it('refuses non-http schemes even when private targets are allowed', async () => {
-    await assert.rejects(assertPublicTarget('ftp://example.com/x', true), /http or https/);
-    await assert.rejects(assertPublicTarget('file:///etc/passwd', false), /http or https/);
-    await assert.rejects(assertPublicTarget('not a url', true), TargetNotAllowedError);
+    await assert.rejects(check('ftp://example.com/x', open), /http or https/);
+    await assert.rejects(check('file:///etc/passwd', strict), /http or https/);
+    await assert.rejects(check('not a url', open), TargetCheckError);
   });
 
   it('accepts public literals, and anything when private targets are allowed', async () => {
-    assert.deepEqual(await assertPublicTarget('https://93.184.215.14/hook', false), ['93.184.215.14']);
-    assert.deepEqual(await assertPublicTarget('http://127.0.0.1:8080/', true), []);
+    await check('https://93.184.215.14/hook', strict);
+    await check('http://127.0.0.1:8080/', open);
+    await check('http://db.internal.invalid:8080/', open); // nothing is resolved when private targets are allowed
   });
 
   it('refuses a name that does not resolve', async () => {
-    await assert.rejects(assertPublicTarget('https://no-such-host.invalid/', false), /does not resolve|did not resolve/);
+    await assert.rejects(check('https://no-such-host.invalid/', strict), /does not resolve|did not resolve/);
   });
 
   it('names the host as written, never the address it resolved to (no internal DNS in a 400)', async () => {
@@ -38,9 +49,52 @@ describe('SSRF target check', () => {
     const host = new URL(`http://${hostname()}/`).hostname;
     const addresses = (await lookup(host, { all: true })).map((a) => a.address);
     assert.ok(host !== 'localhost' && addresses.length > 0 && addresses.every(isPrivateAddress), `${host} resolves to ${addresses.join(', ')}`);
-    await assert.rejects(assertPublicTarget(`http://${host}:8080/hook`, false), (err: Error) => {
-      assert.equal(err.message, `must not point at a private, loopback or link-local address (${host})`);
+    await assert.rejects(check(`http://${host}:8080/hook`, strict), (err: Error) => {
+      assert.equal(err.message, `url: must not point at a private, loopback or link-local address (${host})`);
       return true;
     });
+  });
+});
+
+describe('lookup bounds', () => {
+  const suite = suiteContext();
+
+  it('bounds lookups per account and per process, and frees each slot when its lookup stops', async () => {
+    const ns = await startNameserver(suite);
+    const stop = new AbortController();
+    const lookup = (account: string, i: number) =>
+      resolveHost(`${account}-${i}.slow.test`, { servers: [ns.address], accountId: account, signal: stop.signal }).then(
+        () => 'resolved',
+        (err: Error) => err,
+      );
+    const accounts = LOOKUPS_PER_PROCESS / LOOKUPS_PER_ACCOUNT;
+    const running = Array.from({ length: LOOKUPS_PER_PROCESS }, (_, i) => lookup(`a${i % accounts}`, i));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(lookupsInFlight(), { total: LOOKUPS_PER_PROCESS, accounts });
+
+    const ownShare = await lookup('a0', -1);
+    assert.ok(ownShare instanceof LookupsBusyError && ownShare.scope === 'process', String(ownShare));
+    const process = await lookup('newcomer', 0);
+    assert.ok(process instanceof LookupsBusyError && process.scope === 'process', String(process));
+    // The engine's own lookups (no account) are not counted against the API's share.
+    const engine = resolveHost('engine.slow.test', { servers: [ns.address], accountId: null, signal: stop.signal }).catch((err: Error) => err);
+
+    stop.abort();
+    for (const result of await Promise.all(running)) assert.match(String(result), /the lookup of .* was stopped/);
+    assert.match(String(await engine), /was stopped/);
+    assert.deepEqual(lookupsInFlight(), { total: 0, accounts: 0 });
+
+    // With room in the process, an account's own share is the bound.
+    const again = new AbortController();
+    const mine = Array.from({ length: LOOKUPS_PER_ACCOUNT }, (_, i) =>
+      resolveHost(`mine-${i}.slow.test`, { servers: [ns.address], accountId: 'mine', signal: again.signal }).catch((err: Error) => err),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const over = await resolveHost('mine-over.slow.test', { servers: [ns.address], accountId: 'mine' }).catch((err: Error) => err);
+    assert.ok(over instanceof LookupsBusyError && over.scope === 'account', String(over));
+    assert.equal(ns.asked('mine-over.slow.test').length, 0, 'refused before asking');
+    again.abort();
+    await Promise.all(mine);
+    assert.deepEqual(lookupsInFlight(), { total: 0, accounts: 0 });
   });
 });

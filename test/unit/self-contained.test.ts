@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -21,6 +21,36 @@ const SECTION = new RegExp(['DESIGN', '\\s*§\\s*\\d'].join(''));
 const APPLIED_MIGRATIONS_CITING_SECTIONS = new Set(
   ['1_foundation', '3_engine', '5_api_limits', '6_run_steps', '7_fire_limits', '8_retention'].map((name) => `db/migrations/${name}.sql`),
 );
+
+/**
+ * What only the people, sessions and machines that wrote a document would know: the runs they were part of
+ * ("stop 22", "helper-4", "an earlier session"), the task they were given ("the issue"), who reviews them,
+ * and the paths of the machine they ran on. A document says what holds, and measurements name their
+ * conditions (a 2-core machine, the load average) instead.
+ */
+const OUTSIDE_PHRASES: Array<[RegExp, string]> = [
+  [/\bstop \d+\b/i, 'a numbered stop of some run'],
+  [/\bhelper-\d+/i, 'a numbered helper'],
+  [/\b(earlier|later|previous|next|this|that|another|one) session\b/i, 'a session that wrote it'],
+  [/\bsession's machine\b/i, 'a session\'s machine'],
+  [/\b(an? )?(earlier|previous|other) machines?\b/i, 'another machine than the reader\'s'],
+  [/\bthis machine\b/i, 'the machine it was written on (name the conditions instead: "a 2-core machine")'],
+  [/\bthe issue\b/i, 'the task it was written for'],
+  [/\blead engineer\b|\bthe lead's\b/i, 'the people reviewing it'],
+  [/\/(work|tmp)\//, 'a path of the machine it was written on'],
+];
+
+/** Where this repository's clones live on the machines it was written on (built from parts: not named here). */
+const MACHINE_ROOT = ['', 'work', ''].join('/');
+
+/** README.md and docs/, as they are in the working tree (a new document is checked before it is committed). */
+function documents(): Array<{ file: string; text: string }> {
+  const walk = (dir: string): string[] =>
+    readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.md') ? [`${dir}/${e.name}`] : [],
+    );
+  return ['README.md', ...walk('docs')].map((file) => ({ file, text: readFileSync(path.join(root, file), 'utf8') }));
+}
 
 function trackedTextFiles(): Array<{ file: string; text: string }> {
   const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
@@ -50,6 +80,18 @@ describe('the repository explains itself', () => {
       .filter(({ file }) => !APPLIED_MIGRATIONS_CITING_SECTIONS.has(file))
       .flatMap(({ file, text }) => offendingLines(text, (line) => SECTION.test(line)).map((line) => `${file}:${line}`));
     assert.deepEqual(found, [], 'cite README / docs/architecture.md / docs/api.md § <section> instead');
+  });
+
+  it('the docs do not refer to the people, sessions or machines that wrote them', () => {
+    const found = documents().flatMap(({ file, text }) =>
+      text.split('\n').flatMap((line, i) => OUTSIDE_PHRASES.filter(([re]) => re.test(line)).map(([, what]) => `${file}:${i + 1} (${what}): ${line.trim()}`)),
+    );
+    assert.deepEqual(found, [], 'say what holds; keep what was tried in docs/adr/ (condensed) or in a commit message');
+  });
+
+  it('no tracked file names a path of the machine it was written on', () => {
+    const found = files.flatMap(({ file, text }) => offendingLines(text, (line) => line.includes(MACHINE_ROOT)).map((line) => `${file}:${line}`));
+    assert.deepEqual(found, [], 'paths relative to the repository (path.join(__dirname, …)) instead');
   });
 
   it('docs/ holds the architecture and the API contract, linked from the README', () => {

@@ -5,15 +5,16 @@ import { toolConfigSchemas } from '../../api/schemas/tools';
 import { CONNECTOR_SECRET_PATHS, toolSecretPaths } from '../../lib/secret-paths';
 
 describe('custom tool secret headers', () => {
-  it('treats headers named like authorization, token, key or secret (any case) as secrets', () => {
+  it('treats every header as a secret but Content-Type, Accept, Accept-Language and User-Agent (any case)', () => {
     const headers = {
-      Authorization: 'a', authorization2: 'a', 'X-API-KEY': 'k', 'x-api-key': 'k', 'X-Auth-Token': 't', 'Client-Secret': 's',
-      'Proxy-Authorization': 'p', Accept: 'x', 'Content-Type': 'x', 'X-Request-Id': 'x', Keep: 'x',
+      Authorization: 'a', authorization2: 'a', 'X-API-KEY': 'k', 'X-Auth-Token': 't', 'Client-Secret': 's', 'Proxy-Authorization': 'p',
+      Cookie: 'c', 'X-Auth': 'x', 'X-Session': 's', 'X-Request-Id': 'x', Keep: 'x',
+      Accept: 'x', 'content-type': 'x', 'ACCEPT-LANGUAGE': 'x', 'User-Agent': 'x',
     };
     const paths = toolSecretPaths('custom', { endpoint: 'https://example.com', headers });
     assert.deepEqual(
       paths.map((p) => p[1]),
-      ['Authorization', 'authorization2', 'X-API-KEY', 'x-api-key', 'X-Auth-Token', 'Client-Secret', 'Proxy-Authorization'],
+      ['Authorization', 'authorization2', 'X-API-KEY', 'X-Auth-Token', 'Client-Secret', 'Proxy-Authorization', 'Cookie', 'X-Auth', 'X-Session', 'X-Request-Id', 'Keep'],
     );
     for (const path of paths) assert.equal(path[0], 'headers');
   });

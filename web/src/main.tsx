@@ -1,11 +1,11 @@
 import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
-import { Anchor, createTheme, Modal, Notification, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
+import { Anchor, FileInput, Modal, Notification, createTheme, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { setNonce } from 'get-nonce';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { setNonce } from 'get-nonce';
 import { RouterProvider } from 'react-router';
 import { ApiError } from './api/errors';
 import { router } from './router';
@@ -30,16 +30,17 @@ whenSignedOut(() => queryClient.clear());
  */
 const theme = createTheme({
   primaryColor: 'blue',
-  // Transitions off for people (and browsers) that ask for reduced motion.
-  respectReducedMotion: true,
   primaryShade: { light: 8, dark: 5 },
+  // Transitions off for people who ask their system for less motion.
+  respectReducedMotion: true,
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
   components: {
     Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }),
-    // Mantine's close buttons of a dialog and a notification have no name of their own.
-    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close dialog' } } }),
-    Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close notification' } } }),
+    // Every dialog's close button has a name (axe: button-name).
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+    Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss' } } }),
+    FileInput: FileInput.extend({ defaultProps: { clearButtonProps: { 'aria-label': 'Clear the file' } } }),
   },
   // Light buttons and badges, and subtle buttons (whose hover is the light background): their text at the
   // darkest shade, a quarter darker again.
@@ -61,9 +62,11 @@ const cssVariablesResolver: CSSVariablesResolver = () => ({
   dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },
 });
 
-/** The page's CSP nonce (api/plugins/console.ts): Mantine's <style> elements carry it. */
+/**
+ * The page's CSP nonce (api/plugins/console.ts): Mantine's <style> elements carry it, and so do those of
+ * react-remove-scroll (its modals' scroll lock), which takes it from get-nonce.
+ */
 const nonce = document.querySelector<HTMLMetaElement>('meta[property="csp-nonce"]')?.nonce ?? '';
-// A dialog locks the page's scroll with a <style> of its own (react-remove-scroll), which reads its nonce here.
 setNonce(nonce);
 
 void restoreSession();

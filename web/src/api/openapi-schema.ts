@@ -96,9 +96,13 @@ export function validateAgainst(schema: JsonSchema, value: unknown): FieldError[
   });
 }
 
-/** The schema of a component by name, resolved, with its loading state. */
+/**
+ * The request schema of a component by name (`CreateTool`), resolved, with its loading state. The document
+ * holds a request body's own form as `<name>Input` when it differs from the response's (fields with
+ * defaults are optional there): that is the one a form is checked against.
+ */
 export function useComponentSchema(name: string) {
   const document = useOpenApiDocument();
-  const raw = document.data?.components.schemas[name];
+  const raw = document.data?.components.schemas[`${name}Input`] ?? document.data?.components.schemas[name];
   return { ...document, schema: document.data && raw ? resolveSchema(document.data, raw) : undefined };
 }

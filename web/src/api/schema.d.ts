@@ -635,7 +635,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The refresh token is unknown, expired or revoked, or was already used (its family is then revoked); or a console request carried none. */
+                /** @description The refresh token is unknown, expired or revoked, or was already used (its family is then revoked); or none was presented (no refreshToken, and no X-Client: console with the ap_refresh cookie). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -690,7 +690,7 @@ export interface paths {
         put?: never;
         /**
          * Sign out
-         * @description Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout. With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared.
+         * @description Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout. With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared. With no token at all, nothing is revoked.
          */
         post: {
             parameters: {
@@ -1170,6 +1170,80 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Transaction"][];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Model and tool use per day
+         * @description The account's use per UTC day from `from` to `to` (inclusive; default the last 30 days to today), oldest first, one element per day including days with nothing: runs that began running, the prompt and completion tokens of the model calls and the tool steps recorded that day. Today's prompt + completion tokens are what MODEL_TOKENS_PER_DAY limits. At most 366 days per request; `from` after `to` or a longer range answers 400 naming the rule.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description First day (UTC), inclusive; default 29 days before `to` (30 days in all) */
+                    from?: string;
+                    /** @description Last day (UTC), inclusive; default today (UTC) */
+                    to?: string;
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UsageDay"][];
                     };
                 };
                 /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
@@ -2229,6 +2303,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2804,7 +2887,7 @@ export interface paths {
         put?: never;
         /**
          * Create a tool
-         * @description Creates a tool of the agent (dex_pairs, prediction_markets, coin_prices or custom; configJson per type); its runs call the enabled tools in created order. A custom tool's endpoint must be a public address unless ALLOW_PRIVATE_TARGETS; its secret headers are stored encrypted and shown in full in this response only.
+         * @description Creates a tool of the agent (dex_pairs, prediction_markets, coin_prices or custom; configJson per type); its runs call the enabled tools in created order. A custom tool's endpoint must be a public address unless ALLOW_PRIVATE_TARGETS; its secret headers (every header but Content-Type, Accept, Accept-Language, User-Agent) are stored encrypted and shown in full in this response only.
          */
         post: {
             parameters: {
@@ -2900,6 +2983,15 @@ export interface paths {
                 };
                 /** @description This Idempotency-Key was already used with a different request. */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3047,6 +3139,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3218,6 +3319,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3399,6 +3509,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -3528,6 +3647,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The webhook changed to a url nobody checked while this update checked its own: send it again. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The body is larger than 1 MiB. */
                 413: {
                     headers: {
@@ -3539,6 +3667,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3699,6 +3836,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The webhook changed to a url nobody checked while this update checked its own: send it again. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The body is larger than 1 MiB. */
                 413: {
                     headers: {
@@ -3710,6 +3856,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7540,7 +7695,7 @@ export interface paths {
         put?: never;
         /**
          * Run an agent
-         * @description Starts a run of the agent: 202 with the queued run; follow it live with GET /api/runs/:id/events (Server-Sent Events), or poll GET /api/runs/:id and GET /api/runs/:id/steps. It waits as queued while RUN_CONCURRENCY_PER_ACCOUNT runs of the account are running (runs start in created order), then runs within RUN_TIMEOUT_MS of starting (then it fails with "timed out"). With a language model (MODEL_BASE_URL on the deployment and a model named by configJson.model or MODEL_NAME) the agent thinks: input is the user's message, the system message is composed from systemPrompt, persona, goal, voice and policies, the enabled tools are offered as functions, and each model call and tool call is a step, up to configJson.maxSteps model calls; runs with the same threadId share a conversation (memoryConfig). Output { text, steps, usage }. Without one, the tool executor calls the agent's enabled tools in created order with the input (custom tools fill bodyTemplate: {{input}} is the whole input as JSON, {{input.a.b}} the value at that path) and succeeds when it has no enabled tools or at least one succeeded. On finish it emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, runId, error, chainDepth }. Draft and active agents run; a template or a paused agent answers 409.
+         * @description Starts a run of the agent: 202 with the queued run; follow it live with GET /api/runs/:id/events (Server-Sent Events), or poll GET /api/runs/:id and GET /api/runs/:id/steps. It waits as queued while RUN_CONCURRENCY_PER_ACCOUNT runs of the account are running (runs start in created order), then runs within RUN_TIMEOUT_MS of starting (then it fails with "timed out"). With a language model (MODEL_BASE_URL on the deployment and a model named by configJson.model or MODEL_NAME) the agent thinks: input is the user's message, the system message is composed from systemPrompt, persona, goal, voice and policies, the enabled tools are offered as functions, and each model call and tool call is a step, up to configJson.maxSteps model calls; runs with the same threadId share a conversation (memoryConfig). Output { text, steps, usage }. Without one, the tool executor calls the agent's enabled tools in created order with the input (custom tools fill bodyTemplate: {{input}} is the whole input as JSON, {{input.a.b}} the value at that path) and succeeds when it has no enabled tools or at least one succeeded. On finish it emits agent.completed { agentId, runId, output, chainDepth } or agent.failed { agentId, runId, error, chainDepth }. Draft and active agents run; a template or a paused agent answers 409. A run that would use the model while the account has spent MODEL_TOKENS_PER_DAY tokens today (UTC) answers 429 with Retry-After (the seconds to the next UTC day); a run that crosses the budget while it runs fails, its error naming the budget.
          */
         post: {
             parameters: {
@@ -7636,6 +7791,15 @@ export interface paths {
                 };
                 /** @description This Idempotency-Key was already used with a different request. */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The agent's runs use the model and the account has spent MODEL_TOKENS_PER_DAY for today (UTC); Retry-After says when it starts afresh. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8207,6 +8371,18 @@ export interface components {
              */
             createdAt: string;
         };
+        UsageDayInput: {
+            /** @description The UTC day, YYYY-MM-DD */
+            date: string;
+            /** @description Runs that began running that day */
+            runs: number;
+            /** @description Prompt tokens of the model calls recorded that day */
+            promptTokens: number;
+            /** @description Completion tokens of the model calls recorded that day */
+            completionTokens: number;
+            /** @description Tool steps recorded that day */
+            toolCalls: number;
+        };
         AgentGraphInput: {
             nodes: {
                 id: string;
@@ -8240,7 +8416,7 @@ export interface components {
             };
             /** @description Any JSON object. The keys model, temperature and maxSteps configure runs with a language model (see Agent runs) */
             configJson?: {
-                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME */
+                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME. When the deployment sets MODEL_ALLOWED, one of those (400 otherwise) */
                 model?: string;
                 /** @description Sampling temperature, 0–2; default the provider's */
                 temperature?: number;
@@ -8272,7 +8448,7 @@ export interface components {
             };
             /** @description Any JSON object. The keys model, temperature and maxSteps configure runs with a language model (see Agent runs) */
             configJson?: {
-                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME */
+                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME. When the deployment sets MODEL_ALLOWED, one of those (400 otherwise) */
                 model?: string;
                 /** @description Sampling temperature, 0–2; default the provider's */
                 temperature?: number;
@@ -8462,7 +8638,7 @@ export interface components {
         CustomToolConfigInput: {
             /**
              * Format: uri
-             * @description Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS
+             * @description Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read; the URL sent back exactly as read keeps them; an export leaves them out.
              */
             endpoint: string;
             /**
@@ -8471,7 +8647,7 @@ export interface components {
              */
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             /**
-             * @description Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin (scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise).
+             * @description Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part (scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise).
              * @default {}
              */
             headers: {
@@ -8572,11 +8748,11 @@ export interface components {
             configJson?: {
                 /**
                  * Format: uri
-                 * @description Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS
+                 * @description Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read; the URL sent back exactly as read keeps them; an export leaves them out.
                  */
                 endpoint?: string;
                 method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE") | null;
-                /** @description Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin (scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
+                /** @description Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part (scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
                 headers?: {
                     [key: string]: string | null;
                 } | null;
@@ -8608,11 +8784,11 @@ export interface components {
             } | {
                 /**
                  * Format: uri
-                 * @description Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS
+                 * @description Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read; the URL sent back exactly as read keeps them; an export leaves them out.
                  */
                 endpoint?: string;
                 method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE") | null;
-                /** @description Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin (scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
+                /** @description Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part (scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
                 headers?: {
                     [key: string]: string | null;
                 } | null;
@@ -9375,7 +9551,7 @@ export interface components {
             password: string;
         };
         RefreshRequestInput: {
-            /** @description Required, except on a request with X-Client: console, which may send {} and have the ap_refresh cookie read instead */
+            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
             refreshToken?: string;
         };
         UserInput: {
@@ -9636,10 +9812,12 @@ export interface components {
             /** @description The agent run it started (linked triggers only) */
             runId: string | null;
             /**
-             * @description 'skipped': the trigger was disabled, or its agent a template or paused, when the fire ran (not counted, no run); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
             status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
             scheduledAt: string | null;
         };
@@ -9660,10 +9838,12 @@ export interface components {
             /** @description The agent run it started (linked triggers only) */
             runId: string | null;
             /**
-             * @description 'skipped': the trigger was disabled, or its agent a template or paused, when the fire ran (not counted, no run); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
             status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
             scheduledAt: string | null;
             /** @description What it fired with: manual: the body's payload; webhook: the JSON body its hook received; event: the event's data; schedule: null. A linked agent run gets it as input.payload. */
@@ -9722,6 +9902,15 @@ export interface components {
             threadId: string | null;
             /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
             executor: ("tools" | "model") | null;
+            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
+            usage: {
+                /** @description Prompt tokens of its model calls, as the provider counted them */
+                promptTokens: number;
+                /** @description Completion tokens of its model calls */
+                completionTokens: number;
+                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
+                toolCalls: number;
+            };
             startedAt: string | null;
             finishedAt: string | null;
             /**
@@ -9747,7 +9936,7 @@ export interface components {
             name: string;
             /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
             toolId: string | null;
-            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
+            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters), remembered (how many of messages are the thread's) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
             input: unknown;
             /** @description What the step returned: a model step its answer { content, toolCalls: [{ id, name, arguments }], finishReason }, a tool step its result; at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed */
             output: unknown;
@@ -9889,7 +10078,7 @@ export interface components {
              * @constant
              */
             direction?: "outgoing";
-            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
+            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS, and so is a name that does not resolve within 3 s. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read, and the url sent back exactly as read keeps them. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
             url: string;
             /** @description The event types delivered, "*" for every type (default ["*"]). Duplicates are removed. */
             events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
@@ -9908,7 +10097,7 @@ export interface components {
         /** @description Any subset of the writable fields. Turning a webhook outgoing needs a url in the same request; turning it incoming drops the stored target. */
         UpdateWebhookInput: {
             name?: string;
-            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
+            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS, and so is a name that does not resolve within 3 s. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read, and the url sent back exactly as read keeps them. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
             url?: string;
             secret?: string | null;
             /** @description Outgoing: the event types delivered, "*" for every type (default ["*"]). Incoming: the event types each received request is emitted as: only "webhook.received" (the default); the other types are reserved for events the platform emits, and "*" is not allowed. Duplicates are removed. */
@@ -10137,6 +10326,18 @@ export interface components {
              */
             createdAt: string;
         };
+        UsageDay: {
+            /** @description The UTC day, YYYY-MM-DD */
+            date: string;
+            /** @description Runs that began running that day */
+            runs: number;
+            /** @description Prompt tokens of the model calls recorded that day */
+            promptTokens: number;
+            /** @description Completion tokens of the model calls recorded that day */
+            completionTokens: number;
+            /** @description Tool steps recorded that day */
+            toolCalls: number;
+        };
         AgentGraph: {
             nodes: {
                 id: string;
@@ -10170,7 +10371,7 @@ export interface components {
             };
             /** @description Any JSON object. The keys model, temperature and maxSteps configure runs with a language model (see Agent runs) */
             configJson?: {
-                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME */
+                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME. When the deployment sets MODEL_ALLOWED, one of those (400 otherwise) */
                 model?: string;
                 /** @description Sampling temperature, 0–2; default the provider's */
                 temperature?: number;
@@ -10202,7 +10403,7 @@ export interface components {
             };
             /** @description Any JSON object. The keys model, temperature and maxSteps configure runs with a language model (see Agent runs) */
             configJson?: {
-                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME */
+                /** @description The model this agent thinks with (e.g. "gpt-4o-mini", "llama3.1"); default MODEL_NAME. When the deployment sets MODEL_ALLOWED, one of those (400 otherwise) */
                 model?: string;
                 /** @description Sampling temperature, 0–2; default the provider's */
                 temperature?: number;
@@ -10392,7 +10593,7 @@ export interface components {
         CustomToolConfig: {
             /**
              * Format: uri
-             * @description Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS
+             * @description Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read; the URL sent back exactly as read keeps them; an export leaves them out.
              */
             endpoint: string;
             /**
@@ -10401,7 +10602,7 @@ export interface components {
              */
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             /**
-             * @description Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin (scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise).
+             * @description Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part (scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise).
              * @default {}
              */
             headers: {
@@ -10502,11 +10703,11 @@ export interface components {
             configJson?: {
                 /**
                  * Format: uri
-                 * @description Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS
+                 * @description Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read; the URL sent back exactly as read keeps them; an export leaves them out.
                  */
                 endpoint?: string;
                 method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE") | null;
-                /** @description Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin (scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
+                /** @description Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part (scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
                 headers?: {
                     [key: string]: string | null;
                 } | null;
@@ -10538,11 +10739,11 @@ export interface components {
             } | {
                 /**
                  * Format: uri
-                 * @description Absolute http(s) URL; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS
+                 * @description Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read; the URL sent back exactly as read keeps them; an export leaves them out.
                  */
                 endpoint?: string;
                 method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE") | null;
-                /** @description Request headers. Values of headers whose name contains authorization, token, key or secret (any case) are secrets: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards; sending the masked value back keeps it unchanged, except when the update moves the endpoint to another origin (scheme, host or port): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
+                /** @description Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part (scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise). */
                 headers?: {
                     [key: string]: string | null;
                 } | null;
@@ -11305,7 +11506,7 @@ export interface components {
             password: string;
         };
         RefreshRequest: {
-            /** @description Required, except on a request with X-Client: console, which may send {} and have the ap_refresh cookie read instead */
+            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
             refreshToken?: string;
         };
         User: {
@@ -11566,10 +11767,12 @@ export interface components {
             /** @description The agent run it started (linked triggers only) */
             runId: string | null;
             /**
-             * @description 'skipped': the trigger was disabled, or its agent a template or paused, when the fire ran (not counted, no run); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
             status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
             scheduledAt: string | null;
         };
@@ -11590,10 +11793,12 @@ export interface components {
             /** @description The agent run it started (linked triggers only) */
             runId: string | null;
             /**
-             * @description 'skipped': the trigger was disabled, or its agent a template or paused, when the fire ran (not counted, no run); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
             status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
             scheduledAt: string | null;
             /** @description What it fired with: manual: the body's payload; webhook: the JSON body its hook received; event: the event's data; schedule: null. A linked agent run gets it as input.payload. */
@@ -11652,6 +11857,15 @@ export interface components {
             threadId: string | null;
             /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
             executor: ("tools" | "model") | null;
+            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
+            usage: {
+                /** @description Prompt tokens of its model calls, as the provider counted them */
+                promptTokens: number;
+                /** @description Completion tokens of its model calls */
+                completionTokens: number;
+                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
+                toolCalls: number;
+            };
             startedAt: string | null;
             finishedAt: string | null;
             /**
@@ -11677,7 +11891,7 @@ export interface components {
             name: string;
             /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
             toolId: string | null;
-            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
+            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters), remembered (how many of messages are the thread's) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
             input: unknown;
             /** @description What the step returned: a model step its answer { content, toolCalls: [{ id, name, arguments }], finishReason }, a tool step its result; at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed */
             output: unknown;
@@ -11819,7 +12033,7 @@ export interface components {
              * @constant
              */
             direction?: "outgoing";
-            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
+            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS, and so is a name that does not resolve within 3 s. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read, and the url sent back exactly as read keeps them. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
             url: string;
             /** @description The event types delivered, "*" for every type (default ["*"]). Duplicates are removed. */
             events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
@@ -11838,7 +12052,7 @@ export interface components {
         /** @description Any subset of the writable fields. Turning a webhook outgoing needs a url in the same request; turning it incoming drops the stored target. */
         UpdateWebhook: {
             name?: string;
-            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
+            /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS, and so is a name that does not resolve within 3 s. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read, and the url sent back exactly as read keeps them. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
             url?: string;
             secret?: string | null;
             /** @description Outgoing: the event types delivered, "*" for every type (default ["*"]). Incoming: the event types each received request is emitted as: only "webhook.received" (the default); the other types are reserved for events the platform emits, and "*" is not allowed. Duplicates are removed. */

@@ -52,7 +52,8 @@ export function WorkspaceLayout() {
     );
   }
   if (accounts.error) return <Container py="xl"><ApiErrorAlert error={accounts.error} /></Container>;
-  if (!acting) return <Loading label="Loading your accounts" />;
+  // The screen below starts its own requests at once (the account is the URL's): it does not wait for the
+  // list of accounts, which only says the role. Until then no write control is shown (useCan is false).
 
   const section = location.pathname.split('/')[3] ?? 'agents';
   return (
@@ -72,7 +73,7 @@ export function WorkspaceLayout() {
               aria-label="Account"
               size="sm"
               value={accountId}
-              data={(accounts.data ?? []).map((a, i) => ({ value: a.id, label: i === 0 ? `${a.name} (yours)` : a.name }))}
+              data={accounts.data ? accounts.data.map((a, i) => ({ value: a.id, label: i === 0 ? `${a.name} (yours)` : a.name })) : [{ value: accountId, label: 'Loading accounts…' }]}
               onChange={(e) => navigate(`/w/${e.currentTarget.value}/${SECTIONS.some((s) => s.path === section) ? section : 'agents'}`)}
             />
             <Tooltip label="The acting account's balance; creating a non-template agent spends from it">
@@ -81,7 +82,7 @@ export function WorkspaceLayout() {
               </Badge>
             </Tooltip>
             <Badge size="lg" variant="outline" color="gray">
-              Role: {acting.role}
+              Role: {acting?.role ?? '…'}
             </Badge>
             <Button variant="default" size="sm" onClick={() => void signOut().then(() => navigate('/signin'))}>
               Sign out

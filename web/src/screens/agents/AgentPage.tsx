@@ -6,6 +6,8 @@ import { unwrap } from '../../api/errors';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/states';
 import { useAccountId, useAccountKey } from '../../session/account';
+import { AgentActions } from './AgentActions';
+import { STATUS_COLORS } from './agent-status';
 
 export const AGENT_TABS = [
   { value: 'overview', label: 'Overview' },
@@ -42,14 +44,17 @@ export function AgentPage() {
       {(data) => (
         <>
           <PageHeader
-            crumbs={[{ label: 'Agents', to: `/w/${accountId}/agents` }]}
+            crumbs={[{ label: 'All agents', to: `/w/${accountId}/agents` }]}
             title={
               <Group gap="sm">
                 {data.name}
-                <Badge variant="light">{data.status}</Badge>
+                <Badge variant="light" color={STATUS_COLORS[data.status]}>
+                  {data.status}
+                </Badge>
               </Group>
             }
             description={data.description || undefined}
+            actions={<AgentActions agent={data} />}
           />
           <Tabs value={tab} onChange={(value) => value && navigate(`/w/${accountId}/agents/${data.id}/${value}`)} keepMounted={false}>
             <Tabs.List mb="md">
@@ -59,10 +64,12 @@ export function AgentPage() {
                 </Tabs.Tab>
               ))}
             </Tabs.List>
-            {/* The tab's own URL renders here: the panel its tab controls (aria-controls). */}
-            <Tabs.Panel value={tab}>
-              <Outlet />
-            </Tabs.Panel>
+            {/* Each tab is a URL of its own: the active tab's panel holds the route's screen. */}
+            {AGENT_TABS.map((t) => (
+              <Tabs.Panel key={t.value} value={t.value}>
+                {t.value === tab && <Outlet />}
+              </Tabs.Panel>
+            ))}
           </Tabs>
         </>
       )}

@@ -1,5 +1,48 @@
-import { EmptyState } from '../../components/states';
+import { Anchor, Stack, Title } from '@mantine/core';
+import { Link } from 'react-router';
+import { client } from '../../api/client';
+import { LoadMore, pageOf, useCursorList } from '../../components/cursor-list';
+import { EmptyState, QueryState } from '../../components/states';
+import { useAccountId, useAccountKey } from '../../session/account';
+import { Can } from '../../session/permissions';
+import { RunsTable } from '../runs/RunsTable';
+import { StartRunForm } from '../runs/StartRunForm';
+import { useAgent, useAgentId } from './AgentPage';
 
+/** Run the agent, and its runs, newest first. */
 export function AgentRuns() {
-  return <EmptyState title="AgentRuns" />;
+  const accountId = useAccountId();
+  const agentId = useAgentId();
+  const agent = useAgent().data;
+  const list = useCursorList(
+    useAccountKey('agents', agentId, 'runs'),
+    async (cursor) => pageOf(await client.GET('/api/agents/{id}/runs', { params: { path: { id: agentId }, query: { cursor, limit: 50 } } })),
+    { refetchInterval: 5_000 },
+  );
+  const blocked = agent && (agent.status === 'paused' || agent.status === 'template') ? `A ${agent.status} agent does not run: activate it first.` : undefined;
+  return (
+    <Stack>
+      <Can right="write">
+        <StartRunForm agentId={agentId} disabledReason={blocked} />
+      </Can>
+      <Title order={2} size="h4">
+        Runs of this agent
+      </Title>
+      <QueryState query={{ ...list, data: list.items }} loadingLabel="Loading runs">
+        {(runs) =>
+          runs.length === 0 ? (
+            <EmptyState title="No runs yet">{blocked ?? 'Press Run to start one; a trigger of this agent starts them too.'}</EmptyState>
+          ) : (
+            <>
+              <RunsTable runs={runs} showAgent={false} />
+              <LoadMore list={list} label="Load more runs" />
+              <Anchor component={Link} to={`/w/${accountId}/runs?agentId=${agentId}`} size="sm">
+                These runs in the runs list
+              </Anchor>
+            </>
+          )
+        }
+      </QueryState>
+    </Stack>
+  );
 }

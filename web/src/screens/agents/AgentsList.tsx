@@ -1,5 +1,6 @@
-import { Anchor, Badge, Button, Group, NativeSelect, Table, Text, TextInput } from '@mantine/core';
-import { useDisclosure } from '@mantine/hooks';
+import { Anchor, Badge, Button, Group, Kbd, NativeSelect, Table, Text, TextInput } from '@mantine/core';
+import { useDisclosure, useHotkeys } from '@mantine/hooks';
+import { useRef } from 'react';
 import { Link } from 'react-router';
 import { client } from '../../api/client';
 import { LoadMore, pageOf, useCursorList } from '../../components/cursor-list';
@@ -8,7 +9,7 @@ import { PageHeader } from '../../components/PageHeader';
 import { EmptyState, QueryState } from '../../components/states';
 import { useListFilters } from '../../lib/use-debounced-search';
 import { useAccountId, useAccountKey } from '../../session/account';
-import { Can } from '../../session/permissions';
+import { Can, useCan } from '../../session/permissions';
 import { AGENT_STATUSES, STATUS_COLORS, type AgentStatus } from './agent-status';
 import { CreateAgentDialog } from './CreateAgentDialog';
 import { ImportAgentDialog } from './ImportAgentDialog';
@@ -25,6 +26,13 @@ export function AgentsList() {
   );
   const [creating, create] = useDisclosure(false);
   const [importing, importer] = useDisclosure(false);
+  const canWrite = useCan('write');
+  const search = useRef<HTMLInputElement>(null);
+  // Keyboard: "/" to search, "n" for a new agent (not while typing in a field).
+  useHotkeys([
+    ['/', () => search.current?.focus()],
+    ['n', () => canWrite && create.open()],
+  ]);
   const filtered = Boolean(q || status);
 
   return (
@@ -37,7 +45,9 @@ export function AgentsList() {
             <Button variant="default" onClick={importer.open}>
               Import
             </Button>
-            <Button onClick={create.open}>New agent</Button>
+            <Button onClick={create.open} aria-keyshortcuts="n">
+              New agent
+            </Button>
           </Can>
         }
       />
@@ -49,6 +59,9 @@ export function AgentsList() {
           onChange={(e) => filters.setText(e.currentTarget.value)}
           w={280}
           type="search"
+          ref={search}
+          aria-keyshortcuts="/"
+          rightSection={<Kbd size="xs">/</Kbd>}
         />
         <NativeSelect
           label="Filter by status"

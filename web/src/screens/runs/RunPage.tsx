@@ -1,5 +1,146 @@
-import { EmptyState } from '../../components/states';
+import { Anchor, Badge, Code, Group, Loader, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router';
+import { client } from '../../api/client';
+import { unwrap } from '../../api/errors';
+import { ApiErrorAlert } from '../../components/ApiErrorAlert';
+import { DateTime } from '../../components/DateTime';
+import { JsonBlock } from '../../components/JsonBlock';
+import { PageHeader } from '../../components/PageHeader';
+import { EmptyState, QueryState } from '../../components/states';
+import { TemporalLink } from '../../components/TemporalLink';
+import { formatDuration } from '../../lib/dates';
+import { workflowIds } from '../../lib/temporal';
+import { useAccountId, useAccountKey } from '../../session/account';
+import { isFinished, RunStatusBadge, usageOf, type Run } from './run-status';
+import { StepItem } from './StepItem';
+import { ThreadMessages } from './ThreadMessages';
+import { useRunEvents } from './use-run-events';
 
+function Fact({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed" fw={600}>
+        {label}
+      </Text>
+      <div>{children}</div>
+    </div>
+  );
+}
+
+/** A run: its status and facts, its steps appearing live as they finish (SSE), its output, and its thread. */
 export function RunPage() {
-  return <EmptyState title="RunPage" />;
+  const { runId = '' } = useParams();
+  const accountId = useAccountId();
+  const events = useRunEvents(runId, accountId);
+  const query = useQuery({
+    queryKey: useAccountKey('runs', runId),
+    queryFn: async () => unwrap(await client.GET('/api/runs/{id}', { params: { path: { id: runId } } })),
+    // The stream says when it is done; until then (or if the stream is refused) the run is read again now and then.
+    refetchInterval: (q) => (events.run || (q.state.data && isFinished(q.state.data.status)) ? false : 3_000),
+  });
+  const agent = useQuery({
+    queryKey: useAccountKey('agents', query.data?.agentId),
+    enabled: Boolean(query.data?.agentId),
+    queryFn: async () => unwrap(await client.GET('/api/agents/{id}', { params: { path: { id: query.data!.agentId } } })),
+    retry: false,
+  });
+
+  return (
+    <QueryState query={query} loadingLabel="Loading the run">
+      {(fetched) => {
+        const run: Run = events.run ?? fetched;
+        const usage = usageOf(run);
+        const duration = run.startedAt ? new Date(run.finishedAt ?? Date.now()).getTime() - new Date(run.startedAt).getTime() : null;
+        const text = (run.output as { text?: string } | null)?.text;
+        return (
+          <Stack>
+            <PageHeader
+              crumbs={[
+                { label: 'All runs', to: `/w/${accountId}/runs` },
+                ...(agent.data ? [{ label: agent.data.name, to: `/w/${accountId}/agents/${run.agentId}/runs` }] : []),
+              ]}
+              title={
+                <Group gap="sm">
+                  Run of {agent.data?.name ?? 'an agent'}
+                  <Text component="span" size="lg" aria-label="Status">
+                    <RunStatusBadge status={run.status} />
+                  </Text>
+                  {events.live && (
+                    <Group gap={4}>
+                      <Loader size="xs" aria-hidden="true" />
+                      <Text size="sm" c="dimmed">
+                        live
+                      </Text>
+                    </Group>
+                  )}
+                </Group>
+              }
+              actions={<TemporalLink workflowId={workflowIds.run(run.id)} />}
+            />
+            <Paper withBorder p="md">
+              <SimpleGrid cols={{ base: 2, md: 5 }}>
+                <Fact label="Status">
+                  <Text>{run.status}</Text>
+                </Fact>
+                <Fact label="Created">
+                  <DateTime value={run.createdAt} />
+                </Fact>
+                <Fact label="Duration">{formatDuration(duration)}</Fact>
+                <Fact label="Executor">{run.executor ?? '—'}</Fact>
+                <Fact label="Usage">
+                  {usage ? `${usage.promptTokens ?? 0} + ${usage.completionTokens ?? 0} tokens${usage.toolCalls !== undefined ? `, ${usage.toolCalls} tool calls` : ''}` : '—'}
+                </Fact>
+                <Fact label="Started by">
+                  {run.triggerId ? (
+                    <Anchor component={Link} to={`/w/${accountId}/triggers/${run.triggerId}`}>
+                      a trigger
+                    </Anchor>
+                  ) : (
+                    'the API or console'
+                  )}
+                </Fact>
+                <Fact label="Thread">{run.threadId ? <Code>{run.threadId}</Code> : '—'}</Fact>
+                <Fact label="Chain depth">{run.chainDepth}</Fact>
+              </SimpleGrid>
+            </Paper>
+            {run.error && <ApiErrorAlert error={new Error(run.error)} title="The run failed" />}
+            {text !== undefined && (
+              <Paper withBorder p="md">
+                <Title order={2} size="h4" mb="xs">
+                  Answer
+                </Title>
+                <Text style={{ whiteSpace: 'pre-wrap' }}>{text}</Text>
+              </Paper>
+            )}
+            <Paper withBorder p="md">
+              <JsonBlock label="Input" value={run.input} />
+            </Paper>
+            <Group justify="space-between">
+              <Title order={2} size="h4">
+                Steps
+              </Title>
+              {!isFinished(run.status) && <Badge variant="dot">{run.status === 'queued' ? 'waiting for a slot' : 'steps appear as they finish'}</Badge>}
+            </Group>
+            <ApiErrorAlert error={events.error} title="Live updates are off" />
+            {events.steps.length === 0 && isFinished(run.status) && !events.live ? (
+              <EmptyState title="No steps">This run made no model or tool call.</EmptyState>
+            ) : (
+              <Stack component="ol" aria-label="Steps" gap="sm" p={0} m={0} style={{ listStyle: 'none' }}>
+                {events.steps.map((step) => (
+                  <StepItem key={step.index} step={step} />
+                ))}
+              </Stack>
+            )}
+            {run.threadId && <ThreadMessages agentId={run.agentId} threadId={run.threadId} live={!isFinished(run.status)} />}
+            {run.output !== null && (
+              <Paper withBorder p="md">
+                <JsonBlock label="Output" value={run.output} maxHeight={400} />
+              </Paper>
+            )}
+          </Stack>
+        );
+      }}
+    </QueryState>
+  );
 }

@@ -1,0 +1,70 @@
+import { Badge, Group, Paper, Stack, Text } from '@mantine/core';
+import { JsonBlock } from '../../components/JsonBlock';
+import { formatDuration } from '../../lib/dates';
+import type { RunStep } from './use-run-events';
+
+function Json({ label, value }: { label: string; value: unknown }) {
+  return value === null || value === undefined ? null : <JsonBlock label={label} value={value} />;
+}
+
+interface ModelOutput {
+  content?: string | null;
+  toolCalls?: Array<{ id: string; name: string; arguments: unknown }>;
+  finishReason?: string;
+}
+
+/** One step of a run: the model's message and the tools it asked for, or a tool call's arguments and result; timings and tokens. */
+export function StepItem({ step }: { step: RunStep }) {
+  const ms = step.startedAt && step.finishedAt ? new Date(step.finishedAt).getTime() - new Date(step.startedAt).getTime() : null;
+  const usage = step.usage as { promptTokens?: number; completionTokens?: number } | null;
+  const model = step.type === 'model' ? (step.output as ModelOutput | null) : null;
+  return (
+    <Paper component="li" withBorder p="sm" aria-label={`Step ${step.index + 1}: ${step.type} ${step.name}`}>
+      <Stack gap="xs">
+        <Group gap="sm" justify="space-between">
+          <Group gap="sm">
+            <Text fw={600}>#{step.index + 1}</Text>
+            <Badge variant="light" color={step.type === 'model' ? 'violet' : 'cyan'}>
+              {step.type === 'model' ? 'model' : 'tool call'}
+            </Badge>
+            <Text fw={500}>{step.name}</Text>
+            {step.error && (
+              <Badge color="red" variant="light">
+                failed
+              </Badge>
+            )}
+          </Group>
+          <Group gap="md">
+            {usage && (usage.promptTokens !== undefined || usage.completionTokens !== undefined) && (
+              <Text size="sm" c="dimmed">
+                {usage.promptTokens ?? 0} prompt + {usage.completionTokens ?? 0} completion tokens
+              </Text>
+            )}
+            <Text size="sm" c="dimmed">
+              {formatDuration(ms)}
+            </Text>
+          </Group>
+        </Group>
+        {step.error && (
+          <Text c="red" size="sm">
+            {step.error}
+          </Text>
+        )}
+        {model ? (
+          <>
+            {model.content && <Json label="Message" value={model.content} />}
+            {model.toolCalls?.map((call) => (
+              <Json key={call.id} label={`Calls ${call.name} with`} value={call.arguments} />
+            ))}
+            {step.index === 0 && <Json label="Context sent to the model" value={step.input} />}
+          </>
+        ) : (
+          <>
+            <Json label="Input" value={(step.input as { arguments?: unknown } | null)?.arguments ?? step.input} />
+            <Json label="Output" value={step.output} />
+          </>
+        )}
+      </Stack>
+    </Paper>
+  );
+}

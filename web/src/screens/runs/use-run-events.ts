@@ -1,0 +1,82 @@
+import { fetchEventSource } from '@microsoft/fetch-event-source';
+import { useEffect, useState } from 'react';
+import { ApiError } from '../../api/errors';
+import type { Schemas } from '../../api/client';
+import { ensureFreshToken, refreshSession } from '../../session/session';
+import type { Run } from './run-status';
+
+export type RunStep = Schemas['RunStep'];
+
+class Retry extends Error {}
+class Stop extends Error {}
+
+/**
+ * Follows a run live over GET /api/runs/:id/events (Server-Sent Events, with the Authorization and
+ * Account-Id headers EventSource cannot send): each step as it finishes, then `done` with the run.
+ * Reconnects after a dropped connection with Last-Event-ID (the library keeps it), refreshes an expired
+ * token once, and stops for good on a refusal (its message is the error) or when the run is done.
+ */
+export function useRunEvents(runId: string, accountId: string) {
+  const [steps, setSteps] = useState<RunStep[]>([]);
+  const [run, setRun] = useState<Run | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [live, setLive] = useState(false);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setSteps([]);
+    setRun(null);
+    setError(null);
+    let token: string | null = null;
+    const open = async () => {
+      token = await ensureFreshToken();
+      await fetchEventSource(`/api/runs/${encodeURIComponent(runId)}/events`, {
+        signal: controller.signal,
+        openWhenHidden: true,
+        // The library reads headers once per connection: a reconnect after a refresh sends the new token.
+        headers: { Authorization: `Bearer ${token ?? ''}`, 'Account-Id': accountId },
+        async onopen(response) {
+          if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+            setLive(true);
+            return;
+          }
+          const body = (await response.json().catch(() => null)) as { message?: string } | null;
+          if (response.status === 401 && (await refreshSession())) throw new Retry();
+          throw new Stop(body?.message ?? `The server answered ${response.status}`, { cause: new ApiError(response.status, body?.message ?? `The server answered ${response.status}`, Number(response.headers.get('Retry-After')) || undefined) });
+        },
+        onmessage(message) {
+          if (message.event === 'step') {
+            const step = JSON.parse(message.data) as RunStep;
+            setSteps((current) => (current.some((s) => s.index === step.index) ? current : [...current, step].sort((a, b) => a.index - b.index)));
+          } else if (message.event === 'done') {
+            setRun(JSON.parse(message.data) as Run);
+            setLive(false);
+            controller.abort();
+          }
+        },
+        onclose() {
+          // The server ends the stream after done; any other end is a dropped connection: reconnect.
+          if (!controller.signal.aborted) throw new Retry();
+        },
+        onerror(err) {
+          // A refusal ends it; a closed stream or a refreshed token starts a new connection (with the token as it now is).
+          if (err instanceof Stop || err instanceof Retry) throw err;
+          // A dropped connection: the library tries again in a second, resuming after the last step it got.
+          return 1000;
+        },
+      });
+    };
+    const start = (): void => {
+      open().catch((err: unknown) => {
+        if (controller.signal.aborted) return;
+        setLive(false);
+        if (err instanceof Retry) return void setTimeout(start, 500);
+        setError(err instanceof Stop && err.cause ? err.cause : err);
+      });
+    };
+    start();
+    return () => controller.abort();
+  }, [runId, accountId]);
+
+  return { steps, run, error, live };
+}
