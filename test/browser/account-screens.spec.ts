@@ -95,5 +95,8 @@ test('agent triggers, an incoming webhook, API keys, audit log and usage', async
   await expect(ledger).toContainText('Starting balance');
   await expect(ledger).toContainText('Agent created');
   await expect(page.getByRole('img', { name: /Balance after each/ })).toBeVisible();
+  // The run Fire now started used the (scripted) model: today's tokens and runs, as bars.
+  await expect(page.getByRole('img', { name: 'Model tokens per day over the last 30 days' })).toBeVisible();
+  await expect(page.getByRole('img', { name: 'Runs and tool calls per day over the last 30 days' })).toBeVisible();
   await checkScreen(page, 'usage');
 });

@@ -11,7 +11,7 @@ import { workflowIds } from '../../lib/temporal';
 import { useAccountId, useAccountKey } from '../../session/account';
 import { FireDeliveries } from './FireDeliveries';
 import { triggerApi, type Fire, type TriggerScope } from './trigger-api';
-import { FIRE_STATUS } from './trigger-labels';
+import { FIRE_REASONS, FIRE_STATUS } from './trigger-labels';
 
 const SOURCE_WORDS: Record<Fire['source'], string> = { schedule: 'schedule', manual: 'fired by hand', webhook: 'hook called', event: 'event' };
 
@@ -74,9 +74,9 @@ function FireItem({ fire, scope, triggerId }: { fire: Fire; scope: TriggerScope;
             </Button>
           </Group>
         </Group>
-        {status.why && (
+        {(fire.reason || status.why) && (
           <Text size="xs" c="dimmed" mt={4}>
-            {status.why}
+            {fire.reason ? FIRE_REASONS[fire.reason] : status.why}
           </Text>
         )}
         <Collapse in={open}>{open && <FireDetails scope={scope} triggerId={triggerId} fireId={fire.id} />}</Collapse>

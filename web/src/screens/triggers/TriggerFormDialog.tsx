@@ -151,7 +151,7 @@ export function TriggerFormDialog({ scope, agentId, trigger, onClose }: { scope:
       <form onSubmit={submit} noValidate>
         <Stack>
           <ApiErrorAlert error={schemaError} />
-          {!mayWrite && <Text size="sm" c="orange.9">Your role here is read-only: the API will refuse this.</Text>}
+          {!mayWrite && <Text size="sm" fw={500}>Your role here is read-only: the API will refuse this.</Text>}
           <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} error={errorOf('name')} data-autofocus />
           <NativeSelect
             label="Type"

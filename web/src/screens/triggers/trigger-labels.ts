@@ -19,8 +19,18 @@ export const FIRE_STATUS: Record<Fire['status'], { label: string; color: Colour;
   running: { label: 'run running', color: 'blue' },
   succeeded: { label: 'run succeeded', color: 'teal' },
   failed: { label: 'run failed', color: 'red' },
-  skipped: { label: 'skipped', color: 'gray', why: 'The trigger was disabled, or its agent was paused or a template, when the fire ran: no run, not counted.' },
-  throttled: { label: 'throttled', color: 'orange', why: "Over the account's limit of fires per minute (FIRES_PER_MINUTE): no run, not counted." },
+  skipped: { label: 'skipped', color: 'gray', why: 'It did not go ahead: no run, not counted.' },
+  throttled: { label: 'throttled', color: 'orange', why: "Over the account's limit of fires per minute: no run, not counted." },
+};
+
+/** Why a fire did not go ahead (the API's `reason`), as a person reads it. */
+export const FIRE_REASONS: Record<NonNullable<Fire['reason']>, string> = {
+  trigger_disabled: 'Skipped: the trigger was disabled when it fired.',
+  agent_paused: 'Skipped: its agent is paused, so it does not run.',
+  agent_template: 'Skipped: its agent is a template, which does not run.',
+  filter_budget: "Skipped: the event's filters ran out of their work budget before this one was checked (the event may have matched).",
+  model_tokens_per_day: "Skipped: the account has used its model tokens for today (MODEL_TOKENS_PER_DAY, UTC day).",
+  fires_per_minute: "Throttled: over the account's limit of fires per minute (FIRES_PER_MINUTE).",
 };
 
 /** An expected fire time's outcome (GET …/timeline), with why there was no fire when there was none. */
@@ -30,7 +40,7 @@ export const EXPECTED_STATUS: Record<TimelineEntry['status'], { label: string; c
   paused: { label: 'skipped: agent paused', color: 'gray', why: 'Recorded but skipped: its agent was paused or a template.' },
   disabled: { label: 'skipped: disabled', color: 'gray', why: 'The trigger was disabled at this time.' },
   'before-created': { label: 'before it existed', color: 'gray', why: 'Before the trigger was created.' },
-  'overlap-skipped': { label: 'skipped: overlap', color: 'yellow', why: 'The fire before was still running and the overlap policy starts nothing meanwhile.' },
+  'overlap-skipped': { label: 'skipped: overlap', color: 'orange', why: 'The fire before was still running and the overlap policy starts nothing meanwhile.' },
   'catchup-skipped': { label: 'missed: catch-up window', color: 'orange', why: 'The schedule could not run until after this time\'s catch-up window had closed.' },
   pending: { label: 'pending', color: 'blue', why: 'No fire yet, but its catch-up window is still open: it may yet be made.' },
   missed: { label: 'missed', color: 'red', why: 'No fire was made for this time (it emitted trigger.missed).' },

@@ -104,7 +104,7 @@ export function WebhookFormDialog({ webhook, onClose }: { webhook?: Webhook; onC
       <form onSubmit={submit} noValidate>
         <Stack>
           <ApiErrorAlert error={create.error ?? update.error} />
-          {!mayWrite && <Text size="sm" c="orange.9">Your role here is read-only: the API will refuse this.</Text>}
+          {!mayWrite && <Text size="sm" fw={500}>Your role here is read-only: the API will refuse this.</Text>}
           {!editing && (
             <SegmentedControl
               aria-label="Direction"
