@@ -45,6 +45,16 @@ test('agent triggers, an incoming webhook, API keys, audit log and usage', async
   await expect(page.getByRole('list', { name: 'Filter conditions' })).toContainText('error contains "timed out"');
   await expect(page.getByLabel('Breadcrumbs').getByRole('link', { name: 'Watcher' })).toHaveAttribute('href', /\/agents\/[0-9a-f-]{36}\/overview$/);
 
+  // Edit: the condition removed (a merge patch that names it null), the event type changed.
+  await page.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('dialog', { name: 'Edit After a failure' });
+  await edit.getByRole('button', { name: 'Remove condition 1' }).click();
+  await edit.getByRole('combobox', { name: 'Event type' }).selectOption('agent.completed');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(edit).toBeHidden();
+  await expect(page.getByText('An event agent.completed, any.')).toBeVisible();
+  await expect(page.getByRole('list', { name: 'Filter conditions' })).toHaveCount(0);
+
   // Fire now: the fire starts a run of the agent, linked.
   await page.getByRole('button', { name: 'Fire now' }).click();
   const fire = page.getByRole('list', { name: 'Fires' }).getByRole('listitem').first();

@@ -63,7 +63,8 @@ function TriggerView({ trigger, scope }: { trigger: Trigger; scope: TriggerScope
   });
   const next = useQuery({
     queryKey: useAccountKey('triggers', trigger.id, 'preview', trigger.updatedAt),
-    queryFn: () => triggerApi.preview(scope, trigger.id, 5),
+    // Ten, of which the five still ahead are shown: a fast schedule's next times pass between refreshes.
+    queryFn: () => triggerApi.preview(scope, trigger.id, 10),
     enabled: scheduled,
     refetchInterval: 5_000,
   });
@@ -146,7 +147,7 @@ function TriggerView({ trigger, scope }: { trigger: Trigger; scope: TriggerScope
                 <QueryState query={next} loadingLabel="Loading the next times">
                   {(times) => (
                     <List size="sm" aria-label="Next fire times" spacing={2}>
-                      {times.map((t) => (
+                      {times.filter((t) => Date.parse(t.at) > Date.now()).slice(0, 5).map((t) => (
                         <List.Item key={t.at}>
                           <DateTime value={t.at} />{' '}
                           <Text span size="xs" c="dimmed" ff="monospace">

@@ -1,4 +1,5 @@
 import { Button, Text } from '@mantine/core';
+import { useHotkeys } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../../api/client';
 import { unwrap } from '../../api/errors';
@@ -6,7 +7,7 @@ import { LoadMore, pageOf, useCursorList } from '../../components/cursor-list';
 import { PageHeader } from '../../components/PageHeader';
 import { EmptyState, QueryState } from '../../components/states';
 import { useAccountKey } from '../../session/account';
-import { Can } from '../../session/permissions';
+import { Can, useCan } from '../../session/permissions';
 import { useCreateParam } from '../../lib/use-create-param';
 import { TriggerFormDialog } from './TriggerFormDialog';
 import { TriggerTable } from './TriggerTable';
@@ -22,6 +23,9 @@ export function TriggersList() {
   });
   const agentNames = new Map((agents.data ?? []).map((a) => [a.id, a.name]));
   const create = useCreateParam();
+  const canWrite = useCan('write');
+  // Keyboard: "n" opens the create form (not while typing in a field), as on the agents list.
+  useHotkeys([['n', () => canWrite && create.open()]]);
   return (
     <>
       <PageHeader
@@ -29,7 +33,9 @@ export function TriggersList() {
         description="Standalone triggers of the account: schedules, hooks and event listeners, each optionally starting an agent's run. An agent's own triggers are on its Triggers tab."
         actions={
           <Can right="write">
-            <Button onClick={create.open}>New trigger</Button>
+            <Button onClick={create.open} aria-keyshortcuts="n">
+              New trigger
+            </Button>
           </Can>
         }
       />

@@ -1,4 +1,5 @@
 import { Anchor, Badge, Button, Group, Table, Text, Tooltip } from '@mantine/core';
+import { useHotkeys } from '@mantine/hooks';
 import { Link } from 'react-router';
 import { client } from '../../api/client';
 import { LoadMore, pageOf, useCursorList } from '../../components/cursor-list';
@@ -6,7 +7,7 @@ import { DateTime } from '../../components/DateTime';
 import { PageHeader } from '../../components/PageHeader';
 import { EmptyState, QueryState } from '../../components/states';
 import { useAccountId, useAccountKey } from '../../session/account';
-import { Can } from '../../session/permissions';
+import { Can, useCan } from '../../session/permissions';
 import { useCreateParam } from '../../lib/use-create-param';
 import { WebhookFormDialog } from './WebhookFormDialog';
 
@@ -17,6 +18,9 @@ export function WebhooksList() {
     refetchInterval: 10_000,
   });
   const create = useCreateParam();
+  const canWrite = useCan('write');
+  // Keyboard: "n" opens the create form (not while typing in a field), as on the agents list.
+  useHotkeys([['n', () => canWrite && create.open()]]);
   return (
     <>
       <PageHeader
@@ -24,7 +28,9 @@ export function WebhooksList() {
         description="Outgoing webhooks deliver the account's events to your endpoints, signed and retried; incoming ones turn requests to their URL into events."
         actions={
           <Can right="write">
-            <Button onClick={create.open}>New webhook</Button>
+            <Button onClick={create.open} aria-keyshortcuts="n">
+              New webhook
+            </Button>
           </Can>
         }
       />
