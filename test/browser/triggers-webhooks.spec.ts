@@ -61,7 +61,11 @@ test('a cron trigger and an outgoing webhook: fires and deliveries live, a faile
     const delivered = timeline.getByRole('link', { name: /Delivery to Receiver of trigger\.fired: succeeded/ }).first();
     await expect(delivered).toBeVisible({ timeout: 20_000 });
     await checkScreen(page, 'trigger-timeline');
-    await page.getByRole('tab', { name: 'Fire history' }).click();
+    // Its delivery is a link: the webhook's page, that delivery opened on its attempts.
+    await delivered.click();
+    await expect(page).toHaveURL(/\/webhooks\/[0-9a-f-]{36}\?delivery=[0-9a-f-]{36}$/);
+    await expect(page.getByRole('table', { name: 'Attempts' }).first()).toContainText('HTTP 200');
+    await page.goBack();
     await page.getByRole('button', { name: 'Disable' }).click();
     await expect(page.getByRole('button', { name: 'Enable' })).toBeVisible();
 

@@ -26,24 +26,38 @@ export function DeliveriesList({ webhookId, openId }: { webhookId: string; openI
     async (cursor) => pageOf(await client.GET('/api/webhooks/{id}/deliveries', { params: { path: { id: webhookId }, query: { cursor, limit: 25 } } })),
     { refetchInterval: 2_000 },
   );
+  // A link to one delivery (from a trigger's timeline) that is not on the pages loaded: shown above them.
+  const linked = useQuery({
+    queryKey: useAccountKey('webhooks', webhookId, 'deliveries', openId),
+    queryFn: async () => unwrap(await client.GET('/api/webhooks/{id}/deliveries/{deliveryId}', { params: { path: { id: webhookId, deliveryId: openId! } } })),
+    enabled: Boolean(openId) && list.items !== undefined && !list.items.some((d) => d.id === openId),
+    refetchInterval: 3_000,
+  });
   return (
     <QueryState query={{ ...list, data: list.items }} loadingLabel="Loading deliveries">
-      {(deliveries) =>
-        deliveries.length === 0 ? (
-          <EmptyState title="No deliveries yet">
-            Each event the webhook subscribes to becomes a delivery here. Send test delivers a webhook.test event now.
-          </EmptyState>
-        ) : (
-          <>
-            <List aria-label="Deliveries" listStyleType="none" spacing="xs" styles={{ itemWrapper: { width: '100%' }, itemLabel: { width: '100%' } }}>
-              {deliveries.map((delivery) => (
-                <DeliveryItem key={delivery.id} webhookId={webhookId} delivery={delivery} initiallyOpen={delivery.id === openId} />
-              ))}
+      {(deliveries) => (
+        <>
+          {linked.data && !deliveries.some((d) => d.id === openId) && (
+            <List aria-label="Linked delivery" listStyleType="none" mb="md" styles={{ itemWrapper: { width: '100%' }, itemLabel: { width: '100%' } }}>
+              <DeliveryItem webhookId={webhookId} delivery={linked.data} initiallyOpen />
             </List>
-            <LoadMore list={list} label="Load older deliveries" />
-          </>
-        )
-      }
+          )}
+          {deliveries.length === 0 ? (
+            <EmptyState title="No deliveries yet">
+              Each event the webhook subscribes to becomes a delivery here. Send test delivers a webhook.test event now.
+            </EmptyState>
+          ) : (
+            <>
+              <List aria-label="Deliveries" listStyleType="none" spacing="xs" styles={{ itemWrapper: { width: '100%' }, itemLabel: { width: '100%' } }}>
+                {deliveries.map((delivery) => (
+                  <DeliveryItem key={delivery.id} webhookId={webhookId} delivery={delivery} initiallyOpen={delivery.id === openId} />
+                ))}
+              </List>
+              <LoadMore list={list} label="Load older deliveries" />
+            </>
+          )}
+        </>
+      )}
     </QueryState>
   );
 }
