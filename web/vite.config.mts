@@ -18,6 +18,9 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     assetsInlineLimit: 0,
+    // The first chunk (React, Mantine, the shell) is ~700 KB before gzip, ~210 KB after: bench:console
+    // measures it against its 250 KB gzip budget, so Vite's 500 KB raw warning says nothing more.
+    chunkSizeWarningLimit: 900,
   },
   server: {
     port: Number(process.env.WEB_PORT ?? 5173),

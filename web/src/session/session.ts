@@ -56,7 +56,12 @@ async function post<T>(path: string, body: unknown): Promise<{ status: number; d
     body: JSON.stringify(body),
   });
   const text = await res.text();
-  const json = text ? (JSON.parse(text) as unknown) : null;
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    // Not the API's answer (a proxy's error page): the status says what happened.
+  }
   if (res.ok) return { status: res.status, data: json as T, message: null };
   const message = (json as { message?: string } | null)?.message ?? `The server answered ${res.status}`;
   return { status: res.status, data: null, message, retryAfter: Number(res.headers.get('Retry-After')) || undefined };

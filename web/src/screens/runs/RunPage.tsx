@@ -39,6 +39,14 @@ export function RunPage() {
     // The stream says when it is done; until then (or if the stream is refused) the run is read again now and then.
     refetchInterval: (q) => (events.run || (q.state.data && isFinished(q.state.data.status)) ? false : 3_000),
   });
+  // When the stream is refused (e.g. too many open at once: 429), the steps are read instead, every 3 s until the run ends.
+  const polledSteps = useQuery({
+    queryKey: useAccountKey('runs', runId, 'steps'),
+    enabled: Boolean(events.error),
+    queryFn: async () => unwrap(await client.GET('/api/runs/{id}/steps', { params: { path: { id: runId }, query: { limit: 200 } } })),
+    refetchInterval: (q) => (query.data && isFinished(query.data.status) && q.state.dataUpdatedAt > query.dataUpdatedAt ? false : 3_000),
+  });
+  const steps = events.error ? (polledSteps.data ?? []) : events.steps;
   const agent = useQuery({
     queryKey: useAccountKey('agents', query.data?.agentId),
     enabled: Boolean(query.data?.agentId),
@@ -122,12 +130,12 @@ export function RunPage() {
               </Title>
               {!isFinished(run.status) && <Badge variant="dot">{run.status === 'queued' ? 'waiting for a slot' : 'steps appear as they finish'}</Badge>}
             </Group>
-            <ApiErrorAlert error={events.error} title="Live updates are off" />
-            {events.steps.length === 0 && isFinished(run.status) && !events.live ? (
+            <ApiErrorAlert error={events.error} title="Live updates are off: the steps are read every few seconds instead" />
+            {steps.length === 0 && isFinished(run.status) && !events.live ? (
               <EmptyState title="No steps">This run made no model or tool call.</EmptyState>
             ) : (
               <Stack component="ol" aria-label="Steps" gap="sm" p={0} m={0} style={{ listStyle: 'none' }}>
-                {events.steps.map((step) => (
+                {steps.map((step) => (
                   <StepItem key={step.index} step={step} />
                 ))}
               </Stack>
