@@ -35,7 +35,7 @@ export function createRecoveryActivities(deps: ActivityDeps) {
           return { done: true, status: 'failed' };
         }
         const limit = config.webhooks.recoveryBatchSize;
-        const batch = await recoveries.nextBatch(recovery.id, limit, tx);
+        const batch = await recoveries.nextBatch(recovery.id, limit, config.webhooks.recoverInterval.ms, tx);
         const items: { deliveryId: string; generation: number }[] = [];
         for (const d of batch) {
           const { generation } = await deliveries.startGeneration(d.id, tx);

@@ -102,13 +102,14 @@ export async function buildApp(deps: AppDeps) {
   });
   const services = createServices({
     config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client, runEventsListener,
+    log: (msg, err) => app.log.warn({ err }, msg),
   });
   // Open streams end before the server waits for its connections to close; then the listener goes.
   app.addHook('preClose', async () => services.runEvents.closeAll());
   app.addHook('onClose', () => runEventsListener.close());
   const publicBaseUrl = config.http.publicBaseUrl;
   // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
-  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg) }) : null;
+  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg), snapshotMs: config.metrics.snapshotMs }) : null;
   if (metrics) measureRequests(app, metrics);
 
   // Only the console's refresh cookie is read (api/console-session.ts); nothing is signed with it.
@@ -146,12 +147,23 @@ export async function buildApp(deps: AppDeps) {
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
     scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
     fireOutcomeRoutes(scoped, { fireOutcomes: services.fireOutcomes, publicBaseUrl });
-    deliveryRoutes(scoped, { deliveries: services.deliveries, publicBaseUrl });
+    deliveryRoutes(scoped, {
+      deliveries: services.deliveries,
+      publicBaseUrl,
+      retriesPerMinute: config.webhooks.retriesPerMinute,
+      recoverInterval: config.webhooks.recoverInterval.text,
+    });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
     settingsRoutes(scoped, {
       settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
     });
-    runRoutes(scoped, { runs: services.runs, runEvents: services.runEvents, heartbeatMs: config.runEvents.heartbeatMs, publicBaseUrl });
+    runRoutes(scoped, {
+      runs: services.runs,
+      runEvents: services.runEvents,
+      heartbeatMs: config.runEvents.heartbeatMs,
+      streams: config.runEvents,
+      publicBaseUrl,
+    });
   });
   await consoleSite.register(app);
 

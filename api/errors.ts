@@ -65,3 +65,10 @@ export class TooManyRequestsError extends AppError {
     super(429, message, retryAfterSeconds);
   }
 }
+
+/** This process cannot take more of something now (a ceiling that keeps its memory bounded); another may. */
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(503, message, retryAfterSeconds);
+  }
+}

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../lib/config';
+import { ConfigError, loadConfig, metricsTokenProblem } from '../lib/config';
 import { createTemporalClient } from '../lib/temporal-client';
 import { createPool } from '../db/pool';
 import { buildApp } from './app';
@@ -6,6 +6,8 @@ import { buildApp } from './app';
 /** Production entry for the API alone: listen, then close in order on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const refused = metricsTokenProblem(config);
+  if (refused) throw new ConfigError(refused);
   const db = createPool(config.databaseUrl);
   const temporal = createTemporalClient(config);
   const app = await buildApp({ config, db, temporal });

@@ -10,6 +10,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every non-public route. */
     caller: Caller | null;
+    /**
+     * Set with `caller`: authenticates the request's credential again (a request that lasts, such as a live
+     * run stream, asks from time to time); false once it no longer lets the same caller through.
+     */
+    callerStillAllowed: (() => Promise<boolean>) | null;
     /** A POST with an Idempotency-Key: its claim, and the write unit its work and response share. */
     idempotency?: { unit: WriteUnit; callerId: string; key: string };
   }
@@ -27,6 +32,12 @@ declare module 'fastify' {
      */
     preflight?: (request: FastifyRequest) => Promise<void>;
   }
+}
+
+/** The renewed access check of an authenticated route's caller (the hook sets it with the caller). */
+export function callerCheckOf(request: { callerStillAllowed: (() => Promise<boolean>) | null }): () => Promise<boolean> {
+  if (!request.callerStillAllowed) throw new Error('callerCheckOf used on a public route');
+  return request.callerStillAllowed;
 }
 
 /** The caller of an authenticated route (the hook guarantees it is set). */

@@ -137,6 +137,13 @@ const envSchema = z.object({
   DELIVERY_FIRST_ATTEMPT_WAIT_MS: z.coerce.number().int().min(0).max(4_000).default(2_000),
   DELIVERY_FIRST_ATTEMPT_WAITERS: z.coerce.number().int().min(0).max(100_000).default(1_000),
   RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
+  RECOVER_INTERVAL: duration
+    .refine((text) => {
+      const parsed = tryParseDuration(text);
+      return 'error' in parsed || parsed.ms <= 86_400_000;
+    }, 'must be at most 1d')
+    .default('1m'),
+  DELIVERY_RETRIES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_BACKLOG_PER_SECOND: z.coerce.number().min(0).max(100_000).default(5),
   RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
@@ -152,6 +159,7 @@ const envSchema = z.object({
   RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
   METRICS_ENABLED: booleanFlag.default(true),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  METRICS_SNAPSHOT_MS: z.coerce.number().int().min(100).max(5_000).default(5_000),
   MISSED_FIRE_GRACE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
   MODEL_BASE_URL: httpUrl.optional(),
   MODEL_API_KEY: z.string().max(4096).regex(/^[^\s]+$/, 'must not contain whitespace').optional(),
@@ -173,6 +181,9 @@ const envSchema = z.object({
       return !('ms' in parsed) || parsed.ms <= 365 * DAY_MS;
     }, 'must be at most 365d')
     .default('7d'),
+  RUN_STREAMS_PER_USER: z.coerce.number().int().min(1).max(1_000).default(10),
+  RUN_STREAMS_PER_PROCESS: z.coerce.number().int().min(1).max(100_000).default(200),
+  RUN_STREAMS_CHECK_MS: z.coerce.number().int().min(100).max(30_000).default(10_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -213,6 +224,13 @@ export interface Config {
     disableAfter: { text: string; ms: number };
     /** Failed deliveries a recovery gives a new generation per batch (one activity, one transaction). */
     recoveryBatchSize: number;
+    /**
+     * RECOVER_INTERVAL: at most one recovery per webhook is asked for per interval, and a delivery a
+     * recovery re-sent less than an interval ago is not re-sent by the next (as written, and in ms).
+     */
+    recoverInterval: { text: string; ms: number };
+    /** Manual retries per webhook per minute (DELIVERY_RETRIES_PER_MINUTE), across every API process. */
+    retriesPerMinute: number;
   };
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
@@ -257,15 +275,23 @@ export interface Config {
     /** The largest request body (JSON bytes) a model call may send (MODEL_CONTEXT_MAX_BYTES). */
     contextMaxBytes: number;
   };
-  /** Live run events (SSE): the interval of the heartbeat comment on an idle stream. */
-  runEvents: { heartbeatMs: number };
+  /**
+   * Live run events (SSE): the interval of the heartbeat comment on an idle stream; streams open at once per
+   * user (across every API process) and per process; how often a process renews its streams' places and
+   * checks again that each caller may still read the run (a stream that lost access ends within this).
+   */
+  runEvents: { heartbeatMs: number; perUser: number; perProcess: number; checkMs: number };
   /** INVITATION_TTL: how long an invitation stays open to be accepted (as written, and in ms). */
   team: { invitationTtl: { text: string; ms: number } };
   logLevel: string;
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
-  /** GET /metrics (README § Operating it): served at all, and the bearer token it asks for (none: open). */
-  metrics: { enabled: boolean; token: string | null };
+  /**
+   * GET /metrics (README § Operating it): served at all, the bearer token it asks for (none: open; required
+   * when the API listens beyond loopback, see metricsTokenProblem), and how old the engine's figures read
+   * from Postgres may be (at most one read per this many ms, however many scrape).
+   */
+  metrics: { enabled: boolean; token: string | null; snapshotMs: number };
   /**
    * A schedule time with no fire and no reason counts as missed once its trigger's catch-up window and this
    * grace have passed (a fire may be made that late: Temporal catches up within the window).
@@ -316,6 +342,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       firstAttemptWaiters: e.DELIVERY_FIRST_ATTEMPT_WAITERS,
       disableAfter: { text: e.WEBHOOK_DISABLE_AFTER, ms: parseDuration(e.WEBHOOK_DISABLE_AFTER) },
       recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
+      recoverInterval: { text: e.RECOVER_INTERVAL, ms: parseDuration(e.RECOVER_INTERVAL) },
+      retriesPerMinute: e.DELIVERY_RETRIES_PER_MINUTE,
     },
     fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
     engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS, workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS },
@@ -344,11 +372,39 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowed: e.MODEL_ALLOWED ?? null,
       contextMaxBytes: e.MODEL_CONTEXT_MAX_BYTES,
     },
-    runEvents: { heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS },
+    runEvents: {
+      heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS,
+      perUser: e.RUN_STREAMS_PER_USER,
+      perProcess: e.RUN_STREAMS_PER_PROCESS,
+      checkMs: e.RUN_STREAMS_CHECK_MS,
+    },
     team: { invitationTtl: { text: e.INVITATION_TTL, ms: parseDuration(e.INVITATION_TTL) } },
     logLevel: e.LOG_LEVEL,
     retention: { days: e.RETENTION_DAYS },
-    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null },
+    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, snapshotMs: e.METRICS_SNAPSHOT_MS },
     missedFires: { graceMs: e.MISSED_FIRE_GRACE_MS },
   };
+}
+
+/** `localhost`, or a loopback address (127.0.0.0/8, ::1, IPv4-mapped 127.x), with or without IPv6 brackets. */
+function isLoopbackHost(host: string): boolean {
+  const bare = host.trim().replace(/^\[(.*)\]$/, '$1');
+  if (bare.toLowerCase() === 'localhost') return true;
+  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare).range() === 'loopback';
+  if (!ipaddr.IPv6.isValid(bare)) return false;
+  const address = ipaddr.IPv6.parse(bare);
+  return (address.isIPv4MappedAddress() ? address.toIPv4Address() : address).range() === 'loopback';
+}
+
+/**
+ * Why the API must not start as configured, or null: `/metrics` would be open to every network HOST
+ * reaches. Beyond loopback it asks for METRICS_TOKEN (or METRICS_ENABLED=false); one line, for the
+ * start-up error. Only the API listens, so only its entry asks (the worker shares the environment).
+ */
+export function metricsTokenProblem(config: Config): string | null {
+  if (!config.metrics.enabled || config.metrics.token !== null || isLoopbackHost(config.http.host)) return null;
+  return (
+    `METRICS_TOKEN is required when HOST (${config.http.host}) is not a loopback address: set METRICS_TOKEN (16-256 characters) ` +
+    'so that GET /metrics asks for it, or METRICS_ENABLED=false'
+  );
 }

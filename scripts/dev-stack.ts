@@ -6,7 +6,7 @@ import { ensureDatabase } from '../db/admin';
 import { runMigrations } from '../db/migrate';
 import { ensureConsoleBuilt } from './console-build';
 import { loadOrCreateDevSecrets } from './dev-secrets';
-import { startEmbeddedPostgres } from './embedded-postgres';
+import { clusterDirFor, PostgresDataDirError, startEmbeddedPostgres } from './embedded-postgres';
 import { canConnect, freePortPreferring, isAlive, prefixedPrinter, runInOwnProcessGroup, superviseNode } from './processes';
 import { locate, TEMPORAL_CLI } from './temporal-binaries';
 import { DEV_STACK_RETENTION, startTemporalDevServer } from './temporal-dev-server';
@@ -23,6 +23,12 @@ const DATA_DIR = path.join(ROOT, '.data');
 const LOCK_FILE = path.join(DATA_DIR, 'dev-stack.pid');
 const TEMPORAL_PORT = 7233;
 const TEMPORAL_UI_PORT = 8233;
+/**
+ * How long the shutdown may take in all before what is left is killed (the launcher SIGKILLs the process group):
+ * after a failure, nothing is worth waiting for (a start-up failure ends `npm start` within 10 s); on Ctrl-C the
+ * worker may drain, within its own 10 s. A second Ctrl-C kills at once.
+ */
+const SHUTDOWN_LIMIT_MS = { afterFailure: 7_000, onRequest: 30_000 };
 
 /** Why TEMPORAL_RETENTION cannot be the namespace's retention, or undefined when it can (a duration of 1 minute to 30 days). */
 function retentionProblem(text: string): string | undefined {
@@ -40,7 +46,11 @@ class StartupError extends Error {
   override name = 'StartupError';
 }
 
-const rel = (p: string) => path.relative(process.cwd(), p) || '.';
+/** A path as the user would type it from here: relative inside the working directory, absolute outside it. */
+const rel = (p: string) => {
+  const relative = path.relative(process.cwd(), p);
+  return relative.startsWith('..') ? p : relative || '.';
+};
 const redactUrl = (url: string) => url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
 
 /** One dev stack per `.data/`: a second one would fight the first over Postgres and the ports. */
@@ -70,6 +80,29 @@ async function requireFreePort(port: number, host: string | undefined, what: str
   }
 }
 
+/**
+ * Embedded Postgres with its data in EMBEDDED_POSTGRES_DIR, as given, or in `.data/postgres`, which root's
+ * `postgres` user may be unable to reach (a project under /root): then it is a link to where that user can
+ * (clusterDirFor). A data directory it cannot use stops the start-up with the reason and the fix.
+ */
+async function startPostgres(): Promise<{ url: string; note: string; stop: () => Promise<void> }> {
+  const configured = process.env.EMBEDDED_POSTGRES_DIR || undefined;
+  const preferred = path.join(DATA_DIR, 'postgres');
+  log('starting embedded Postgres');
+  try {
+    const dataDir = configured ? path.resolve(configured) : await clusterDirFor(preferred, log);
+    const postgres = await startEmbeddedPostgres({ dataDir, port: 54329, log });
+    const note = configured ? `${rel(dataDir)} (EMBEDDED_POSTGRES_DIR)` : dataDir === preferred ? rel(dataDir) : `${rel(preferred)} -> ${dataDir}`;
+    return { url: postgres.url, note, stop: postgres.stop };
+  } catch (err) {
+    if (err instanceof PostgresDataDirError) {
+      const instead = configured ? `Set EMBEDDED_POSTGRES_DIR to a directory it can use (or unset it to use ${rel(preferred)})` : 'Set EMBEDDED_POSTGRES_DIR to a directory it can use';
+      throw new StartupError(`Embedded Postgres cannot keep its data in ${rel(err.dir)}: ${err.reason}. ${instead}, or set DATABASE_URL to use a Postgres of your own.`);
+    }
+    throw new StartupError(`${(err as Error).message}\n(Or set DATABASE_URL to use a Postgres of your own.)`);
+  }
+}
+
 /** Host to probe and host to show for the API's listen address. */
 function apiHosts(host: string): { probe: string; display: string } {
   if (host === '0.0.0.0' || host === '127.0.0.1' || host === 'localhost') return { probe: '127.0.0.1', display: 'localhost' };
@@ -83,17 +116,40 @@ async function main(): Promise<number> {
   const resources: Array<{ name: string; stop: () => Promise<void> }> = [];
   let interrupted = false;
   let failure: string | undefined;
+  let releaseLock = () => {};
+  let stopping = 'the start-up';
 
+  // Once the stack stops, its shutdown has a time limit; past it (or at a second Ctrl-C) whatever is left is
+  // killed: everything the stack started is in its process group (runInOwnProcessGroup), this process included,
+  // so that no child outlives it even when its launcher is gone.
+  const stopHard = (why: string) => {
+    logError(`${why}; stopping hard (still stopping ${stopping})`);
+    releaseLock();
+    try {
+      process.kill(-process.pid, 'SIGKILL');
+    } catch {
+      // not the leader of a group of its own
+    }
+    process.exit(1);
+  };
+  let limited = false;
+  const limitShutdown = (ms: number) => {
+    if (limited) return;
+    limited = true;
+    setTimeout(() => stopHard(`the shutdown did not finish within ${ms / 1000} s`), ms).unref();
+  };
   const fail = (message: string) => {
     if (signal.aborted) return;
     failure = message;
+    limitShutdown(SHUTDOWN_LIMIT_MS.afterFailure);
     controller.abort();
   };
   const onSignal = (reason: string) => {
-    if (signal.aborted) return log(`${reason}; already shutting down (each step has a time limit)`);
+    if (signal.aborted) return stopHard(`${reason} again`);
     interrupted = true;
+    limitShutdown(SHUTDOWN_LIMIT_MS.onRequest);
     controller.abort();
-    log(`${reason}; shutting down`);
+    log(`${reason}; shutting down (again to stop at once)`);
   };
   await runInOwnProcessGroup(() => onSignal('the terminal is gone'));
   // With the terminal (or a `| tee`) gone, shut down all the same, without printing.
@@ -106,8 +162,19 @@ async function main(): Promise<number> {
   const checkpoint = () => {
     if (signal.aborted) throw new StartupError('interrupted');
   };
+  // Every step of the start-up is given up as soon as the stack stops (a failure elsewhere, Ctrl-C), whether or
+  // not it would ever finish: the shutdown never waits for the start-up.
+  const stopped = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new StartupError('interrupted')), { once: true }));
+  stopped.catch(() => {});
+  const step = <T>(work: Promise<T>): Promise<T> => Promise.race([work, stopped]);
+  /** A process of the stack: stopped in the shutdown, or at once if it comes up after the start-up was given up. */
+  const adopt = async <T extends { stop: () => Promise<void> }>(name: string, starting: Promise<T>): Promise<T> => {
+    starting.then((resource) => void (signal.aborted && resource.stop().catch(() => {})), () => {});
+    const resource = await step(starting);
+    resources.push({ name, stop: resource.stop });
+    return resource;
+  };
 
-  let releaseLock = () => {};
   let exitCode = 0;
   try {
     // The settings first: nothing is taken or started for a stack that cannot start as asked.
@@ -129,14 +196,16 @@ async function main(): Promise<number> {
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new StartupError(`PORT=${process.env.PORT} is not a valid port.`);
     const hosts = apiHosts(host);
     const baseUrl = `http://${hosts.display}:${port}`;
-    await requireFreePort(port, hosts.probe, 'the API', 'Stop whatever holds it, or choose another port with PORT=…');
+    await step(requireFreePort(port, hosts.probe, 'the API', 'Stop whatever holds it, or choose another port with PORT=…'));
     if (!process.env.TEMPORAL_ADDRESS) {
       const hint = `If a Temporal server is already running there, use it: TEMPORAL_ADDRESS=127.0.0.1:${TEMPORAL_PORT} npm start. Otherwise stop whatever holds the port.`;
-      await requireFreePort(TEMPORAL_PORT, undefined, 'the Temporal dev server', hint);
-      await requireFreePort(TEMPORAL_UI_PORT, undefined, 'the Temporal UI', hint);
-      await locate(TEMPORAL_CLI, log).catch((err: Error) => {
-        throw new StartupError(err.message);
-      });
+      await step(requireFreePort(TEMPORAL_PORT, undefined, 'the Temporal dev server', hint));
+      await step(requireFreePort(TEMPORAL_UI_PORT, undefined, 'the Temporal UI', hint));
+      await step(
+        locate(TEMPORAL_CLI, log).catch((err: Error) => {
+          throw new StartupError(err.message);
+        }),
+      );
     }
 
     const secrets = loadOrCreateDevSecrets(DATA_DIR);
@@ -145,20 +214,19 @@ async function main(): Promise<number> {
     let databaseUrl = process.env.DATABASE_URL || undefined;
     let postgresNote = `${redactUrl(databaseUrl ?? '')} (from DATABASE_URL)`;
     if (!databaseUrl) {
-      log('starting embedded Postgres');
-      const postgres = await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, 'postgres'), port: 54329, log });
-      resources.push({ name: 'postgres', stop: postgres.stop });
+      const postgres = await adopt('postgres', startPostgres());
       databaseUrl = postgres.url;
       postgresNote = `${postgres.url} (embedded)`;
-      dataNotes.push(['Postgres data', rel(postgres.dataDir)]);
+      dataNotes.push(['Postgres data', postgres.note]);
     }
     checkpoint();
 
     log('applying database migrations');
     try {
-      await ensureDatabase(databaseUrl);
-      await runMigrations(databaseUrl);
+      await step(ensureDatabase(databaseUrl));
+      await step(runMigrations(databaseUrl));
     } catch (err) {
+      if (signal.aborted) throw err;
       throw new StartupError(`Could not prepare the database at ${redactUrl(databaseUrl)}: ${(err as Error).message}`);
     }
     checkpoint();
@@ -168,15 +236,14 @@ async function main(): Promise<number> {
     let temporalUi: string | undefined;
     if (temporalAddress) {
       const colon = temporalAddress.lastIndexOf(':');
-      if (!(await canConnect(temporalAddress.slice(0, colon).replace(/^\[|\]$/g, ''), Number(temporalAddress.slice(colon + 1)), 3_000))) {
+      if (!(await step(canConnect(temporalAddress.slice(0, colon).replace(/^\[|\]$/g, ''), Number(temporalAddress.slice(colon + 1)), 3_000)))) {
         logError(`warning: nothing answers at TEMPORAL_ADDRESS=${temporalAddress} yet; the worker will keep retrying`);
       }
     } else {
       const dbFilename = path.join(DATA_DIR, 'temporal.db');
       const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
       log(`starting the Temporal dev server on 127.0.0.1:${TEMPORAL_PORT} (namespace ${namespace}, retention ${retention})`);
-      const temporal = await startTemporalDevServer({ port: TEMPORAL_PORT, uiPort: TEMPORAL_UI_PORT, dbFilename, namespace, retention, log });
-      resources.push({ name: 'temporal', stop: temporal.stop });
+      const temporal = await adopt('temporal', startTemporalDevServer({ port: TEMPORAL_PORT, uiPort: TEMPORAL_UI_PORT, dbFilename, namespace, retention, log }));
       temporalAddress = temporal.address;
       temporalNote = `${temporal.address} (dev server)`;
       temporalUi = temporal.uiUrl;
@@ -235,7 +302,7 @@ async function main(): Promise<number> {
     const lines = ['', 'Agent Platform is running:', ...rows.map(([label, value]) => `  ${label.padEnd(15)} ${value}`), '', 'Press Ctrl-C to stop.', ''];
     process.stdout.write(lines.join('\n') + '\n');
 
-    await new Promise((resolve) => (signal.aborted ? resolve(undefined) : signal.addEventListener('abort', resolve, { once: true })));
+    await stopped.catch(() => {});
     if (failure) throw new StartupError(failure);
   } catch (err) {
     if (failure) {
@@ -244,12 +311,14 @@ async function main(): Promise<number> {
     } else if (interrupted) {
       log('start-up interrupted');
     } else {
+      limitShutdown(SHUTDOWN_LIMIT_MS.afterFailure);
       logError(err instanceof StartupError ? err.message : `start-up failed: ${(err as Error).stack ?? String(err)}`);
       exitCode = 1;
     }
     controller.abort();
   } finally {
     for (const resource of resources.reverse()) {
+      stopping = resource.name;
       log(`stopping ${resource.name}`);
       await resource.stop().catch((err: Error) => logError(`stopping ${resource.name} failed: ${err.message}`));
     }

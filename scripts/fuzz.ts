@@ -42,11 +42,14 @@ function options() {
     if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`--${name} must be a positive integer (not ${value})`);
     return Number(value);
   };
+  // Schemathesis' seeds are 128-bit integers (it prints the one it picked): kept as digits, as a Number would round them.
+  const seed = values.seed;
+  if (seed !== undefined && !/^\d{1,39}$/.test(seed)) throw new Error(`--seed must be a non-negative integer (not ${seed})`);
   return {
     url: values.url?.replace(/\/+$/, ''),
     maxExamples: positive('max-examples', values['max-examples'])!,
     workers: positive('workers', values.workers)!,
-    seed: positive('seed', values.seed),
+    seed,
   };
 }
 
@@ -102,7 +105,7 @@ async function main(): Promise<number> {
       '--continue-on-failure',
       '--report', 'json,ndjson',
       '--report-dir', reportDir,
-      ...(opts.seed ? ['--seed', String(opts.seed)] : []),
+      ...(opts.seed !== undefined ? ['--seed', opts.seed] : []),
     ];
     log(`schemathesis ${SCHEMATHESIS_VERSION}: st ${args.join(' ')}`);
     const { execa } = await import('execa');

@@ -61,13 +61,19 @@ export function isAlive(pid: number): boolean {
 }
 
 const OWN_GROUP_ENV = 'DEV_STACK_OWN_PROCESS_GROUP';
+/** Signals this close together are one Ctrl-C, delivered twice (see runInOwnProcessGroup). */
+const SAME_SIGNAL_MS = 500;
+/** After a second signal, how long the stack has to stop at once before its whole group is killed. */
+const HARD_STOP_GRACE_MS = 3_000;
 
 /**
  * A Ctrl-C at the terminal signals its whole foreground process group at once: Postgres, Temporal, the worker
  * and the API would all stop together, in no order. So the dev stack runs in a process group of its own: here
  * the launcher re-runs the current script detached, passes SIGINT/SIGTERM/SIGHUP on, and once that copy has
- * exited (in order, or killed hard) kills whatever is left in its group, then exits with its code. In the
- * detached copy this returns at once, and `onLauncherGone` is called if the launcher dies (its stdin closes).
+ * exited (in order, or killed hard) kills whatever is left in its group, then exits with its code. A second
+ * signal (not an echo of the first: `npm` may pass a Ctrl-C on as well) is passed on too, and if the copy has
+ * not exited 3 s later the whole group is killed: a stack that cannot stop never outlives a second Ctrl-C. In
+ * the detached copy this returns at once, and `onLauncherGone` is called if the launcher dies (its stdin closes).
  */
 export async function runInOwnProcessGroup(onLauncherGone: () => void): Promise<void> {
   if (process.env[OWN_GROUP_ENV]) {
@@ -85,13 +91,26 @@ export async function runInOwnProcessGroup(onLauncherGone: () => void): Promise<
     cleanup: false,
     forceKillAfterDelay: false, // the stack's own shutdown gives each step its time limit
   });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stack.kill(signal));
-  const result = await stack;
-  try {
-    process.kill(-stack.pid!, 'SIGKILL');
-  } catch {
-    // nothing left in the group
+  const killGroup = () => {
+    try {
+      process.kill(-stack.pid!, 'SIGKILL');
+    } catch {
+      // nothing left in the group
+    }
+  };
+  let firstSignalAt: number | undefined;
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      const now = Date.now();
+      if (firstSignalAt === undefined) firstSignalAt = now;
+      // One Ctrl-C at a terminal can reach us twice: from the terminal, and from `npm`, which passes it on to its script.
+      else if (now - firstSignalAt < SAME_SIGNAL_MS) return;
+      else setTimeout(killGroup, HARD_STOP_GRACE_MS).unref(); // a second one: the stack stops at once, or is killed
+      stack.kill(signal);
+    });
   }
+  const result = await stack;
+  killGroup();
   process.exit(result.exitCode ?? 1);
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ForbiddenError, UnauthorizedError } from '../errors';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
 import { ACCESS_RULES, refusal } from '../services/access';
 import type { AuthService } from '../services/auth-service';
 
@@ -15,13 +15,16 @@ export const ACCOUNT_HEADER = 'account-id';
  * 3. the route's `config.access` rule against the caller's role and permissions there (403 naming the
  *    missing right, before anything is read or written).
  * Services then receive `request.caller`: `{ userId, accountId, role, permissions }`. Nothing is cached
- * beyond the request, so a removal or a downgrade takes effect on the member's next request.
+ * beyond the request, so a removal or a downgrade takes effect on the member's next request. A request that
+ * outlives that moment (a live run stream) asks `request.callerStillAllowed()` from time to time: the same
+ * three steps again with the same credential, true while they still let it through as the same caller.
  *
  * Every authenticated route must declare its rule: one registered without `config.access` stops the app
  * at start-up, so no route can forget the check.
  */
 export function requireAuthentication(app: FastifyInstance, auth: AuthService): void {
   app.decorateRequest('caller', null);
+  app.decorateRequest('callerStillAllowed', null);
   app.addHook('onRoute', (route) => {
     if (route.config?.public) return;
     const access = route.config?.access;
@@ -35,10 +38,21 @@ export function requireAuthentication(app: FastifyInstance, auth: AuthService): 
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     if (!match) throw new UnauthorizedError('Missing credential: send Authorization: Bearer <access token or API key>');
     const header = request.headers[ACCOUNT_HEADER];
-    const caller = await auth.authenticate(match[1]!, Array.isArray(header) ? header.join(',') : header);
+    const credential = match[1]!;
+    const acting = Array.isArray(header) ? header.join(',') : header;
+    const caller = await auth.authenticate(credential, acting);
     if (!caller) throw new UnauthorizedError('Invalid or expired credential');
     const refused = refusal(config.access!, caller);
     if (refused) throw new ForbiddenError(refused);
     request.caller = caller;
+    request.callerStillAllowed = async () => {
+      try {
+        const again = await auth.authenticate(credential, acting);
+        return again !== null && again.userId === caller.userId && again.accountId === caller.accountId && refusal(config.access!, again) === null;
+      } catch (err) {
+        if (err instanceof NotFoundError) return false; // no longer a member of the account
+        throw err;
+      }
+    };
   });
 }

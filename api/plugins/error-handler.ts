@@ -24,13 +24,16 @@ const FASTIFY_MESSAGES: Record<string, string> = {
  * status; validation names the field; anything unexpected is a 500 whose details stay in the log.
  */
 export function installErrorHandling(app: FastifyInstance, pages?: PageFallback): void {
+  /** Paths a route without parameters owns, with its methods (HEAD with GET: Fastify adds it as a route of its own). */
+  const ownedPaths = new Map<string, Set<string>>();
   /** No route: the console's page when a browser asks for one outside /api (plugins/console.ts), else 405 or 404. */
-  const noRoute = (request: FastifyRequest, reply: FastifyReply) => (pages?.(request, reply) ? reply : answerNoRoute(app, request, reply));
+  const answerNoRoute = (request: FastifyRequest, reply: FastifyReply) =>
+    pages?.(request, reply) ? reply : answerUnrouted(app, ownedPaths, request, reply);
   app.setErrorHandler((err: FastifyError, request, reply) => {
     // Fastify reads the body of a request that matched no route before its not-found handler runs (and
     // refuses a QUERY without Content-Type there): what it finds wrong with a body no route would read
     // is no answer; that there is no such route is.
-    if (request.is404) return noRoute(request, reply);
+    if (request.is404) return answerNoRoute(request, reply);
     if (hasZodFastifySchemaValidationErrors(err)) {
       const context = (err as { validationContext?: string }).validationContext ?? 'body';
       // A malformed id is an id that names nothing.
@@ -53,22 +56,48 @@ export function installErrorHandling(app: FastifyInstance, pages?: PageFallback)
     return reply.code(500).send({ message: 'Internal server error' });
   });
 
-  app.setNotFoundHandler(noRoute);
+  app.setNotFoundHandler(answerNoRoute);
+
+  // A path that a route of its own owns (no parameter in its URL) is that route's resource under every method:
+  // the router hands a request to it under another method to a parametric sibling instead (PUT
+  // /api/agents/import to /api/agents/:id, id "import", which answers 404 for the id); it is a 405 with the
+  // path's own methods, like any method a path does not have, before authentication as those are.
+  app.addHook('onRoute', (route) => {
+    if (/[:*]/.test(route.url)) return;
+    const methods = ownedPaths.get(route.url) ?? new Set<string>();
+    for (const method of [route.method].flat()) methods.add(method);
+    ownedPaths.set(route.url, methods);
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (!/[:*]/.test(request.routeOptions.url ?? '')) return;
+    const owned = ownedPaths.get(routerPath(request));
+    if (owned && !owned.has(request.method)) return methodNotAllowed(request, reply, [...owned].sort());
+  });
+}
+
+/** The request's path as the router matches it: no query, no trailing slash (ignoreTrailingSlash). */
+function routerPath(request: FastifyRequest): string {
+  const path = request.url.split('?')[0]!;
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+function methodNotAllowed(request: FastifyRequest, reply: FastifyReply, allowed: string[]): FastifyReply {
+  const path = request.url.split('?')[0]!;
+  return reply
+    .code(405)
+    .header('Allow', allowed.join(', '))
+    .send({ message: `Method ${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}` });
 }
 
 /**
  * A request that matched no route: 405 with what the path allows (RFC 9110 §15.5.6) when the path exists
- * under other methods, else 404.
+ * under other methods (a path a route owns: that route's methods only), else 404.
  */
-function answerNoRoute(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function answerUnrouted(app: FastifyInstance, ownedPaths: Map<string, Set<string>>, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0]!;
-  const allowed = app.supportedMethods.filter((method) => app.findRoute({ method, url: path }) !== null).sort();
-  if (allowed.length > 0) {
-    return reply
-      .code(405)
-      .header('Allow', allowed.join(', '))
-      .send({ message: `Method ${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}` });
-  }
+  const owned = ownedPaths.get(routerPath(request));
+  const allowed = owned ? [...owned].sort() : app.supportedMethods.filter((method) => app.findRoute({ method, url: path }) !== null).sort();
+  if (allowed.length > 0) return methodNotAllowed(request, reply, allowed);
   return reply.code(404).send({ message: `Route ${request.method} ${path} not found` });
 }
 

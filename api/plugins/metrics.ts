@@ -20,8 +20,8 @@ export function measureRequests(app: FastifyInstance, metrics: MetricsService): 
 
 /**
  * `GET /metrics`: the Prometheus exposition text. With METRICS_TOKEN set it asks for
- * `Authorization: Bearer <METRICS_TOKEN>` (compared in constant time); without, it is open, like a
- * health check: scrape it from inside your network.
+ * `Authorization: Bearer <METRICS_TOKEN>` (compared in constant time, SHA-256 digests of both); without, it
+ * is open, which the API allows only on a loopback HOST (api/server.ts refuses to start otherwise).
  */
 export function metricsRoute(app: FastifyInstance, deps: { metrics: MetricsService; token: string | null }): void {
   const { metrics } = deps;
@@ -37,10 +37,12 @@ export function metricsRoute(app: FastifyInstance, deps: { metrics: MetricsServi
         description:
           'The Prometheus text format (0.0.4). This API process: agent_platform_http_requests_total and ' +
           'agent_platform_http_request_duration_seconds by method, route pattern and status, and Node\'s process metrics. ' +
-          'The engine, the same on every API instance (read from Postgres at each scrape): fires by source and status, ' +
+          'The engine, the same on every API instance (read from Postgres at most once per METRICS_SNAPSHOT_MS, 5 s, per process ' +
+          'however many scrape: a scrape shows a snapshot at most that old): fires by source and status, ' +
           'schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, ' +
           'the outbox\'s rows and oldest age, the reconciler\'s corrections, missed fires (README § Operating it). ' +
-          'Outside /api, where Prometheus looks by default. With METRICS_TOKEN set, send Authorization: Bearer <METRICS_TOKEN>.',
+          'Outside /api, where Prometheus looks by default. With METRICS_TOKEN set (required when the API listens on an address ' +
+          'other than loopback), send Authorization: Bearer <METRICS_TOKEN>.',
         response: {
           200: { description: 'The metrics, as text/plain; version=0.0.4', content: { 'text/plain': { schema: z.string() } } },
           401: errorResponse('METRICS_TOKEN is set and the request does not carry Authorization: Bearer <METRICS_TOKEN>.'),

@@ -16,7 +16,10 @@ import type { DeliveryService } from '../services/delivery-service';
 import { callerOf, type App } from '../types';
 
 /** Delivery log, manual retry, recovery and test event of outgoing webhooks (README § Webhooks). */
-export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; publicBaseUrl: string }): void {
+export function deliveryRoutes(
+  app: App,
+  deps: { deliveries: DeliveryService; publicBaseUrl: string; retriesPerMinute: number; recoverInterval: string },
+): void {
   const { deliveries } = deps;
   const tags = ['webhooks'];
   const notDelivering = 'The webhook is disabled or incoming.';
@@ -64,9 +67,15 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
         summary: 'Retry a delivery',
         description:
           'Replays a delivery: one more attempt now, with the same event and the same `webhook-id`, so receivers can de-duplicate. ' +
-          'A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming.',
+          'A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming. ' +
+          `At most ${deps.retriesPerMinute} retries a minute per webhook (DELIVERY_RETRIES_PER_MINUTE, every API instance counting together); ` +
+          'over it 429 with Retry-After, nothing written.',
         params: deliveryParams,
-        response: { 202: deliverySchema, 409: errorResponse(notDelivering) },
+        response: {
+          202: deliverySchema,
+          409: errorResponse(notDelivering),
+          429: errorResponse(`The webhook had ${deps.retriesPerMinute} manual retries this minute (DELIVERY_RETRIES_PER_MINUTE); Retry-After says when to ask again.`),
+        },
       },
     },
     async (request, reply) => reply.code(202).send(await deliveries.retry(callerOf(request), request.params.id, request.params.deliveryId)),
@@ -83,11 +92,20 @@ export function deliveryRoutes(app: App, deps: { deliveries: DeliveryService; pu
           'Attempts again, once each, every delivery of this webhook created in [since, until) that has failed (until: now when ' +
           `omitted; at most ${MAX_RECOVERY_WINDOW_DAYS} days after since), as a manual retry does: same event, same \`webhook-id\`. ` +
           'Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. ' +
-          '400 for a bad window; 409 when the webhook is disabled or incoming, and while another recovery of it is running ' +
-          '(with Retry-After; that 409 is not kept for an Idempotency-Key).',
+          `A delivery that a recovery re-sent less than ${deps.recoverInterval} (RECOVER_INTERVAL) before is left out (total does not count it). ` +
+          '400 for a bad window, by rules between the fields and the clock that no JSON Schema keyword states: since must be before ' +
+          'until (`body.since: must be before until`), or before now when until is omitted (`body.since: must be before now (until ' +
+          `omitted)\`), and the window is at most ${MAX_RECOVERY_WINDOW_DAYS} days (\`body.since: must be at most ${MAX_RECOVERY_WINDOW_DAYS} days ` +
+          'before until`, or `… before now (until omitted)`). 409 when the webhook is disabled or incoming, and while another recovery of it is running ' +
+          `(with Retry-After); 429 with Retry-After within ${deps.recoverInterval} of the webhook's last recovery (one per RECOVER_INTERVAL). ` +
+          'Neither answer with Retry-After is kept for an Idempotency-Key.',
         params: idParams,
         body: recoverBody,
-        response: { 202: recoverySchema, 409: errorResponse(`${notDelivering} Or a recovery of it is still running.`) },
+        response: {
+          202: recoverySchema,
+          409: errorResponse(`${notDelivering} Or a recovery of it is still running.`),
+          429: errorResponse(`The webhook's last recovery was asked for less than ${deps.recoverInterval} ago (RECOVER_INTERVAL); Retry-After says when to ask again.`),
+        },
       },
     },
     async (request, reply) => reply.code(202).send(await deliveries.recover(callerOf(request), request.params.id, request.body)),

@@ -4,10 +4,21 @@ import { errorResponse, idParams, listQuery } from '../schemas/common';
 import { createRunBody, runEventsHeaders, runEventStream, runListQuery, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
 import type { RunEventService } from '../services/run-events';
 import type { RunService } from '../services/run-service';
-import { callerOf, type App } from '../types';
+import { openEventStream } from '../event-stream';
+import { callerCheckOf, callerOf, type App } from '../types';
 
 /** Agent runs (README § Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
-export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEventService; heartbeatMs: number; publicBaseUrl: string }): void {
+export function runRoutes(
+  app: App,
+  deps: {
+    runs: RunService;
+    runEvents: RunEventService;
+    heartbeatMs: number;
+    /** The streams' bounds, for the description. */
+    streams: { perUser: number; perProcess: number; checkMs: number };
+    publicBaseUrl: string;
+  },
+): void {
   const { runs, runEvents } = deps;
   const tags = ['runs'];
 
@@ -154,33 +165,37 @@ export function runRoutes(app: App, deps: { runs: RunService; runEvents: RunEven
           'and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run ' +
           'that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes ' +
           `after that step. A comment line \`: heartbeat\` comes every ${Math.round(deps.heartbeatMs / 1000)} s while nothing happens ` +
-          '(RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header.',
+          '(RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header. ' +
+          `Bounded: at most ${deps.streams.perUser} streams open at once per user across every API instance (RUN_STREAMS_PER_USER; ` +
+          `429 past it) and ${deps.streams.perProcess} per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent ` +
+          'data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, ' +
+          `access token expired, API key deleted) ends within ${deps.streams.checkMs >= 1000 ? `${deps.streams.checkMs / 1000} s` : `${deps.streams.checkMs} ms`} (RUN_STREAMS_CHECK_MS). ` +
+          'A stream that ends without `done` can be resumed with Last-Event-ID.',
         params: idParams,
         headers: runEventsHeaders,
-        response: { 200: { description: 'The stream of the run\'s events', content: { 'text/event-stream': { schema: runEventStream } } } },
+        response: {
+          200: { description: 'The stream of the run\'s events', content: { 'text/event-stream': { schema: runEventStream } } },
+          429: errorResponse('The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together); Retry-After says when to try again.'),
+          503: errorResponse('This API process has RUN_STREAMS_PER_PROCESS live run streams open; Retry-After says when to try again (another instance may take it).'),
+        },
       },
     },
     async (request, reply) => {
-      const run = await runEvents.find(callerOf(request), request.params.id);
       const lastEventId = request.headers['last-event-id'];
+      const live = await runEvents.open(callerOf(request), request.params.id, callerCheckOf(request));
       reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string | string[]>),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        'x-accel-buffering': 'no',
-        'api-version': '1',
-      });
-      const gone = new AbortController();
-      raw.on('close', () => gone.abort());
       try {
-        await runEvents.stream(run, typeof lastEventId === 'string' ? Number(lastEventId) : -1, { write: (chunk) => void raw.write(chunk), signal: gone.signal });
-      } catch (err) {
-        // The stream has started: there is no status left to answer. The client reconnects with Last-Event-ID.
-        request.log.error({ err }, 'run event stream failed');
+        const sink = openEventStream(reply.raw, reply.getHeaders() as Record<string, string | string[]>);
+        try {
+          await live.stream(typeof lastEventId === 'string' ? Number(lastEventId) : -1, sink);
+        } catch (err) {
+          // The stream has started: there is no status left to answer. The client reconnects with Last-Event-ID.
+          request.log.error({ err }, 'run event stream failed');
+        } finally {
+          await sink.finish(deps.heartbeatMs);
+        }
       } finally {
-        raw.end();
+        live.close();
       }
     },
   );

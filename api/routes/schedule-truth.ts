@@ -47,7 +47,10 @@ export function scheduleTruthRoutes(app: App, deps: { scheduleTruth: ScheduleTru
             'Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone ' +
             'as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger ' +
             '(expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) ' +
-            'or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues.',
+            'or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. ' +
+            'Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before ' +
+            'now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 ' +
+            '`querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).',
           params: idParams,
           querystring: expectedFiresQuery,
           response: {

@@ -106,16 +106,21 @@ export function teamRoutes(app: App, deps: { team: TeamService; publicBaseUrl: s
   app.delete(
     '/api/team/:id',
     {
-      config: { access: 'manageTeam' },
+      config: { access: 'teamRemove' },
       schema: {
         tags,
         summary: 'Remove a team member',
         description:
           'Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of ' +
-          'theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam. A ' +
-          'member may remove themselves (leave) and members who hold no more than they do; the owner anyone.',
+          'theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Any member may remove ' +
+          'themselves (leave: no right needed); with canManageTeam, members who hold no more than they do; the owner anyone.',
         params: idParams,
-        response: { 204: noContent, 403: errorResponse('The member holds more than you (a higher role, or a permission you lack).') },
+        response: {
+          204: noContent,
+          403: errorResponse(
+            'Another member than yourself, and your permissions lack canManageTeam; or the member holds more than you (a higher role, or a permission you lack).',
+          ),
+        },
       },
     },
     async (request, reply) => {

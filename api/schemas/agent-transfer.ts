@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { agentSchema, createAgentBody } from './agents';
 import { jsonObject, maxJsonBytes } from './common';
-import { CONNECTOR_TYPES, connectorSchema } from './connectors';
-import { TOOL_TYPES, toolSchema } from './tools';
-import { TRIGGER_TYPES, triggerSchema } from './triggers';
+import { CONNECTOR_TYPES, connectorConfigSchemas, connectorSchema } from './connectors';
+import { documentedAs } from './documentation';
+import { TOOL_TYPES, toolConfigSchemas, toolSchema } from './tools';
+import { TRIGGER_TYPE_DOCS, TRIGGER_TYPES, triggerSchema } from './triggers';
 
 /**
  * An agent moved between accounts (GET /api/agents/:id/export, POST /api/agents/import): the agent, its
@@ -16,7 +17,8 @@ const secrets = z
   .max(100)
   .describe(
     'Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of ' +
-      'them filled in, in full (400 naming every one that is missing)',
+      'them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: ' +
+      'is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states',
   );
 
 const name = z.string().trim().min(1).max(200);
@@ -42,8 +44,9 @@ export const agentExportSchema = z
   .meta({ id: 'AgentExport' });
 export type AgentExport = z.infer<typeof agentExportSchema>;
 
-// configJson is checked per type by the import, like a create's, with errors naming body.tools.0.configJson.…
-export const importAgentBody = z
+// The body's shape; configJson is checked per type by the import, like a create's, with errors naming
+// body.tools.0.configJson.…, so the document shows importAgentDocumentation instead.
+const importAgentShape = z
   .strictObject({
     version: z.literal(1).describe('The export format: 1'),
     agent: createAgentBody,
@@ -84,8 +87,61 @@ export const importAgentBody = z
       )
       .max(1000)
       .default([]),
+  });
+
+/** A union on `type` of one variant per type (each titled by it), for the document. */
+function byType<T extends string>(types: readonly T[], variant: (type: T) => z.ZodObject) {
+  const variants = types.map((type) => variant(type).meta({ title: type }));
+  return z.discriminatedUnion('type', variants as [(typeof variants)[number], ...typeof variants]);
+}
+
+/**
+ * How the document shows an import: each child as a union on `type` with that type's config, the very schemas its
+ * create validates with (the import checks each child's config like its create, after the body's shape).
+ */
+const importAgentDocumentation = z
+  .strictObject({
+    version: z.literal(1).describe('The export format: 1'),
+    agent: createAgentBody,
+    tools: z
+      .array(
+        byType(TOOL_TYPES, (type) =>
+          z.strictObject({
+            type: z.literal(type),
+            name,
+            description: z.string().max(2000).optional(),
+            configJson: toolConfigSchemas[type],
+            enabled: enabled.optional(),
+            secrets: secrets.optional(),
+          }),
+        ),
+      )
+      .max(1000)
+      .optional()
+      .describe('Default []'),
+    connectors: z
+      .array(
+        byType(CONNECTOR_TYPES, (type) =>
+          z.strictObject({ type: z.literal(type), name, configJson: connectorConfigSchemas[type], enabled: enabled.optional(), secrets: secrets.optional() }),
+        ),
+      )
+      .max(1000)
+      .optional()
+      .describe('Default []'),
+    triggers: z
+      .array(
+        byType(TRIGGER_TYPES, (type) => {
+          const { config, required } = TRIGGER_TYPE_DOCS[type];
+          return z.strictObject({ type: z.literal(type), name, configJson: required ? config : config.optional(), enabled: enabled.optional(), secrets: secrets.optional() });
+        }),
+      )
+      .max(1000)
+      .optional()
+      .describe('Default []'),
   })
   .meta({ id: 'ImportAgent', description: 'An export (GET /api/agents/{id}/export) with its secrets filled in' });
+
+export const importAgentBody = documentedAs(importAgentShape, importAgentDocumentation);
 export type ImportAgentInput = z.infer<typeof importAgentBody>;
 
 export const importedAgentSchema = z

@@ -22,12 +22,18 @@ const policy = z.union([z.string().max(10_000), jsonObject]);
 
 export const graphSchema = z
   .strictObject({
+    // Rules between items, which no JSON Schema keyword states, are stated in words (the fuzzer's hook accepts them).
     nodes: z
       .array(z.strictObject({ id: z.string().min(1).max(200), type: z.string().min(1).max(100), data: jsonObject.optional() }))
-      .max(1000),
+      .max(1000)
+      .describe('Node ids are unique within the graph: 400 `body.graph.nodes.1.id: duplicate node id "x"` otherwise'),
     edges: z
       .array(z.strictObject({ id: z.string().min(1).max(200).optional(), source: z.string().min(1).max(200), target: z.string().min(1).max(200) }))
-      .max(5000),
+      .max(5000)
+      .describe(
+        "An edge's source and target name nodes of the same graph: 400 `body.graph.edges.0.source: names missing node \"x\"` " +
+          'otherwise (`body.edges.…` when the graph is the body, `body.agent.graph.…` in an import)',
+      ),
   })
   .superRefine((graph, ctx) => {
     const ids = new Set<string>();

@@ -141,12 +141,42 @@ export const runEventsHeaders = z.looseObject({
     .describe('Resumes a stream: the id of the last event received (a step index); the stream starts with the steps after it'),
 });
 
+/** An SSE event's `data`: a JSON text of the component `id` (the schema of what it holds is an annotation of the string). */
+const sseData = (id: string, what: string) =>
+  z.string().meta({ contentMediaType: 'application/json', contentSchema: { $ref: `#/components/schemas/${id}` }, description: `${what}, as JSON` });
+
+/**
+ * One event of GET /api/runs/:id/events, as an SSE client reads it: `event`, `data`, and `id` (which lasts from
+ * the event that set it until another does, so `done` carries the last step's). A `text/event-stream` response's
+ * schema describes each event (OpenAPI 3.1 has no keyword for the items of a stream; 3.2's itemSchema is this).
+ * Comment lines (`: heartbeat`) and the opening `retry:` are no events.
+ */
 export const runEventStream = z
-  .string()
-  .describe(
-    'text/event-stream. `event: step` (id: the step index; data: a RunStep, once it finished), in index order; then `event: done` ' +
-      '(data: the Run, finished) and the stream ends; a `: heartbeat` comment line while nothing happens.',
-  );
+  .discriminatedUnion('event', [
+    z
+      .strictObject({
+        event: z.literal('step'),
+        id: z.string().regex(/^\d+$/).describe("The step's index: send it back as Last-Event-ID to resume after it"),
+        data: sseData('RunStep', 'The step, once it finished (as in GET /api/runs/{id}/steps)'),
+        retry: z.int().min(0).optional(),
+      })
+      .meta({ title: 'step', description: 'A step of the run once it finished, one event per step, in index order' }),
+    z
+      .strictObject({
+        event: z.literal('done'),
+        id: z.string().regex(/^\d+$/).optional().describe("The last step event's id, when there was one (an SSE id lasts until replaced)"),
+        data: sseData('Run', 'The run, finished (status succeeded or failed)'),
+        retry: z.int().min(0).optional(),
+      })
+      .meta({ title: 'done', description: 'The last event: the run has ended, and the stream ends with it' }),
+  ])
+  .meta({
+    id: 'RunEvent',
+    description:
+      'One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, ' +
+      'sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes ' +
+      'while nothing happens.',
+  });
 
 /** GET /api/runs: the account's runs across agents, narrowed by agent and status. */
 export const runListQuery = listQuery.extend({

@@ -68,11 +68,15 @@ const customConfig = z
         const problem = parametersProblem(schema);
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
+      // What JSON Schema can say of the rule, the document says: an object whose `type` is "object".
+      .meta({ required: ['type'], properties: { type: { const: 'object', description: 'Providers take the arguments as one object' } } })
       .optional()
       .describe(
         'A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: ' +
           '{ "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it ' +
-          'before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked.',
+          'before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. ' +
+          'A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside ' +
+          'it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`).',
       ),
   })
   .meta({ id: 'CustomToolConfig' });

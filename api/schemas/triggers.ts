@@ -157,7 +157,7 @@ const documentedConfigs = {
 };
 
 /** Per type: its documented config, whether a create needs one, and an example body that creates one. */
-const TRIGGER_TYPE_DOCS = {
+export const TRIGGER_TYPE_DOCS = {
   schedule: {
     config: documentedConfigs.schedule,
     required: true,

@@ -36,12 +36,14 @@ export function memberCaller(userId: string, accountId: string, role: TeamRole, 
  * - read: any role (every GET of the account's resources).
  * - write: owner, admin or editor (POST, PUT, PATCH: create, update, fire, run, test, retry, graph, import).
  * - delete: canDelete (DELETE of any resource).
- * - manageTeam: canManageTeam (POST/PUT/PATCH/DELETE under /api/team).
+ * - manageTeam: canManageTeam (POST/PUT/PATCH under /api/team).
+ * - teamRemove: canManageTeam, or the caller's own membership (leaving needs no right): decided by the team
+ *   service, which knows whose membership `DELETE /api/team/:id` names.
  * - export: canExport (GET /api/agents/:id/export).
  * - audit: owner or admin (GET /api/account/audit).
  * - self: nothing of the account: the caller's own user, API keys, invitations and list of accounts.
  */
-export const ACCESS_RULES = ['read', 'write', 'delete', 'manageTeam', 'export', 'audit', 'self'] as const;
+export const ACCESS_RULES = ['read', 'write', 'delete', 'manageTeam', 'teamRemove', 'export', 'audit', 'self'] as const;
 export type Access = (typeof ACCESS_RULES)[number];
 
 /** Why the caller may not do what `access` names, as a 403's message; null when they may. */
@@ -49,6 +51,7 @@ export function refusal(access: Access, caller: Caller): string | null {
   switch (access) {
     case 'read':
     case 'self':
+    case 'teamRemove': // the team service refuses a removal of another member without canManageTeam
       return null;
     case 'write':
       return caller.role === 'viewer'

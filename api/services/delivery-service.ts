@@ -2,12 +2,13 @@ import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { DeliveriesRepository } from '../../db/repositories/deliveries';
 import type { RecoveriesRepository } from '../../db/repositories/recoveries';
+import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
 import { insertEvent } from '../../db/repositories/events';
 import type { WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks';
 import { startDelivery, startRecovery } from '../../lib/engine-starts';
 import type { EventFanOut } from '../../lib/event-fan-out';
 import type { HandOff } from '../../lib/handoff';
-import { ConflictError, NotFoundError, ValidationError } from '../errors';
+import { ConflictError, NotFoundError, TooManyRequestsError, ValidationError } from '../errors';
 import { toDelivery, toDeliveryAttempt, toRecovery, type Delivery, type Recovery } from '../mappers';
 import { MAX_RECOVERY_WINDOW_DAYS, type RecoverBody } from '../schemas/deliveries';
 import type { AuditTrail } from './audit-trail';
@@ -41,8 +42,14 @@ export function createDeliveryService(deps: {
   fanOut: EventFanOut;
   timeoutMs: number;
   audit: AuditTrail;
+  /** The rate-limit counters (manual retries per webhook per minute). */
+  guards: RequestGuardsRepository;
+  /** DELIVERY_RETRIES_PER_MINUTE: manual retries per webhook per minute. */
+  retriesPerMinute: number;
+  /** RECOVER_INTERVAL: one recovery per webhook per interval, and a delivery re-sent by one recovery per interval. */
+  recoverInterval: { text: string; ms: number };
 }) {
-  const { db, webhooks, deliveries, recoveries, handOff, audit } = deps;
+  const { db, webhooks, deliveries, recoveries, handOff, audit, guards } = deps;
 
   async function webhookOf(caller: Caller, id: string): Promise<WebhookRow> {
     const row = await webhooks.findById(caller.accountId, id);
@@ -68,7 +75,8 @@ export function createDeliveryService(deps: {
      * Replays a delivery once, now, with the same event (same `webhook-id`): a new generation and its own
      * workflow, so the older generation's workflow makes no further attempt (a pending delivery's next
      * scheduled attempt included: it stops there). The webhook row is locked so a concurrent disable
-     * either sees this delivery pending (and cancels it) or runs first (409).
+     * either sees this delivery pending (and cancels it) or runs first (409). At most
+     * DELIVERY_RETRIES_PER_MINUTE per webhook (a fixed window in Postgres, shared by every API process); 429 over it.
      */
     async retry(caller: Caller, webhookId: string, id: string): Promise<Delivery> {
       const delivery = await withTransaction(db, async (tx) => {
@@ -77,6 +85,15 @@ export function createDeliveryService(deps: {
         const row = await deliveries.find(caller.accountId, webhookId, id, tx, true);
         if (!row) throw new NotFoundError('Delivery');
         assertSends(webhook);
+        // Counted in this transaction: a refused request (this 429 included) rolls its hit back with the rest.
+        const hit = await guards.hitRateLimitUpTo(`delivery-retry:${webhookId}`, 60_000, deps.retriesPerMinute, tx);
+        if (!hit.allowed) {
+          const seconds = Math.max(1, Math.ceil(hit.ttlMs / 1000));
+          throw new TooManyRequestsError(
+            `at most ${deps.retriesPerMinute} manual retries a minute per webhook (DELIVERY_RETRIES_PER_MINUTE); try again in ${seconds} s`,
+            seconds,
+          );
+        }
         const { generation } = await deliveries.startGeneration(id, tx);
         await startDelivery(tx, { id, accountId: caller.accountId }, generation, { delaysMs: [0], timeoutMs: deps.timeoutMs });
         await audit.record(tx, caller, 'delivery.retry', id);
@@ -89,7 +106,8 @@ export function createDeliveryService(deps: {
     /**
      * Recovers the webhook's failed deliveries created in [since, until) (until: now when omitted): one
      * workflow `recovery:<id>` gives each a new generation, batch by batch (workflows/recovery.ts). 409
-     * while another recovery of the webhook is running.
+     * while another recovery of the webhook is running; 429 within RECOVER_INTERVAL of the last one asked
+     * for (both read under the webhook's row lock, so concurrent requests and API processes agree).
      */
     async recover(caller: Caller, webhookId: string, body: RecoverBody): Promise<Recovery> {
       const since = new Date(body.since);
@@ -113,7 +131,17 @@ export function createDeliveryService(deps: {
             RECOVERY_RETRY_AFTER_S,
           );
         }
-        const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until });
+        // One per RECOVER_INTERVAL: a recovery re-sends a whole window, so a loop of them (each completing in
+        // seconds when its deliveries fail again at once) would turn the webhook into an amplifier.
+        const waitMs = await recoveries.msUntilNextRecovery(webhookId, deps.recoverInterval.ms, tx);
+        if (waitMs > 0) {
+          const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+          throw new TooManyRequestsError(
+            `at most one recovery per webhook every ${deps.recoverInterval.text} (RECOVER_INTERVAL); try again in ${seconds} s`,
+            seconds,
+          );
+        }
+        const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until, intervalMs: deps.recoverInterval.ms });
         await startRecovery(tx, { id: row.id, accountId: caller.accountId });
         await audit.record(tx, caller, 'webhook.recover', webhookId);
         return row;

@@ -15,6 +15,7 @@ import { createScheduleHistoryRepository } from '../../db/repositories/schedule-
 import { createWebhookStatsRepository } from '../../db/repositories/webhook-stats';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRecoveriesRepository } from '../../db/repositories/recoveries';
+import { createRunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
 import { createToolsRepository } from '../../db/repositories/tools';
@@ -67,6 +68,7 @@ export function createRepositories(db: Db) {
     webhookStats: createWebhookStatsRepository(db),
     quotas: createQuotasRepository(db),
     recoveries: createRecoveriesRepository(db),
+    runStreamLeases: createRunStreamLeasesRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),
     triggers: createTriggersRepository(db),
@@ -90,6 +92,8 @@ export interface ServiceDeps {
   temporalClient: Client;
   /** The process's one LISTEN connection for run events (live run streams). */
   runEventsListener: NotificationListener;
+  /** Warnings of work done outside any request (live run streams' checks). */
+  log: (msg: string, err: unknown) => void;
 }
 
 /** Every service of the API, each built once from its dependencies; buildApp hands each route module its own. */
@@ -159,6 +163,9 @@ export function createServices(deps: ServiceDeps) {
       fanOut,
       timeoutMs: config.webhooks.timeoutMs,
       audit,
+      guards: repos.guards,
+      retriesPerMinute: config.webhooks.retriesPerMinute,
+      recoverInterval: config.webhooks.recoverInterval,
     }),
     triggers: createTriggerService({
       db,
@@ -182,7 +189,16 @@ export function createServices(deps: ServiceDeps) {
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit, config }),
-    runEvents: createRunEventService({ db, listener: deps.runEventsListener, heartbeatMs: config.runEvents.heartbeatMs }),
+    runEvents: createRunEventService({
+      db,
+      listener: deps.runEventsListener,
+      leases: repos.runStreamLeases,
+      heartbeatMs: config.runEvents.heartbeatMs,
+      perUser: config.runEvents.perUser,
+      perProcess: config.runEvents.perProcess,
+      checkMs: config.runEvents.checkMs,
+      log: deps.log,
+    }),
     hooks: createHookService({
       db,
       hooks: repos.hooks,

@@ -114,9 +114,10 @@ const NO_OBSERVATIONS = (bounds: readonly number[]): HistogramCounts => ({ count
  *   the outbox, the reconciler's corrections and missed fires. The engine's work happens in the worker
  *   processes (and, for manual fires and hooks, here), and every piece of it writes a row; so each scrape
  *   adds what the rows written since the previous scrape say (one short index range per table), and reads
- *   the outbox and the queues as they stand. Counters begin at the process's first scrape.
+ *   the outbox and the queues as they stand, at most once per METRICS_SNAPSHOT_MS (5 s) however many scrape.
+ *   Counters begin at the process's first scrape.
  */
-export function createMetricsService(deps: { metrics: MetricsRepository; log: (msg: string, err: unknown) => void }) {
+export function createMetricsService(deps: { metrics: MetricsRepository; log: (msg: string, err: unknown) => void; snapshotMs: number }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -226,8 +227,32 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
     outboxAge.set(state.outboxOldestAgeSeconds);
   }
 
-  // One scrape at a time: two at once would count the same window twice.
-  let scraping: Promise<unknown> = Promise.resolve();
+  /**
+   * The engine's figures are a snapshot: read again only when the last read began at least `snapshotMs`
+   * ago, by one scrape, which the scrapes arriving meanwhile wait for (never two reads at once: they would
+   * count the same window twice). So Postgres sees at most one read per `snapshotMs` per process, however
+   * many scrape, and a scrape never shows figures older than that. A failed read counts as a read too
+   * (engine_metrics_up 0 until the next): a scrape loop cannot hammer a database that is down.
+   */
+  let readAt = Number.NEGATIVE_INFINITY;
+  let reading: Promise<void> | null = null;
+  function engineSnapshot(): Promise<void> {
+    if (reading) return reading;
+    if (Date.now() - readAt < deps.snapshotMs) return Promise.resolve();
+    readAt = Date.now();
+    reading = (async () => {
+      try {
+        await readEngine();
+        engineUp.set(1);
+      } catch (err) {
+        engineUp.set(0);
+        deps.log('metrics: could not read the engine figures from Postgres', err);
+      } finally {
+        reading = null;
+      }
+    })();
+    return reading;
+  }
 
   return {
     contentType: registry.contentType,
@@ -237,20 +262,10 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
       requests.observe(method, route, status, seconds);
     },
 
-    /** The exposition text: the engine's figures brought up to date, then every metric. */
+    /** The exposition text: this process's own figures as they are now, the engine's from their snapshot. */
     async render(): Promise<string> {
-      const turn = scraping.then(async () => {
-        try {
-          await readEngine();
-          engineUp.set(1);
-        } catch (err) {
-          engineUp.set(0);
-          deps.log('metrics: could not read the engine figures from Postgres', err);
-        }
-        return registry.metrics();
-      });
-      scraping = turn.catch(() => {});
-      return turn;
+      await engineSnapshot();
+      return registry.metrics();
     },
   };
 }

@@ -1,8 +1,10 @@
-import type { Db } from '../../db/pool';
+import { randomUUID } from 'node:crypto';
+import { withTransaction, type Db } from '../../db/pool';
 import type { NotificationListener } from '../../db/notifications';
+import type { RunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
 import { listFinishedStepsAfter } from '../../db/repositories/run-steps';
-import { findAccountRun, findRun, type RunRow } from '../../db/repositories/runs';
-import { NotFoundError } from '../errors';
+import { accountHasRun, findRun, findRunStatus } from '../../db/repositories/runs';
+import { NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep } from '../mappers';
 import type { Caller } from './auth-service';
 
@@ -16,14 +18,42 @@ import type { Caller } from './auth-service';
  * notifications (db/notifications.ts; the database notifies a run's id when one of its steps finishes
  * or it ends), and a stream reads — borrowing a pooled connection for two short queries — only when its
  * run was notified, when the listener reconnected, and at each heartbeat (a safety net: a notification
- * lost with a dropped connection costs at most one heartbeat's delay).
+ * lost with a dropped connection costs at most one heartbeat's delay). A read asks for the steps after the
+ * last one the stream sent and for the run's status alone; the whole run only for `done`.
+ *
+ * Streams are bounded (docs/api.md § Live run streams):
+ * - RUN_STREAMS_PER_USER open at once per user, counted across every API process by a place (a row of
+ *   run_stream_leases) each stream holds: the process renews its streams' places every RUN_STREAMS_CHECK_MS
+ *   and gives one back when its stream ends; a dead process's places stop counting when they expire
+ *   (LEASE_CHECKS intervals). RUN_STREAMS_PER_PROCESS at once in this process, whoever opens them.
+ * - Backpressure: a write that leaves the client's unsent data over the socket's high-water mark waits (up
+ *   to a heartbeat interval) for the client to take it; once the unsent data passes MAX_UNSENT_BYTES the
+ *   client is not reading, and it is disconnected rather than buffered for. So a stream holds at most 1 MiB
+ *   unsent plus the steps of one read.
+ * - Access: every RUN_STREAMS_CHECK_MS each stream's caller is authenticated again, as a request would be
+ *   (a removed member, an expired access token, a deleted API key): one that may no longer read ends.
  */
 
-/** Steps read per query; a run with more finished steps is read in several. */
-const STEPS_PER_READ = 100;
+/** Steps read per query; a run with more finished steps is read in several (a read is held in memory until sent). */
+const STEPS_PER_READ = 4;
+/** A client with more than this unsent is not reading: it is disconnected. */
+const MAX_UNSENT_BYTES = 1024 * 1024;
+/** A place expires this many check intervals after its last renewal (a process that died stops counting then). */
+const LEASE_CHECKS = 3;
+/** Expired places deleted per check (left by processes that died). */
+const EXPIRED_PER_CHECK = 100;
+/** Callers checked again at once: a process's checks take a few pooled connections, never the whole pool. */
+const CHECKS_AT_ONCE = 4;
 
 export interface EventSink {
-  write(chunk: string): void;
+  /** Writes `chunk`; false when the client's unsent data is now over the socket's high-water mark. */
+  write(chunk: string): boolean;
+  /** Bytes written that the client has not taken yet (the response's buffer and its socket's). */
+  unsent(): number;
+  /** Resolves once the client has taken what was written, after `ms`, or when `signal` aborts. */
+  drained(ms: number, signal: AbortSignal): Promise<void>;
+  /** Drops the connection at once, unsent data and all. */
+  disconnect(): void;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }
@@ -63,11 +93,40 @@ class Watcher {
 
 const sse = (event: string, data: unknown, id?: number) => `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
-export function createRunEventService(deps: { db: Db; listener: NotificationListener; heartbeatMs: number }) {
-  const { db, listener, heartbeatMs } = deps;
+/** A stream of this process: its place, its caller's renewed check, and how to end it. */
+interface OpenStream {
+  id: string;
+  userId: string;
+  stillAllowed: () => Promise<boolean>;
+  end: AbortController;
+}
+
+/** A stream that holds its place: `stream` sends the run's events; `close` gives the place back (idempotent). */
+export interface LiveRunStream {
+  stream(afterIndex: number, sink: EventSink): Promise<void>;
+  close(): void;
+}
+
+export function createRunEventService(deps: {
+  db: Db;
+  listener: NotificationListener;
+  leases: RunStreamLeasesRepository;
+  heartbeatMs: number;
+  perUser: number;
+  perProcess: number;
+  checkMs: number;
+  log: (msg: string, err: unknown) => void;
+}) {
+  const { db, listener, leases, heartbeatMs } = deps;
+  const ttlMs = LEASE_CHECKS * deps.checkMs;
+  const retryAfterSeconds = Math.max(1, Math.ceil(deps.checkMs / 1000));
   const watchers = new Map<string, Set<Watcher>>();
-  const streams = new Set<AbortController>();
+  const open = new Map<string, OpenStream>();
+  /** Streams being opened (counted against RUN_STREAMS_PER_PROCESS before their first await). */
+  let opening = 0;
   let unsubscribe: (() => void) | null = null;
+  let checker: NodeJS.Timeout | null = null;
+  let checking = false;
 
   function watch(runId: string): { watcher: Watcher; stop: () => void } {
     unsubscribe ??= listener.subscribe({
@@ -87,58 +146,150 @@ export function createRunEventService(deps: { db: Db; listener: NotificationList
     };
   }
 
-  /** Sends the finished steps after `after`; answers the last index sent. */
-  async function sendSteps(runId: string, after: number, sink: EventSink): Promise<number> {
+  /**
+   * Every RUN_STREAMS_CHECK_MS while streams are open: renews their places (one statement), deletes a few
+   * expired ones, and asks for each stream whether its caller may still read; a stream whose caller may not
+   * (or whose check fails: deny by default) ends.
+   */
+  async function check(): Promise<void> {
+    if (checking) return;
+    checking = true;
+    try {
+      const streams = [...open.values()];
+      try {
+        await leases.renew(streams.map((s) => ({ id: s.id, userId: s.userId })), ttlMs);
+        await leases.deleteExpired(EXPIRED_PER_CHECK);
+      } catch (err) {
+        deps.log('live run streams: could not renew their places', err);
+      }
+      const checkOne = async (s: OpenStream) => {
+        const allowed = await s.stillAllowed().catch((err: unknown) => {
+          deps.log('live run streams: could not check a caller\'s access again; the stream ends', err);
+          return false;
+        });
+        if (!allowed) s.end.abort();
+      };
+      for (let i = 0; i < streams.length; i += CHECKS_AT_ONCE) await Promise.all(streams.slice(i, i + CHECKS_AT_ONCE).map(checkOne));
+    } finally {
+      checking = false;
+    }
+  }
+
+  function register(s: OpenStream): void {
+    open.set(s.id, s);
+    checker ??= setInterval(() => void check(), deps.checkMs).unref();
+  }
+
+  function unregister(s: OpenStream): void {
+    if (!open.delete(s.id)) return;
+    if (open.size === 0 && checker) {
+      clearInterval(checker);
+      checker = null;
+    }
+    leases.release(s.id).catch((err: unknown) => deps.log('live run streams: could not give a place back (it expires by itself)', err));
+  }
+
+  /**
+   * Sends the finished steps after `after`, one read of STEPS_PER_READ at a time; answers the last index
+   * sent, and whether the stream may go on.
+   */
+  async function sendSteps(runId: string, after: number, send: (chunk: string) => Promise<boolean>): Promise<{ after: number; ok: boolean }> {
     for (;;) {
       const steps = await listFinishedStepsAfter(db, runId, after, STEPS_PER_READ);
       for (const step of steps) {
-        sink.write(sse('step', toRunStep(step), step.step_index));
+        if (!(await send(sse('step', toRunStep(step), step.step_index)))) return { after, ok: false };
         after = step.step_index;
       }
-      if (steps.length < STEPS_PER_READ || sink.signal.aborted) return after;
+      if (steps.length < STEPS_PER_READ) return { after, ok: true };
+    }
+  }
+
+  async function stream(s: OpenStream, runId: string, afterIndex: number, sink: EventSink): Promise<void> {
+    const signal = AbortSignal.any([sink.signal, s.end.signal]);
+    /** Writes `chunk` unless the client is gone or not reading (then it is disconnected); false: stop. */
+    const send = async (chunk: string): Promise<boolean> => {
+      if (signal.aborted) return false;
+      if (sink.unsent() > MAX_UNSENT_BYTES) {
+        sink.disconnect();
+        return false;
+      }
+      if (!sink.write(chunk)) await sink.drained(heartbeatMs, signal);
+      return !signal.aborted;
+    };
+    const { watcher, stop } = watch(runId);
+    try {
+      if (!(await send(': run events\nretry: 2000\n\n'))) return;
+      let after = afterIndex;
+      while (!signal.aborted) {
+        const sent = await sendSteps(runId, after, send);
+        if (!sent.ok) return;
+        after = sent.after;
+        const status = await findRunStatus(db, runId);
+        if (!status) return; // deleted with its agent: nothing more will come
+        if (status === 'succeeded' || status === 'failed') {
+          // Steps that finished between the two reads come before `done`.
+          if (!(await sendSteps(runId, after, send)).ok) return;
+          const ended = await findRun(db, runId);
+          if (ended) await send(sse('done', toRun(ended)));
+          return;
+        }
+        const outcome = await watcher.wait(heartbeatMs, signal);
+        if (outcome === 'idle' && !(await send(': heartbeat\n\n'))) return;
+      }
+    } finally {
+      stop();
     }
   }
 
   return {
-    /** The caller's run, checked before the stream starts (so a 404 is an ordinary JSON answer). */
-    async find(caller: Caller, runId: string): Promise<RunRow> {
-      const run = await findAccountRun(db, caller.accountId, runId);
-      if (!run) throw new NotFoundError('Run');
-      return run;
-    },
-
-    /** Streams the run's events from after `afterIndex` until `done` (or until the client goes, or the app closes). */
-    async stream(run: RunRow, afterIndex: number, sink: EventSink): Promise<void> {
-      const own = new AbortController();
-      streams.add(own);
-      const signal = AbortSignal.any([sink.signal, own.signal]);
-      const { watcher, stop } = watch(run.id);
-      const out: EventSink = { write: sink.write, signal };
+    /**
+     * A place for a stream of the caller's run, taken before the stream starts (so a refusal is an ordinary
+     * JSON answer): 404 for a run the caller cannot see, 503 when this process holds RUN_STREAMS_PER_PROCESS
+     * streams, 429 when the caller holds RUN_STREAMS_PER_USER (in every API process together).
+     * `stillAllowed` asks again whether the caller may read it (checked every RUN_STREAMS_CHECK_MS).
+     */
+    async open(caller: Caller, runId: string, stillAllowed: () => Promise<boolean>): Promise<LiveRunStream> {
+      if (open.size + opening >= deps.perProcess) {
+        throw new ServiceUnavailableError(
+          `This API process has ${deps.perProcess} live run streams open (RUN_STREAMS_PER_PROCESS); try again in ${retryAfterSeconds} s`,
+          retryAfterSeconds,
+        );
+      }
+      opening++;
       try {
-        sink.write(': run events\nretry: 2000\n\n');
-        let after = afterIndex;
-        while (!signal.aborted) {
-          after = await sendSteps(run.id, after, out);
-          const now = await findRun(db, run.id);
-          if (!now) return; // deleted with its agent: nothing more will come
-          if (now.status === 'succeeded' || now.status === 'failed') {
-            // Steps that finished between the two reads come before `done`.
-            await sendSteps(run.id, after, out);
-            sink.write(sse('done', toRun(now)));
-            return;
-          }
-          const outcome = await watcher.wait(heartbeatMs, signal);
-          if (outcome === 'idle') sink.write(': heartbeat\n\n');
+        if (!(await accountHasRun(db, caller.accountId, runId))) throw new NotFoundError('Run');
+        const id = randomUUID();
+        const placed = await withTransaction(db, async (tx) => {
+          await leases.lockUser(caller.userId, tx);
+          return leases.takeIfUnder(id, caller.userId, deps.perUser, ttlMs, tx);
+        });
+        if (!placed) {
+          throw new TooManyRequestsError(
+            `at most ${deps.perUser} live run streams per user (RUN_STREAMS_PER_USER) are open at once: close one, or try again in ${retryAfterSeconds} s`,
+            retryAfterSeconds,
+          );
         }
+        const s: OpenStream = { id, userId: caller.userId, stillAllowed, end: new AbortController() };
+        register(s);
+        return {
+          /** Streams the run's events from after `afterIndex` until `done`, the client goes, it stops reading, the caller loses access or the app closes. */
+          stream: async (afterIndex, sink) => {
+            try {
+              await stream(s, runId, afterIndex, sink);
+            } finally {
+              unregister(s);
+            }
+          },
+          close: () => unregister(s),
+        };
       } finally {
-        stop();
-        streams.delete(own);
+        opening--;
       }
     },
 
     /** Ends every open stream (the app is closing). */
     closeAll(): void {
-      for (const s of streams) s.abort();
+      for (const s of open.values()) s.end.abort();
     },
   };
 }

@@ -63,14 +63,15 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
    * 404 as for any account they may not act in, one who lost canManageTeam 403, and every cap below uses
    * the role and permissions they hold now.
    */
-  const teamWrite = <T>(caller: Caller, fn: (tx: PoolClient, actor: TeamActor) => Promise<T>) =>
+  const teamWrite = <T>(caller: Caller, fn: (tx: PoolClient, actor: TeamActor) => Promise<T>, leavingId?: string) =>
     withTransaction(db, async (tx) => {
       await team.lockTeam(caller.accountId, tx);
       if (caller.role === 'owner') return fn(tx, { kind: 'owner' });
       const membership = await team.holdMembership(caller.accountId, caller.userId, tx);
       if (!membership) throw new NotFoundError('Account');
       const current = memberCaller(caller.userId, caller.accountId, membership.role, membership.permissions);
-      const refused = refusal('manageTeam', current);
+      // Leaving, the removal of one's own membership, needs no right; every other team write canManageTeam.
+      const refused = membership.id === leavingId ? null : refusal('manageTeam', current);
       if (refused) throw new ForbiddenError(refused);
       return fn(tx, { kind: 'member', memberId: membership.id, holding: { role: membership.role, permissions: current.permissions } });
     });
@@ -148,16 +149,21 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
 
     /**
      * Takes effect on the member's next request, and refuses their writes still under way (audit-trail.ts).
-     * A member may remove themselves (leave) and anyone who holds no more than they do.
+     * Any member may remove themselves (leave, no right needed); with canManageTeam, anyone who holds no more
+     * than they do.
      */
     async remove(caller: Caller, id: string): Promise<void> {
-      await teamWrite(caller, async (tx, actor) => {
-        const row = await team.findCurrentForUpdate(caller.accountId, id, tx);
-        if (!row) throw new NotFoundError('Team member');
-        if (!(actor.kind === 'member' && actor.memberId === row.id)) checkTarget(actor, holdingOf(row), 'remove');
-        await audit.record(tx, caller, 'team.remove', id);
-        await team.markRemoved(caller.accountId, id, tx);
-      });
+      await teamWrite(
+        caller,
+        async (tx, actor) => {
+          const row = await team.findCurrentForUpdate(caller.accountId, id, tx);
+          if (!row) throw new NotFoundError('Team member');
+          if (!(actor.kind === 'member' && actor.memberId === row.id)) checkTarget(actor, holdingOf(row), 'remove');
+          await audit.record(tx, caller, 'team.remove', id);
+          await team.markRemoved(caller.accountId, id, tx);
+        },
+        id,
+      );
     },
 
     async listInvitations(caller: Caller, page: PageRequest) {

@@ -39,22 +39,45 @@ const COLUMNS = `r.id, r.account_id, r.webhook_id, r.since, r.until, r.status, r
   (SELECT count(*) FILTER (WHERE d.status = 'failed')::int FROM delivery_recovery_items i
      JOIN deliveries d ON d.id = i.delivery_id AND d.generation = i.generation WHERE i.recovery_id = r.id) AS failed`;
 
+/**
+ * Whether a recovery re-sent the delivery `d` in the `ms` (an SQL parameter) before `asOf` (or since): a
+ * condition on its items (delivery_recovery_items_delivery finds them).
+ */
+const RESENT_WITHIN = (d: string, asOf: string, ms: string) =>
+  `EXISTS (SELECT 1 FROM delivery_recovery_items i WHERE i.delivery_id = ${d}.id AND i.recovered_at > ${asOf} - ${ms} * interval '1 millisecond')`;
+
 /** The recoveries of a webhook's failed deliveries (README § Webhooks; workflows/recovery.ts). */
 export function createRecoveriesRepository(db: Queryable) {
   return {
     /**
      * A running recovery of the webhook's deliveries created in [since, until); `total` counts those failed now
-     * (a recovery retries only deliveries that had failed when it was asked for).
+     * and not re-sent by a recovery within the last `intervalMs` (a recovery retries only deliveries that had
+     * failed when it was asked for, and none a recovery re-sent less than RECOVER_INTERVAL before: see nextBatch).
      */
-    async create(q: Queryable, r: { accountId: string; webhookId: string; since: Date; until: Date }): Promise<RecoveryRow> {
+    async create(q: Queryable, r: { accountId: string; webhookId: string; since: Date; until: Date; intervalMs: number }): Promise<RecoveryRow> {
       const { rows } = await q.query<{ id: string }>(
         `INSERT INTO delivery_recoveries (account_id, webhook_id, since, until, total)
-         SELECT $1, $2, $3, $4, count(*)::int FROM deliveries
-         WHERE webhook_id = $2 AND status = 'failed' AND created_at >= $3 AND created_at < $4
+         SELECT $1, $2, $3, $4, count(*)::int FROM deliveries d
+         WHERE d.webhook_id = $2 AND d.status = 'failed' AND d.created_at >= $3 AND d.created_at < $4
+           AND NOT ${RESENT_WITHIN('d', 'now()', '$5')}
          RETURNING id`,
-        [r.accountId, r.webhookId, r.since, r.until],
+        [r.accountId, r.webhookId, r.since, r.until, r.intervalMs],
       );
       return (await this.find(r.accountId, r.webhookId, rows[0]!.id, q))!;
+    },
+
+    /**
+     * How long until the webhook may have its next recovery (RECOVER_INTERVAL after the last one was asked
+     * for), in ms; 0 when it may now. Read under the webhook's row lock, so concurrent requests see each
+     * other's recovery.
+     */
+    async msUntilNextRecovery(webhookId: string, intervalMs: number, q: Queryable = db): Promise<number> {
+      const { rows } = await q.query<{ wait_ms: number }>(
+        `SELECT coalesce(ceil(extract(epoch FROM max(created_at) + $2 * interval '1 millisecond' - now()) * 1000), 0)::bigint AS wait_ms
+         FROM delivery_recoveries WHERE webhook_id = $1 AND created_at > now() - $2 * interval '1 millisecond'`,
+        [webhookId, intervalMs],
+      );
+      return Math.max(0, rows[0]?.wait_ms ?? 0);
     },
 
     /**
@@ -103,18 +126,21 @@ export function createRecoveriesRepository(db: Queryable) {
     /**
      * The next `limit` deliveries to recover, after the cursor, oldest first, locked: created in the window,
      * failed, and failed already when the recovery was asked for (one failed or retried since is not
-     * this recovery's to retry).
+     * this recovery's to retry), and not re-sent by a recovery less than `intervalMs` before this one was
+     * asked for (RECOVER_INTERVAL: a delivery is re-sent by at most one recovery per interval, however the
+     * recoveries of its webhook follow each other).
      */
-    async nextBatch(id: string, limit: number, q: Queryable): Promise<RecoverableDelivery[]> {
+    async nextBatch(id: string, limit: number, intervalMs: number, q: Queryable): Promise<RecoverableDelivery[]> {
       // Compared in SQL, never through a JS Date: timestamps keep microseconds, a Date only milliseconds.
       const { rows } = await q.query<RecoverableDelivery>(
         `SELECT d.id, d.created_at::text AS created_at FROM delivery_recoveries r
          JOIN deliveries d ON d.webhook_id = r.webhook_id AND d.status = 'failed' AND d.created_at >= r.since AND d.created_at < r.until
          WHERE r.id = $1 AND d.finished_at <= r.created_at
            AND (r.cursor_id IS NULL OR (d.created_at, d.id) > (r.cursor_created_at, r.cursor_id))
+           AND NOT ${RESENT_WITHIN('d', 'r.created_at', '$3')}
          ORDER BY d.created_at, d.id LIMIT $2
          FOR UPDATE OF d`,
-        [id, limit],
+        [id, limit, intervalMs],
       );
       return rows;
     },
@@ -122,9 +148,9 @@ export function createRecoveriesRepository(db: Queryable) {
     /** Records a batch: the generation each delivery was given, the count, and the cursor past the batch. */
     async recordBatch(id: string, items: { deliveryId: string; generation: number }[], last: RecoverableDelivery, q: Queryable): Promise<void> {
       await q.query(
-        `INSERT INTO delivery_recovery_items (recovery_id, delivery_id, generation)
-         SELECT $1, unnest($2::uuid[]), unnest($3::int[])
-         ON CONFLICT (recovery_id, delivery_id) DO UPDATE SET generation = EXCLUDED.generation`,
+        `INSERT INTO delivery_recovery_items (recovery_id, delivery_id, generation, recovered_at)
+         SELECT $1, unnest($2::uuid[]), unnest($3::int[]), now()
+         ON CONFLICT (recovery_id, delivery_id) DO UPDATE SET generation = EXCLUDED.generation, recovered_at = EXCLUDED.recovered_at`,
         [id, items.map((i) => i.deliveryId), items.map((i) => i.generation)],
       );
       await q.query(`UPDATE delivery_recoveries SET attempted = attempted + $2, cursor_created_at = $3::timestamptz, cursor_id = $4 WHERE id = $1`, [

@@ -56,6 +56,18 @@ export async function findRun(q: Queryable, id: string): Promise<RunRow | null> 
   return rows[0] ?? null;
 }
 
+/** Whether the account has the run (a live stream's opening: none of its input or output is read). */
+export async function accountHasRun(q: Queryable, accountId: string, id: string): Promise<boolean> {
+  const { rows } = await q.query(`SELECT 1 FROM runs WHERE id = $1 AND account_id = $2`, [id, accountId]);
+  return rows.length === 1;
+}
+
+/** Only the run's status (a live stream's check after each wake-up: none of its input or output is read). */
+export async function findRunStatus(q: Queryable, id: string): Promise<RunStatus | null> {
+  const { rows } = await q.query<{ status: RunStatus }>(`SELECT status FROM runs WHERE id = $1`, [id]);
+  return rows[0]?.status ?? null;
+}
+
 /** Null for a run of another account (the API answers 404 either way). */
 export async function findAccountRun(q: Queryable, accountId: string, id: string): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 AND account_id = $2`, [id, accountId]);

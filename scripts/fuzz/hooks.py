@@ -17,7 +17,7 @@ import schemathesis
 
 TYPED_CONFIG_UPDATES = r"^(PUT|PATCH) /api/(connectors|tools|triggers|user-triggers)/\{id\}$"
 WEBHOOK_WRITES = r"^(POST /api/webhooks|(PUT|PATCH) /api/webhooks/\{id\})$"
-AGENT_GRAPH_WRITES = r"^(POST /api/agents|(PUT|PATCH) /api/agents/\{id\}|PUT /api/agents/\{id\}/graph)$"
+AGENT_GRAPH_WRITES = r"^(POST /api/agents(/import)?|(PUT|PATCH) /api/agents/\{id\}|PUT /api/agents/\{id\}/graph)$"
 
 # (name, failure code, status, message regex, operation regex, why). ST202 = "Schema-valid request rejected":
 # schemathesis' positive_data_acceptance expects any request its generator drew from the document to succeed, so
@@ -74,10 +74,49 @@ ACCEPTED = [
         "agent-graph-integrity",
         "ST202",
         400,
-        r"^body\.(graph\.)?(edges\.\d+\.(source|target): names missing node|nodes\.\d+\.id: duplicate node id)",
+        r"^body\.(agent\.)?(graph\.)?(edges\.\d+\.(source|target): names missing node|nodes\.\d+\.id: duplicate node id)",
         AGENT_GRAPH_WRITES,
         "An edge must name nodes of the same graph, and node ids must not repeat: relations between array items "
-        "that JSON Schema cannot state.",
+        "that JSON Schema cannot state (the AgentGraph schema says so; an import's agent has one too).",
+    ),
+    (
+        "expected-fires-window",
+        "ST202",
+        400,
+        r"^querystring\.from: must be (before to \(and before now: [^)]+\)|within the last \d+ days \(RETENTION_DAYS\): older fires "
+        r"are deleted)$",
+        r"^GET /api/(triggers|user-triggers)/\{id\}/expected-fires$",
+        "from must be before to, before now and at most RETENTION_DAYS ago: an order between two parameters and a window on "
+        "the clock, stated in the operation's description; no JSON Schema keyword compares values.",
+    ),
+    (
+        "recovery-window",
+        "ST202",
+        400,
+        r"^body\.since: must be (at most \d+ days )?before (until|now \(until omitted\))$",
+        r"^POST /api/webhooks/\{id\}/recover$",
+        "since must be before until (now when omitted), at most 30 days before it: an order between two fields and the "
+        "clock, stated in the operation's description; no JSON Schema keyword compares values.",
+    ),
+    (
+        "tool-parameters-not-compiling",
+        "ST202",
+        400,
+        r"^body\.(tools\.\d+\.)?configJson\.parameters: (is not a valid JSON Schema: |must be at most 32 KiB$)",
+        r"^POST /api/agents/(\{agentId\}/tools|import)$",
+        "A custom tool's parameters are a JSON Schema the API compiles (draft-07, RE2 patterns, no $ref outside it, at most "
+        "32 KiB): the document states their shape (an object whose type is \"object\") and this rule in words; whether a "
+        "schema compiles is no JSON Schema keyword. (Updates: typed-config-of-another-type.)",
+    ),
+    (
+        "import-secret-left-out",
+        "ST202",
+        400,
+        r"^body\.(tools|connectors|triggers)\.\d+\.configJson\.[\s\S]*: (is a secret|are secrets) the export left out; fill in each in "
+        r"full$",
+        r"^POST /api/agents/import$",
+        "Each name a child's `secrets` lists must be filled in its configJson: a relation between two fields, stated in the "
+        "description of `secrets`; no JSON Schema keyword states it.",
     ),
     (
         "masked-secret-of-another-value",

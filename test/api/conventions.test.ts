@@ -49,6 +49,28 @@ describe('API conventions (docs/api.md § Conventions)', () => {
     for (const method of ['GET', 'DELETE'] as const) assert.equal((await api(app).request(method, '/api/agents/x/y/z')).statusCode, 404);
   });
 
+  it('answers 405 with the Allow of a path a route of its own owns, not a parametric sibling\'s 404 (POST /api/agents/import beside /api/agents/:id)', async () => {
+    // Found by schemathesis: PUT /api/agents/import reached /api/agents/:id with id "import" (404), and OPTIONS there
+    // advertised /api/agents/:id's methods.
+    for (const url of ['/api/agents/import', '/api/agents/import/', '/api/agents/import?x=1']) {
+      for (const method of ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
+        for (const headers of [{}, user.auth]) {
+          const res = await api(app).request(method, url, method === 'PUT' || method === 'PATCH' ? { name: 'x' } : undefined, headers);
+          assert.equal(res.statusCode, 405, `${method} ${url}: ${res.body}`);
+          assert.equal(res.headers.allow, 'POST', `${method} ${url}`);
+          if (method !== 'HEAD') assert.equal(assertOnlyMessage(res.body), `Method ${method} is not allowed on ${url.split('?')[0]}; it allows POST`);
+        }
+      }
+    }
+    // The parametric route keeps its own: an id's methods, a malformed id's 404.
+    const id = crypto.randomUUID();
+    assert.equal((await api(app).request('OPTIONS', `/api/agents/${id}`)).headers.allow, 'DELETE, GET, HEAD, PATCH, PUT');
+    assert.equal((await api(app, user).get('/api/agents/importx')).statusCode, 404);
+    assert.equal((await api(app, user).get(`/api/agents/${id}`)).statusCode, 404);
+    // And the owner's method still reaches it.
+    assert.equal((await api(app, user).post('/api/agents/import', {})).statusCode, 400);
+  });
+
   it('answers 405 (or 404) to a request that matches no route whatever its body, a QUERY without Content-Type included', async () => {
     // Fastify reads the body of a request no route matches, and refuses a QUERY without Content-Type with a 400
     // of its own; the answer is that the method is not allowed there (found by schemathesis' unsupported_method).

@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { before, describe, it } from 'node:test';
 import type { Db } from '../../db/pool';
 import { buildApp } from '../../api/app';
+import { createMetricsService } from '../../api/services/metrics-service';
+import { createMetricsRepository, type MetricsRepository } from '../../db/repositories/metrics';
 import { createTemporalClient } from '../../lib/temporal-client';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
-import { testConfig } from '../helpers/config';
+import { testConfig, testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
-import { waitFor } from '../helpers/processes';
-import { family, histogram, sampleValue, scrape } from '../helpers/prometheus';
+import { startProcess, waitFor } from '../helpers/processes';
+import { family, histogram, sampleValue, scrape, scrapeFresh, TEST_METRICS_SNAPSHOT_MS } from '../helpers/prometheus';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -21,7 +24,7 @@ describe('metrics and request ids', () => {
   let user: TestUser;
 
   before(async () => {
-    ({ app, db } = await startTestApp(suite));
+    ({ app, db } = await startTestApp(suite, { METRICS_SNAPSHOT_MS: String(TEST_METRICS_SNAPSHOT_MS) }));
     user = await registerUser(app);
   });
 
@@ -59,11 +62,11 @@ describe('metrics and request ids', () => {
       `INSERT INTO outbox (kind, payload, available_at, created_at) VALUES ('schedule', $1, now() + interval '1 hour', now() - interval '90 seconds') RETURNING id`,
       [JSON.stringify({ triggerId: randomUUID() })],
     );
-    const backlog = await scrape(app);
+    const backlog = await scrapeFresh(app);
     assert.ok(sampleValue(backlog, 'agent_platform_outbox_rows') >= 1);
     assert.ok(sampleValue(backlog, 'agent_platform_outbox_oldest_age_seconds') >= 90);
     await db.query(`DELETE FROM outbox WHERE id = $1`, [rows[0]!.id]);
-    const drained = await scrape(app);
+    const drained = await scrapeFresh(app);
     assert.ok(sampleValue(drained, 'agent_platform_outbox_oldest_age_seconds') < 90);
     assert.equal(sampleValue(drained, 'agent_platform_engine_metrics_up'), 1);
   });
@@ -78,7 +81,7 @@ describe('metrics and request ids', () => {
       payload: { name: 'sink', direction: 'outgoing', url: 'http://127.0.0.1:9/hook', events: ['*'] },
     })).json<{ id: string }>();
     const account = trigger.accountId;
-    const before = await scrape(app);
+    const before = await scrapeFresh(app);
 
     // Two schedule fires recorded 0.3 s and 7 s after their scheduled times, and a manual one.
     await db.query(
@@ -125,7 +128,7 @@ describe('metrics and request ids', () => {
     assert.equal(moved('agent_platform_deliveries_total', { outcome: 'succeeded' }), 1);
 
     // Counted once: a scrape with nothing new moves nothing.
-    const again = await scrape(app);
+    const again = await scrapeFresh(app);
     assert.equal(sampleValue(again, 'agent_platform_fires_total', { source: 'manual', status: 'fired' }), sampleValue(after, 'agent_platform_fires_total', { source: 'manual', status: 'fired' }));
     assert.equal(histogram(again, 'agent_platform_fire_lag_seconds').count, lag.count);
   });
@@ -136,7 +139,7 @@ describe('metrics and request ids', () => {
       payload: { type: 'webhook', name: 'slow commit', configJson: {} },
     })).json<{ id: string; accountId: string }>();
     const count = (families: Awaited<ReturnType<typeof scrape>>) => sampleValue(families, 'agent_platform_fires_total', { source: 'webhook', status: 'fired' });
-    const start = count(await scrape(app));
+    const start = count(await scrapeFresh(app));
     const tx = await db.connect();
     try {
       await tx.query('BEGIN');
@@ -145,13 +148,13 @@ describe('metrics and request ids', () => {
         [trigger.accountId, trigger.id],
       );
       await new Promise((r) => setTimeout(r, 50));
-      assert.equal(count(await scrape(app)), start, 'not visible yet');
+      assert.equal(count(await scrapeFresh(app)), start, 'not visible yet');
       await tx.query('COMMIT');
     } finally {
       tx.release();
     }
-    assert.equal(count(await scrape(app)), start + 1, 'counted after its commit, though stamped before the previous scrape');
-    assert.equal(count(await scrape(app)), start + 1);
+    assert.equal(count(await scrapeFresh(app)), start + 1, 'counted after its commit, though stamped before the previous scrape');
+    assert.equal(count(await scrapeFresh(app)), start + 1);
   });
 
   it('every response sends Request-Id: the caller\'s when well-formed, else a new one', async () => {
@@ -189,7 +192,70 @@ describe('metrics and request ids', () => {
   });
 });
 
+/** The metrics repository over a real database, counting the calls that read the engine's figures. */
+function countedRepository(db: Db): { repository: MetricsRepository; reads: () => number } {
+  const real = createMetricsRepository(db);
+  let reads = 0;
+  return {
+    repository: { ...real, state: (...args: Parameters<MetricsRepository['state']>) => (reads++, real.state(...args)) },
+    reads: () => reads,
+  };
+}
+
+describe('the engine figures\' snapshot', () => {
+  it('reads the database once per METRICS_SNAPSHOT_MS however many scrape, concurrent scrapes sharing one read', async (t) => {
+    const { db } = await createTestDatabase(t);
+    const counted = countedRepository(db);
+    const metrics = createMetricsService({ metrics: counted.repository, log: () => {}, snapshotMs: 5_000 });
+    const started = Date.now();
+    const first = await Promise.all(Array.from({ length: 50 }, () => metrics.render()));
+    const concurrent = counted.reads();
+    for (let i = 0; i < 100; i++) await metrics.render();
+    const elapsed = Date.now() - started;
+    console.log(`50 concurrent scrapes, then 100 more in ${elapsed} ms: ${counted.reads()} read(s) of the engine figures`);
+    assert.equal(concurrent, 1, '50 concurrent scrapes share one read');
+    if (elapsed < 5_000) assert.equal(counted.reads(), 1, 'no second read within the snapshot\'s 5 s');
+    assert.ok(first.every((text) => text.includes('agent_platform_engine_metrics_up 1')));
+  });
+
+  it('is never older than METRICS_SNAPSHOT_MS: the first scrape after it reads again, and a row written meanwhile shows', async (t) => {
+    const { db } = await createTestDatabase(t);
+    const counted = countedRepository(db);
+    const metrics = createMetricsService({ metrics: counted.repository, log: () => {}, snapshotMs: 300 });
+    const rows = (text: string) => Number(/^agent_platform_outbox_rows (\d+)$/m.exec(text)![1]);
+    const before = rows(await metrics.render());
+    await db.query(
+      `INSERT INTO outbox (kind, payload, available_at) VALUES ('schedule', $1, now() + interval '1 hour')`,
+      [JSON.stringify({ triggerId: randomUUID() })],
+    );
+    assert.equal(rows(await metrics.render()), before, 'served from the snapshot');
+    await new Promise((r) => setTimeout(r, 350));
+    assert.equal(rows(await metrics.render()), before + 1, 'read again once the snapshot is 300 ms old');
+    assert.equal(counted.reads(), 2);
+  });
+});
+
 describe('METRICS_TOKEN and METRICS_ENABLED', () => {
+  it('the API refuses to start on a non-loopback HOST without METRICS_TOKEN: one line, exit code 1', async (t) => {
+    const api = startProcess('api/server.ts', {
+      ...testEnv('postgres://postgres@127.0.0.1:1/unreachable'),
+      HOST: '0.0.0.0',
+      PORT: '0',
+      METRICS_TOKEN: '',
+      METRICS_ENABLED: '',
+    });
+    onCleanup(t, () => api.stop('SIGKILL'));
+    const code = await Promise.race([
+      once(api.child, 'exit').then(([exitCode]) => exitCode as number | null),
+      new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000).unref()),
+    ]);
+    const lines = api.output().trim().split('\n');
+    console.log(`exit code ${code}: ${api.output().trim()}`);
+    assert.equal(code, 1);
+    assert.equal(lines.length, 1, api.output());
+    assert.match(lines[0]!, /METRICS_TOKEN is required when HOST \(0\.0\.0\.0\) is not a loopback address/);
+  });
+
   it('with a token, /metrics answers 401 without it or with another, 200 with it', async (t) => {
     const token = 'prometheus-scrape-token-0123456789';
     const { app } = await startTestApp(t, { METRICS_TOKEN: token });

@@ -1,10 +1,38 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { before, describe, it } from 'node:test';
+import Ajv2020 from 'ajv/dist/2020';
 import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 
-type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<string, Schema>; oneOf?: Schema[]; anyOf?: Schema[] };
+type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<string, Schema>; items?: Schema; oneOf?: Schema[]; anyOf?: Schema[] };
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/**
+ * Which of `npm run fuzz`'s accepted rules (scripts/fuzz/hooks.py, ACCEPTED) drops an ST202 failure ("schema-valid
+ * request rejected") with this answer, asked of the hook module itself; undefined when none does, null when there
+ * is no python3 to ask.
+ */
+function fuzzHookAccepting(cases: Array<{ label: string; status: number; message: string }>): Array<string | undefined> | null {
+  const script = [
+    'import json, re, sys, types',
+    "sys.modules['schemathesis'] = types.SimpleNamespace(hook=lambda f: f)",
+    "sys.path.insert(0, 'scripts/fuzz')",
+    'import hooks',
+    'print(json.dumps([next((n for n, code, status, pattern, ops, _ in hooks.ACCEPTED if code == "ST202" and status == c["status"] ' +
+      'and re.search(pattern, c["message"]) and re.search(ops, c["label"])), None) for c in json.load(sys.stdin)]))',
+  ].join('\n');
+  try {
+    const out = execFileSync('python3', ['-c', script], { cwd: ROOT, input: JSON.stringify(cases), encoding: 'utf8' });
+    return (JSON.parse(out) as Array<string | null>).map((name) => name ?? undefined);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
 
 /**
  * Where the document states a constraint, the API enforces that very constraint: a value the document allows is
@@ -62,6 +90,145 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
       const res = await post('/api/webhooks', example.value);
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json().direction, direction);
+    }
+  });
+
+  it("a custom tool's parameters: the document states that they describe an object, and what it allows (and compiles) is accepted", async () => {
+    // Found by schemathesis: `parameters` was documented as any object, and a schema-valid {} was refused.
+    const documented = components.CustomToolConfig!.properties!.parameters!;
+    const allows = new Ajv2020({ strict: false }).compile(documented);
+    const agent = await api(app, user).ok('POST', '/api/agents', { name: 'with tools' });
+    const create = (parameters: unknown) =>
+      post(`/api/agents/${agent.id}/tools`, { type: 'custom', name: 'p', configJson: { endpoint: 'http://127.0.0.1:9/x', parameters } });
+    for (const parameters of [{}, { properties: {} }, { type: 'string' }, { type: ['object'] }, { type: 'object' }, { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }]) {
+      const res = await create(parameters);
+      assert.equal(res.statusCode === 201, allows(parameters), `${JSON.stringify(parameters)}: ${res.statusCode} ${res.body}`);
+      if (res.statusCode !== 201) assert.match(res.json().message, /^body\.configJson\.parameters: must describe an object/);
+    }
+    // What no JSON Schema keyword states, the description does, with the message a refusal carries.
+    assert.match(String(documented.description), /does not compile as draft-07 .* is refused: 400 `…parameters: is not a valid JSON Schema: <why>`/);
+    const notCompiling = { type: 'object', properties: { a: 5 } };
+    assert.ok(allows(notCompiling), 'allowed by the document as a shape');
+    const res = await create(notCompiling);
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.json().message, /^body\.configJson\.parameters: is not a valid JSON Schema: /);
+  });
+
+  it('rules no JSON Schema keyword can state are stated in words, refused with that very message, and accepted by the fuzz hook', async (t) => {
+    // Found by schemathesis: schema-valid requests refused by rules the document did not state.
+    const doc = (await api(app).get('/api/openapi.json')).json();
+    const described = (label: string) => {
+      const [method, documentedPath] = label.split(' ');
+      return String(doc.paths[documentedPath!][method!.toLowerCase()].description);
+    };
+    const agent = await api(app, user).ok('POST', '/api/agents', { name: 'graph rules' });
+    const day = 86_400_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const id = crypto.randomUUID();
+    const lonely = { nodes: [{ id: 'a', type: 'step' }], edges: [{ source: 'a', target: 'b' }] };
+    const twice = { nodes: [{ id: 'a', type: 'step' }, { id: 'a', type: 'step' }], edges: [] };
+    const importSecrets = String(
+      components.ImportAgent!.properties!.connectors!.items!.oneOf![0]!.properties!.secrets!.description,
+    );
+    const cases: Array<{ label: string; send: () => Promise<{ statusCode: number; body: string }>; message: RegExp; statedIn: string; stated: string }> = [
+      ...['triggers', 'user-triggers'].flatMap((scope) => [
+        {
+          label: `GET /api/${scope}/{id}/expected-fires`,
+          send: () => api(app, user).get(`/api/${scope}/${id}/expected-fires?from=2020-02-29T00:00:00Z&to=2020-02-29T00:00:00Z`),
+          message: /^querystring\.from: must be before to \(and before now: [^)]+\)$/,
+          statedIn: 'operation',
+          stated: '`querystring.from: must be before to (and before now: <now>)`',
+        },
+        {
+          label: `GET /api/${scope}/{id}/expected-fires`,
+          send: () => api(app, user).get(`/api/${scope}/${id}/expected-fires?from=${iso(Date.now() - 40 * day)}&to=${iso(Date.now() - 39 * day)}`),
+          message: /^querystring\.from: must be within the last 30 days \(RETENTION_DAYS\): older fires are deleted$/,
+          statedIn: 'operation',
+          stated: '`querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`',
+        },
+      ]),
+      ...[
+        [{ since: '2000-01-01T00:00:00Z', until: '2000-01-01T00:00:00Z' }, 'body.since: must be before until'],
+        [{ since: iso(Date.now() + day) }, 'body.since: must be before now (until omitted)'],
+        [{ since: '2000-01-01T00:00:00Z', until: '2000-03-01T00:00:00Z' }, 'body.since: must be at most 30 days before until'],
+      ].map(([body, message]) => ({
+        label: 'POST /api/webhooks/{id}/recover',
+        send: () => post(`/api/webhooks/${id}/recover`, body),
+        message: new RegExp(`^${(message as string).replace(/[()]/g, '\\$&')}$`),
+        statedIn: 'operation',
+        stated: `\`${message as string}\``,
+      })),
+      ...[
+        ['POST /api/agents', () => post('/api/agents', { name: 'g', graph: lonely }), 'body.graph.edges.0.target: names missing node "b"'],
+        ['POST /api/agents', () => post('/api/agents', { name: 'g', graph: twice }), 'body.graph.nodes.1.id: duplicate node id "a"'],
+        ['PUT /api/agents/{id}/graph', () => api(app, user).put(`/api/agents/${agent.id}/graph`, lonely), 'body.edges.0.target: names missing node "b"'],
+        ['POST /api/agents/import', () => post('/api/agents/import', { version: 1, agent: { name: 'g', graph: lonely } }), 'body.agent.graph.edges.0.target: names missing node "b"'],
+      ].map(([label, send, message]) => ({
+        label: label as string,
+        send: send as () => Promise<{ statusCode: number; body: string }>,
+        message: new RegExp(`^${(message as string).replace(/\./g, '\\.')}$`),
+        statedIn: 'AgentGraph.edges',
+        stated: 'names missing node',
+      })),
+    ];
+    cases.push({
+      label: 'POST /api/agents/import',
+      send: () =>
+        post('/api/agents/import', { version: 1, agent: { name: 's', status: 'template' }, connectors: [{ type: 'telegram', name: 't', configJson: { botToken: 'b' }, secrets: ['extra'] }] }),
+      message: /^body\.connectors\.0\.configJson\.extra: is a secret the export left out; fill in each in full$/,
+      statedIn: 'secrets',
+      stated: '`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`',
+    });
+    const answers: Array<{ label: string; status: number; message: string }> = [];
+    for (const c of cases) {
+      const res = await c.send();
+      assert.equal(res.statusCode, 400, `${c.label}: ${res.body}`);
+      const { message } = JSON.parse(res.body) as { message: string };
+      assert.match(message, c.message, c.label);
+      const [component, field] = c.statedIn.split('.');
+      const text =
+        c.statedIn === 'operation' ? described(c.label) : c.statedIn === 'secrets' ? importSecrets : String(components[component!]!.properties![field!]!.description);
+      assert.ok(text.includes(c.stated), `${c.label}: the document states ${c.stated} (${c.statedIn}: ${text})`);
+      answers.push({ label: c.label, status: res.statusCode, message });
+    }
+    assert.ok(String(components.AgentGraph!.properties!.nodes!.description).includes('duplicate node id'));
+    const accepted = fuzzHookAccepting(answers);
+    if (accepted === null) return t.skip('no python3 here to load scripts/fuzz/hooks.py');
+    assert.deepEqual(
+      answers.map((a, i) => `${a.label} ${a.message} → ${accepted[i] ?? 'no rule'}`).filter((line) => line.endsWith('no rule')),
+      [],
+      'every refusal above is a rule the fuzz hook accepts',
+    );
+  });
+
+  it("POST /api/agents/import: each child is documented with its type's config, and what the document allows an import accepts", async () => {
+    // Found by schemathesis: a child's configJson was documented as any object, and the import refuses what its type does not take.
+    const doc = (await api(app).get('/api/openapi.json')).json();
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: 'doc', components: doc.components, body: doc.paths['/api/agents/import'].post.requestBody.content['application/json'].schema });
+    const allows = ajv.getSchema('doc#/body')!;
+    // Each create example of a child, as an import of it.
+    const children: Record<string, Array<Record<string, unknown>>> = { tools: [], connectors: [], triggers: [] };
+    for (const kind of Object.keys(children)) {
+      const examples = doc.paths[`/api/agents/{agentId}/${kind}`].post.requestBody.content['application/json'].examples as Record<string, { value: Record<string, unknown> }>;
+      children[kind] = Object.values(examples).map((e) => e.value);
+      assert.ok(children[kind]!.length >= 3, `${kind}: an example per type`);
+    }
+    const body = { version: 1, agent: { name: 'imported', status: 'template' }, ...children };
+    assert.ok(allows(body), ajv.errorsText(allows.errors));
+    const res = await post('/api/agents/import', body);
+    assert.equal(res.statusCode, 201, res.body);
+    // A config its type does not take: refused by the document as by the API.
+    for (const [kind, child] of [
+      ['connectors', { type: 'telegram', name: 't', configJson: { botToken: 'x', chatId: 1 } }],
+      ['tools', { type: 'coin_prices', name: 'c', configJson: { chainIds: ['x'] } }],
+      ['triggers', { type: 'cron', name: 'c', configJson: {} }],
+    ] as const) {
+      const wrong = { version: 1, agent: { name: 'wrong', status: 'template' }, [kind]: [child] };
+      assert.equal(allows(wrong), false, `${kind}: the document refuses ${JSON.stringify(child)}`);
+      const refused = await post('/api/agents/import', wrong);
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.match(refused.json().message, new RegExp(`^body\\.${kind}\\.0\\.configJson`));
     }
   });
 });

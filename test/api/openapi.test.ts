@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import Ajv2020 from 'ajv/dist/2020';
+import type { Db } from '../../db/pool';
 import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
@@ -17,11 +19,12 @@ interface Operation {
 describe('OpenAPI document covers every route', () => {
   const suite = suiteContext();
   let app: TestApp;
+  let db: Db;
   let paths: Record<string, Record<string, Operation>>;
   let components: Record<string, Record<string, unknown>>;
 
   before(async () => {
-    ({ app } = await startTestApp(suite));
+    ({ app, db } = await startTestApp(suite));
     const doc = (await api(app).get('/api/openapi.json')).json();
     ({ paths } = doc);
     components = doc.components.schemas;
@@ -123,6 +126,56 @@ describe('OpenAPI document covers every route', () => {
     for (const field of ['index', 'type', 'name', 'input', 'output', 'error', 'usage', 'startedAt', 'finishedAt']) {
       assert.ok(step.properties[field], `RunStep.${field} undocumented`);
     }
+  });
+
+  it('documents the live run stream as its events (event, id, data: a RunStep or the Run as JSON), which a stream answers', async () => {
+    // Found by schemathesis: the stream was documented as one string, and each event it read failed that schema.
+    const media = paths['/api/runs/{id}/events']!.get!.responses['200']!.content!['text/event-stream']!;
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    // The schema of a text/event-stream response describes each event; its data's contentSchema what the JSON holds.
+    ajv.addSchema({ $id: 'doc', components: { schemas: components }, event: media.schema });
+    const eventValid = ajv.getSchema('doc#/event')!;
+
+    const user = await registerUser(app);
+    const agent = await api(app, user).ok('POST', '/api/agents', { name: 'streamed' });
+    const run = await api(app, user).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'hi' });
+    // The run as a worker leaves it: two steps finished, then the run.
+    for (const index of [0, 1]) {
+      await db.query(
+        `INSERT INTO run_steps (run_id, step_index, type, name, output, started_at, finished_at) VALUES ($1, $2, 'tool', $3, '{"ok": true}', now(), now())`,
+        [run.id, index, `tool ${index}`],
+      );
+    }
+    await db.query(`UPDATE runs SET status = 'succeeded', executor = 'tools', started_at = now(), finished_at = now(), output = '{}' WHERE id = $1`, [run.id]);
+
+    const res = await api(app, user).get(`/api/runs/${run.id}/events`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(String(res.headers['content-type']), /^text\/event-stream/);
+    // Read as an EventSource reads it (WHATWG: blank line ends an event; an id lasts until another is set).
+    const events: Array<Record<string, string>> = [];
+    let lastId: string | undefined;
+    for (const block of res.body.split('\n\n')) {
+      const event: Record<string, string> = {};
+      const data: string[] = [];
+      for (const line of block.split('\n').filter((l) => l && !l.startsWith(':'))) {
+        const [field, ...rest] = line.split(':');
+        const value = rest.join(':').replace(/^ /, '');
+        if (field === 'data') data.push(value);
+        else if (field === 'id') lastId = value;
+        else if (field === 'event') event.event = value;
+      }
+      if (data.length) events.push({ event: event.event ?? 'message', data: data.join('\n'), ...(lastId === undefined ? {} : { id: lastId }) });
+    }
+    assert.deepEqual(events.map((e) => `${e.event}:${e.id}`), ['step:0', 'step:1', 'done:1']);
+    for (const event of events) {
+      assert.ok(eventValid(event), `${event.event} event: ${ajv.errorsText(eventValid.errors)}`);
+      const documented = (media.schema as { $ref?: string }).$ref!.split('/').pop()!;
+      const variant = (components[documented]!.oneOf as Array<{ properties: { event: { const: string }; data: { contentSchema: { $ref: string } } } }>)
+        .find((v) => v.properties.event.const === event.event)!;
+      const dataValid = ajv.compile({ $ref: `doc${variant.properties.data.contentSchema.$ref}` });
+      assert.ok(dataValid(JSON.parse(event.data!)), `${event.event} data: ${ajv.errorsText(dataValid.errors)}`);
+    }
+    assert.equal(JSON.parse(events[2]!.data!).status, 'succeeded');
   });
 
   it('gives each operation a summary, a description and every status it can answer, each described', () => {

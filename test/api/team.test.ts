@@ -540,6 +540,23 @@ describe('team and invitations (README § Team and invitations)', () => {
     assert.equal(audit[2].actor_user_id, viewer.user.id);
   });
 
+  it('lets any member leave, with no right of the account: removing another member still needs canManageTeam', async () => {
+    const owner = await registerUser(app);
+    const workspace = await accountIdOf(app, owner);
+    const viewer = await joinWorkspace(app, owner, 'viewer');
+    const other = await joinWorkspace(app, owner, 'viewer');
+    await refusedUnchanged(workspace, 'a plain viewer removes another member', 'canManageTeam is required', () =>
+      as(viewer.headers, 'DELETE', `/api/team/${other.memberId}`),
+    );
+    await refusedUnchanged(workspace, 'a plain viewer changes their own row', 'canManageTeam is required', () =>
+      as(viewer.headers, 'PATCH', `/api/team/${viewer.memberId}`, { role: 'admin' }),
+    );
+    const left = await as(viewer.headers, 'DELETE', `/api/team/${viewer.memberId}`);
+    assert.equal(left.statusCode, 204, left.body);
+    assert.equal((await as(viewer.headers, 'GET', '/api/agents')).statusCode, 404, 'gone from the account');
+    assert.equal((await call(owner, 'GET', `/api/team/${other.memberId}`)).json().status, 'active', 'the other member stays');
+  });
+
   it('lets no member change or remove a member who holds more than they do', async () => {
     const owner = await registerUser(app);
     const workspace = await accountIdOf(app, owner);

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { DEV_STACK_RETENTION, startTemporalDevServer } from '../../scripts/temporal-dev-server';
 import { api } from '../helpers/api';
@@ -8,7 +12,7 @@ import { onCleanup } from '../helpers/cleanup';
 import { testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
-import { freePort, startProcess, waitFor } from '../helpers/processes';
+import { freePort, startProcess, waitFor, type RunningProcess } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
 /** The pids of `root`'s descendants whose command line contains `needle`. */
@@ -112,5 +116,91 @@ describe('npm start: the Temporal data it keeps', () => {
     onCleanup(t, () => temporal.stop());
     const { config } = await temporal.env.connection.workflowService.describeNamespace({ namespace: 'default' });
     assert.equal(Number(config?.workflowExecutionRetentionTtl?.seconds), 15 * 60);
+  });
+});
+
+/** When the process exited, with its code, once its output is all read (listening from the moment this is called). */
+function exitOf(stack: RunningProcess): Promise<{ code: number | null; at: number }> {
+  return new Promise((resolve) => {
+    let at = 0;
+    stack.child.once('exit', () => (at = Date.now()));
+    stack.child.once('close', (code) => resolve({ code, at }));
+  });
+}
+
+/** When the process's output first holds `text` (listening from the moment this is called). */
+function momentOf(stack: RunningProcess, text: string): Promise<number> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!stack.output().includes(text)) return;
+      stack.child.stdout!.off('data', check);
+      stack.child.stderr!.off('data', check);
+      resolve(Date.now());
+    };
+    stack.child.stdout!.on('data', check);
+    stack.child.stderr!.on('data', check);
+  });
+}
+
+describe('npm start: a start-up that fails or is interrupted ends', () => {
+  it('stops with exit code 1 within 10 s, naming the reason and the fix, when embedded Postgres cannot use its data directory', async (t) => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'dev-stack-pg-'));
+    fs.chmodSync(base, 0o755);
+    onCleanup(t, () => fs.rmSync(base, { recursive: true, force: true }));
+    // As root, Postgres runs as the `postgres` user, which cannot pass a directory of mode 0700 that root owns
+    // (as /root is); as anyone else, nothing can be made inside a directory of mode 0500.
+    const asRoot = process.getuid?.() === 0;
+    const closed = path.join(base, 'closed');
+    fs.mkdirSync(closed, { mode: asRoot ? 0o700 : 0o500 });
+    const dataDir = path.join(closed, 'postgres');
+    // DATABASE_URL unset: embedded Postgres; Temporal and the secrets are given, so it is the first thing started.
+    const started = Date.now();
+    const stack = startProcess('scripts/dev-stack.ts', { ...testEnv(''), DATABASE_URL: '', EMBEDDED_POSTGRES_DIR: dataDir, PORT: String(await freePort()) });
+    const exited = exitOf(stack);
+    const reported = momentOf(stack, 'Embedded Postgres cannot keep its data in');
+    onCleanup(t, () => stack.stop('SIGKILL'));
+    const failWith = (err: unknown) => {
+      throw new Error(`${err}\n--- npm start output ---\n${stack.output()}`);
+    };
+    const { code, at } = await Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still running 60 s after its launch')), 60_000))]).catch(failWith);
+    const reportedAt = await Promise.race([reported, Promise.resolve(NaN)]);
+    assert.ok(reportedAt > 0, `the failure was reported: ${stack.output()}`);
+    console.log(`npm start: failure reported ${reportedAt - started} ms after launch, exited ${at - reportedAt} ms after that (limit 10000)`);
+    assert.equal(code, 1, stack.output());
+    assert.ok(at - reportedAt < 10_000, `exited ${at - reportedAt} ms after the failure`);
+    const output = stack.output();
+    assert.ok(output.includes(`Embedded Postgres cannot keep its data in ${dataDir}: `), output);
+    assert.match(output, asRoot ? /the `postgres` user that Postgres runs as \(uid \d+\) cannot reach / : /this user cannot write to /);
+    assert.ok(output.includes('Set EMBEDDED_POSTGRES_DIR to a directory it can use (or unset it to use .data/postgres), or set DATABASE_URL to use a Postgres of your own.'), output);
+    assert.equal(fs.existsSync(dataDir), false, 'nothing was made for it');
+    assert.doesNotMatch(output, /initialising|starting the worker/);
+  });
+
+  it('stops within 10 s on Ctrl-C while a start-up step would never finish (a database that never answers)', async (t) => {
+    // A server that accepts connections and never says a word: the migrations' connection waits for ever.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    onCleanup(t, () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    const { port } = silent.address() as net.AddressInfo;
+    const stack = startProcess('scripts/dev-stack.ts', testEnv(`postgres://nobody:secret@127.0.0.1:${port}/silent`, { PORT: String(await freePort()) }));
+    const exited = exitOf(stack);
+    onCleanup(t, () => stack.stop('SIGKILL'));
+    const failWith = (err: unknown) => {
+      throw new Error(`${err}\n--- npm start output ---\n${stack.output()}`);
+    };
+    await waitFor('the migrations to begin', async () => stack.output().includes('applying database migrations'), 60_000).catch(failWith);
+    await waitFor('the database to be connected to', async () => sockets.size > 0, 30_000).catch(failWith);
+    const interruptedAt = Date.now();
+    stack.child.kill('SIGINT');
+    const { code, at } = await Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still running 30 s after SIGINT')), 30_000))]).catch(failWith);
+    console.log(`npm start: exited ${at - interruptedAt} ms after SIGINT (limit 10000)`);
+    assert.equal(code, 0, stack.output());
+    assert.ok(at - interruptedAt < 10_000, `exited ${at - interruptedAt} ms after SIGINT`);
+    assert.match(stack.output(), /\[dev\] start-up interrupted\n[\s\S]*\[dev\] stopped\n/);
+    assert.ok(!stack.output().includes('secret'), 'the password is not shown');
   });
 });

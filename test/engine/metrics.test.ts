@@ -6,7 +6,7 @@ import { startReconciler } from '../../worker/reconciler';
 import { registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { histogram, sampleValue, scrape, type Families } from '../helpers/prometheus';
+import { histogram, sampleValue, scrape, scrapeFresh, TEST_METRICS_SNAPSHOT_MS, type Families } from '../helpers/prometheus';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
@@ -26,13 +26,13 @@ describe('engine metrics', () => {
 
   before(async () => {
     // The worker's own sweep only at start: the test sweeps when it wants to.
-    h = await startEngine(suite, __filename, { SCHEDULE_SWEEP_MS: '3600000' });
+    h = await startEngine(suite, __filename, { SCHEDULE_SWEEP_MS: '3600000', METRICS_SNAPSHOT_MS: String(TEST_METRICS_SNAPSHOT_MS) });
     user = await registerUser(h.app);
     receiver = await startReceiver(suite);
   });
 
   it('fires, schedule lag, delivery attempts and their latency, deliveries and runs move as the engine works', async () => {
-    const before = await scrape(h.app);
+    const before = await scrapeFresh(h.app);
     const webhook = await call('POST', '/api/webhooks', { name: 'sink', direction: 'outgoing', url: receiver.url, events: ['agent.triggered'] });
     assert.equal(webhook.status, 201);
     const agent = (await call('POST', '/api/agents', { name: 'measured agent' })).body as { id: string };
@@ -47,7 +47,7 @@ describe('engine metrics', () => {
       const fires = await h.db.query(`SELECT 1 FROM fires WHERE trigger_id = $1 AND status = 'fired'`, [cron.id]);
       return runs.rows.length > 0 && delivered.rows.length > 0 && fires.rows.length >= 2;
     }, 30_000);
-    const after = await scrape(h.app);
+    const after = await scrapeFresh(h.app);
     assert.equal((await call('DELETE', `/api/user-triggers/${cron.id}`)).status, 204);
 
     assert.equal(moved(before, after, 'agent_platform_fires_total', { source: 'manual', status: 'fired' }), 1);
@@ -73,7 +73,7 @@ describe('engine metrics', () => {
     const trigger = (await call('POST', '/api/user-triggers', { type: 'cron', name: 'yearly', configJson: { cronExpression: '0 0 1 1 *' } })).body as { id: string };
     const handle = h.engine.client.schedule.getHandle(workflowIds.triggerSchedule(trigger.id));
     await waitFor('its schedule', () => handle.describe().catch(() => undefined), 20_000);
-    const before = await scrape(h.app);
+    const before = await scrapeFresh(h.app);
     await handle.delete(); // behind the API's back, e.g. by hand in the Temporal UI
 
     const lines: string[] = [];
@@ -93,14 +93,14 @@ describe('engine metrics', () => {
     assert.match(line, new RegExp(`corrected schedule trigger:${trigger.id} \\(missing: Temporal has no schedule`));
     await h.engine.handOff.drain();
     await waitFor('the schedule re-created', () => handle.describe().catch(() => undefined), 20_000);
-    const after = await scrape(h.app);
+    const after = await scrapeFresh(h.app);
     assert.equal(moved(before, after, 'agent_platform_reconciler_corrections_total', { reason: 'missing' }), 1);
     // A sweep that finds nothing different corrects nothing.
     const quiet = startReconciler({ db: h.db, client: h.engine.client, handOff: h.engine.handOff, fanOut: createEventFanOut(h.config), intervalMs: 60_000, sweepEveryMs: 3_600_000, log: (msg) => lines.push(msg) });
     const seen = lines.length;
     await quiet.stop();
     assert.equal(lines.slice(seen).filter((l) => l.includes(trigger.id)).length, 0);
-    assert.equal(moved(after, await scrape(h.app), 'agent_platform_reconciler_corrections_total', { reason: 'missing' }), 0);
+    assert.equal(moved(after, await scrapeFresh(h.app), 'agent_platform_reconciler_corrections_total', { reason: 'missing' }), 0);
     await call('DELETE', `/api/user-triggers/${trigger.id}`);
   });
 });

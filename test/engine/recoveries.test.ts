@@ -141,6 +141,51 @@ describe('recovering a webhook\'s failed deliveries', () => {
     assert.equal((await handle.describe()).priority?.fairnessKey, webhook.accountId, 'its account is its fairness key');
   });
 
+  it('a delivery a recovery re-sent less than RECOVER_INTERVAL ago is not re-sent by the next recovery', async () => {
+    const user = await registerUser(h.app);
+    const rx = await startReceiver(suite, () => ({ status: 503 }));
+    const webhook = await createWebhook(h, user, `${rx.url}/hook`);
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const recoverAndWait = async (expectedTotal: number) => {
+      const res = await api(h.app, user).post(`/api/webhooks/${webhook.id}/recover`, { since });
+      assert.equal(res.statusCode, 202, res.body);
+      const created = res.json() as Recovery;
+      assert.equal(created.total, expectedTotal, 'total: the failed deliveries it will send again');
+      return waitFor('the recovery to complete and its attempts to end', async () => {
+        const r = (await api(h.app, user).get(`/api/webhooks/${webhook.id}/recoveries/${created.id}`)).json() as Recovery;
+        return r.status === 'completed' && r.succeeded + r.failed === r.attempted && r;
+      }, 60_000);
+    };
+    // Ask for the next recovery as if the last one had been asked for over an interval ago (a long recovery
+    // re-sends its last batches long after it was asked for): only the interval of each delivery stands.
+    const askedLongAgo = () => h.db.query(`UPDATE delivery_recoveries SET created_at = created_at - interval '61 seconds' WHERE webhook_id = $1`, [webhook.id]);
+
+    const resent = await failedDeliveries(h, user, webhook.id, 4, 4);
+    const first = await recoverAndWait(4);
+    assert.deepEqual([first.attempted, first.failed], [4, 4]);
+    const fresh = await failedDeliveries(h, user, webhook.id, 2, 6);
+    const sent = rx.requests.length;
+
+    await askedLongAgo();
+    const second = await recoverAndWait(2);
+    assert.equal(second.attempted, 2);
+    await sleep(300);
+    assert.deepEqual(
+      new Set(rx.requests.slice(sent).map((r) => r.headers['webhook-id'])),
+      new Set(fresh.map((d) => d.eventId)),
+      'only the deliveries no recovery had re-sent within the interval',
+    );
+
+    // Their re-sends over an interval ago too: the next recovery sends the four again (the two it sent just now stay out).
+    await askedLongAgo();
+    await h.db.query(
+      `UPDATE delivery_recovery_items SET recovered_at = recovered_at - interval '61 seconds' WHERE delivery_id = ANY($1::uuid[])`,
+      [resent.map((d) => d.id)],
+    );
+    const third = await recoverAndWait(4);
+    assert.equal(third.attempted, 4);
+  });
+
   it('answers 400 for a bad window, 409 for a disabled webhook, 404 to another account; Idempotency-Key replays', async () => {
     const owner = await registerUser(h.app);
     const stranger = await registerUser(h.app);
@@ -240,7 +285,9 @@ describe('recovering a webhook\'s failed deliveries', () => {
       const { rows } = await h.db.query(`SELECT count(*)::int AS n FROM delivery_recoveries WHERE account_id = $1 AND status = 'running'`, [webhook.accountId]);
       return rows[0].n === 0;
     }, 30_000);
-    // The 409 said when to ask again, so it was not kept for its Idempotency-Key: the same key asks again.
+    // The 409 said when to ask again, so it was not kept for its Idempotency-Key: the same key asks again
+    // (once RECOVER_INTERVAL has passed since the last recovery of the webhook was asked for).
+    await h.db.query(`UPDATE delivery_recoveries SET created_at = created_at - interval '61 seconds' WHERE webhook_id = $1`, [webhook.id]);
     const later = await api(h.app, owner).post(`/api/webhooks/${webhook.id}/recover`, { since }, { 'idempotency-key': 'recover-later' });
     assert.equal(later.statusCode, 202, later.body);
     assert.equal(later.headers['idempotent-replayed'], undefined);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { before, describe, it } from 'node:test';
 import { registerUser, type TestUser } from '../helpers/app';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
@@ -31,6 +32,10 @@ describe('run events (SSE)', () => {
       MODEL_MAX_RETRIES: '0',
       RUN_EVENTS_HEARTBEAT_MS: String(HEARTBEAT_MS),
       INITIAL_BALANCE: '100000',
+      // One user holds the 30 streams of the connection test below.
+      RUN_STREAMS_PER_USER: '30',
+      // The stalled-client test's run sends the model its 20 tool results (~4.7 MiB) to get its second batch.
+      MODEL_CONTEXT_MAX_BYTES: String(16 * 1024 * 1024),
     });
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
@@ -39,15 +44,15 @@ describe('run events (SSE)', () => {
     user = await registerUser(h.app);
   });
 
-  /** An agent thinking with `model`, with one custom tool `probe`. */
-  async function agentWith(model: string): Promise<string> {
+  /** An agent thinking with `model`, with one custom tool `probe` (at `toolsUrl`). */
+  async function agentWith(model: string, toolsUrl = tools.url): Promise<string> {
     const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: user.auth, payload: { name: model, configJson: { model } } });
     assert.equal(res.statusCode, 201, res.body);
     const tool = await h.app.inject({
       method: 'POST',
       url: `/api/agents/${res.json().id}/tools`,
       headers: user.auth,
-      payload: { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST' } },
+      payload: { type: 'custom', name: 'probe', configJson: { endpoint: `${toolsUrl}/probe`, method: 'POST' } },
     });
     assert.equal(tool.statusCode, 201, tool.body);
     return res.json().id;
@@ -129,6 +134,65 @@ describe('run events (SSE)', () => {
     assert.equal(res.statusCode, 200, 'the API still answers');
     await Promise.all(streams.map((s) => s.ended));
     for (const s of streams) assert.deepEqual(s.events().map((e) => e.event), ['step', 'done']);
+  });
+
+  it('disconnects a client that stops reading once its unsent data passes 1 MiB: the API holds no more of it', async () => {
+    // Two model answers of 20 tool calls each, every call answering 240 KiB: ~9.4 MiB of steps, far more
+    // than the kernel's socket buffers on loopback (~4 MiB) take in.
+    const blob = 'x'.repeat(240 * 1024);
+    const big = await startReceiver(suite, () => ({ body: { blob } }));
+    const calls = Array.from({ length: 20 }, (_, i) => ({ name: 'probe', arguments: { i } }));
+    models.script('sse-stalled', (_call, n) => (n < 2 ? toolCallsReply(calls) : textReply('read it all')));
+    const runId = await startRun(await agentWith('sse-stalled', big.url));
+
+    const serverSockets: Socket[] = [];
+    const onConnection = (socket: Socket) => serverSockets.push(socket);
+    h.app.server.on('connection', onConnection);
+    // A client that sends its request and never reads a byte of the answer.
+    const client = net.connect((h.app.server.address() as AddressInfo).port, '127.0.0.1');
+    await once(client, 'connect');
+    client.pause();
+    client.write(`GET /api/runs/${runId}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${user.auth.authorization}\r\nAccept: text/event-stream\r\n\r\n`);
+    const server = await waitFor('the server side of the connection', async () => serverSockets.find((s) => s.remotePort === client.localPort), 5_000);
+    h.app.server.off('connection', onConnection);
+
+    let maxUnsent = 0;
+    let maxHeap = 0;
+    const heapBefore = process.memoryUsage().heapUsed;
+    const sampler = setInterval(() => {
+      maxUnsent = Math.max(maxUnsent, server.writableLength);
+      maxHeap = Math.max(maxHeap, process.memoryUsage().heapUsed);
+    }, 20);
+    try {
+      await waitFor('the run to end', async () => {
+        const res = await h.app.inject({ method: 'GET', url: `/api/runs/${runId}`, headers: user.auth });
+        return ['succeeded', 'failed'].includes(res.json().status);
+      }, 120_000);
+      await waitFor('the API to drop the connection', async () => server.destroyed, 10_000).catch(() => {});
+    } finally {
+      clearInterval(sampler);
+    }
+    const { rows } = await h.db.query<{ bytes: number; steps: number }>(
+      `SELECT sum(octet_length(output::text))::int AS bytes, count(*)::int AS steps FROM run_steps WHERE run_id = $1`,
+      [runId],
+    );
+    const MiB = (n: number) => `${(n / 1024 / 1024).toFixed(2)} MiB`;
+    console.log(
+      `a client that never reads: the run made ${rows[0]!.steps} steps, ${MiB(rows[0]!.bytes)} of output; the API held at most ` +
+        `${MiB(maxUnsent)} unsent for it; disconnected: ${server.destroyed}; heap ${MiB(heapBefore)} before, at most ${MiB(maxHeap)} meanwhile`,
+    );
+    assert.ok(rows[0]!.bytes > 8 * 1024 * 1024, 'well over 1 MiB of step data');
+    assert.ok(maxUnsent <= 1024 * 1024 + 300 * 1024, `at most 1 MiB and one event unsent (${maxUnsent} bytes)`);
+    assert.ok(server.destroyed, 'the API dropped the connection');
+
+    // What the client finds when it reads at last: the start of the stream, then the end of the connection, no `done`.
+    let received = '';
+    client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    client.resume();
+    await Promise.race([once(client, 'close'), new Promise((r) => setTimeout(r, 10_000))]);
+    assert.ok(client.destroyed, 'the connection is gone');
+    assert.ok(received.length < rows[0]!.bytes, `${received.length} bytes received of ${rows[0]!.bytes}`);
+    assert.doesNotMatch(received, /event: done/);
   });
 
   it('answers 404 for another account\'s run, 400 for a malformed Last-Event-ID, 401 without a credential, and never shows the key', async () => {

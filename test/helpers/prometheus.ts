@@ -25,6 +25,18 @@ export async function scrape(app: TestApp, headers: Record<string, string> = {})
   return { families, histogramSamples: parsePrometheusTextFormat(untyped) };
 }
 
+/**
+ * The engine's figures of a scrape come from a snapshot read at most once per METRICS_SNAPSHOT_MS: suites
+ * that read them set it to this, and scrape with `scrapeFresh` where a change must show.
+ */
+export const TEST_METRICS_SNAPSHOT_MS = 100;
+
+/** A scrape whose engine figures were read after this call began (the snapshot has expired by then). */
+export async function scrapeFresh(app: TestApp, headers: Record<string, string> = {}): Promise<Families> {
+  await new Promise((r) => setTimeout(r, TEST_METRICS_SNAPSHOT_MS + 20));
+  return scrape(app, headers);
+}
+
 function isHistogramLine(line: string, families: Parsed): boolean {
   const name = line.split(' ')[2];
   return families.some((f) => f.name === name && f.type === 'HISTOGRAM');

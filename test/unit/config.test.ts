@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../lib/config';
+import { ConfigError, loadConfig, metricsTokenProblem } from '../../lib/config';
 
 const valid = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
@@ -33,10 +33,44 @@ describe('config', () => {
   });
 
   it('serves /metrics unless METRICS_ENABLED=false, open unless METRICS_TOKEN (≥ 16 characters) is set', () => {
-    assert.deepEqual(loadConfig(valid).metrics, { enabled: true, token: null });
-    assert.deepEqual(loadConfig({ ...valid, METRICS_ENABLED: 'false', METRICS_TOKEN: 't'.repeat(16) }).metrics, { enabled: false, token: 't'.repeat(16) });
+    assert.deepEqual(loadConfig(valid).metrics, { enabled: true, token: null, snapshotMs: 5_000 });
+    assert.deepEqual(loadConfig({ ...valid, METRICS_ENABLED: 'false', METRICS_TOKEN: 't'.repeat(16) }).metrics, { enabled: false, token: 't'.repeat(16), snapshotMs: 5_000 });
+    assert.equal(loadConfig({ ...valid, METRICS_SNAPSHOT_MS: '100' }).metrics.snapshotMs, 100);
+    for (const bad of ['99', '5001', 'often']) assert.throws(() => loadConfig({ ...valid, METRICS_SNAPSHOT_MS: bad }), /METRICS_SNAPSHOT_MS/, bad);
     assert.throws(() => loadConfig({ ...valid, METRICS_TOKEN: 'short' }), /METRICS_TOKEN: must be at least 16 characters/);
     assert.throws(() => loadConfig({ ...valid, METRICS_ENABLED: 'maybe' }), /METRICS_ENABLED/);
+  });
+
+  it('asks for METRICS_TOKEN when the API listens on a HOST that is not loopback (and serves /metrics)', () => {
+    for (const host of ['127.0.0.1', '127.0.0.53', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1']) {
+      assert.equal(metricsTokenProblem(loadConfig({ ...valid, HOST: host })), null, host);
+    }
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', '192.168.1.7', 'api.example.com', '127.1', 'localhost.example.com']) {
+      assert.match(metricsTokenProblem(loadConfig({ ...valid, HOST: host })) ?? '', /^METRICS_TOKEN is required when HOST \(.+\) is not a loopback address/, host);
+      assert.equal(metricsTokenProblem(loadConfig({ ...valid, HOST: host, METRICS_TOKEN: 't'.repeat(16) })), null, `${host} with a token`);
+      assert.equal(metricsTokenProblem(loadConfig({ ...valid, HOST: host, METRICS_ENABLED: 'false' })), null, `${host} without /metrics`);
+    }
+    assert.doesNotMatch(metricsTokenProblem(loadConfig({ ...valid, HOST: '0.0.0.0' }))!, /\n/, 'one line');
+  });
+
+  it('limits recoveries to one per RECOVER_INTERVAL (1m, at most 1d) and manual retries to DELIVERY_RETRIES_PER_MINUTE (60) per webhook', () => {
+    assert.deepEqual(loadConfig(valid).webhooks.recoverInterval, { text: '1m', ms: 60_000 });
+    assert.equal(loadConfig(valid).webhooks.retriesPerMinute, 60);
+    assert.deepEqual(loadConfig({ ...valid, RECOVER_INTERVAL: '30s' }).webhooks.recoverInterval, { text: '30s', ms: 30_000 });
+    assert.equal(loadConfig({ ...valid, DELIVERY_RETRIES_PER_MINUTE: '5' }).webhooks.retriesPerMinute, 5);
+    for (const bad of ['0s', '2d', 'soon']) assert.throws(() => loadConfig({ ...valid, RECOVER_INTERVAL: bad }), /RECOVER_INTERVAL/, bad);
+    for (const bad of ['0', '1.5', 'many']) assert.throws(() => loadConfig({ ...valid, DELIVERY_RETRIES_PER_MINUTE: bad }), /DELIVERY_RETRIES_PER_MINUTE/, bad);
+  });
+
+  it('bounds live run streams: RUN_STREAMS_PER_USER (10), RUN_STREAMS_PER_PROCESS (200), checked every RUN_STREAMS_CHECK_MS (10 s, at most 30 s)', () => {
+    assert.deepEqual(loadConfig(valid).runEvents, { heartbeatMs: 15_000, perUser: 10, perProcess: 200, checkMs: 10_000 });
+    assert.deepEqual(
+      loadConfig({ ...valid, RUN_STREAMS_PER_USER: '3', RUN_STREAMS_PER_PROCESS: '50', RUN_STREAMS_CHECK_MS: '200' }).runEvents,
+      { heartbeatMs: 15_000, perUser: 3, perProcess: 50, checkMs: 200 },
+    );
+    for (const [name, bad] of [['RUN_STREAMS_PER_USER', '0'], ['RUN_STREAMS_PER_PROCESS', '0'], ['RUN_STREAMS_CHECK_MS', '30001'], ['RUN_STREAMS_CHECK_MS', '99']]) {
+      assert.throws(() => loadConfig({ ...valid, [name!]: bad! }), new RegExp(name!), `${name}=${bad}`);
+    }
   });
 
   it('counts a schedule time as missed MISSED_FIRE_GRACE_MS (60 s) after its catch-up window', () => {

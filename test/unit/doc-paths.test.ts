@@ -33,6 +33,21 @@ function namedPaths(text: string, topLevel: Set<string>): string[] {
     .filter((span) => topLevel.has(span.split('/')[0]!) && (span.includes('/') || /\.[a-z]+$/.test(span)));
 }
 
+/** Which of `paths` git ignores (build outputs such as `web/dist`), whether or not they exist. */
+function ignoredByGit(paths: string[]): Set<string> {
+  if (!paths.length) return new Set();
+  try {
+    // A path that does not exist is asked about as a folder too (`dist/` ignores folders only).
+    const asked = paths.flatMap((p) => (p.endsWith('/') ? [p] : [p, `${p}/`]));
+    const ignored = execFileSync('git', ['check-ignore', '--no-index', ...asked], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
+    return new Set(ignored.map((p) => (paths.includes(p) ? p : p.replace(/\/$/, ''))));
+  } catch (err) {
+    // Exit code 1: none of them is ignored.
+    if ((err as { status?: number }).status === 1) return new Set();
+    throw err;
+  }
+}
+
 /** Relative Markdown links (`[text](../README.md#anchor)`), resolved from the document's folder. */
 function linkedFiles(file: string, text: string): string[] {
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
@@ -48,7 +63,10 @@ describe('the docs name only what the repository has', () => {
   it('every repository path named in backticks in README.md and docs/ exists', () => {
     const named = docs.flatMap(({ file, text }) => namedPaths(text, topLevel).map((p) => ({ file, p })));
     assert.ok(named.length > 50, `the scan finds the paths the docs name (${named.length})`);
-    const missing = named.filter(({ p }) => !existsSync(path.join(root, p))).map(({ file, p }) => `${file}: \`${p}\``);
+    const absent = named.filter(({ p }) => !existsSync(path.join(root, p)));
+    // What a build makes (`web/dist`, `dist/`) is named as where it goes: ignored by git, it is no stale path.
+    const built = ignoredByGit(absent.map(({ p }) => p));
+    const missing = absent.filter(({ p }) => !built.has(p)).map(({ file, p }) => `${file}: \`${p}\``);
     assert.deepEqual(missing, [], 'a path the docs name is not in the tree: the code moved, so say where it is now');
   });
 

@@ -157,7 +157,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description The Prometheus text format (0.0.4). This API process: agent_platform_http_requests_total and agent_platform_http_request_duration_seconds by method, route pattern and status, and Node's process metrics. The engine, the same on every API instance (read from Postgres at each scrape): fires by source and status, schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, the outbox's rows and oldest age, the reconciler's corrections, missed fires (README § Operating it). Outside /api, where Prometheus looks by default. With METRICS_TOKEN set, send Authorization: Bearer <METRICS_TOKEN>.
+         * @description The Prometheus text format (0.0.4). This API process: agent_platform_http_requests_total and agent_platform_http_request_duration_seconds by method, route pattern and status, and Node's process metrics. The engine, the same on every API instance (read from Postgres at most once per METRICS_SNAPSHOT_MS, 5 s, per process however many scrape: a scrape shows a snapshot at most that old): fires by source and status, schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, the outbox's rows and oldest age, the reconciler's corrections, missed fires (README § Operating it). Outside /api, where Prometheus looks by default. With METRICS_TOKEN set (required when the API listens on an address other than loopback), send Authorization: Bearer <METRICS_TOKEN>.
          */
         get: {
             parameters: {
@@ -5224,7 +5224,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a team member
-         * @description Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Needs canManageTeam. A member may remove themselves (leave) and members who hold no more than they do; the owner anyone.
+         * @description Removes the member (or withdraws the invitation): they lose access to the account on their next request, and a write of theirs still under way is refused. The row stays as history (`GET /api/team?status=removed`). Any member may remove themselves (leave: no right needed); with canManageTeam, members who hold no more than they do; the owner anyone.
          */
         delete: {
             parameters: {
@@ -5265,7 +5265,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The member holds more than you (a higher role, or a permission you lack). Your permissions in the account acted in lack canManageTeam. */
+                /** @description Another member than yourself, and your permissions lack canManageTeam; or the member holds more than you (a higher role, or a permission you lack). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6206,7 +6206,7 @@ export interface paths {
         };
         /**
          * The times an agent trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues.
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -6378,7 +6378,7 @@ export interface paths {
         };
         /**
          * The times a user trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues.
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -6995,7 +6995,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a delivery
-         * @description Replays a delivery: one more attempt now, with the same event and the same `webhook-id`, so receivers can de-duplicate. A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming.
+         * @description Replays a delivery: one more attempt now, with the same event and the same `webhook-id`, so receivers can de-duplicate. A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming. At most 60 retries a minute per webhook (DELIVERY_RETRIES_PER_MINUTE, every API instance counting together); over it 429 with Retry-After, nothing written.
          */
         post: {
             parameters: {
@@ -7095,6 +7095,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The webhook had 60 manual retries this minute (DELIVERY_RETRIES_PER_MINUTE); Retry-After says when to ask again. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -7114,7 +7123,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Attempts again, once each, every delivery of this webhook created in [since, until) that has failed (until: now when omitted; at most 30 days after since), as a manual retry does: same event, same `webhook-id`. Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. 400 for a bad window; 409 when the webhook is disabled or incoming, and while another recovery of it is running (with Retry-After; that 409 is not kept for an Idempotency-Key).
+         * @description Attempts again, once each, every delivery of this webhook created in [since, until) that has failed (until: now when omitted; at most 30 days after since), as a manual retry does: same event, same `webhook-id`. Runs in the background as one workflow, `recovery:<id>`; follow it with GET …/recoveries/:recoveryId. A delivery that a recovery re-sent less than 1m (RECOVER_INTERVAL) before is left out (total does not count it). 400 for a bad window, by rules between the fields and the clock that no JSON Schema keyword states: since must be before until (`body.since: must be before until`), or before now when until is omitted (`body.since: must be before now (until omitted)`), and the window is at most 30 days (`body.since: must be at most 30 days before until`, or `… before now (until omitted)`). 409 when the webhook is disabled or incoming, and while another recovery of it is running (with Retry-After); 429 with Retry-After within 1m of the webhook's last recovery (one per RECOVER_INTERVAL). Neither answer with Retry-After is kept for an Idempotency-Key.
          */
         post: {
             parameters: {
@@ -7210,6 +7219,15 @@ export interface paths {
                 };
                 /** @description This Idempotency-Key was already used with a different request. */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The webhook's last recovery was asked for less than 1m ago (RECOVER_INTERVAL); Retry-After says when to ask again. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8118,7 +8136,7 @@ export interface paths {
         };
         /**
          * Follow a run live (Server-Sent Events)
-         * @description A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its `id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; then `event: done` with the finished run, and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes after that step. A comment line `: heartbeat` comes every 15 s while nothing happens (RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header.
+         * @description A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its `id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; then `event: done` with the finished run, and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes after that step. A comment line `: heartbeat` comes every 15 s while nothing happens (RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header. Bounded: at most 10 streams open at once per user across every API instance (RUN_STREAMS_PER_USER; 429 past it) and 200 per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, access token expired, API key deleted) ends within 10 s (RUN_STREAMS_CHECK_MS). A stream that ends without `done` can be resumed with Last-Event-ID.
          */
         get: {
             parameters: {
@@ -8142,7 +8160,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/event-stream": string;
+                        "text/event-stream": components["schemas"]["RunEvent"];
                     };
                 };
                 /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
@@ -8165,6 +8183,24 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together); Retry-After says when to try again. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This API process has RUN_STREAMS_PER_PROCESS live run streams open; Retry-After says when to try again (another instance may take it). */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8384,6 +8420,7 @@ export interface components {
             toolCalls: number;
         };
         AgentGraphInput: {
+            /** @description Node ids are unique within the graph: 400 `body.graph.nodes.1.id: duplicate node id "x"` otherwise */
             nodes: {
                 id: string;
                 type: string;
@@ -8391,6 +8428,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description An edge's source and target name nodes of the same graph: 400 `body.graph.edges.0.source: names missing node "x"` otherwise (`body.edges.…` when the graph is the body, `body.agent.graph.…` in an import) */
             edges: {
                 id?: string;
                 source: string;
@@ -8657,8 +8695,14 @@ export interface components {
             responseMapping?: {
                 [key: string]: string;
             };
-            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
             parameters?: {
+                /**
+                 * @description Providers take the arguments as one object
+                 * @constant
+                 */
+                type: "object";
+            } & {
                 [key: string]: unknown;
             };
         };
@@ -8760,7 +8804,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -8796,7 +8840,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -9457,7 +9501,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             connectors: {
@@ -9468,7 +9512,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             triggers: {
@@ -9490,46 +9534,133 @@ export interface components {
              */
             version: 1;
             agent: components["schemas"]["CreateAgentInput"];
-            /** @default [] */
-            tools: {
-                /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+            /** @description Default [] */
+            tools?: ({
+                /** @constant */
+                type: "dex_pairs";
                 name: string;
                 description?: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                configJson: components["schemas"]["DexPairsToolConfigInput"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            connectors: {
-                /** @enum {string} */
-                type: "discord" | "slack" | "telegram";
+            } | {
+                /** @constant */
+                type: "prediction_markets";
                 name: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["PredictionMarketsToolConfigInput"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            triggers: {
-                /** @enum {string} */
-                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+            } | {
+                /** @constant */
+                type: "coin_prices";
                 name: string;
-                configJson?: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["CoinPricesToolConfigInput"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
+            } | {
+                /** @constant */
+                type: "custom";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CustomToolConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            connectors?: ({
+                /** @constant */
+                type: "discord";
+                name: string;
+                configJson: components["schemas"]["DiscordConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "slack";
+                name: string;
+                configJson: components["schemas"]["SlackConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "telegram";
+                name: string;
+                configJson: components["schemas"]["TelegramConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            triggers?: ({
+                /** @constant */
+                type: "schedule";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "cron";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "webhook";
+                name: string;
+                configJson?: components["schemas"]["WebhookTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "event";
+                name: string;
+                configJson: components["schemas"]["EventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_finished";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_output";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
         };
         ImportedAgentInput: {
             agent: components["schemas"]["AgentInput"];
@@ -9970,6 +10101,24 @@ export interface components {
              */
             createdAt: string;
         };
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        RunEventInput: {
+            /** @constant */
+            event: "step";
+            /** @description The step's index: send it back as Last-Event-ID to resume after it */
+            id: string;
+            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "done";
+            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
+            id?: string;
+            /** @description The run, finished (status succeeded or failed), as JSON */
+            data: string;
+            retry?: number;
+        };
         SettingsInput: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
             agentCreateCost: number;
@@ -10339,6 +10488,7 @@ export interface components {
             toolCalls: number;
         };
         AgentGraph: {
+            /** @description Node ids are unique within the graph: 400 `body.graph.nodes.1.id: duplicate node id "x"` otherwise */
             nodes: {
                 id: string;
                 type: string;
@@ -10346,6 +10496,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description An edge's source and target name nodes of the same graph: 400 `body.graph.edges.0.source: names missing node "x"` otherwise (`body.edges.…` when the graph is the body, `body.agent.graph.…` in an import) */
             edges: {
                 id?: string;
                 source: string;
@@ -10612,8 +10763,14 @@ export interface components {
             responseMapping?: {
                 [key: string]: string;
             };
-            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+            /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
             parameters?: {
+                /**
+                 * @description Providers take the arguments as one object
+                 * @constant
+                 */
+                type: "object";
+            } & {
                 [key: string]: unknown;
             };
         };
@@ -10715,7 +10872,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -10751,7 +10908,7 @@ export interface components {
                 responseMapping?: {
                     [key: string]: string | null;
                 } | null;
-                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. */
+                /** @description A JSON Schema (draft-07) of the arguments a model passes this tool when an agent runs with a language model: { "type": "object", "properties": { … } }; default { "type": "object" }. The arguments are checked against it before the call and fill bodyTemplate as {{input}} / {{input.a.b}}. `pattern` uses RE2 syntax; `format` is not checked. A schema that does not compile as draft-07 (a keyword of the wrong type, a `pattern` RE2 cannot run, a `$ref` outside it), or one over 32 KiB, is refused: 400 `…parameters: is not a valid JSON Schema: <why>` (or `must be at most 32 KiB`). */
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
@@ -11412,7 +11569,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             connectors: {
@@ -11423,7 +11580,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
             triggers: {
@@ -11445,46 +11602,133 @@ export interface components {
              */
             version: 1;
             agent: components["schemas"]["CreateAgent"];
-            /** @default [] */
-            tools: {
-                /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+            /** @description Default [] */
+            tools?: ({
+                /** @constant */
+                type: "dex_pairs";
                 name: string;
                 description?: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                configJson: components["schemas"]["DexPairsToolConfig"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            connectors: {
-                /** @enum {string} */
-                type: "discord" | "slack" | "telegram";
+            } | {
+                /** @constant */
+                type: "prediction_markets";
                 name: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["PredictionMarketsToolConfig"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
-            /** @default [] */
-            triggers: {
-                /** @enum {string} */
-                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+            } | {
+                /** @constant */
+                type: "coin_prices";
                 name: string;
-                configJson?: {
-                    [key: string]: unknown;
-                };
+                description?: string;
+                configJson: components["schemas"]["CoinPricesToolConfig"];
                 /** @description Default true */
                 enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full (400 naming every one that is missing) */
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets?: string[];
-            }[];
+            } | {
+                /** @constant */
+                type: "custom";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CustomToolConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            connectors?: ({
+                /** @constant */
+                type: "discord";
+                name: string;
+                configJson: components["schemas"]["DiscordConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "slack";
+                name: string;
+                configJson: components["schemas"]["SlackConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "telegram";
+                name: string;
+                configJson: components["schemas"]["TelegramConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            triggers?: ({
+                /** @constant */
+                type: "schedule";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "cron";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "webhook";
+                name: string;
+                configJson?: components["schemas"]["WebhookTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "event";
+                name: string;
+                configJson: components["schemas"]["EventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_finished";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_output";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
         };
         ImportedAgent: {
             agent: components["schemas"]["Agent"];
@@ -11924,6 +12168,24 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             createdAt: string;
+        };
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        RunEvent: {
+            /** @constant */
+            event: "step";
+            /** @description The step's index: send it back as Last-Event-ID to resume after it */
+            id: string;
+            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "done";
+            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
+            id?: string;
+            /** @description The run, finished (status succeeded or failed), as JSON */
+            data: string;
+            retry?: number;
         };
         Settings: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
