@@ -28,6 +28,7 @@ import { connectorRoutes } from './routes/connectors';
 // loads, so these imports fix the order of components in /api/openapi.json (team's follow connectors').
 import { teamRoutes } from './routes/team';
 import { deliveryRoutes } from './routes/deliveries';
+import { fireOutcomeRoutes } from './routes/fire-outcomes';
 import { fireRoutes } from './routes/fires';
 import { hookRoutes } from './routes/hooks';
 import { healthRoutes } from './routes/health';
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDeps) {
     teamRoutes(scoped, { team: services.team, publicBaseUrl });
     fireRoutes(scoped, { fires: services.fires, publicBaseUrl });
     scheduleTruthRoutes(scoped, { scheduleTruth: services.scheduleTruth, publicBaseUrl });
+    fireOutcomeRoutes(scoped, { fireOutcomes: services.fireOutcomes, publicBaseUrl });
     deliveryRoutes(scoped, {
       deliveries: services.deliveries,
       publicBaseUrl,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sendPage } from '../pagination';
 import { errorResponse, idParams } from '../schemas/common';
-import { expectedFireSchema, expectedFiresQuery, previewQuery, previewTimeSchema } from '../schemas/triggers';
+import { expectedFireSchema, expectedFiresQuery, previewQuery, previewTimeSchema, schedulePreviewQuery } from '../schemas/triggers';
 import type { ScheduleTruthService } from '../services/schedule-truth-service';
 import { callerOf, type App } from '../types';
 
@@ -13,6 +13,24 @@ const notScheduled = errorResponse('The trigger is not a cron or schedule trigge
  */
 export function scheduleTruthRoutes(app: App, deps: { scheduleTruth: ScheduleTruthService; publicBaseUrl: string }): void {
   const { scheduleTruth } = deps;
+
+  app.get(
+    '/api/schedule-preview',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['triggers'],
+        summary: 'The next fire times of an expression',
+        description:
+          'The next n times a cron/schedule trigger with this cronExpression and timezone would fire, from now, as …/preview answers for ' +
+          'a trigger that exists: for a form to show before the trigger is written. 400 names the field when the expression or the zone ' +
+          'is one a trigger could not have.',
+        querystring: schedulePreviewQuery,
+        response: { 200: z.array(previewTimeSchema) },
+      },
+    },
+    async (request) => scheduleTruth.previewExpression(request.query.cronExpression, request.query.timezone, request.query.n),
+  );
   const items = [
     { url: '/api/triggers/:id', scope: 'agent', kind: 'an agent trigger', tags: ['triggers'] },
     { url: '/api/user-triggers/:id', scope: 'user', kind: 'a user trigger', tags: ['user-triggers'] },

@@ -1,5 +1,5 @@
 import { errorResponse, idParams } from '../schemas/common';
-import { webhookStatsSchema } from '../schemas/webhook-stats';
+import { webhookStatsSchema, webhookStatsSeriesQuery, webhookStatsSeriesSchema } from '../schemas/webhook-stats';
 import type { WebhookStatsService } from '../services/webhook-stats-service';
 import { callerOf, type App } from '../types';
 
@@ -21,5 +21,23 @@ export function webhookStatsRoutes(app: App, deps: { webhookStats: WebhookStatsS
       },
     },
     async (request) => deps.webhookStats.stats(callerOf(request), request.params.id),
+  );
+
+  app.get(
+    '/api/webhooks/:id/stats/series',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'An endpoint\'s health over time',
+        description:
+          'An outgoing webhook\'s attempts over the last hour, day or week, bucket by bucket: successes, failures, the success rate ' +
+          'and the p50/p99 attempt latency of each (for a chart). Every bucket of the window is listed, empty ones too.',
+        params: idParams,
+        querystring: webhookStatsSeriesQuery,
+        response: { 200: webhookStatsSeriesSchema, 409: errorResponse('The webhook is incoming: it receives requests and makes no deliveries.') },
+      },
+    },
+    async (request) => deps.webhookStats.series(callerOf(request), request.params.id, request.query.window),
   );
 }

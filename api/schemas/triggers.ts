@@ -332,3 +332,9 @@ export const previewTimeSchema = z
     localTime: z.string().describe("On the wall clock of the trigger's time zone, with its offset"),
   })
   .meta({ id: 'PreviewTime' });
+
+export const schedulePreviewQuery = z.object({
+  cronExpression: cronExpression.describe('As a trigger\'s configJson.cronExpression'),
+  timezone: timezone.describe('IANA time zone the expression is read in (default UTC)'),
+  n: previewQuery.shape.n,
+});

@@ -37,3 +37,37 @@ export const webhookStatsSchema = z
     lastFailure: attemptSchema.nullable().describe('The newest attempt that failed'),
   })
   .meta({ id: 'WebhookStats' });
+
+/** The windows a series covers, each in buckets of a fixed size. */
+export const SERIES_WINDOWS = {
+  '1h': { buckets: 60, bucketSeconds: 60 },
+  '24h': { buckets: 24, bucketSeconds: 3_600 },
+  '7d': { buckets: 28, bucketSeconds: 21_600 },
+} as const;
+export type SeriesWindow = keyof typeof SERIES_WINDOWS;
+
+export const webhookStatsSeriesQuery = z.object({
+  window: z
+    .enum(Object.keys(SERIES_WINDOWS) as [SeriesWindow, ...SeriesWindow[]])
+    .default('24h')
+    .describe('1h: 60 buckets of a minute; 24h: 24 buckets of an hour; 7d: 28 buckets of 6 hours'),
+});
+
+const bucketSchema = z
+  .object({
+    at: timestamp.describe('Start of the bucket'),
+    attempts: z.object({ succeeded: z.number().int(), failed: z.number().int() }).describe('Attempts made in the bucket (manual retries included)'),
+    successRate: z.number().min(0).max(1).nullable().describe('succeeded / (succeeded + failed); null when no attempt was made'),
+    attemptLatencyMs: z.object({ p50: z.number().int().nullable(), p99: z.number().int().nullable() }).describe('Null when no attempt was made'),
+  })
+  .meta({ id: 'WebhookStatsBucket' });
+
+export const webhookStatsSeriesSchema = z
+  .object({
+    webhookId: z.uuid(),
+    window: z.enum(Object.keys(SERIES_WINDOWS) as [SeriesWindow, ...SeriesWindow[]]),
+    bucketSeconds: z.number().int(),
+    generatedAt: timestamp,
+    buckets: z.array(bucketSchema).describe('Every bucket of the window, oldest first, the last one holding now; empty buckets included'),
+  })
+  .meta({ id: 'WebhookStatsSeries' });

@@ -7,6 +7,7 @@ import { createAuditRepository } from '../../db/repositories/audit';
 import { createConnectorsRepository } from '../../db/repositories/connectors';
 import { createCredentialsRepository } from '../../db/repositories/credentials';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
+import { createFireOutcomesRepository } from '../../db/repositories/fire-outcomes';
 import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createHooksRepository } from '../../db/repositories/hooks';
 import { createMetricsRepository } from '../../db/repositories/metrics';
@@ -33,6 +34,7 @@ import { createAuditTrail } from './audit-trail';
 import { createAuthService } from './auth-service';
 import { createConnectorService } from './connector-service';
 import { createDeliveryService } from './delivery-service';
+import { createFireOutcomesService } from './fire-outcomes-service';
 import { createFireService } from './fire-service';
 import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
@@ -57,6 +59,7 @@ export function createRepositories(db: Db) {
     credentials: createCredentialsRepository(db),
     deliveries: createDeliveriesRepository(db),
     fires: createFiresRepository(db),
+    fireOutcomes: createFireOutcomesRepository(db),
     fireRate: createFireRateRepository(db),
     guards: createRequestGuardsRepository(db),
     hooks: createHooksRepository(db),
@@ -209,6 +212,12 @@ export function createServices(deps: ServiceDeps) {
   };
   return {
     ...services,
+    fireOutcomes: createFireOutcomesService({
+      triggers: repos.triggers,
+      fires: repos.fires,
+      outcomes: repos.fireOutcomes,
+      scheduleTruth: services.scheduleTruth,
+    }),
     transfer: createAgentTransferService({
       agentsRepository: repos.agents,
       toolsRepository: repos.tools,

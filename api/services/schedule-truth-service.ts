@@ -65,6 +65,13 @@ export function createScheduleTruthService(deps: {
   const { triggers, history } = deps;
   const now = deps.now ?? (() => new Date());
 
+  function nextTimes(cronExpression: string, timezone: string, n: number) {
+    const clock = scheduleClock(describeCronExpression(cronExpression), timezone);
+    const times: { at: string; localTime: string }[] = [];
+    for (let at = clock.next(now()); at && times.length < n; at = clock.next(at)) times.push({ at: at.toISOString(), localTime: localTime(at, timezone) });
+    return times;
+  }
+
   async function requireScheduled(caller: Caller, scope: TriggerScope, id: string) {
     const row = await triggers.findById(caller.accountId, scope, id);
     if (!row) throw new NotFoundError('Trigger');
@@ -122,11 +129,12 @@ export function createScheduleTruthService(deps: {
     async preview(caller: Caller, scope: TriggerScope, id: string, n: number) {
       const row = await requireScheduled(caller, scope, id);
       const config = row.config_json as { cronExpression: string; timezone?: string };
-      const timezone = config.timezone ?? 'UTC';
-      const clock = scheduleClock(describeCronExpression(config.cronExpression), timezone);
-      const times: { at: string; localTime: string }[] = [];
-      for (let at = clock.next(now()); at && times.length < n; at = clock.next(at)) times.push({ at: at.toISOString(), localTime: localTime(at, timezone) });
-      return times;
+      return nextTimes(config.cronExpression, config.timezone ?? 'UTC', n);
+    },
+
+    /** The next `n` times an expression would fire in a zone (both already validated), for a trigger not yet written. */
+    previewExpression(cronExpression: string, timezone: string, n: number) {
+      return nextTimes(cronExpression, timezone, n);
     },
   };
 }

@@ -12,6 +12,15 @@ export interface WindowStatsRow {
   latency_p99_ms: number | null;
 }
 
+/** One bucket of a webhook's attempts over time (GET /api/webhooks/:id/stats/series). */
+export interface AttemptBucketRow {
+  at: Date;
+  succeeded: number;
+  failed: number;
+  latency_p50_ms: number | null;
+  latency_p99_ms: number | null;
+}
+
 export interface LastAttemptRow {
   at: Date;
   delivery_id: string;
@@ -69,6 +78,24 @@ export function createWebhookStatsRepository(db: Queryable) {
         latency_p99_ms: a[`${key}_p99`] ?? null,
       });
       return { day: of('day'), week: of('week'), pending_now: d.pending_now! };
+    },
+
+    /**
+     * The attempts made from `since` on, in buckets of `bucketSeconds` counted from `since` (date_bin): each
+     * bucket's successes, failures and latency percentiles. Buckets without an attempt are absent.
+     */
+    async attemptBuckets(webhookId: string, since: Date, bucketSeconds: number, q: Queryable = db): Promise<AttemptBucketRow[]> {
+      const { rows } = await q.query<AttemptBucketRow>(
+        `SELECT date_bin(make_interval(secs => $3), created_at, $2) AS at,
+           count(*) FILTER (WHERE ${SUCCEEDED})::int AS succeeded,
+           count(*) FILTER (WHERE NOT coalesce(${SUCCEEDED}, false))::int AS failed,
+           percentile_disc(0.5) WITHIN GROUP (ORDER BY duration_ms) AS latency_p50_ms,
+           percentile_disc(0.99) WITHIN GROUP (ORDER BY duration_ms) AS latency_p99_ms
+         FROM delivery_attempts WHERE webhook_id = $1 AND created_at >= $2
+         GROUP BY 1 ORDER BY 1`,
+        [webhookId, since, bucketSeconds],
+      );
+      return rows;
     },
 
     /** The newest attempt that succeeded (a 2xx), or that failed (anything else), within retention. */

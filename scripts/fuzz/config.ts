@@ -63,6 +63,9 @@ const VALUES = {
 const BODY_VALUES: Record<string, keyof typeof VALUES> = {
   'body.configJson.cronExpression': 'cronExpression',
   'body.configJson.timezone': 'timezone',
+  // GET /api/schedule-preview: the same two, before a trigger is written.
+  'query.cronExpression': 'cronExpression',
+  'query.timezone': 'timezone',
   'body.configJson.catchupWindow': 'catchupWindow',
   'body.configJson.endpoint': 'url',
   'body.url': 'url',

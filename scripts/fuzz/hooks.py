@@ -85,9 +85,10 @@ ACCEPTED = [
         400,
         r"^querystring\.from: must be (before to \(and before now: [^)]+\)|within the last \d+ days \(RETENTION_DAYS\): older fires "
         r"are deleted)$",
-        r"^GET /api/(triggers|user-triggers)/\{id\}/expected-fires$",
+        r"^GET /api/(triggers|user-triggers)/\{id\}/(expected-fires|timeline)$",
         "from must be before to, before now and at most RETENTION_DAYS ago: an order between two parameters and a window on "
-        "the clock, stated in the operation's description; no JSON Schema keyword compares values.",
+        "the clock, stated in the operation's description (the timeline takes the same query); no JSON Schema keyword "
+        "compares values.",
     ),
     (
         "recovery-window",
@@ -144,6 +145,15 @@ ACCEPTED = [
         r"^(POST|PUT|PATCH) ",
         "Refused in any body before validation (README: Conventions; the document's 400 says so), since a merge that "
         "assigns out[key] would turn them into a change of prototype; no field needs them.",
+    ),
+    (
+        "cron-expression-syntax",
+        "ST202",
+        400,
+        r"^querystring\.(cronExpression|timezone): ",
+        r"^GET /api/schedule-preview$",
+        "A cron expression's syntax and the IANA zones are stated in words, as on a trigger's configJson (whose "
+        "realistic values config.ts draws for both); the coverage phase draws its own strings.",
     ),
     (
         "invite-the-owner",

@@ -196,6 +196,9 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'POST /api/triggers/{id}/fire': (f) => ({ url: `/api/triggers/${f.shared.trigger}/fire`, payload: {} }),
   'GET /api/triggers/{id}/expected-fires': (f) => ({ url: `/api/triggers/${f.shared.cronTrigger}/expected-fires` }),
   'GET /api/triggers/{id}/preview': (f) => ({ url: `/api/triggers/${f.shared.cronTrigger}/preview` }),
+  'GET /api/triggers/{id}/timeline': (f) => ({ url: `/api/triggers/${f.shared.cronTrigger}/timeline` }),
+  'GET /api/triggers/{id}/fires/{fireId}/deliveries': (f) => ({ url: `/api/triggers/${f.shared.trigger}/fires/${f.shared.fire}/deliveries` }),
+  'GET /api/schedule-preview': () => ({ url: '/api/schedule-preview?cronExpression=@hourly' }),
 
   'GET /api/user-triggers': () => ({ url: '/api/user-triggers' }),
   'POST /api/user-triggers': () => ({ url: '/api/user-triggers', payload: { type: 'webhook', name: 'u' } }),
@@ -208,6 +211,8 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'POST /api/user-triggers/{id}/fire': (f) => ({ url: `/api/user-triggers/${f.shared.userTrigger}/fire`, payload: {} }),
   'GET /api/user-triggers/{id}/expected-fires': (f) => ({ url: `/api/user-triggers/${f.shared.cronUserTrigger}/expected-fires` }),
   'GET /api/user-triggers/{id}/preview': (f) => ({ url: `/api/user-triggers/${f.shared.cronUserTrigger}/preview` }),
+  'GET /api/user-triggers/{id}/timeline': (f) => ({ url: `/api/user-triggers/${f.shared.cronUserTrigger}/timeline` }),
+  'GET /api/user-triggers/{id}/fires/{fireId}/deliveries': (f) => ({ url: `/api/user-triggers/${f.shared.userTrigger}/fires/${f.shared.userFire}/deliveries` }),
 
   'GET /api/webhooks': () => ({ url: '/api/webhooks' }),
   'POST /api/webhooks': () => ({ url: '/api/webhooks', payload: { name: 'w', url: 'http://127.0.0.1:9/hook' } }),
@@ -223,6 +228,7 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'POST /api/webhooks/{id}/recover': (f) => ({ url: `/api/webhooks/${f.own.recoverable}/recover`, payload: { since: new Date(Date.now() - 3_600_000).toISOString() } }),
   'GET /api/webhooks/{id}/recoveries/{recoveryId}': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/recoveries/${f.shared.recovery}` }),
   'GET /api/webhooks/{id}/stats': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/stats` }),
+  'GET /api/webhooks/{id}/stats/series': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/stats/series` }),
 
   'POST /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs`, payload: {} }),
   'GET /api/agents/{id}/runs': (f) => ({ url: `/api/agents/${f.shared.agent}/runs` }),

@@ -132,4 +132,41 @@ describe('an endpoint\'s health', () => {
     assert.equal(res.status, 409);
     assert.match(res.body.message, /incoming/);
   });
+
+  it('over time: every bucket of the window, its successes, failures, success rate and latency', async () => {
+    const webhook = await createWebhook();
+    const other = await createWebhook();
+    await delivery(other, 'succeeded', 1, [[200, 5, 1]]); // not this endpoint's
+    // Attempts 5 h ago (a 503 then a 200 in the same hour), 2 h ago (a timeout) and 30 h ago (outside 24 h).
+    await delivery(webhook, 'succeeded', 5, [[503, 400, 5], [200, 100, 5]]);
+    await delivery(webhook, 'failed', 2, [[null, 15_000, 2]]);
+    await delivery(webhook, 'succeeded', 30, [[200, 50, 30]]);
+    const HOUR = 3_600_000;
+    const res = await call(`/api/webhooks/${webhook.id}/stats/series?window=24h`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const series = res.body as { window: string; bucketSeconds: number; buckets: { at: string; attempts: { succeeded: number; failed: number }; successRate: number | null; attemptLatencyMs: { p50: number | null; p99: number | null } }[] };
+    assert.equal(series.window, '24h');
+    assert.equal(series.bucketSeconds, 3600);
+    assert.equal(series.buckets.length, 24);
+    const hourOf = (hoursAgo: number) => new Date(Math.floor((Date.now() - hoursAgo * HOUR) / HOUR) * HOUR).toISOString();
+    assert.equal(series.buckets.at(-1)!.at, hourOf(0), 'the last bucket holds now');
+    assert.equal(series.buckets[0]!.at, hourOf(23));
+    const nonEmpty = series.buckets.filter((b) => b.attempts.succeeded + b.attempts.failed > 0);
+    assert.deepEqual(nonEmpty, [
+      { at: hourOf(5), attempts: { succeeded: 1, failed: 1 }, successRate: 0.5, attemptLatencyMs: { p50: 100, p99: 400 } },
+      { at: hourOf(2), attempts: { succeeded: 0, failed: 1 }, successRate: 0, attemptLatencyMs: { p50: 15_000, p99: 15_000 } },
+    ]);
+    assert.deepEqual(series.buckets[0], { at: hourOf(23), attempts: { succeeded: 0, failed: 0 }, successRate: null, attemptLatencyMs: { p50: null, p99: null } });
+
+    const week = (await call(`/api/webhooks/${webhook.id}/stats/series?window=7d`)).body as typeof series;
+    assert.equal(week.buckets.length, 28);
+    assert.equal(week.buckets.reduce((n, b) => n + b.attempts.succeeded + b.attempts.failed, 0), 4, 'the 30 h old attempt too');
+    const hour = (await call(`/api/webhooks/${webhook.id}/stats/series?window=1h`)).body as typeof series;
+    assert.equal(hour.buckets.length, 60);
+    assert.equal(hour.bucketSeconds, 60);
+    const bad = await call(`/api/webhooks/${webhook.id}/stats/series?window=2d`);
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.message, /^querystring\.window: /);
+    assert.equal((await call(`/api/webhooks/${webhook.id}/stats/series`, await registerUser(app))).status, 404);
+  });
 });

@@ -55,6 +55,8 @@ export async function startBrowserStack(t: Cleanup, overrides: Record<string, st
     // Every test signs up and reloads from this one address: the per-address auth limit is not what they test.
     AUTH_RATE_LIMIT_MAX: '100000',
     TEMPORAL_UI_URL: 'http://127.0.0.1:8233',
+    // Two attempts a second apart: a delivery to a failing receiver is failed (and can be retried) at once.
+    WEBHOOK_RETRY_SCHEDULE: '0s,1s',
     ...overrides,
   });
   const api = startProcess('api/server.ts', env);

@@ -42,10 +42,11 @@ const theme = createTheme({
     Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss' } } }),
     FileInput: FileInput.extend({ defaultProps: { clearButtonProps: { 'aria-label': 'Clear the file' } } }),
   },
-  // Light buttons and badges: their text at the darkest shade, a quarter darker again.
+  // Light buttons and badges, and subtle buttons (whose hover is the light background): their text at the
+  // darkest shade, a quarter darker again.
   variantColorResolver: (input) => {
     const colors = defaultVariantColorsResolver(input);
-    if (input.variant !== 'light') return colors;
+    if (input.variant !== 'light' && input.variant !== 'subtle') return colors;
     const parsed = parseThemeColor({ color: input.color ?? input.theme.primaryColor, theme: input.theme });
     return parsed.isThemeColor ? { ...colors, color: `color-mix(in srgb, var(--mantine-color-${parsed.color}-9), black 25%)` } : colors;
   },
@@ -54,6 +55,8 @@ const cssVariablesResolver: CSSVariablesResolver = () => ({
   variables: {},
   light: {
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    // A field's error text and border (red 6 on white measures 3.3:1).
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
     '--mantine-primary-color-light-color': 'color-mix(in srgb, var(--mantine-color-blue-9), black 25%)',
   },
   dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },

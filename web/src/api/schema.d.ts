@@ -6121,6 +6121,82 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/schedule-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The next fire times of an expression
+         * @description The next n times a cron/schedule trigger with this cronExpression and timezone would fire, from now, as …/preview answers for a trigger that exists: for a form to show before the trigger is written. 400 names the field when the expression or the zone is one a trigger could not have.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description As a trigger's configJson.cronExpression */
+                    cronExpression: string;
+                    /** @description IANA time zone the expression is read in (default UTC) */
+                    timezone?: string;
+                    /** @description How many times, 1–100 */
+                    n?: number;
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PreviewTime"][];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/triggers/{id}/expected-fires": {
         parameters: {
             query?: never;
@@ -6448,6 +6524,310 @@ export interface paths {
                 };
                 /** @description The trigger is not a cron or schedule trigger. */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/triggers/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of an agent trigger
+         * @description The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging), each with what followed it: the status now of the run its fire started, and every delivery of the fire's own event and of that run's result event (agent.completed / agent.failed) to the account's outgoing webhooks.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description ISO 8601 instant; default: 24 h before `to`. At most RETENTION_DAYS (30) days ago */
+                    from?: string;
+                    /** @description ISO 8601 instant, exclusive; default and at most: now (later times: see …/preview) */
+                    to?: string;
+                    /** @description Page size, 1–1000 */
+                    limit?: number;
+                    /** @description Opaque cursor from the previous page's Link header */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TimelineEntry"][];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The trigger is not a cron or schedule trigger. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/triggers/{id}/fires/{fireId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deliveries that followed a fire of an agent trigger
+         * @description Every delivery of the fire's own event (agent.triggered or trigger.fired) and, once the run it started has ended, of that run's result event (agent.completed / agent.failed), oldest first: at most two per outgoing webhook of the account.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                    fireId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FireDelivery"][];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user-triggers/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of a user trigger
+         * @description The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging), each with what followed it: the status now of the run its fire started, and every delivery of the fire's own event and of that run's result event (agent.completed / agent.failed) to the account's outgoing webhooks.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description ISO 8601 instant; default: 24 h before `to`. At most RETENTION_DAYS (30) days ago */
+                    from?: string;
+                    /** @description ISO 8601 instant, exclusive; default and at most: now (later times: see …/preview) */
+                    to?: string;
+                    /** @description Page size, 1–1000 */
+                    limit?: number;
+                    /** @description Opaque cursor from the previous page's Link header */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TimelineEntry"][];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The trigger is not a cron or schedule trigger. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user-triggers/{id}/fires/{fireId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deliveries that followed a fire of a user trigger
+         * @description Every delivery of the fire's own event (agent.triggered or trigger.fired) and, once the run it started has ended, of that run's result event (agent.completed / agent.failed), oldest first: at most two per outgoing webhook of the account.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                    fireId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FireDelivery"][];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7080,6 +7460,89 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["WebhookStats"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The webhook is incoming: it receives requests and makes no deliveries. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/stats/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's health over time
+         * @description An outgoing webhook's attempts over the last hour, day or week, bucket by bucket: successes, failures, the success rate and the p50/p99 attempt latency of each (for a chart). Every bucket of the window is listed, empty ones too.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1h: 60 buckets of a minute; 24h: 24 buckets of an hour; 7d: 28 buckets of 6 hours */
+                    window?: "1h" | "24h" | "7d";
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookStatsSeries"];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description No credential, or an invalid or expired one. */
@@ -9411,6 +9874,58 @@ export interface components {
             /** @description When it stopped running; null while running */
             completedAt: string | null;
         };
+        FireDeliveryInput: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The outgoing webhook it was handed to (GET /api/webhooks/:id/deliveries/:deliveryId)
+             */
+            webhookId: string;
+            webhookName: string;
+            /** Format: uuid */
+            eventId: string;
+            /** @description agent.triggered or trigger.fired (the fire's own event); agent.completed or agent.failed (its run's result) */
+            eventType: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            attempts: number;
+            lastStatusCode: number | null;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        TimelineEntryInput: {
+            /**
+             * Format: date-time
+             * @description When the trigger should have fired (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            scheduledAt: string;
+            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
+            localTime: string;
+            /**
+             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
+             * @enum {string}
+             */
+            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
+            /** @description The fire recorded for this time (GET …/fires/:fireId) */
+            fireId: string | null;
+            /** @description The run it started (linked triggers) */
+            runId: string | null;
+            /** @description When that fire was recorded */
+            firedAt: string | null;
+            /** @description firedAt − scheduledAt, in ms */
+            lagMs: number | null;
+            /** @description The status now of the run the fire started (runId); null when it started none */
+            runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
+            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
+            deliveries: components["schemas"]["FireDeliveryInput"][];
+        };
         FireInput: {
             /** Format: uuid */
             id: string;
@@ -9667,6 +10182,40 @@ export interface components {
             lastSuccess: components["schemas"]["WebhookAttemptInput"] | null;
             /** @description The newest attempt that failed */
             lastFailure: components["schemas"]["WebhookAttemptInput"] | null;
+        };
+        WebhookStatsBucketInput: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            at: string;
+            /** @description Attempts made in the bucket (manual retries included) */
+            attempts: {
+                succeeded: number;
+                failed: number;
+            };
+            /** @description succeeded / (succeeded + failed); null when no attempt was made */
+            successRate: number | null;
+            /** @description Null when no attempt was made */
+            attemptLatencyMs: {
+                p50: number | null;
+                p99: number | null;
+            };
+        };
+        WebhookStatsSeriesInput: {
+            /** Format: uuid */
+            webhookId: string;
+            /** @enum {string} */
+            window: "1h" | "24h" | "7d";
+            bucketSeconds: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generatedAt: string;
+            /** @description Every bucket of the window, oldest first, the last one holding now; empty buckets included */
+            buckets: components["schemas"]["WebhookStatsBucketInput"][];
         };
         CreateWebhookInput: {
             name: string;
@@ -11393,6 +11942,58 @@ export interface components {
             /** @description When it stopped running; null while running */
             completedAt: string | null;
         };
+        FireDelivery: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The outgoing webhook it was handed to (GET /api/webhooks/:id/deliveries/:deliveryId)
+             */
+            webhookId: string;
+            webhookName: string;
+            /** Format: uuid */
+            eventId: string;
+            /** @description agent.triggered or trigger.fired (the fire's own event); agent.completed or agent.failed (its run's result) */
+            eventType: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            attempts: number;
+            lastStatusCode: number | null;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        TimelineEntry: {
+            /**
+             * Format: date-time
+             * @description When the trigger should have fired (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            scheduledAt: string;
+            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
+            localTime: string;
+            /**
+             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
+             * @enum {string}
+             */
+            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
+            /** @description The fire recorded for this time (GET …/fires/:fireId) */
+            fireId: string | null;
+            /** @description The run it started (linked triggers) */
+            runId: string | null;
+            /** @description When that fire was recorded */
+            firedAt: string | null;
+            /** @description firedAt − scheduledAt, in ms */
+            lagMs: number | null;
+            /** @description The status now of the run the fire started (runId); null when it started none */
+            runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
+            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
+            deliveries: components["schemas"]["FireDelivery"][];
+        };
         Fire: {
             /** Format: uuid */
             id: string;
@@ -11649,6 +12250,40 @@ export interface components {
             lastSuccess: components["schemas"]["WebhookAttempt"] | null;
             /** @description The newest attempt that failed */
             lastFailure: components["schemas"]["WebhookAttempt"] | null;
+        };
+        WebhookStatsBucket: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            at: string;
+            /** @description Attempts made in the bucket (manual retries included) */
+            attempts: {
+                succeeded: number;
+                failed: number;
+            };
+            /** @description succeeded / (succeeded + failed); null when no attempt was made */
+            successRate: number | null;
+            /** @description Null when no attempt was made */
+            attemptLatencyMs: {
+                p50: number | null;
+                p99: number | null;
+            };
+        };
+        WebhookStatsSeries: {
+            /** Format: uuid */
+            webhookId: string;
+            /** @enum {string} */
+            window: "1h" | "24h" | "7d";
+            bucketSeconds: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generatedAt: string;
+            /** @description Every bucket of the window, oldest first, the last one holding now; empty buckets included */
+            buckets: components["schemas"]["WebhookStatsBucket"][];
         };
         CreateWebhook: {
             name: string;

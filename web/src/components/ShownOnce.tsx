@@ -26,7 +26,7 @@ export function CopyValue({ value, label = 'Copy' }: { value: string; label?: st
       {({ copied, copy }) => (
         <Tooltip label={copied ? 'Copied' : label} withArrow>
           <ActionIcon variant="subtle" color={copied ? 'teal' : 'gray'} onClick={copy} aria-label={copied ? 'Copied' : label}>
-            <span aria-hidden="true">{copied ? '✓' : '⧉'}</span>
+            {copied ? <CheckIcon /> : <CopyIcon />}
           </ActionIcon>
         </Tooltip>
       )}
@@ -37,4 +37,22 @@ export function CopyValue({ value, label = 'Copy' }: { value: string; label?: st
 /** A stored secret as the API returns it after the request that set it: masked, never in full. */
 export function Masked({ value }: { value: string | null | undefined }) {
   return <Code aria-label="Secret (masked)">{value || '—'}</Code>;
+}
+
+/** Drawn, not a glyph: the copy sign is missing from common system fonts. */
+function CopyIcon() {
+  return (
+    <svg aria-hidden="true" width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
+      <rect x="8" y="8" width="12" height="12" rx="2" />
+      <path d="M16 8V6a2 2 0 0 0-2-2H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h2" />
+    </svg>
+  );
+}
+
+function CheckIcon() {
+  return (
+    <svg aria-hidden="true" width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
+      <path d="M5 12l5 5L20 7" />
+    </svg>
+  );
 }

@@ -4,6 +4,7 @@ export const workflowIds = {
   delivery: (deliveryId: string) => `delivery:${deliveryId}`,
   event: (eventId: string) => `event:${eventId}`,
   schedule: (triggerId: string) => `trigger:${triggerId}`,
+  recovery: (recoveryId: string) => `recovery:${recoveryId}`,
 };
 
 export interface TemporalSettings {
