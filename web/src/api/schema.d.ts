@@ -417,7 +417,7 @@ export interface paths {
         put?: never;
         /**
          * Register
-         * @description Creates a user and their account (granted INITIAL_BALANCE units) and signs them in: an access token (JWT, 15 min) and a refresh token. Passwords have at least 8 characters; emails are unique whatever their case. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout. With X-Client: console the refresh token is set as the cookie ap_refresh instead of returned in the body.
+         * @description Creates a user and their account (granted INITIAL_BALANCE units) and signs them in: an access token (JWT, 15 min) and a refresh token. Passwords have at least 8 characters; emails are unique whatever their case. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back). With X-Client: console the refresh token is set as the cookie ap_refresh instead of returned in the body.
          */
         post: {
             parameters: {
@@ -480,7 +480,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout; see Retry-After. */
+                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back); see Retry-After. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -508,7 +508,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in
-         * @description Exchanges an email and password for an access token and a refresh token. A wrong email and a wrong password answer the same 401. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout, and AUTH_RATE_LIMIT_MAX failed attempts per email per window whatever the address. With X-Client: console the refresh token is set as the cookie ap_refresh instead of returned in the body.
+         * @description Exchanges an email and password for an access token and a refresh token. A wrong email and a wrong password answer the same 401. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back), and AUTH_RATE_LIMIT_MAX failed attempts per email per window whatever the address. With X-Client: console the refresh token is set as the cookie ap_refresh instead of returned in the body.
          */
         post: {
             parameters: {
@@ -571,7 +571,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout, or too many failed attempts for this email; see Retry-After. */
+                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back), or too many failed attempts for this email; see Retry-After. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -599,7 +599,7 @@ export interface paths {
         put?: never;
         /**
          * Refresh the tokens
-         * @description Exchanges a refresh token for a new access token and a new refresh token; the old one is spent. Presenting a spent refresh token again revokes its whole family (every token of that sign-in): it may have leaked. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout. With X-Client: console the refresh token is set as the cookie ap_refresh instead of returned in the body. Such a request may send {} and have the cookie read; a 401 then also clears the cookie.
+         * @description Exchanges a refresh token for a new access token and a new refresh token; the old one is spent. Presenting a spent refresh token again revokes its whole family (every token of that sign-in): it may have leaked. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back). With X-Client: console the refresh token is set as the cookie ap_refresh instead of returned in the body. Such a request may send {} and have the cookie read; a 401 then also clears the cookie.
          */
         post: {
             parameters: {
@@ -662,7 +662,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout; see Retry-After. */
+                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back); see Retry-After. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -690,7 +690,7 @@ export interface paths {
         put?: never;
         /**
          * Sign out
-         * @description Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout. With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared. With no token at all, nothing is revoked.
+         * @description Revokes the refresh token's family (204 whether or not it was valid); access tokens expire on their own. No credential; AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back). With X-Client: console the token may come from the ap_refresh cookie (send {}), and the cookie is cleared. With no token at all, nothing is revoked.
          */
         post: {
             parameters: {
@@ -742,7 +742,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout; see Retry-After. */
+                /** @description More than AUTH_RATE_LIMIT_MAX requests (default 10) per client address per AUTH_RATE_LIMIT_WINDOW_MS (15 min), shared by register, login, refresh and logout (a refresh that succeeds gives its request back); see Retry-After. */
                 429: {
                     headers: {
                         [name: string]: unknown;
