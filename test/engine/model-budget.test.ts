@@ -103,8 +103,8 @@ describe('model use is metered and bounded', () => {
     const cases: [string, RegExp][] = [
       ['from=2026-03-02&to=2026-03-01', /^querystring\.from: must not be after to/],
       ['from=2025-01-01&to=2026-01-02', /^querystring: from 2025-01-01 to 2026-01-02 is 367 days; at most 366 days per request$/],
-      ['from=2026-02-30', /^querystring\.from: is not a date of the calendar/],
-      ['to=yesterday', /^querystring\.to: must be a date written YYYY-MM-DD/],
+      ['from=2026-02-30', /^querystring\.from: must be a calendar date written YYYY-MM-DD/],
+      ['to=yesterday', /^querystring\.to: must be a calendar date written YYYY-MM-DD/],
       ['from=2026-01-01&extra=1', /^querystring/],
     ];
     for (const [query, message] of cases) {
