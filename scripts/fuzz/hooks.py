@@ -91,6 +91,15 @@ ACCEPTED = [
         "compares values.",
     ),
     (
+        "usage-window",
+        "ST202",
+        400,
+        r"^querystring(\.from: must not be after to \(\S+ > \S+\)|: from \S+ to \S+ is \d+ days; at most \d+ days per request)$",
+        r"^GET /api/account/usage$",
+        "from must not be after to, at most 366 days before it (to: today when omitted): an order and a span between two "
+        "parameters and the clock, stated in the operation's description; no JSON Schema keyword compares values.",
+    ),
+    (
         "recovery-window",
         "ST202",
         400,

@@ -171,6 +171,22 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
         stated: 'names missing node',
       })),
     ];
+    cases.push(
+      {
+        label: 'GET /api/account/usage',
+        send: () => api(app, user).get('/api/account/usage?from=2026-03-02&to=2026-03-01'),
+        message: /^querystring\.from: must not be after to \(2026-03-02 > 2026-03-01\)$/,
+        statedIn: 'operation',
+        stated: '`querystring.from: must not be after to (<from> > <to>)`',
+      },
+      {
+        label: 'GET /api/account/usage',
+        send: () => api(app, user).get('/api/account/usage?from=0020-02-29'),
+        message: /^querystring: from 0020-02-29 to \d{4}-\d{2}-\d{2} is \d+ days; at most 366 days per request$/,
+        statedIn: 'operation',
+        stated: '`querystring: from <from> to <to> is <n> days; at most 366 days per request`',
+      },
+    );
     cases.push({
       label: 'POST /api/agents/import',
       send: () =>

@@ -1218,7 +1218,7 @@ export interface paths {
         };
         /**
          * Model and tool use per day
-         * @description The account's use per UTC day from `from` to `to` (inclusive; default the last 30 days to today), oldest first, one element per day including days with nothing: runs that began running, the prompt and completion tokens of the model calls and the tool steps recorded that day. Today's prompt + completion tokens are what MODEL_TOKENS_PER_DAY limits. At most 366 days per request; `from` after `to` or a longer range answers 400 naming the rule.
+         * @description The account's use per UTC day from `from` to `to` (inclusive; default the last 30 days to today), oldest first, one element per day including days with nothing: runs that began running, the prompt and completion tokens of the model calls and the tool steps recorded that day. Today's prompt + completion tokens are what MODEL_TOKENS_PER_DAY limits. At most 366 days per request. 400 by rules between the two parameters and the clock that no JSON Schema keyword states: `from` after `to` (`querystring.from: must not be after to (<from> > <to>)`), or a longer range (`querystring: from <from> to <to> is <n> days; at most 366 days per request`; `to` is today when omitted).
          */
         get: {
             parameters: {
