@@ -1,16 +1,16 @@
-import type { AttemptAnswer } from '../workflows/types';
-import { createDeliveryAttempts, type AttemptInput } from '../lib/delivery-attempts';
+import type { AttemptAnswer } from '../engine/contract';
+import { createDeliveryAttempts, type AttemptInput } from '../engine/deliveries/attempts';
 import type { ActivityDeps } from './deps';
 import { whileHeartbeating } from './heartbeat';
 
 export type { AttemptInput };
 
-/** The activities of deliverWebhookWorkflow (workflows/delivery.ts); the attempt itself is lib/delivery-attempts.ts. */
+/** The activities of deliverWebhookWorkflow (workflows/delivery.ts); the attempt itself is engine/deliveries/attempts.ts. */
 export function createDeliveryActivities(deps: ActivityDeps) {
   const attempts = createDeliveryAttempts({ ...deps, kick: () => deps.handOff.kick() });
   return {
     /**
-     * One attempt of a delivery (lib/delivery-attempts.ts), heartbeating while it runs: a worker killed
+     * One attempt of a delivery (engine/deliveries/attempts.ts), heartbeating while it runs: a worker killed
      * mid-attempt is noticed within the heartbeat timeout and the attempt made again, with the same
      * webhook-id.
      */

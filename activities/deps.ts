@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
-import type { HandOff } from '../lib/handoff';
+import type { HandOff } from '../engine/outbox/handoff';
 import type { SecretBox } from '../lib/secrets';
 
 /** What activities are built from (samples-typescript's dependency-injection pattern). */

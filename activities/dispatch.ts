@@ -2,10 +2,10 @@ import { withTransaction } from '../db/pool';
 import { createEventDispatchRepository, findEvent, type EventRow } from '../db/repositories/events';
 import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
 import { listensForTriggers } from '../db/repositories/event-listeners';
-import { createEventFanOut, FANOUT_WORK_UNITS, filterChecks } from '../lib/event-fan-out';
+import { createEventFanOut, FANOUT_WORK_UNITS, filterChecks } from '../engine/events/fan-out';
 import { matchEventFilters } from '../lib/event-filter';
 import { regexThread } from '../lib/regex-thread';
-import type { DispatchResult } from '../workflows/types';
+import type { DispatchResult } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 import { whileHeartbeating } from './heartbeat';
 
@@ -38,7 +38,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
 
   /**
    * The fan-out of an event whose listening filters were too costly to match where it was written
-   * (lib/event-fan-out.ts, INLINE_MATCH_UNITS), once:
+   * (engine/events/fan-out.ts, INLINE_MATCH_UNITS), once:
    * 1. read the event and the enabled triggers listening for its type;
    * 2. match their filters, outside any transaction, within FANOUT_WORK_UNITS;
    * 3. in one short transaction: its deliveries if not written yet (an event queued by an earlier

@@ -1,10 +1,10 @@
 import { withTransaction } from '../db/pool';
-import { createEventFanOut } from '../lib/event-fan-out';
-import { createFireRecorder, type FireToRecord } from '../lib/record-fire';
-import type { FireOutcome } from '../workflows/types';
+import { createEventFanOut } from '../engine/events/fan-out';
+import { createFireRecorder, type FireToRecord } from '../engine/fires/record-fire';
+import type { FireOutcome } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 
-export { scheduledTimeOf } from '../lib/record-fire';
+export { scheduledTimeOf } from '../engine/fires/record-fire';
 
 export function createFireActivities(deps: ActivityDeps) {
   const { db, config, handOff } = deps;
@@ -13,7 +13,7 @@ export function createFireActivities(deps: ActivityDeps) {
   return {
     /**
      * The local activity of fireTriggerWorkflow: records the fire in one transaction
-     * (lib/record-fire.ts, recordFire: the fire once per fire key, admitted, counted, the linked agent's
+     * (engine/fires/record-fire.ts, recordFire: the fire once per fire key, admitted, counted, the linked agent's
      * run, agent.triggered / trigger.fired and its fan-out), then hands off what it queued and makes the
      * first attempts of its deliveries.
      */

@@ -2,8 +2,8 @@ import { withTransaction } from '../db/pool';
 import { createDeliveriesRepository } from '../db/repositories/deliveries';
 import { createRecoveriesRepository } from '../db/repositories/recoveries';
 import { createWebhooksRepository } from '../db/repositories/webhooks';
-import { startDelivery } from '../lib/engine-starts';
-import type { RecoveryBatchOutcome, RecoveryInput } from '../workflows/types';
+import { startDelivery } from '../engine/outbox/starts';
+import type { RecoveryBatchOutcome, RecoveryInput } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 
 /** The activities of recoverDeliveriesWorkflow (workflows/recovery.ts). */

@@ -27,18 +27,18 @@ import {
 } from '../db/repositories/runs';
 import { insertThreadMessages, listThreadWindow, type ThreadMessageRow } from '../db/repositories/thread-messages';
 import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
-import { createEventFanOut } from '../lib/event-fan-out';
+import { createEventFanOut } from '../engine/events/fan-out';
 import { openConfig } from '../lib/secret-config';
 import { toolSecretPaths } from '../lib/secret-paths';
-import { workflowIds } from '../lib/temporal-names';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../workflows/types';
+import { workflowIds } from '../engine/temporal/names';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 import { activityContext, whileHeartbeating } from './heartbeat';
 import { ModelCallAborted, ModelError } from './executor/model-client';
 import type { ModelRunOutput } from './executor/model-executor';
 import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
 import { modelBudgetMessage, overModelBudget } from '../lib/model-settings';
-import { createRunLine, QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../lib/run-line';
+import { createRunLine, QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../engine/runs/run-line';
 import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
 import { createExecutors, type Executors } from './executor/select';
 import { userMessage } from './executor/system-message';
@@ -135,7 +135,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
 
   /**
    * After a run of the account ended: what its event queued (`queued`: deliveries, fires) is handed off at once; then, in the background, the
-   * oldest parked runs get a workflow for the free slots (lib/run-line.ts) and the runs with a workflow
+   * oldest parked runs get a workflow for the free slots (engine/runs/run-line.ts) and the runs with a workflow
    * first in line for them are woken (a signal to `run:<id>`; one that can't be delivered is left to the
    * run's own recheck). In the background so that the run's own workflow task does not wait for its
    * account's line (a flood of one account's ends would otherwise hold the worker's workflow task

@@ -3,8 +3,8 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
-import { createHandOff } from '../lib/handoff';
-import type { TemporalClient } from '../lib/temporal-client';
+import { createHandOff } from '../engine/outbox/handoff';
+import type { TemporalClient } from '../engine/temporal/client';
 import { createSecretBox } from '../lib/secrets';
 import { createNotificationListener } from '../db/notifications';
 import type { Db } from '../db/pool';
@@ -88,7 +88,7 @@ export async function buildApp(deps: AppDeps) {
 
   // Outbox rows this process commits are handed to Temporal right after the commit; the worker's
   // reconciler hands off whatever this misses (Temporal down, process killed).
-  // The first attempt of a delivery this process writes is made here too (lib/first-attempts.ts).
+  // The first attempt of a delivery this process writes is made here too (engine/deliveries/first-attempts.ts).
   const secrets = createSecretBox(config.secretsKey);
   const handOff = createHandOff({ db, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg), attempts: { config, secrets } });
   app.addHook('onClose', () => handOff.idle());

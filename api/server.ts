@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, metricsTokenProblem } from '../lib/config';
-import { createTemporalClient } from '../lib/temporal-client';
+import { createTemporalClient } from '../engine/temporal/client';
 import { createPool } from '../db/pool';
 import { buildApp } from './app';
 

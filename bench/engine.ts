@@ -36,7 +36,7 @@ import { DefaultLogger, Runtime, type WorkerOptions } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { withTransaction, type Db } from '../db/pool';
 import { insertEvent } from '../db/repositories/events';
-import { createEventFanOut } from '../lib/event-fan-out';
+import { createEventFanOut } from '../engine/events/fan-out';
 import { createSecretBox } from '../lib/secrets';
 import { DEV_STACK_RETENTION } from '../scripts/temporal-dev-server';
 import { startReceiver as startLoopbackReceiver } from './kit/receiver';

@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import RE2 from 're2';
 import { RE2JS } from 're2js';
 import { matchEventFilters, type EventFilter, type FilterCheck } from '../lib/event-filter';
-import { FANOUT_WORK_UNITS } from '../lib/event-fan-out';
+import { FANOUT_WORK_UNITS } from '../engine/events/fan-out';
 import { compileRegex } from '../lib/re2-cache';
 import { createRegexThread } from '../lib/regex-thread';
 

@@ -2,7 +2,7 @@
 import { buildApp } from '../api/app';
 import { createPool } from '../db/pool';
 import { loadConfig } from '../lib/config';
-import { createTemporalClient } from '../lib/temporal-client';
+import { createTemporalClient } from '../engine/temporal/client';
 import { requiredEnv, serveUnderParent } from './kit/child-server';
 import { benchEnv } from './kit/stack';
 

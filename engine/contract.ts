@@ -46,7 +46,7 @@ export interface DeliveryInput {
   delaysMs: number[];
   /** WEBHOOK_TIMEOUT_MS at hand-off: each attempt's own time limit. */
   timeoutMs: number;
-  /** The index in delaysMs to start at: 1 when the first attempt was made where the delivery was written (lib/first-attempts.ts). */
+  /** The index in delaysMs to start at: 1 when the first attempt was made where the delivery was written (engine/deliveries/first-attempts.ts). */
   startAt?: number;
   /** The delay before the attempt at startAt instead of delaysMs[startAt]: the first attempt's answer (its Retry-After). */
   firstDelayMs?: number;
@@ -86,7 +86,7 @@ export interface RecoveryBatchOutcome {
 export interface RunInput {
   runId: string;
   /**
-   * RUN_TIMEOUT_MS when the run's workflow start was written (lib/engine-starts.ts): the run's time
+   * RUN_TIMEOUT_MS when the run's workflow start was written (engine/outbox/starts.ts): the run's time
    * limit, known to the workflow before its first step (workflows/run.ts BEGUN_BY_FIRST_STEP). Absent
    * in the inputs of runs started before.
    */

@@ -215,7 +215,7 @@ export interface Config {
     /**
      * A first attempt that finds no slot at its webhook waits in its process while the webhook's line
      * moves: once no slot came back for `timeoutMs` and this long more, its workflow takes over
-     * (lib/first-attempts.ts); at most `firstAttemptWaiters` wait at once in a process, at most half of
+     * (engine/deliveries/first-attempts.ts); at most `firstAttemptWaiters` wait at once in a process, at most half of
      * them of one account.
      */
     firstAttemptWaitMs: number;

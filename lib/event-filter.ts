@@ -27,7 +27,7 @@ import { FilterBudgetSpent, type RegexThread } from './regex-thread';
  * (a long value) is matched by RE2 on the process's matching thread (lib/regex-thread.ts), never on the
  * event loop; one costing less is matched by re2js here, in a few milliseconds at most. Equality and `$contains`
  * (String.includes) cost next to nothing beside it. What an event's filters may cost in all is its
- * fan-out's budget (matchEventFilters, lib/event-fan-out.ts): a filter is either evaluated in full or
+ * fan-out's budget (matchEventFilters, engine/events/fan-out.ts): a filter is either evaluated in full or
  * not at all, and one not evaluated is recorded (a `skipped` fire, reason `filter_budget`), never missed
  * silently.
  *
@@ -243,7 +243,7 @@ export interface FilterBudget {
   /**
    * The matching thread and the account whose turn its jobs wait for: conditions costing more than
    * SYNC_REGEX_UNITS are matched there. Without it every condition is matched on this thread (callers
-   * keep the whole cost within a slice: lib/event-fan-out.ts INLINE_MATCH_UNITS).
+   * keep the whole cost within a slice: engine/events/fan-out.ts INLINE_MATCH_UNITS).
    */
   thread?: { regex: RegexThread; accountId: string };
 }

@@ -1,6 +1,6 @@
 import { buildApp } from '../api/app';
 import { loadConfig } from '../lib/config';
-import { createTemporalClient } from '../lib/temporal-client';
+import { createTemporalClient } from '../engine/temporal/client';
 import { createPool } from '../db/pool';
 
 /**

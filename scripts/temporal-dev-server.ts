@@ -5,7 +5,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseDuration } from '../lib/durations';
-import { SEARCH_ATTRIBUTES } from '../lib/temporal-names';
+import { SEARCH_ATTRIBUTES } from '../engine/temporal/names';
 import { locate, TEMPORAL_CLI } from './temporal-binaries';
 
 /**
@@ -110,7 +110,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
     extraArgs: [
       '--dynamic-config-value',
       'worker.schedulerNamespaceStartWorkflowRPS=1000',
-      // Task-queue fairness across accounts (our fairness key, lib/temporal-names.ts: fairnessOf); off by default in 1.32.
+      // Task-queue fairness across accounts (our fairness key, engine/temporal/names.ts: fairnessOf); off by default in 1.32.
       '--dynamic-config-value',
       'matching.enableFairness=true',
       // A closed workflow is deleted at the namespace's retention plus a random delay of up to this (Temporal's

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db } from '../db/pool';
 import { insertEvent } from '../db/repositories/events';
 import { createMissedFiresRepository, createScheduleHistoryRepository } from '../db/repositories/schedule-history';
-import type { EventFanOut } from '../lib/event-fan-out';
+import type { EventFanOut } from '../engine/events/fan-out';
 import { expectedTimes, firesBeforeGaps, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../lib/expected-fires';
 import { parseDuration } from '../lib/durations';
-import { fireWorkflowEnds, scheduledFireWorkflowId } from '../lib/fire-workflows';
+import { fireWorkflowEnds, scheduledFireWorkflowId } from '../engine/fires/fire-workflows';
 
 /** Times judged per trigger and search at most (a trigger firing every second, after a day away: the rest are not judged). */
 const MAX_TIMES_PER_TRIGGER = 10_000;

@@ -2,12 +2,12 @@ import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { withTransaction, type Db } from '../db/pool';
 import { createScheduleCorrectionsRepository, type CorrectionReason } from '../db/repositories/schedule-corrections';
 import { createTriggersRepository } from '../db/repositories/triggers';
-import { startScheduleSync } from '../lib/engine-starts';
-import type { HandOff } from '../lib/handoff';
-import { SCHEDULE_ID_PREFIX, workflowIds } from '../lib/temporal-names';
+import { startScheduleSync } from '../engine/outbox/starts';
+import type { HandOff } from '../engine/outbox/handoff';
+import { SCHEDULE_ID_PREFIX, workflowIds } from '../engine/temporal/names';
 import { createMissedFireSearch } from './missed-fires';
-import type { EventFanOut } from '../lib/event-fan-out';
-import type { RunLine } from '../lib/run-line';
+import type { EventFanOut } from '../engine/events/fan-out';
+import type { RunLine } from '../engine/runs/run-line';
 
 const WHY: Record<CorrectionReason, string> = {
   missing: 'Temporal has no schedule for this cron/schedule trigger',
@@ -19,7 +19,7 @@ const WHY: Record<CorrectionReason, string> = {
 /**
  * Converges Temporal to Postgres (docs/architecture.md § The outbox, the hand-off and the reconciler), in the worker process:
  * - every `intervalMs`: gives parked runs a workflow where their account has free slots (a safety net:
- *   the end of a run does it at once, lib/run-line.ts), and hands off the outbox rows not yet
+ *   the end of a run does it at once, engine/runs/run-line.ts), and hands off the outbox rows not yet
  *   acknowledged (Temporal was down, a process died between commit and hand-off);
  * - on start and every `sweepEveryMs`: compares the `trigger:*` schedules Temporal lists with the
  *   cron/schedule triggers in Postgres and queues a sync for each difference (missing, orphaned,
@@ -34,9 +34,9 @@ export function startReconciler(deps: {
   db: Db;
   client: Client;
   handOff: HandOff;
-  /** Writes a trigger.missed event's deliveries and fires (lib/event-fan-out.ts). */
+  /** Writes a trigger.missed event's deliveries and fires (engine/events/fan-out.ts). */
   fanOut: EventFanOut;
-  /** Gives parked runs a workflow where their account has free slots (lib/run-line.ts), every round. */
+  /** Gives parked runs a workflow where their account has free slots (engine/runs/run-line.ts), every round. */
   runLine?: Pick<RunLine, 'promoteAll'>;
   intervalMs: number;
   sweepEveryMs: number;

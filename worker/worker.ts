@@ -3,12 +3,12 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type Worke
 import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
-import { createHandOff, type HandOff } from '../lib/handoff';
+import { createHandOff, type HandOff } from '../engine/outbox/handoff';
 import { createSecretBox } from '../lib/secrets';
-import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../lib/temporal-names';
+import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../engine/temporal/names';
 import { startReconciler } from './reconciler';
-import { createEventFanOut } from '../lib/event-fan-out';
-import { createRunLine } from '../lib/run-line';
+import { createEventFanOut } from '../engine/events/fan-out';
+import { createRunLine } from '../engine/runs/run-line';
 import { ensureRetentionSchedule } from './retention-schedule';
 
 /**
@@ -53,7 +53,7 @@ export async function createEngine(deps: EngineDeps) {
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
   const secrets = createSecretBox(config.secretsKey);
-  // Also makes the first attempt of the deliveries the fires it records write (lib/first-attempts.ts).
+  // Also makes the first attempt of the deliveries the fires it records write (engine/deliveries/first-attempts.ts).
   const handOff: HandOff = createHandOff({ db, client, log, attempts: { config, secrets } });
   await ensureRetentionSchedule(client);
   const activities = createActivities({ db, config, secrets, handOff, client });

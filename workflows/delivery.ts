@@ -1,8 +1,8 @@
 import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DELIVERY_TASK_QUEUE, SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../lib/temporal-names';
+import { DELIVERY_TASK_QUEUE, SLOT_FREED_SIGNAL, SLOT_WAIT_MS } from '../engine/temporal/names';
 import { ATTEMPT_HEARTBEAT_TIMEOUT, ATTEMPT_RETRY, ENGINE_RETRY, reasonOf } from './retry-policies';
-import type { AttemptOutcome, DeliveryInput } from './types';
+import type { AttemptOutcome, DeliveryInput } from '../engine/contract';
 
 export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
 
@@ -15,7 +15,7 @@ export const slotFreed = defineSignal(SLOT_FREED_SIGNAL);
  * itself up, and the delivery waits for the `slotFreed` signal of an attempt that ends (or, as a
  * safety net, SLOT_WAIT_MS), then asks again. An attempt that fails for good fails the delivery.
  * A failed attempt answers the delay before the next one: the schedule's, or later when the endpoint
- * answered 429/503 with a Retry-After asking for more (capped at 24 h; lib/delivery-attempts.ts).
+ * answered 429/503 with a Retry-After asking for more (capped at 24 h; engine/deliveries/attempts.ts).
  *
  * Determinism: every delay is the schedule's or an attempt's recorded answer, so a history begun before
  * attempts answered delays (its answers are plain 'retry') replays to the same commands: no patch is

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ENGINE_RETRY, reasonOf } from './retry-policies';
-import type { DispatchResult } from './types';
+import type { DispatchResult } from '../engine/contract';
 
 const { fanOutEvent, markDispatchFailed } = proxyActivities<Activities>({
   // Matching is bounded (FANOUT_WORK_UNITS: milliseconds for most events, up to about a minute of the
@@ -15,7 +15,7 @@ const { fanOutEvent, markDispatchFailed } = proxyActivities<Activities>({
 
 /**
  * The rest of an event's fan-out, id `event:<eventId>`, for the few events it could not be finished
- * where they were written (lib/event-fan-out.ts): the triggers listening for the event have filters
+ * where they were written (engine/events/fan-out.ts): the triggers listening for the event have filters
  * more costly to match than a transaction may spend. Matches them within FANOUT_WORK_UNITS and queues a
  * fire per match (within its chain's budget). When the fan-out fails for good, the event row says so and
  * the workflow fails with the reason: never silently lost, never retried for ever.

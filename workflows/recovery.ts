@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ENGINE_RETRY, reasonOf } from './retry-policies';
-import type { RecoveryInput } from './types';
+import type { RecoveryInput } from '../engine/contract';
 
 const { recoverDeliveryBatch } = proxyActivities<Activities>({
   // A batch is one transaction of RECOVERY_BATCH_SIZE short statements: a silent minute means a dead worker.

@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from './types';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../engine/contract';
 
 export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
 
@@ -85,7 +85,7 @@ const RUN_DEADLINE_ON_STEPS_PATCH = 'run-deadline-on-steps';
  * A new run begins in its first step's activity (activities/runs.ts `beginRunStep`): the slot decision
  * and plan, then the run's first step, in one activity task — no local activity (its marker, its
  * dispatch and the workflow activation its answer takes) before the first step. The run's time limit
- * comes with the input (`timeoutMs`, written by lib/engine-starts.ts) and is that activity's
+ * comes with the input (`timeoutMs`, written by engine/outbox/starts.ts) and is that activity's
  * schedule-to-close; the deadline of the later steps counts from when it was scheduled. Taken only when
  * the input has `timeoutMs` (inputs written before don't); histories from before replay with beginRun
  * (`patched`). It implies the patches before it (the deadline on the steps, the last step ending the

@@ -13,7 +13,7 @@ export type AuditAction =
   | 'tool.create' | 'tool.update' | 'tool.delete'
   | 'trigger.create' | 'trigger.update' | 'trigger.delete' | 'trigger.fire'
   | 'webhook.create' | 'webhook.update' | 'webhook.delete' | 'webhook.test' | 'webhook.recover'
-  // Written by the engine (actor null), not through this trail: lib/delivery-attempts.ts.
+  // Written by the engine (actor null), not through this trail: engine/deliveries/attempts.ts.
   | 'webhook.disable'
   | 'delivery.retry'
   | 'run.create'

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
-import type { FiringTrigger } from '../../lib/engine-starts';
-import type { HandOff } from '../../lib/handoff';
-import { FireRateExceeded, type FireRecorder } from '../../lib/record-fire';
+import type { FiringTrigger } from '../../engine/outbox/starts';
+import type { HandOff } from '../../engine/outbox/handoff';
+import { FireRateExceeded, type FireRecorder } from '../../engine/fires/record-fire';
 import { NotFoundError, TooManyRequestsError } from '../errors';
 
 export interface FireAdmission {
   db: Db;
-  /** Records a fire in the request's transaction (lib/record-fire.ts). */
+  /** Records a fire in the request's transaction (engine/fires/record-fire.ts). */
   recorder: FireRecorder;
   handOff: HandOff;
 }
@@ -19,7 +19,7 @@ const FIRE_KEY_PREFIX = { manual: 'manual', webhook: 'hook' } as const;
  * Fires a trigger now (`POST …/fire`, the trigger's hook), in the request's own transaction: the fire is
  * recorded once (fire key `manual-<fireId>` / `hook-<fireId>`), admitted within the account's
  * FIRES_PER_MINUTE (429 with Retry-After over it, nothing recorded), counted, and its run and event
- * fan-out written (lib/record-fire.ts) — no workflow of its own. After the commit the run's workflow and
+ * fan-out written (engine/fires/record-fire.ts) — no workflow of its own. After the commit the run's workflow and
  * any delivery that must wait are handed to Temporal, and the first attempt of each delivery is made by
  * this process. Returns the fire's id (a trigger disabled or linked to a template or paused agent by
  * now records the fire as skipped).

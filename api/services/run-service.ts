@@ -6,10 +6,10 @@ import { findAccountRun, insertRun, listAccountRuns, listAgentRuns } from '../..
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { modelTokensToday } from '../../db/repositories/usage';
 import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
-import { startRun } from '../../lib/engine-starts';
+import { startRun } from '../../engine/outbox/starts';
 import type { Config } from '../../lib/config';
-import type { HandOff } from '../../lib/handoff';
-import { runLineLimits } from '../../lib/run-line';
+import type { HandOff } from '../../engine/outbox/handoff';
+import { runLineLimits } from '../../engine/runs/run-line';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';

@@ -1,4 +1,4 @@
-import { MAX_CHAIN_DEPTH } from '../../lib/temporal-names';
+import { MAX_CHAIN_DEPTH } from '../../engine/temporal/names';
 import type { EventRow } from './events';
 
 /**

@@ -1,4 +1,4 @@
-import type { DispatchResult } from '../../workflows/types';
+import type { DispatchResult } from '../../engine/contract';
 import type { Queryable } from '../pool';
 import { listensForTriggers, listeningTrigger, subscribedWebhook } from './event-listeners';
 
@@ -44,7 +44,7 @@ export const NOTHING_LISTENS: DispatchResult = { deliveries: 0, fires: 0, overBu
 
 /**
  * The row, and whether anything listens for it: its writer fans it out in the same transaction
- * (lib/event-fan-out.ts). An event no webhook is subscribed to and no trigger listens for (the
+ * (engine/events/fan-out.ts). An event no webhook is subscribed to and no trigger listens for (the
  * conditions of db/repositories/event-listeners.ts; triggers only for an event that listensForTriggers)
  * is written with its fan-out done (`settled`), so its writer has nothing more to ask.
  * Its chain's root (docs/api.md § Events "Chains"): `rootEventId` when given (a fire's event); for a run's result, the root of
@@ -89,7 +89,7 @@ export function eventEnvelope(e: EventRow) {
   return { id: e.id, type: e.type, timestamp: e.created_at.toISOString(), accountId: e.account_id, data: e.data };
 }
 
-/** An event's fan-out (lib/event-fan-out.ts, activities/dispatch.ts): its outcome, and the chain budget of roots. */
+/** An event's fan-out (engine/events/fan-out.ts, activities/dispatch.ts): its outcome, and the chain budget of roots. */
 export function createEventDispatchRepository(db: Queryable) {
   return {
     /** The outcome of the event's fan-out, once it has one; the row is locked for the caller's transaction. */

@@ -1,4 +1,4 @@
-import type { FireSource } from '../../workflows/types';
+import type { FireSource } from '../../engine/contract';
 import { keysetTail, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 import type { RunStatus } from './runs';
@@ -160,7 +160,7 @@ export type FireRateRepository = ReturnType<typeof createFireRateRepository>;
 
 /**
  * An event fire that does not go ahead, recorded in the transaction of the event's fan-out
- * (lib/event-fan-out.ts, activities/dispatch.ts) as recordFire would record it (not counted, no run, no
+ * (engine/events/fan-out.ts, activities/dispatch.ts) as recordFire would record it (not counted, no run, no
  * event: the event's data as its payload), with no workflow of its own:
  * - `throttled` (`fires_per_minute`): its account is over FIRES_PER_MINUTE. Only while its agent is neither
  *   a template nor paused (that fire is `skipped`, which its workflow records);
@@ -168,7 +168,7 @@ export type FireRateRepository = ReturnType<typeof createFireRateRepository>;
  * Only while its trigger is there and enabled. The trigger's row is key-share locked, so a delete of it
  * waits for this; a trigger locked already (being fired, or deleted) is skipped, never waited for — a
  * throttled fire then goes to its workflow: the caller may be a fire holding its account's fire window
- * (lib/record-fire.ts), and a fire of that trigger holds the trigger and waits for the window. Answers
+ * (engine/fires/record-fire.ts), and a fire of that trigger holds the trigger and waits for the window. Answers
  * whether it was recorded.
  */
 export async function insertEventFireNotMade(

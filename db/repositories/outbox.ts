@@ -1,4 +1,4 @@
-import type { WorkflowTags } from '../../lib/temporal-names';
+import type { WorkflowTags } from '../../engine/temporal/names';
 import type { Queryable } from '../pool';
 
 /** A workflow to start, recorded in the transaction of its cause (docs/architecture.md § The outbox…). */
@@ -15,13 +15,13 @@ export type OutboxItem =
   | { id: number; kind: 'schedule'; payload: { triggerId: string }; attempts: number }
   | { id: number; kind: 'workflow'; payload: WorkflowStart; attempts: number };
 
-// The two inserts below are called by lib/engine-starts.ts only (lint enforces it): its verbs are how
+// The two inserts below are called by engine/outbox/starts.ts only (lint enforces it): its verbs are how
 // work is queued, each building its own workflow start.
 
 /**
  * Inside the caller's transaction: the workflow is started once this commits (now, or by the reconciler).
  * `holdMs`: the row is not handed off before then (its writer first tries to do without the workflow,
- * lib/first-attempts.ts, and renews or releases the hold). Returns the row's id.
+ * engine/deliveries/first-attempts.ts, and renews or releases the hold). Returns the row's id.
  */
 export async function insertWorkflowStart(q: Queryable, start: WorkflowStart, holdMs = 0): Promise<number> {
   const { rows } = await q.query<{ id: number }>(
@@ -68,7 +68,7 @@ export function createOutboxRepository(db: Queryable) {
     /**
      * Held rows (insertWorkflowStart's holdMs) stay hidden from the hand-off for `holdMs` more; answers
      * the ids still held. A row no longer held is left as it is and not answered: its hold ran out (it is
-     * available), or the hand-off claimed it (its lease, lib/handoff.ts LEASE_MS, reaches further than a
+     * available), or the hand-off claimed it (its lease, engine/outbox/handoff.ts LEASE_MS, reaches further than a
      * hold: `holdMs` must be shorter), or its workflow was started and the row is gone.
      */
     async hold(ids: number[], holdMs: number): Promise<number[]> {

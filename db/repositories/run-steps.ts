@@ -1,4 +1,4 @@
-import type { StepType } from '../../workflows/types';
+import type { StepType } from '../../engine/contract';
 import type { Queryable } from '../pool';
 
 /** One step of a run (docs/architecture.md § When a run is started): a tool call or a model call. */

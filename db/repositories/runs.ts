@@ -41,7 +41,7 @@ export interface NewRun {
   threadId?: string | null;
 }
 
-/** Only the row (status queued): the run executes when its writer also calls startRun (lib/engine-starts.ts). */
+/** Only the row (status queued): the run executes when its writer also calls startRun (engine/outbox/starts.ts). */
 export async function insertRun(q: Queryable, r: NewRun): Promise<RunRow> {
   const { rows } = await q.query<RunRow>(
     `INSERT INTO runs (account_id, agent_id, trigger_id, fire_id, input, chain_depth, thread_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -107,7 +107,7 @@ export async function lockAccountRunSlots(q: Queryable, accountId: string): Prom
   await q.query(`SELECT pg_advisory_xact_lock(hashtext('run-slots'), hashtext($1))`, [accountId]);
 }
 
-/** The same lock, shared: decisions that need no count of the others (lib/run-line.ts `whenAllFit`) hold it side by side. */
+/** The same lock, shared: decisions that need no count of the others (engine/runs/run-line.ts `whenAllFit`) hold it side by side. */
 export async function lockAccountRunSlotsShared(q: Queryable, accountId: string): Promise<void> {
   await q.query(`SELECT pg_advisory_xact_lock_shared(hashtext('run-slots'), hashtext($1))`, [accountId]);
 }
@@ -222,7 +222,7 @@ export async function accountRunLineFull(q: Queryable, accountId: string, except
   return rows[0]!.n >= limit;
 }
 
-/** A queued run waits in Postgres, without a workflow, until lib/run-line.ts gives it one. */
+/** A queued run waits in Postgres, without a workflow, until engine/runs/run-line.ts gives it one. */
 export async function parkRun(q: Queryable, id: string): Promise<void> {
   await q.query(`UPDATE runs SET parked = true WHERE id = $1 AND status = 'queued'`, [id]);
 }

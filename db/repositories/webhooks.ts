@@ -95,7 +95,7 @@ export function createWebhooksRepository(db: Queryable) {
     },
 
     /**
-     * An endpoint's health, in the transaction that records one of its attempts (lib/delivery-attempts.ts):
+     * An endpoint's health, in the transaction that records one of its attempts (engine/deliveries/attempts.ts):
      * a success clears `failing_since`; a failure sets it if unset (the first failure after a success) and,
      * when it is at least `disableAfterMs` old, disables the (still enabled, outgoing) webhook with `reason`
      * (its `$1` is the failing-since time as ISO text). Writes the row only when something changes, so the

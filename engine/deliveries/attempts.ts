@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { withTransaction } from '../db/pool';
-import { createAuditRepository } from '../db/repositories/audit';
+import { withTransaction } from '../../db/pool';
+import { createAuditRepository } from '../../db/repositories/audit';
 import {
   cancelPendingDeliveries,
   createDeliveriesRepository,
@@ -8,20 +8,20 @@ import {
   type AttemptResult,
   type AttemptTarget,
   type SlotRequest,
-} from '../db/repositories/deliveries';
-import { eventEnvelope, insertEvent } from '../db/repositories/events';
-import { createOutboxRepository } from '../db/repositories/outbox';
-import { createWebhooksRepository } from '../db/repositories/webhooks';
+} from '../../db/repositories/deliveries';
+import { eventEnvelope, insertEvent } from '../../db/repositories/events';
+import { createOutboxRepository } from '../../db/repositories/outbox';
+import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { Client } from '@temporalio/client';
-import type { Db, Queryable } from '../db/pool';
-import type { AttemptAnswer } from '../workflows/types';
-import type { Config } from './config';
-import { createEventFanOut } from './event-fan-out';
-import { OutboundError, retryAfterMs, sendOutbound } from './outbound-http';
-import type { SecretBox } from './secrets';
+import type { Db, Queryable } from '../../db/pool';
+import type { AttemptAnswer } from '../contract';
+import type { Config } from '../../lib/config';
+import { createEventFanOut } from '../events/fan-out';
+import { OutboundError, retryAfterMs, sendOutbound } from '../../lib/outbound-http';
+import type { SecretBox } from '../../lib/secrets';
 import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
-import { standardWebhookHeaders } from './standard-webhooks';
-import { SLOT_FREED_SIGNAL, SLOT_WAIT_MS, workflowIds } from './temporal-names';
+import { standardWebhookHeaders } from '../../lib/standard-webhooks';
+import { SLOT_FREED_SIGNAL, SLOT_WAIT_MS, workflowIds } from '../temporal/names';
 
 export interface AttemptInput {
   deliveryId: string;
@@ -64,7 +64,7 @@ const WAITER_TTL_MS = 3 * SLOT_WAIT_MS;
 
 /**
  * Delivery attempts, made by the delivery workflow's activity (activities/deliveries.ts) and, for a
- * delivery's first attempt, by the process that wrote the delivery (lib/first-attempts.ts).
+ * delivery's first attempt, by the process that wrote the delivery (engine/deliveries/first-attempts.ts).
  */
 export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: SecretBox; client: Client; kick?: () => void }) {
   const { db, config, secrets, client } = deps;
@@ -117,7 +117,7 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
 
   /**
    * Gives back the delivery's slot or place in line and tells the deliveries at the front of the line:
-   * a first attempt waiting in this process is woken here (lib/slot-waits.ts), a delivery workflow is
+   * a first attempt waiting in this process is woken here (engine/deliveries/slot-waits.ts), a delivery workflow is
    * signalled. A waiter without a workflow leaves the line, and the next one is told instead, unless its
    * workflow start is still in the outbox (a first attempt waiting in another process, which polls, or
    * a start on its way); a waiter whose workflow is gone (terminated by an operator) leaves it too. Any

@@ -1,12 +1,12 @@
 import type { Client } from '@temporalio/client';
-import type { Db } from '../db/pool';
-import { createOutboxRepository } from '../db/repositories/outbox';
-import type { Config } from './config';
-import { createDeliveryAttempts } from './delivery-attempts';
-import { parseDuration } from './durations';
-import type { SecretBox } from './secrets';
+import type { Db } from '../../db/pool';
+import { createOutboxRepository } from '../../db/repositories/outbox';
+import type { Config } from '../../lib/config';
+import { createDeliveryAttempts } from './attempts';
+import { parseDuration } from '../../lib/durations';
+import type { SecretBox } from '../../lib/secrets';
 import { slotWaiter, type SlotWaiter, type WakeReason } from './slot-waits';
-import type { AttemptAnswer } from '../workflows/types';
+import type { AttemptAnswer } from '../contract';
 
 /** A delivery written with its workflow start held back (startDelivery's holdMs), for its writer to attempt first. */
 export interface FirstAttempt {
@@ -33,13 +33,13 @@ export const FIRST_ATTEMPT_MAX_WAIT_MS = 30_000;
  * - the attempt failed and more remain: the start is released to begin at the second attempt, after
  *   its delay (the workflow's timer): the schedule's, or the endpoint's Retry-After when later;
  * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: the attempt waits for a slot
- *   here first, in the webhook's line (lib/slot-waits.ts), while the line moves (README § One hop per
+ *   here first, in the webhook's line (engine/deliveries/slot-waits.ts), while the line moves (README § One hop per
  *   effect), its held start still renewed; when none came, released as it is, and the workflow waits
  *   for a slot (nothing was sent). At most DELIVERY_FIRST_ATTEMPT_WAITERS wait at once, half of them of
  *   one account; the others are released at once;
  * - this process already has DELIVERY_WORKER_SLOTS first attempts in flight (slow endpoints), or the
  *   attempt itself failed (the database was unreachable): released, the workflow attempts.
- * Attempts are the same as the workflow's (lib/delivery-attempts.ts): signed, SSRF-checked, recorded,
+ * Attempts are the same as the workflow's (engine/deliveries/attempts.ts): signed, SSRF-checked, recorded,
  * within the webhook's concurrency.
  */
 export function createFirstAttempts(deps: { db: Db; config: Config; secrets: SecretBox; client: Client; kick: () => void; log: (msg: string, err?: unknown) => void }) {

@@ -1,6 +1,6 @@
 /**
- * First attempts waiting in this process for a slot at their webhook (lib/first-attempts.ts), so that
- * an attempt ending in this process wakes them at once, without Temporal (lib/delivery-attempts.ts
+ * First attempts waiting in this process for a slot at their webhook (engine/deliveries/first-attempts.ts), so that
+ * an attempt ending in this process wakes them at once, without Temporal (engine/deliveries/attempts.ts
  * `releaseSlot`). Their place in line is the slot table's (db/repositories/deliveries.ts): a waiter
  * that is told only asks the table again, and takes a slot only when the line lets it.
  *

@@ -1,17 +1,17 @@
-import type { Queryable } from '../db/pool';
-import { createDeliveriesRepository } from '../db/repositories/deliveries';
-import { listensForTriggers } from '../db/repositories/event-listeners';
-import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '../db/repositories/events';
-import { createFireRateRepository, insertEventFireNotMade } from '../db/repositories/fires';
-import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
-import { createWebhooksRepository } from '../db/repositories/webhooks';
-import type { DispatchResult } from '../workflows/types';
-import type { Config } from './config';
-import { parseDuration } from './durations';
-import { startDelivery, startEventFire, startEventMatching } from './engine-starts';
-import { matchEventFilters, REGEX_WORK_BUDGET, regexUnits } from './event-filter';
-import { MAX_PROGRAM_SIZE } from './re2-cache';
-import { FIRST_ATTEMPT_HOLD_MS, type FirstAttempt } from './first-attempts';
+import type { Queryable } from '../../db/pool';
+import { createDeliveriesRepository } from '../../db/repositories/deliveries';
+import { listensForTriggers } from '../../db/repositories/event-listeners';
+import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '../../db/repositories/events';
+import { createFireRateRepository, insertEventFireNotMade } from '../../db/repositories/fires';
+import { createTriggersRepository, type EventTriggerRow } from '../../db/repositories/triggers';
+import { createWebhooksRepository } from '../../db/repositories/webhooks';
+import type { DispatchResult } from '../contract';
+import type { Config } from '../../lib/config';
+import { parseDuration } from '../../lib/durations';
+import { startDelivery, startEventFire, startEventMatching } from '../outbox/starts';
+import { matchEventFilters, REGEX_WORK_BUDGET, regexUnits } from '../../lib/event-filter';
+import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
+import { FIRST_ATTEMPT_HOLD_MS, type FirstAttempt } from '../deliveries/first-attempts';
 
 /** The largest JSON body a hook accepts (api/app.ts bodyLimit): the longest value a filter must match in full. */
 export const MAX_MATCHED_VALUE = 1024 * 1024;
@@ -82,7 +82,7 @@ export interface EventAbout {
  *
  * `attemptFirst` (a caller whose hand-off makes first attempts, HandOff.attemptsFirst): each delivery's
  * workflow start is held back while the caller's process makes the first attempt itself, after the
- * commit (lib/first-attempts.ts); a workflow starts only when that attempt leaves something to wait for.
+ * commit (engine/deliveries/first-attempts.ts); a workflow starts only when that attempt leaves something to wait for.
  */
 export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, options: { attemptFirst?: boolean } = {}) {
   const schedule = { delaysMs: config.webhooks.retrySchedule.map(parseDuration), timeoutMs: config.webhooks.timeoutMs };

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { workflowIds } from './temporal-names';
+import { workflowIds } from '../temporal/names';
 
 /** A workflow still running ends, as far as anyone knows, after every time asked about. */
 const STILL_RUNNING = new Date(8.64e15);

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../db/pool';
-import { findEvent, insertEvent } from '../db/repositories/events';
-import { createFireRateRepository, createFiresRepository, type FireReason, type FireStatus } from '../db/repositories/fires';
-import { insertRun } from '../db/repositories/runs';
-import { createTriggersRepository, type FiringTriggerRow } from '../db/repositories/triggers';
-import type { Config } from './config';
-import { overModelBudget, runsWithModel } from './model-settings';
-import { runLineLimits } from './run-line';
-import { startRun } from './engine-starts';
-import type { EventFanOut } from './event-fan-out';
-import type { FirstAttempt } from './first-attempts';
-import type { FireInput, FireOutcome, FireSource } from '../workflows/types';
+import type { Queryable } from '../../db/pool';
+import { findEvent, insertEvent } from '../../db/repositories/events';
+import { createFireRateRepository, createFiresRepository, type FireReason, type FireStatus } from '../../db/repositories/fires';
+import { insertRun } from '../../db/repositories/runs';
+import { createTriggersRepository, type FiringTriggerRow } from '../../db/repositories/triggers';
+import type { Config } from '../../lib/config';
+import { overModelBudget, runsWithModel } from '../../lib/model-settings';
+import { runLineLimits } from '../runs/run-line';
+import { startRun } from '../outbox/starts';
+import type { EventFanOut } from '../events/fan-out';
+import type { FirstAttempt } from '../deliveries/first-attempts';
+import type { FireInput, FireOutcome, FireSource } from '../contract';
 
 /** `schedule-2026-11-21T10:00:02Z` → that time (Temporal appends the scheduled time to a schedule's workflow id). */
 export function scheduledTimeOf(fireKey: string): Date | null {
@@ -90,7 +90,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
      *    reason, and go no further;
      * 3. record and count it (fireCount, lastFired);
      * 4. when the trigger is linked to an agent: insert the agent's run and start it;
-     * 5. write agent.triggered (linked) or trigger.fired and its fan-out (lib/event-fan-out.ts: its
+     * 5. write agent.triggered (linked) or trigger.fired and its fan-out (engine/events/fan-out.ts: its
      *    deliveries and the fires of the triggers it matches): an event fire's event stays in its
      *    cause's chain; any other fire's event roots a new chain.
      * After the commit the caller kicks its hand-off with `held` (the first attempts of the deliveries).

@@ -1,10 +1,10 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { withTransaction, type Db } from '../db/pool';
-import { createTriggersRepository, type ScheduledTriggerRow, type TriggersRepository } from '../db/repositories/triggers';
-import { describeCronExpression } from './cron';
-import { parseDuration } from './durations';
-import { scheduledFireAction } from './engine-starts';
-import { searchAttributePairs, workflowIds } from './temporal-names';
+import { withTransaction, type Db } from '../../db/pool';
+import { createTriggersRepository, type ScheduledTriggerRow, type TriggersRepository } from '../../db/repositories/triggers';
+import { describeCronExpression } from '../../lib/cron';
+import { parseDuration } from '../../lib/durations';
+import { scheduledFireAction } from '../outbox/starts';
+import { searchAttributePairs, workflowIds } from '../temporal/names';
 
 const OVERLAP: Record<string, ScheduleOverlapPolicy> = {
   skip: ScheduleOverlapPolicy.SKIP,

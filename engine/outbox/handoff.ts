@@ -1,12 +1,12 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Db } from '../db/pool';
-import { afterCommit } from '../db/write-unit';
-import { createOutboxRepository, type OutboxItem } from '../db/repositories/outbox';
-import type { Config } from './config';
-import { createFirstAttempts, type FirstAttempt } from './first-attempts';
-import { syncTriggerSchedule } from './schedules';
-import type { SecretBox } from './secrets';
-import { fairnessOf, searchAttributePairs, TASK_QUEUE } from './temporal-names';
+import type { Db } from '../../db/pool';
+import { afterCommit } from '../../db/write-unit';
+import { createOutboxRepository, type OutboxItem } from '../../db/repositories/outbox';
+import type { Config } from '../../lib/config';
+import { createFirstAttempts, type FirstAttempt } from '../deliveries/first-attempts';
+import { syncTriggerSchedule } from '../fires/schedules';
+import type { SecretBox } from '../../lib/secrets';
+import { fairnessOf, searchAttributePairs, TASK_QUEUE } from '../temporal/names';
 
 const BATCH = 100;
 /**
@@ -27,7 +27,7 @@ const SYNC_CONCURRENCY = 4;
  * converge to the row.
  *
  * With `attempts` (the API and the worker), a kick also makes the first attempt of the deliveries the
- * commit wrote with their workflow start held back (lib/first-attempts.ts): most deliveries never need
+ * commit wrote with their workflow start held back (engine/deliveries/first-attempts.ts): most deliveries never need
  * a workflow. Without it (or when the attempter is gone), a held start is handed off once its hold ends.
  */
 export function createHandOff(deps: {

@@ -1,28 +1,28 @@
 import type { ScheduleOptionsAction } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
-import type { Queryable } from '../db/pool';
-import type { EventRow } from '../db/repositories/events';
-import { insertScheduleSync, insertWorkflowStart } from '../db/repositories/outbox';
-import { accountRunLineFull, parkRun, type RunRow } from '../db/repositories/runs';
-import type { DeliveryInput, FireInput, RecoveryInput, RunInput } from '../workflows/types';
-import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from './temporal-names';
+import type { Queryable } from '../../db/pool';
+import type { EventRow } from '../../db/repositories/events';
+import { insertScheduleSync, insertWorkflowStart } from '../../db/repositories/outbox';
+import { accountRunLineFull, parkRun, type RunRow } from '../../db/repositories/runs';
+import type { DeliveryInput, FireInput, RecoveryInput, RunInput } from '../contract';
+import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from '../temporal/names';
 
 /**
  * Every piece of work handed to Temporal is asked for here, and nowhere else (docs/architecture.md). Each verb
  * writes one outbox row inside the caller's transaction, so the work is queued if and only if the
- * change that caused it commits; after the commit the caller kicks `handOff` (lib/handoff.ts), and the
+ * change that caused it commits; after the commit the caller kicks `handOff` (engine/outbox/handoff.ts), and the
  * worker's reconciler hands off whatever is left. Each verb builds its workflow's type, id
- * (lib/temporal-names.ts), arguments and search attributes, so a repeated hand-off is a no-op; the
+ * (engine/temporal/names.ts), arguments and search attributes, so a repeated hand-off is a no-op; the
  * hand-off starts each with its account as fairness key (`fairnessOf`), as a schedule's action does.
  *
  * | verb                  | workflow                 | id                                   | asked for by |
  * |-----------------------|--------------------------|--------------------------------------|--------------|
- * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's fan-out (lib/event-fan-out.ts), a manual retry, a recovery's batch |
+ * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's fan-out (engine/events/fan-out.ts), a manual retry, a recovery's batch |
  * | `startEventFire`      | `fireTriggerWorkflow`    | `fire:<triggerId>:event-<eventId>`   | an event's fan-out, per matching trigger |
  * | `startEventMatching`  | `dispatchEventWorkflow`  | `event:<eventId>`                    | an event's fan-out, when its listening filters are too costly to match inline |
  * | `scheduledFireAction` | `fireTriggerWorkflow`    | `fire:<triggerId>:schedule-<time>`   | the trigger's Temporal Schedule (no outbox row: the schedule is synced) |
- * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent (or parked: lib/run-line.ts) |
- * | `startParkedRun`      | `runAgentWorkflow`       | `run:<runId>`                        | lib/run-line.ts, when a slot frees for a parked run |
+ * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent (or parked: engine/runs/run-line.ts) |
+ * | `startParkedRun`      | `runAgentWorkflow`       | `run:<runId>`                        | engine/runs/run-line.ts, when a slot frees for a parked run |
  * | `startRecovery`       | `recoverDeliveriesWorkflow` | `recovery:<recoveryId>`           | `POST /webhooks/:id/recover` |
  * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
  *
@@ -41,7 +41,7 @@ export interface FiringTrigger {
 
 /**
  * The worker's matching of an event whose listening filters cost more than may be spent where the event
- * is written (lib/event-fan-out.ts), `event:<eventId>`: it completes the event's fan-out (the fires of the
+ * is written (engine/events/fan-out.ts), `event:<eventId>`: it completes the event's fan-out (the fires of the
  * triggers it matches; its deliveries were written with the event).
  */
 export async function startEventMatching(
@@ -62,7 +62,7 @@ export async function startEventMatching(
  * One generation of a delivery's attempts, `delivery:<id>` (generation 0) or `delivery:<id>:retry-<n>`:
  * an attempt after each delay of `schedule.delaysMs`, each limited to `schedule.timeoutMs`. With
  * `holdMs`, the start is held back that long while the writer makes the first attempt itself
- * (lib/first-attempts.ts): it is dropped when that attempt settles the delivery, or released to start at
+ * (engine/deliveries/first-attempts.ts): it is dropped when that attempt settles the delivery, or released to start at
  * the second attempt. Returns the outbox row's id.
  */
 export async function startDelivery(
@@ -117,7 +117,7 @@ async function insertFireStart(q: Queryable, tags: Omit<WorkflowTags, 'triggerId
 
 /**
  * What a trigger's Temporal Schedule starts on each tick: `fire:<triggerId>:schedule-<time>` (Temporal
- * appends the scheduled time to the id). Not queued: lib/schedules.ts puts it in the schedule it syncs.
+ * appends the scheduled time to the id). Not queued: engine/fires/schedules.ts puts it in the schedule it syncs.
  */
 export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsAction {
   const input: FireInput = { triggerId: trigger.id, source: 'schedule' };
@@ -135,7 +135,7 @@ export function scheduledFireAction(trigger: FiringTrigger): ScheduleOptionsActi
 }
 
 /**
- * Where a new run stands in its account's line (lib/run-line.ts): RUN_CONCURRENCY_PER_ACCOUNT and how long
+ * Where a new run stands in its account's line (engine/runs/run-line.ts): RUN_CONCURRENCY_PER_ACCOUNT and how long
  * a running run holds its slot; and the run's time limit (RUN_TIMEOUT_MS), which its workflow is given.
  */
 export interface RunLineLimits {
@@ -148,7 +148,7 @@ export interface RunLineLimits {
 /**
  * An agent run, `run:<runId>`: waits for a slot of its account, makes the run's steps within its time
  * limit and records its result (workflows/run.ts). When the account's line is already full (`line`), the
- * run is parked instead: it waits in Postgres, with no workflow, until a slot frees and lib/run-line.ts
+ * run is parked instead: it waits in Postgres, with no workflow, until a slot frees and engine/runs/run-line.ts
  * calls `startParkedRun` for it. Answers whether the workflow start was queued.
  */
 export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, line: RunLineLimits): Promise<boolean> {
@@ -164,7 +164,7 @@ export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_i
  * The workflow of a run that was parked (or is to start at once): `run:<runId>`, as startRun says, with
  * the run's time limit (`timeoutMs`, RUN_TIMEOUT_MS) in its input: the workflow hands it to the activity
  * that begins the run and makes its first step (workflows/run.ts). A parked run's (`backlog`:
- * lib/run-line.ts) is started at BACKLOG_PRIORITY (lib/temporal-names.ts).
+ * engine/runs/run-line.ts) is started at BACKLOG_PRIORITY (engine/temporal/names.ts).
  */
 export async function startParkedRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, timeoutMs: number, backlog = false): Promise<void> {
   const input: RunInput = { runId: run.id, timeoutMs };

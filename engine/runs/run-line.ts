@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { withTransaction, type Db } from '../db/pool';
-import { accountsWithParkedRuns, countRunningRuns, countOpenRuns, countWaitingRuns, hasParkedRuns, lockAccountRunSlots, lockAccountRunSlotsShared, unparkRuns } from '../db/repositories/runs';
-import type { Config } from './config';
-import { startParkedRun, type RunLineLimits } from './engine-starts';
+import { withTransaction, type Db } from '../../db/pool';
+import { accountsWithParkedRuns, countRunningRuns, countOpenRuns, countWaitingRuns, hasParkedRuns, lockAccountRunSlots, lockAccountRunSlotsShared, unparkRuns } from '../../db/repositories/runs';
+import type { Config } from '../../lib/config';
+import { startParkedRun, type RunLineLimits } from '../outbox/starts';
 
 /** How often a queued run's workflow asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
 export const QUEUE_RECHECK_MS = 60_000;
@@ -57,7 +57,7 @@ const SWEEP_ACCOUNTS = 500;
 
 /**
  * An account's line of runs (RUN_CONCURRENCY_PER_ACCOUNT slots). A run queued while the line is full is
- * parked (lib/engine-starts.ts `startRun`): it waits in Postgres, with no workflow, so one account's
+ * parked (engine/outbox/starts.ts `startRun`): it waits in Postgres, with no workflow, so one account's
  * thousands of queued runs cost the Temporal server nothing until they can run — every other account's
  * runs would otherwise queue behind their starts, timers and signals. When a slot frees (a run of the
  * account ended: activities/runs.ts; and, as a safety net, every reconciler round: worker/reconciler.ts),

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Config } from './config';
+import type { Config } from '../../lib/config';
 
 /**
  * The process's one Temporal client. The connection is lazy: the API starts and serves while

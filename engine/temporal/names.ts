@@ -43,7 +43,7 @@ export function fairnessOf(tags: Pick<WorkflowTags, 'accountId'>, backlog = fals
 
 /**
  * The Temporal priority (1 highest … 5; unset is 3) of work from an account's backlog — a parked run
- * given its workflow when a slot of its account freed (lib/run-line.ts): an account already at its
+ * given its workflow when a slot of its account freed (engine/runs/run-line.ts): an account already at its
  * concurrency waits behind the fresh work of every account within its share whenever tasks queue.
  */
 export const BACKLOG_PRIORITY = 4;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { NONCE_PLACEHOLDER } from '../../api/plugins/console';
 import { buildApp } from '../../api/app';
-import { createTemporalClient } from '../../lib/temporal-client';
+import { createTemporalClient } from '../../engine/temporal/client';
 import { api } from '../helpers/api';
 import type { TestApp } from '../helpers/app';
 import { onCleanup, suiteContext } from '../helpers/cleanup';

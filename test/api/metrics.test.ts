@@ -6,7 +6,7 @@ import type { Db } from '../../db/pool';
 import { buildApp } from '../../api/app';
 import { createMetricsService } from '../../api/services/metrics-service';
 import { createMetricsRepository, type MetricsRepository } from '../../db/repositories/metrics';
-import { createTemporalClient } from '../../lib/temporal-client';
+import { createTemporalClient } from '../../engine/temporal/client';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { testConfig, testEnv } from '../helpers/config';

@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { decodeTimeoutType } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/temporal-dev-server';
-import { workflowIds } from '../../lib/temporal-names';
+import { workflowIds } from '../../engine/temporal/names';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { onCleanup, type Cleanup } from '../helpers/cleanup';

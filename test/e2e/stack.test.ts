@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
-import { TASK_QUEUE, workflowIds } from '../../lib/temporal-names';
+import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
 import { api } from '../helpers/api';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { testEnv } from '../helpers/config';

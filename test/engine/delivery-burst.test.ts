@@ -6,13 +6,13 @@ import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
-import { SLOT_FREED_SIGNAL } from '../../lib/temporal-names';
+import { SLOT_FREED_SIGNAL } from '../../engine/temporal/names';
 
 const LIMIT = 5;
 const WAIT_MS = 4_000;
 
 /**
- * A burst to one webhook (lib/first-attempts.ts, lib/slot-waits.ts): first attempts that find the
+ * A burst to one webhook (engine/deliveries/first-attempts.ts, engine/deliveries/slot-waits.ts): first attempts that find the
  * webhook at DELIVERY_CONCURRENCY_PER_WEBHOOK wait for a slot in the process that wrote them, in the
  * webhook's line, and need no workflow, however slowly the line moves; only one whose line stopped (no slot
  * given back for WEBHOOK_TIMEOUT_MS + DELIVERY_FIRST_ATTEMPT_WAIT_MS) goes to its `delivery:<id>` workflow, and

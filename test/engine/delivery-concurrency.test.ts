@@ -51,7 +51,7 @@ describe(`delivery concurrency per webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${L
     assert.ok(slow.load.maxInFlight <= LIMIT, `${slow.load.maxInFlight} requests in flight at once`);
     assert.equal(slow.load.maxInFlight, LIMIT, 'the slots were used');
     assert.ok(list.every((d) => d.attempts === 1), 'waiting for a slot used no attempt');
-    // A slot is given back just after its attempt is recorded (lib/delivery-attempts.ts), so the last one may still be going.
+    // A slot is given back just after its attempt is recorded (engine/deliveries/attempts.ts), so the last one may still be going.
     await waitFor('every slot and place in line given back', async () => {
       const { rows } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM delivery_slots`);
       return rows[0]!.n === 0;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { createEventFanOut } from '../../lib/event-fan-out';
-import { workflowIds } from '../../lib/temporal-names';
+import { createEventFanOut } from '../../engine/events/fan-out';
+import { workflowIds } from '../../engine/temporal/names';
 import { startReconciler } from '../../worker/reconciler';
 import { registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';

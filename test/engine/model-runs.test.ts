@@ -8,8 +8,8 @@ import { errorReply, startModelServer, textReply, toolCallsReply, type ModelServ
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { createRunActivities } from '../../activities/runs';
-import { workflowIds } from '../../lib/temporal-names';
-import type { BegunRun } from '../../workflows/types';
+import { workflowIds } from '../../engine/temporal/names';
+import type { BegunRun } from '../../engine/contract';
 
 const KEY = 'sk-test-0123456789abcdef-TOPSECRET';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { findRun } from '../../db/repositories/runs';
-import { BACKLOG_PRIORITY, workflowIds } from '../../lib/temporal-names';
+import { BACKLOG_PRIORITY, workflowIds } from '../../engine/temporal/names';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
@@ -13,7 +13,7 @@ const LIMIT = 2;
 const RUNS = 12;
 
 /**
- * An account's backlog is paced (lib/run-line.ts): its parked runs get a workflow at most
+ * An account's backlog is paced (engine/runs/run-line.ts): its parked runs get a workflow at most
  * RUN_BACKLOG_PER_SECOND (after a first RUN_CONCURRENCY_PER_ACCOUNT at once), at BACKLOG_PRIORITY, and
  * still all run, in created order. On the real engine, with runs of an agent without tools (done in
  * milliseconds: unpaced, the whole backlog would be through in well under a second).

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { workflowIds } from '../../lib/temporal-names';
+import { workflowIds } from '../../engine/temporal/names';
 import { registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { createDeliveryActivities } from '../../activities/deliveries';
-import { MAX_RETRY_AFTER_MS } from '../../lib/delivery-attempts';
+import { MAX_RETRY_AFTER_MS } from '../../engine/deliveries/attempts';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';

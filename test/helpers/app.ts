@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { buildApp } from '../../api/app';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
-import { createTemporalClient } from '../../lib/temporal-client';
+import { createTemporalClient } from '../../engine/temporal/client';
 import { api } from './api';
 import { onCleanup, type Cleanup } from './cleanup';
 import { testConfig } from './config';

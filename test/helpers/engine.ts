@@ -3,7 +3,7 @@ import type { Activities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
-import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../../lib/temporal-names';
+import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../../engine/temporal/names';
 import { WorkerLogger } from '../../worker/sdk-logger';
 import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
 import { startTestApp, type TestApp } from './app';

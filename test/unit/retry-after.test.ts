@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_RETRY_AFTER_MS, nextDelay } from '../../lib/delivery-attempts';
+import { MAX_RETRY_AFTER_MS, nextDelay } from '../../engine/deliveries/attempts';
 import { retryAfterMs } from '../../lib/outbound-http';
 
 /** Retry-After (README § Webhooks): what an endpoint's header asks for, and the delay a delivery then waits. */

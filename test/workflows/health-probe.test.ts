@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
-import { TASK_QUEUE, workflowIds } from '../../lib/temporal-names';
+import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 

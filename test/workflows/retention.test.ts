@@ -6,7 +6,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { RetentionOutcome } from '../../activities/retention';
 import { RETENTION_STEPS, type RetentionStep } from '../../lib/retention';
-import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
+import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../engine/temporal/names';
 import type { RetentionInput, RetentionResult } from '../../workflows/retention';
 import { suiteContext } from '../helpers/cleanup';
 import { quietRuntime, workflowBundle } from '../helpers/engine';

@@ -9,8 +9,8 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
-import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../lib/temporal-names';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunOutcome, type StepOutcome, type StepRef } from '../../workflows/types';
+import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../engine/temporal/names';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunOutcome, type StepOutcome, type StepRef } from '../../engine/contract';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { quietRuntime, workflowBundle } from '../helpers/engine';
 import { testNamespace } from '../helpers/namespace';
@@ -34,7 +34,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
 
   /**
    * Starts the workflow on a worker with `activities`; `during` runs while it does; answers its result.
-   * With `timeoutMs` the input is today's (lib/engine-starts.ts): the run begins in beginRunStep; without,
+   * With `timeoutMs` the input is today's (engine/outbox/starts.ts): the run begins in beginRunStep; without,
    * it is a run started before, which begins with beginRun.
    */
   async function run(activities: Partial<RunActivities>, during?: (runId: string) => Promise<void>, timeoutMs?: number): Promise<{ runId: string; result: RunOutcome }> {
