@@ -4,7 +4,6 @@ import { createFireRecorder, type FireToRecord } from '../engine/fires/record-fi
 import type { FireOutcome } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 
-export { scheduledTimeOf } from '../engine/fires/record-fire';
 
 export function createFireActivities(deps: ActivityDeps) {
   const { db, config, handOff } = deps;

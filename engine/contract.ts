@@ -1,4 +1,54 @@
-/** Inputs and outcomes shared by workflows and their activities (plain data, no behaviour). */
+/**
+ * The engine's contract: what is stored and handed between the engine, its workflows and the database —
+ * workflow inputs and outcomes, fire keys, the tags every workflow carries. Plain data and pure
+ * functions, no imports: workflows (deterministic) and db/repositories read it alike.
+ */
+
+/** Chained fires (from an event) stop at this depth, so a cycle of triggers can't run forever. */
+export const MAX_CHAIN_DEPTH = 10;
+
+/** What an operator filters on in the Temporal UI; set on every workflow and schedule we start (engine/temporal/names.ts). */
+export interface WorkflowTags {
+  accountId: string;
+  agentId?: string | null;
+  triggerId?: string | null;
+}
+
+/** `2026-11-21T10:00:02Z`: a scheduled time as Temporal appends it to a schedule's workflow id. */
+export const temporalTime = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * Fire keys: a trigger fires once per key (the fire's row), and the key is the tail of its fire
+ * workflow's id, `fire:<triggerId>:<fireKey>`. A schedule's action id is `fire:<triggerId>:schedule`,
+ * to which Temporal appends `-<scheduled time>`.
+ */
+export const fireKeys = {
+  schedulePrefix: 'schedule',
+  schedule: (at: Date) => `schedule-${temporalTime(at)}`,
+  event: (eventId: string) => `event-${eventId}`,
+  manual: (fireId: string) => `manual-${fireId}`,
+  hook: (fireId: string) => `hook-${fireId}`,
+} as const;
+
+/** `schedule-2026-11-21T10:00:02Z` → that time; null for any other fire key. */
+export function scheduledTimeOf(fireKey: string): Date | null {
+  const m = /^schedule-(.+)$/.exec(fireKey);
+  if (!m) return null;
+  const t = new Date(m[1]!);
+  return Number.isNaN(t.getTime()) ? null : t;
+}
+
+export const FIRE_ID_PREFIX = 'fire:';
+
+/** The id of a fire workflow: `fire:<triggerId>:<fireKey>`. */
+export const fireWorkflowId = (triggerId: string, fireKey: string) => `${FIRE_ID_PREFIX}${triggerId}:${fireKey}`;
+
+/** The fire key of a `fire:<triggerId>:<fireKey>` workflow id. */
+export function fireKeyOf(workflowId: string, triggerId: string): string {
+  const prefix = fireWorkflowId(triggerId, '');
+  if (!workflowId.startsWith(prefix)) throw new Error(`workflow id ${workflowId} is not a fire of trigger ${triggerId}`);
+  return workflowId.slice(prefix.length);
+}
 
 export type FireSource = 'schedule' | 'manual' | 'webhook' | 'event';
 
@@ -51,6 +101,12 @@ export interface DeliveryInput {
   /** The delay before the attempt at startAt instead of delaysMs[startAt]: the first attempt's answer (its Retry-After). */
   firstDelayMs?: number;
 }
+
+/**
+ * What a first attempt made where the delivery was written changes in its held workflow start's
+ * DeliveryInput when it releases it (engine/deliveries/first-attempts.ts, db/repositories/outbox.ts `releaseHeld`).
+ */
+export type DeliveryStartPatch = Pick<DeliveryInput, 'startAt' | 'firstDelayMs'>;
 
 /** 'retry': the attempt failed and more remain; 'stopped': cancelled, superseded or deleted. */
 export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'stopped';

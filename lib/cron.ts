@@ -1,6 +1,8 @@
 import { CronExpressionParser } from 'cron-parser';
 import { DAY_MS, parseDuration, SECOND_MS } from './durations';
-import { scheduleClock } from './schedule-times';
+import { scheduleClock, type CronFields, type CronSpec } from './schedule-times';
+
+export type { CronFields, CronSpec } from './schedule-times';
 
 /**
  * Cron expressions of schedule/cron triggers (README § Triggers). Accepted:
@@ -20,29 +22,6 @@ import { scheduleClock } from './schedule-times';
 export const MAX_CRON_EXPRESSION_LENGTH = 200;
 const MIN_EVERY_MS = SECOND_MS;
 const MAX_EVERY_MS = 365 * DAY_MS;
-
-export interface CronFields {
-  second: string;
-  minute: string;
-  hour: string;
-  dayOfMonth: string;
-  month: string;
-  dayOfWeek: string;
-}
-
-/** What an expression means, in the terms a Temporal ScheduleSpec needs. */
-export type CronSpec =
-  | {
-      kind: 'cron';
-      fields: CronFields;
-      /** The same schedule as Temporal's 7-field cron string: second minute hour dom month dow year. */
-      temporalCronString: string;
-    }
-  | {
-      kind: 'every';
-      /** Fires at every multiple of this since 1970-01-01T00:00:00Z (Temporal IntervalSpec, phase 0). */
-      intervalMs: number;
-    };
 
 export class CronExpressionError extends Error {}
 

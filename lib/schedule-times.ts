@@ -1,5 +1,28 @@
 import { CronExpressionParser } from 'cron-parser';
-import type { CronSpec } from './cron';
+
+/** The fields of a 6-field cron expression (lib/cron.ts parses and checks them). */
+export interface CronFields {
+  second: string;
+  minute: string;
+  hour: string;
+  dayOfMonth: string;
+  month: string;
+  dayOfWeek: string;
+}
+
+/** What an expression means, in the terms a Temporal ScheduleSpec needs. */
+export type CronSpec =
+  | {
+      kind: 'cron';
+      fields: CronFields;
+      /** The same schedule as Temporal's 7-field cron string: second minute hour dom month dow year. */
+      temporalCronString: string;
+    }
+  | {
+      kind: 'every';
+      /** Fires at every multiple of this since 1970-01-01T00:00:00Z (Temporal IntervalSpec, phase 0). */
+      intervalMs: number;
+    };
 
 /**
  * When a cron/schedule trigger fires, computed the way Temporal's scheduler computes it (README § Triggers,

@@ -1,6 +1,6 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { fireKeyOf } from '../engine/temporal/names';
+import { fireKeyOf } from '../engine/contract';
 import { ENGINE_RETRY } from './retry-policies';
 import type { FireInput, FireOutcome } from '../engine/contract';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../../db/pool';
+import { fireKeys } from '../../engine/contract';
 import type { FiringTrigger } from '../../engine/outbox/starts';
 import type { HandOff } from '../../engine/outbox/handoff';
 import { FireRateExceeded, type FireRecorder } from '../../engine/fires/record-fire';
@@ -13,7 +14,8 @@ export interface FireAdmission {
   handOff: HandOff;
 }
 
-const FIRE_KEY_PREFIX = { manual: 'manual', webhook: 'hook' } as const;
+/** The fire key of a fire asked for now (engine/contract.ts `fireKeys`). */
+const FIRE_KEY = { manual: fireKeys.manual, webhook: fireKeys.hook } as const;
 
 /**
  * Fires a trigger now (`POST …/fire`, the trigger's hook), in the request's own transaction: the fire is
@@ -27,7 +29,7 @@ const FIRE_KEY_PREFIX = { manual: 'manual', webhook: 'hook' } as const;
 export async function fireNow(
   deps: FireAdmission,
   trigger: FiringTrigger,
-  fire: { source: keyof typeof FIRE_KEY_PREFIX; payload: unknown },
+  fire: { source: keyof typeof FIRE_KEY; payload: unknown },
   /** More of the same write, in its transaction (a manual fire's audit entry). */
   alongside?: (tx: PoolClient) => Promise<void>,
 ): Promise<string> {
@@ -38,7 +40,7 @@ export async function fireNow(
       source: fire.source,
       fireId,
       payload: fire.payload ?? null,
-      fireKey: `${FIRE_KEY_PREFIX[fire.source]}-${fireId}`,
+      fireKey: FIRE_KEY[fire.source](fireId),
     });
     if (result.status !== 'gone') await alongside?.(tx);
     return result;

@@ -1,5 +1,4 @@
-import { MAX_CHAIN_DEPTH } from '../../engine/temporal/names';
-import type { EventRow } from './events';
+import { MAX_CHAIN_DEPTH } from '../../engine/contract';
 
 /**
  * Who listens for an event, as SQL conditions (parameter references given by the caller): the one
@@ -17,7 +16,7 @@ export const subscribedWebhook = (w: string, account: string, type: string, targ
    AND (CASE WHEN ${target}::uuid IS NOT NULL THEN ${w}.id = ${target}::uuid ELSE ${w}.events && ARRAY[${type}, '*'] END)`;
 
 /** Whether an event is matched against triggers at all: not a webhook.test, not at MAX_CHAIN_DEPTH (a cycle stops there). */
-export const listensForTriggers = (event: Pick<EventRow, 'target_webhook_id' | 'chain_depth'>) =>
+export const listensForTriggers = (event: { target_webhook_id: string | null; chain_depth: number }) =>
   event.target_webhook_id === null && event.chain_depth < MAX_CHAIN_DEPTH;
 
 /** The condition on trigger `t` of listening for events of `account`, `type` (of an event that listensForTriggers). */

@@ -1,4 +1,4 @@
-import type { WorkflowTags } from '../../engine/temporal/names';
+import type { DeliveryStartPatch, WorkflowTags } from '../../engine/contract';
 import type { Queryable } from '../pool';
 
 /** A workflow to start, recorded in the transaction of its cause (docs/architecture.md § The outbox…). */
@@ -82,11 +82,11 @@ export function createOutboxRepository(db: Queryable) {
       return rows.map((r) => Number(r.id));
     },
 
-    /** A held workflow start handed off now after all, its first argument's fields updated with `firstArg`. */
-    async releaseHeld(id: number, firstArg: Record<string, unknown> = {}): Promise<void> {
+    /** A held delivery's workflow start handed off now after all, its DeliveryInput patched with `patch` (where the first attempt left it). */
+    async releaseHeld(id: number, patch: DeliveryStartPatch = {}): Promise<void> {
       await db.query(
         `UPDATE outbox SET available_at = now(), payload = jsonb_set(payload, '{args,0}', (payload #> '{args,0}') || $2::jsonb) WHERE id = $1`,
-        [id, JSON.stringify(firstArg)],
+        [id, JSON.stringify(patch)],
       );
     },
 

@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { fireKeys } from '../contract';
 import { workflowIds } from '../temporal/names';
 
 /** A workflow still running ends, as far as anyone knows, after every time asked about. */
@@ -6,11 +7,8 @@ const STILL_RUNNING = new Date(8.64e15);
 /** How long a page of expected fires waits for Temporal at most (it answers without it, from Postgres alone). */
 const DEADLINE_MS = 3_000;
 
-/** `2026-11-21T10:00:02Z`: a scheduled time as Temporal appends it to a schedule's workflow id. */
-export const temporalTime = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 /** The workflow id of a schedule fire: `fire:<triggerId>:schedule-<time>`. */
-export const scheduledFireWorkflowId = (triggerId: string, at: Date) => `${workflowIds.scheduledFire(triggerId)}-${temporalTime(at)}`;
+export const scheduledFireWorkflowId = (triggerId: string, at: Date) => workflowIds.fire(triggerId, fireKeys.schedule(at));
 
 /**
  * When the fire workflows of a trigger's schedule fires ended, by scheduled time (ms): their close time, or

@@ -10,15 +10,7 @@ import { runLineLimits } from '../runs/run-line';
 import { startRun } from '../outbox/starts';
 import type { EventFanOut } from '../events/fan-out';
 import type { FirstAttempt } from '../deliveries/first-attempts';
-import type { FireInput, FireOutcome, FireSource } from '../contract';
-
-/** `schedule-2026-11-21T10:00:02Z` → that time (Temporal appends the scheduled time to a schedule's workflow id). */
-export function scheduledTimeOf(fireKey: string): Date | null {
-  const m = /^schedule-(.+)$/.exec(fireKey);
-  if (!m) return null;
-  const t = new Date(m[1]!);
-  return Number.isNaN(t.getTime()) ? null : t;
-}
+import { scheduledTimeOf, type FireInput, type FireOutcome, type FireSource } from '../contract';
 
 /**
  * The payload handed to the run: the manual or hook request's body, or, for an event fire, the event's

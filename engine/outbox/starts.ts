@@ -4,8 +4,8 @@ import type { Queryable } from '../../db/pool';
 import type { EventRow } from '../../db/repositories/events';
 import { insertScheduleSync, insertWorkflowStart } from '../../db/repositories/outbox';
 import { accountRunLineFull, parkRun, type RunRow } from '../../db/repositories/runs';
-import type { DeliveryInput, FireInput, RecoveryInput, RunInput } from '../contract';
-import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds, type WorkflowTags } from '../temporal/names';
+import { fireKeys, type DeliveryInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowTags } from '../contract';
+import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../temporal/names';
 
 /**
  * Every piece of work handed to Temporal is asked for here, and nowhere else (docs/architecture.md). Each verb
@@ -103,7 +103,7 @@ export async function startEventFire(
     chainDepth: event.chain_depth + 1,
     rootEventId: event.root_event_id,
   };
-  await insertFireStart(q, { accountId: event.account_id, agentId: trigger.agent_id }, input, `event-${event.id}`);
+  await insertFireStart(q, { accountId: event.account_id, agentId: trigger.agent_id }, input, fireKeys.event(event.id));
 }
 
 async function insertFireStart(q: Queryable, tags: Omit<WorkflowTags, 'triggerId'>, input: FireInput, fireKey: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { defineSearchAttributeKey, SearchAttributeType, type Priority, type SearchAttributePair } from '@temporalio/common';
+import { fireKeys, fireWorkflowId, type WorkflowTags } from '../contract';
 
 /** Task queues, workflow-id formats and search attributes live here and nowhere else (docs/architecture.md § Deterministic ids). */
 export const TASK_QUEUE = 'agent-platform';
@@ -16,13 +17,6 @@ const keys = {
   AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
   TriggerId: defineSearchAttributeKey('TriggerId', SearchAttributeType.KEYWORD),
 };
-
-/** What an operator filters on in the Temporal UI; set on every workflow and schedule we start. */
-export interface WorkflowTags {
-  accountId: string;
-  agentId?: string | null;
-  triggerId?: string | null;
-}
 
 export function searchAttributePairs(tags: WorkflowTags): SearchAttributePair[] {
   const pairs: SearchAttributePair[] = [{ key: keys.AccountId, value: tags.accountId }];
@@ -64,7 +58,6 @@ export const SLOT_FREED_SIGNAL = 'slotFreed';
 export const SLOT_WAIT_MS = 30_000;
 
 export const SCHEDULE_ID_PREFIX = 'trigger:';
-export const FIRE_ID_PREFIX = 'fire:';
 
 export const workflowIds = {
   triggerSchedule: (triggerId: string) => `${SCHEDULE_ID_PREFIX}${triggerId}`,
@@ -74,20 +67,10 @@ export const workflowIds = {
   run: (runId: string) => `run:${runId}`,
   /** A recovery of a webhook's failed deliveries (POST /api/webhooks/:id/recover). */
   recovery: (recoveryId: string) => `recovery:${recoveryId}`,
-  fire: (triggerId: string, fireKey: string) => `${FIRE_ID_PREFIX}${triggerId}:${fireKey}`,
+  fire: fireWorkflowId,
   /** A schedule's action id; Temporal appends `-<scheduled time>` to each workflow it starts. */
-  scheduledFire: (triggerId: string) => `${FIRE_ID_PREFIX}${triggerId}:schedule`,
+  scheduledFire: (triggerId: string) => fireWorkflowId(triggerId, fireKeys.schedulePrefix),
   healthProbe: (probeId: string) => `health-probe:${probeId}`,
   /** The hourly retention Schedule, and its workflows (Temporal appends `-<scheduled time>`); not a `trigger:*` schedule. */
   retention: 'system:retention',
 };
-
-/** The fire key of a `fire:<triggerId>:<fireKey>` workflow id. */
-export function fireKeyOf(workflowId: string, triggerId: string): string {
-  const prefix = `${FIRE_ID_PREFIX}${triggerId}:`;
-  if (!workflowId.startsWith(prefix)) throw new Error(`workflow id ${workflowId} is not a fire of trigger ${triggerId}`);
-  return workflowId.slice(prefix.length);
-}
-
-/** Chained fires (from an event) stop at this depth, so a cycle of triggers can't run forever. */
-export const MAX_CHAIN_DEPTH = 10;

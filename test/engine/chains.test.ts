@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { MAX_CHAIN_DEPTH } from '../../engine/temporal/names';
+import { MAX_CHAIN_DEPTH } from '../../engine/contract';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';

@@ -3,7 +3,7 @@ import { before, describe, it } from 'node:test';
 import { withTransaction } from '../../db/pool';
 import { insertEvent, NOTHING_LISTENS, type NewEvent } from '../../db/repositories/events';
 import { createEventFanOut } from '../../engine/events/fan-out';
-import { MAX_CHAIN_DEPTH } from '../../engine/temporal/names';
+import { MAX_CHAIN_DEPTH } from '../../engine/contract';
 import { api } from '../helpers/api';
 import { registerUser, startTestApp, type StartedApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
