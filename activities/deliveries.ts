@@ -1,5 +1,5 @@
 import type { AttemptAnswer } from '../engine/contract';
-import { createDeliveryAttempts, type AttemptInput } from '../engine/deliveries/attempts';
+import type { AttemptInput } from '../engine/deliveries/attempts';
 import type { ActivityDeps } from './deps';
 import { whileHeartbeating } from './heartbeat';
 
@@ -7,7 +7,7 @@ export type { AttemptInput };
 
 /** The activities of deliverWebhookWorkflow (workflows/delivery.ts); the attempt itself is engine/deliveries/attempts.ts. */
 export function createDeliveryActivities(deps: ActivityDeps) {
-  const attempts = createDeliveryAttempts({ ...deps, kick: () => deps.handOff.kick() });
+  const attempts = deps.deliveries;
   return {
     /**
      * One attempt of a delivery (engine/deliveries/attempts.ts), heartbeating while it runs: a worker killed

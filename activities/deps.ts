@@ -1,16 +1,9 @@
-import type { Client } from '@temporalio/client';
-import type { Db } from '../db/pool';
-import type { Config } from '../lib/config';
-import type { HandOff } from '../engine/outbox/handoff';
-import type { SecretBox } from '../lib/secrets';
+import type { Engine } from '../engine/compose';
 
-/** What activities are built from (samples-typescript's dependency-injection pattern). */
-export interface ActivityDeps {
-  db: Db;
-  config: Config;
-  secrets: SecretBox;
-  /** Hands the outbox rows an activity committed to Temporal right away (the reconciler is the safety net). */
-  handOff: HandOff;
-  /** The worker process's one Temporal client. */
-  client: Client;
-}
+/**
+ * What activities are built from (samples-typescript's dependency-injection pattern): the worker
+ * process's engine, composed once (engine/compose.ts) — its pool, config, secrets, its one Temporal
+ * client, the outbox hand-off (kicked after an activity commits; the reconciler is the safety net) and
+ * the engine's parts. Activities are thin adapters over those parts.
+ */
+export type ActivityDeps = Engine;

@@ -2,7 +2,7 @@ import { withTransaction } from '../db/pool';
 import { createEventDispatchRepository, findEvent, type EventRow } from '../db/repositories/events';
 import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
 import { listensForTriggers } from '../db/repositories/event-listeners';
-import { createEventFanOut, FANOUT_WORK_UNITS, filterChecks } from '../engine/events/fan-out';
+import { FANOUT_WORK_UNITS, filterChecks } from '../engine/events/fan-out';
 import { matchEventFilters } from '../lib/event-filter';
 import { regexThread } from '../lib/regex-thread';
 import type { DispatchResult } from '../engine/contract';
@@ -29,10 +29,11 @@ async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow):
 const NOTHING: DispatchResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
 
 export function createDispatchActivities(deps: ActivityDeps) {
-  const { db, config, handOff } = deps;
+  const { db, handOff } = deps;
   const triggers = createTriggersRepository(db);
   const dispatches = createEventDispatchRepository(db);
-  const fanOut = createEventFanOut(config);
+  // Deferred matching: the deliveries it writes start their workflows at once (engine/compose.ts).
+  const fanOut = deps.fanOutToWorkflows;
   // The matching thread starts with the process, not in the middle of an event's fan-out.
   regexThread().start();
 

@@ -1,13 +1,11 @@
 import { withTransaction } from '../db/pool';
-import { createEventFanOut } from '../engine/events/fan-out';
-import { createFireRecorder, type FireToRecord } from '../engine/fires/record-fire';
+import type { FireToRecord } from '../engine/fires/record-fire';
 import type { FireOutcome } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 
 
 export function createFireActivities(deps: ActivityDeps) {
-  const { db, config, handOff } = deps;
-  const recorder = createFireRecorder({ config, fanOut: createEventFanOut(config, { attemptFirst: handOff.attemptsFirst }) });
+  const { db, handOff, fires: recorder } = deps;
 
   return {
     /**

@@ -27,7 +27,6 @@ import {
 } from '../db/repositories/runs';
 import { insertThreadMessages, listThreadWindow, type ThreadMessageRow } from '../db/repositories/thread-messages';
 import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
-import { createEventFanOut } from '../engine/events/fan-out';
 import { openConfig } from '../lib/secret-config';
 import { toolSecretPaths } from '../lib/secret-paths';
 import { workflowIds } from '../engine/temporal/names';
@@ -38,7 +37,7 @@ import { ModelCallAborted, ModelError } from './executor/model-client';
 import type { ModelRunOutput } from './executor/model-executor';
 import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
 import { modelBudgetMessage, overModelBudget } from '../lib/model-settings';
-import { createRunLine, QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../engine/runs/run-line';
+import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../engine/runs/run-line';
 import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
 import { createExecutors, type Executors } from './executor/select';
 import { userMessage } from './executor/system-message';
@@ -94,8 +93,9 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
   const agents = createAgentsRepository(db);
   const toolsRepository = createToolsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
-  const runLine = createRunLine({ db, config, onPromoted: () => handOff.kick() });
-  const fanOut = createEventFanOut(config);
+  const { runLine } = deps;
+  // A run's end event: its deliveries start their workflows at once (engine/compose.ts).
+  const fanOut = deps.fanOutToWorkflows;
 
   /**
    * queued/running → succeeded/failed and agent.completed / agent.failed, in the caller's transaction;

@@ -3,7 +3,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
-import { createHandOff } from '../engine/outbox/handoff';
+import { composeEngine } from '../engine/compose';
 import type { TemporalClient } from '../engine/temporal/client';
 import { createSecretBox } from '../lib/secrets';
 import { createNotificationListener } from '../db/notifications';
@@ -90,8 +90,8 @@ export async function buildApp(deps: AppDeps) {
   // reconciler hands off whatever this misses (Temporal down, process killed).
   // The first attempt of a delivery this process writes is made here too (engine/deliveries/first-attempts.ts).
   const secrets = createSecretBox(config.secretsKey);
-  const handOff = createHandOff({ db, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg), attempts: { config, secrets } });
-  app.addHook('onClose', () => handOff.idle());
+  const engine = composeEngine({ db, config, secrets, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg) });
+  app.addHook('onClose', () => engine.handOff.idle());
   // The one place repositories and services are built; each route module gets only the services it calls.
   const repositories = createRepositories(db);
   // One LISTEN connection for every live run stream of this process (opened when the first stream opens).
@@ -101,7 +101,7 @@ export async function buildApp(deps: AppDeps) {
     log: (msg, err) => app.log.warn({ err }, msg),
   });
   const services = createServices({
-    config, db, repositories, secrets, handOff, temporal: deps.temporal.connection, temporalClient: deps.temporal.client, runEventsListener,
+    config, db, repositories, secrets, engine, temporal: deps.temporal.connection, temporalClient: deps.temporal.client, runEventsListener,
     log: (msg, err) => app.log.warn({ err }, msg),
   });
   // Open streams end before the server waits for its connections to close; then the listener goes.

@@ -36,7 +36,6 @@ import { DefaultLogger, Runtime, type WorkerOptions } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { withTransaction, type Db } from '../db/pool';
 import { insertEvent } from '../db/repositories/events';
-import { createEventFanOut } from '../engine/events/fan-out';
 import { createSecretBox } from '../lib/secrets';
 import { DEV_STACK_RETENTION } from '../scripts/temporal-dev-server';
 import { startReceiver as startLoopbackReceiver } from './kit/receiver';
@@ -146,7 +145,7 @@ async function benchDeliveries(stack: Stack, receiver: Receiver): Promise<string
     await db.query(`INSERT INTO webhooks (account_id, name, direction, url, secret_sealed, events) VALUES ($1, 'bench', 'outgoing', $2, $3, $4)`, [
       accountId, url, secrets.seal(SECRET), ['bench.event'],
     ]);
-    const fanOut = createEventFanOut(stack.config, { attemptFirst: engine.handOff.attemptsFirst });
+    const { fanOut } = engine.composed;
     return async () => {
       const { id, held } = await withTransaction(db, async (tx) => {
         const event = await insertEvent(tx, { accountId, type: 'bench.event', data: { n: 1 } });

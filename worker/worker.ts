@@ -3,12 +3,10 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type Worke
 import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
-import { createHandOff, type HandOff } from '../engine/outbox/handoff';
+import { composeEngine } from '../engine/compose';
 import { createSecretBox } from '../lib/secrets';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../engine/temporal/names';
 import { startReconciler } from './reconciler';
-import { createEventFanOut } from '../engine/events/fan-out';
-import { createRunLine } from '../engine/runs/run-line';
 import { ensureRetentionSchedule } from './retention-schedule';
 
 /**
@@ -53,10 +51,12 @@ export async function createEngine(deps: EngineDeps) {
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
   const secrets = createSecretBox(config.secretsKey);
-  // Also makes the first attempt of the deliveries the fires it records write (engine/deliveries/first-attempts.ts).
-  const handOff: HandOff = createHandOff({ db, client, log, attempts: { config, secrets } });
+  // The engine of this process, built once; it also makes the first attempt of the deliveries the fires
+  // it records write (engine/deliveries/first-attempts.ts).
+  const composed = composeEngine({ db, config, secrets, client, log });
+  const { handOff } = composed;
   await ensureRetentionSchedule(client);
-  const activities = createActivities({ db, config, secrets, handOff, client });
+  const activities = createActivities(composed);
   const worker = await Worker.create({
     connection: deps.connection,
     namespace: config.temporal.namespace,
@@ -86,12 +86,14 @@ export async function createEngine(deps: EngineDeps) {
     worker,
     client,
     handOff,
+    /** The process's engine (engine/compose.ts), which the activities adapt. */
+    composed,
     /** Reconciles and polls until shutdown; resolves once the worker has drained. */
     async run(): Promise<void> {
       reconciler = startReconciler({
         db, client, handOff, log,
-        fanOut: createEventFanOut(config),
-        runLine: createRunLine({ db, config, onPromoted: () => handOff.kick() }),
+        fanOut: composed.fanOutToWorkflows,
+        runLine: composed.runLine,
         intervalMs: config.engine.reconcileIntervalMs,
         sweepEveryMs: config.engine.scheduleSweepMs,
         missedFireGraceMs: config.missedFires.graceMs,

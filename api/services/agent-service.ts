@@ -5,7 +5,7 @@ import type { AccountsRepository } from '../../db/repositories/accounts';
 import type { AgentRow, AgentsRepository, AgentValues } from '../../db/repositories/agents';
 import { insertEvent, type EventRow } from '../../db/repositories/events';
 import type { EventAbout, EventFanOut } from '../../engine/events/fan-out';
-import type { FirstAttempt } from '../../engine/deliveries/first-attempts';
+import type { FirstAttempt } from '../../engine/outbox/starts';
 import type { HandOff } from '../../engine/outbox/handoff';
 import { modelNotAllowed } from '../../lib/model-settings';
 import { NotFoundError, ValidationError } from '../errors';

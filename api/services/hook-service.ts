@@ -5,7 +5,7 @@ import { insertEvent } from '../../db/repositories/events';
 import type { HooksRepository } from '../../db/repositories/hooks';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
 import type { EventFanOut } from '../../engine/events/fan-out';
-import type { FirstAttempt } from '../../engine/deliveries/first-attempts';
+import type { FirstAttempt } from '../../engine/outbox/starts';
 import { emittedByIncomingWebhook } from '../../lib/events';
 import type { HandOff } from '../../engine/outbox/handoff';
 import { openConfig } from '../../lib/secret-config';

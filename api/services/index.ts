@@ -23,9 +23,7 @@ import { createTriggersRepository } from '../../db/repositories/triggers';
 import { createUsersRepository } from '../../db/repositories/users';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { Config } from '../../lib/config';
-import { createEventFanOut } from '../../engine/events/fan-out';
-import { createFireRecorder } from '../../engine/fires/record-fire';
-import type { HandOff } from '../../engine/outbox/handoff';
+import type { Engine } from '../../engine/compose';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
 import { createAgentService } from './agent-service';
@@ -84,8 +82,11 @@ export interface ServiceDeps {
   db: Db;
   repositories: Repositories;
   secrets: SecretBox;
-  /** Kicked by services after committing outbox rows (events, runs, fires, schedule syncs). */
-  handOff: HandOff;
+  /**
+   * The process's engine (engine/compose.ts): its hand-off is kicked by services after committing outbox
+   * rows (events, runs, fires, schedule syncs); its fan-out and fire recorder write what events and fires cause.
+   */
+  engine: Engine;
   /** The Temporal connection, for the health check only. */
   temporal: Connection;
   /** The process's Temporal client: schedule truth asks it when fire workflows ended. */
@@ -98,7 +99,8 @@ export interface ServiceDeps {
 
 /** Every service of the API, each built once from its dependencies; buildApp hands each route module its own. */
 export function createServices(deps: ServiceDeps) {
-  const { config, db, repositories: repos, secrets, handOff } = deps;
+  const { config, db, repositories: repos, secrets, engine } = deps;
+  const { handOff, fanOut } = engine;
   const { publicBaseUrl } = config.http;
   const { quotas } = repos;
   // Every URL check of every service (webhook urls, tool endpoints), bounded per request, account and process.
@@ -106,9 +108,7 @@ export function createServices(deps: ServiceDeps) {
 
   // Every write of every service records itself here, in its own transaction.
   const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
-  const fanOut = createEventFanOut(config, { attemptFirst: handOff.attemptsFirst });
-  const fireRecorder = createFireRecorder({ config, fanOut });
-  const fireAdmission = { db, recorder: fireRecorder, handOff };
+  const fireAdmission = { db, recorder: engine.fires, handOff };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   const services = {
     auth: createAuthService({

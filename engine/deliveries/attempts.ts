@@ -16,10 +16,10 @@ import type { Client } from '@temporalio/client';
 import type { Db, Queryable } from '../../db/pool';
 import type { AttemptAnswer } from '../contract';
 import type { Config } from '../../lib/config';
-import { createEventFanOut } from '../events/fan-out';
+import type { EventFanOut } from '../events/fan-out';
 import { OutboundError, retryAfterMs, sendOutbound } from '../../lib/outbound-http';
 import type { SecretBox } from '../../lib/secrets';
-import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
+import type { SlotWaits } from './slot-waits';
 import { standardWebhookHeaders } from '../../lib/standard-webhooks';
 import { SLOT_FREED_SIGNAL, SLOT_WAIT_MS, workflowIds } from '../temporal/names';
 
@@ -66,14 +66,24 @@ const WAITER_TTL_MS = 3 * SLOT_WAIT_MS;
  * Delivery attempts, made by the delivery workflow's activity (activities/deliveries.ts) and, for a
  * delivery's first attempt, by the process that wrote the delivery (engine/deliveries/first-attempts.ts).
  */
-export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: SecretBox; client: Client; kick?: () => void }) {
-  const { db, config, secrets, client } = deps;
+export function createDeliveryAttempts(deps: {
+  db: Db;
+  config: Config;
+  secrets: SecretBox;
+  client: Client;
+  /** Fans out the `webhook.disabled` event of a webhook an attempt disabled. */
+  fanOut: EventFanOut;
+  /** The process's slot waits: an attempt ending here wakes a first attempt waiting here. */
+  slotWaits: SlotWaits;
+  /** Hands off what an attempt committed (the webhook.disabled event's deliveries). */
+  kick: () => void;
+}) {
+  const { db, config, secrets, client, fanOut, slotWaits } = deps;
   const deliveries = createDeliveriesRepository(db);
   const slots = createDeliverySlotsRepository(db);
   const outbox = createOutboxRepository(db);
   const concurrency = config.webhooks.concurrencyPerWebhook;
   const { disableAfter } = config.webhooks;
-  const fanOut = createEventFanOut(config);
 
   /** One POST of the envelope; an HTTP failure is a result to store, not an activity failure. */
   async function send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult & { retryAfterMs: number | null }> {
@@ -125,11 +135,11 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
    */
   async function releaseSlot(slot: SlotRequest): Promise<void> {
     let next = await slots.release(slot, concurrency);
-    slotFreedHere(slot.webhookId);
+    slotWaits.slotFreedHere(slot.webhookId);
     while (next.length > 0) {
       const gone: typeof next = [];
       for (const waiter of next) {
-        if (wakeSlotWaiter(waiter)) continue;
+        if (slotWaits.wakeSlotWaiter(waiter)) continue;
         const workflowId = workflowIds.delivery(waiter.deliveryId, waiter.generation);
         try {
           await client.workflow.getHandle(workflowId).signal(SLOT_FREED_SIGNAL);
@@ -214,7 +224,7 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
         if (disabled) await announceDisabled(tx, disabled);
         return { status, disabled: disabled !== null };
       });
-      if (disabled) deps.kick?.(); // the webhook.disabled deliveries' workflow starts
+      if (disabled) deps.kick(); // the webhook.disabled deliveries' workflow starts
       if (status === null || (disabled && status === 'pending')) return 'stopped'; // cancelled with its webhook
       if (status === 'pending') return input.answerDelay ? { step: 'retry', delayMs: delayMs! } : 'retry';
       return status === 'succeeded' ? 'succeeded' : 'failed';
@@ -223,3 +233,4 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
     }
   }
 }
+export type DeliveryAttempts = ReturnType<typeof createDeliveryAttempts>;

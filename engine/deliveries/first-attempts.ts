@@ -1,19 +1,11 @@
-import type { Client } from '@temporalio/client';
 import type { Db } from '../../db/pool';
 import { createOutboxRepository } from '../../db/repositories/outbox';
 import type { Config } from '../../lib/config';
-import { createDeliveryAttempts } from './attempts';
+import type { DeliveryAttempts } from './attempts';
 import { parseDuration } from '../../lib/durations';
-import type { SecretBox } from '../../lib/secrets';
-import { slotWaiter, type SlotWaiter, type WakeReason } from './slot-waits';
-import type { AttemptAnswer } from '../contract';
-
-/** A delivery written with its workflow start held back (startDelivery's holdMs), for its writer to attempt first. */
-export interface FirstAttempt {
-  deliveryId: string;
-  /** The held outbox row of its `delivery:<id>` workflow start. */
-  outboxId: number;
-}
+import type { SlotWaiter, SlotWaits, WakeReason } from './slot-waits';
+import type { AttemptAnswer, DeliveryStartPatch } from '../contract';
+import type { FirstAttempt } from '../outbox/starts';
 
 /**
  * How long a delivery's workflow start is held back while the process that wrote it makes the first
@@ -42,9 +34,16 @@ export const FIRST_ATTEMPT_MAX_WAIT_MS = 30_000;
  * Attempts are the same as the workflow's (engine/deliveries/attempts.ts): signed, SSRF-checked, recorded,
  * within the webhook's concurrency.
  */
-export function createFirstAttempts(deps: { db: Db; config: Config; secrets: SecretBox; client: Client; kick: () => void; log: (msg: string, err?: unknown) => void }) {
-  const { config, log } = deps;
-  const attempts = createDeliveryAttempts(deps);
+export function createFirstAttempts(deps: {
+  db: Db;
+  config: Config;
+  /** The process's delivery attempts, the same the delivery workflow's activity makes. */
+  attempts: DeliveryAttempts;
+  slotWaits: SlotWaits;
+  kick: () => void;
+  log: (msg: string, err?: unknown) => void;
+}) {
+  const { config, log, attempts, slotWaits } = deps;
   const outbox = createOutboxRepository(deps.db);
   const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
   const running = new Set<Promise<void>>();
@@ -96,8 +95,8 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
     }
   }
 
-  async function release(held: FirstAttempt, firstArg: Record<string, unknown> = {}): Promise<void> {
-    await outbox.releaseHeld(held.outboxId, firstArg);
+  async function release(held: FirstAttempt, patch: DeliveryStartPatch = {}): Promise<void> {
+    await outbox.releaseHeld(held.outboxId, patch);
     deps.kick();
   }
 
@@ -123,7 +122,7 @@ export function createFirstAttempts(deps: { db: Db; config: Config; secrets: Sec
     let waitingFor: string | null = null;
     let lastWake: WakeReason | null = null;
     // Registered before the first ask: an attempt ending between that ask and the wait still wakes it.
-    const waiter = slotWaiter({ deliveryId: held.deliveryId, generation: 0 });
+    const waiter = slotWaits.slotWaiter({ deliveryId: held.deliveryId, generation: 0 });
     renewing(held.outboxId, waiter);
     let step: AttemptAnswer = 'wait';
     try {

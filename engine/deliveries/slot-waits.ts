@@ -19,16 +19,23 @@ interface Group {
   movedAt: number;
 }
 
-const byKey = new Map<string, SlotWaiter>();
-const byWebhook = new Map<string, Group>();
 const keyOf = (s: { deliveryId: string; generation: number }) => `${s.deliveryId}:${s.generation}`;
+
+/** The waiters of one process: by delivery (to wake one) and by webhook (to poll each webhook's line once). */
+interface Registry {
+  byKey: Map<string, SlotWaiter>;
+  byWebhook: Map<string, Group>;
+}
 
 export class SlotWaiter {
   private told: WakeReason | null = null;
   private resolve: ((r: WakeReason) => void) | null = null;
   private webhookId: string | null = null;
 
-  constructor(private readonly key: string) {}
+  constructor(
+    private readonly registry: Registry,
+    private readonly key: string,
+  ) {}
 
   /** Wakes the waiter (or makes its next `next` return at once). */
   tell(reason: WakeReason): void {
@@ -43,6 +50,7 @@ export class SlotWaiter {
   join(webhookId: string): void {
     if (this.webhookId) return;
     this.webhookId = webhookId;
+    const { byWebhook } = this.registry;
     let group = byWebhook.get(webhookId);
     if (!group) {
       const g: Group = { waiters: new Set(), timer: setInterval(() => g.waiters.values().next().value?.tell('poll'), SLOT_POLL_MS), movedAt: 0 };
@@ -54,7 +62,7 @@ export class SlotWaiter {
 
   /** When the webhook's line last moved here (0: not since this waiter joined it). */
   lineMovedAt(): number {
-    return (this.webhookId && byWebhook.get(this.webhookId)?.movedAt) || 0;
+    return (this.webhookId && this.registry.byWebhook.get(this.webhookId)?.movedAt) || 0;
   }
 
   /** Until told (why) or `ms` have passed ('timeout'). */
@@ -78,6 +86,7 @@ export class SlotWaiter {
 
   /** No longer waiting; `passTurn`: it took a slot after a poll, so the next waiter of its webhook asks too. */
   end(passTurn = false): void {
+    const { byKey, byWebhook } = this.registry;
     if (byKey.get(this.key) === this) byKey.delete(this.key);
     if (!this.webhookId) return;
     const group = byWebhook.get(this.webhookId);
@@ -91,28 +100,38 @@ export class SlotWaiter {
   }
 }
 
-/** A first attempt that may have to wait: registered before it asks for a slot, so no wake-up is missed. */
-export function slotWaiter(slot: { deliveryId: string; generation: number }): SlotWaiter {
-  const key = keyOf(slot);
-  const waiter = new SlotWaiter(key);
-  byKey.set(key, waiter);
-  return waiter;
-}
+/**
+ * The slot waits of one process (engine/compose.ts builds one): the first attempts that wait here and the
+ * attempts that end here share it, so an attempt ending in this process wakes the waiter at once.
+ */
+export function createSlotWaits() {
+  const registry: Registry = { byKey: new Map(), byWebhook: new Map() };
+  return {
+    /** A first attempt that may have to wait: registered before it asks for a slot, so no wake-up is missed. */
+    slotWaiter(slot: { deliveryId: string; generation: number }): SlotWaiter {
+      const key = keyOf(slot);
+      const waiter = new SlotWaiter(registry, key);
+      registry.byKey.set(key, waiter);
+      return waiter;
+    },
 
-/** Tells the delivery's waiter in this process that a slot may be free; false when none waits here. */
-export function wakeSlotWaiter(slot: { deliveryId: string; generation: number }): boolean {
-  const waiter = byKey.get(keyOf(slot));
-  waiter?.tell('released');
-  return waiter !== undefined;
-}
+    /** Tells the delivery's waiter in this process that a slot may be free; false when none waits here. */
+    wakeSlotWaiter(slot: { deliveryId: string; generation: number }): boolean {
+      const waiter = registry.byKey.get(keyOf(slot));
+      waiter?.tell('released');
+      return waiter !== undefined;
+    },
 
-/** A slot of the webhook was given back in this process: its waiters here see their line move. */
-export function slotFreedHere(webhookId: string): void {
-  const group = byWebhook.get(webhookId);
-  if (group) group.movedAt = Date.now();
-}
+    /** A slot of the webhook was given back in this process: its waiters here see their line move. */
+    slotFreedHere(webhookId: string): void {
+      const group = registry.byWebhook.get(webhookId);
+      if (group) group.movedAt = Date.now();
+    },
 
-/** Waiters in this process (tests). */
-export function slotWaitersHere(): number {
-  return byKey.size;
+    /** Waiters in this process (tests). */
+    slotWaitersHere(): number {
+      return registry.byKey.size;
+    },
+  };
 }
+export type SlotWaits = ReturnType<typeof createSlotWaits>;

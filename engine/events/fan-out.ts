@@ -8,10 +8,9 @@ import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { DispatchResult } from '../contract';
 import type { Config } from '../../lib/config';
 import { parseDuration } from '../../lib/durations';
-import { startDelivery, startEventFire, startEventMatching } from '../outbox/starts';
+import { startDelivery, startEventFire, startEventMatching, type FirstAttempt } from '../outbox/starts';
 import { matchEventFilters, REGEX_WORK_BUDGET, regexUnits } from '../../lib/event-filter';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
-import { FIRST_ATTEMPT_HOLD_MS, type FirstAttempt } from '../deliveries/first-attempts';
 
 /** The largest JSON body a hook accepts (api/app.ts bodyLimit): the longest value a filter must match in full. */
 export const MAX_MATCHED_VALUE = 1024 * 1024;
@@ -80,13 +79,14 @@ export interface EventAbout {
  * it has run. The caller kicks its hand-off after the commit, with the deliveries held for their first
  * attempt (`held`).
  *
- * `attemptFirst` (a caller whose hand-off makes first attempts, HandOff.attemptsFirst): each delivery's
- * workflow start is held back while the caller's process makes the first attempt itself, after the
- * commit (engine/deliveries/first-attempts.ts); a workflow starts only when that attempt leaves something to wait for.
+ * `holdMs` (engine/compose.ts decides it, for a fan-out whose caller's hand-off makes first attempts):
+ * each delivery's workflow start is held back that long while the caller's process makes the first
+ * attempt itself, after the commit (engine/deliveries/first-attempts.ts); a workflow starts only when
+ * that attempt leaves something to wait for. 0: each delivery's workflow starts at once.
  */
-export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, options: { attemptFirst?: boolean } = {}) {
+export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, options: { holdMs?: number } = {}) {
   const schedule = { delaysMs: config.webhooks.retrySchedule.map(parseDuration), timeoutMs: config.webhooks.timeoutMs };
-  const holdMs = options.attemptFirst ? FIRST_ATTEMPT_HOLD_MS : 0;
+  const holdMs = options.holdMs ?? 0;
 
   return {
     /** Webhook retry schedule and attempt limit of the deliveries this fan-out creates. */

@@ -9,7 +9,7 @@ import { overModelBudget, runsWithModel } from '../../lib/model-settings';
 import { runLineLimits } from '../runs/run-line';
 import { startRun } from '../outbox/starts';
 import type { EventFanOut } from '../events/fan-out';
-import type { FirstAttempt } from '../deliveries/first-attempts';
+import type { FirstAttempt } from '../outbox/starts';
 import { scheduledTimeOf, type FireInput, type FireOutcome, type FireSource } from '../contract';
 
 /**

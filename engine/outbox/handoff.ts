@@ -2,11 +2,10 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { Db } from '../../db/pool';
 import { afterCommit } from '../../db/write-unit';
 import { createOutboxRepository, type OutboxItem } from '../../db/repositories/outbox';
-import type { Config } from '../../lib/config';
-import { createFirstAttempts, type FirstAttempt } from '../deliveries/first-attempts';
+import type { FirstAttempts } from '../deliveries/first-attempts';
 import { syncTriggerSchedule } from '../fires/schedules';
-import type { SecretBox } from '../../lib/secrets';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE } from '../temporal/names';
+import type { FirstAttempt } from './starts';
 
 const BATCH = 100;
 /**
@@ -26,15 +25,16 @@ const SYNC_CONCURRENCY = 4;
  * handed off later. Every hand-off is idempotent: deterministic workflow ids, and schedule syncs that
  * converge to the row.
  *
- * With `attempts` (the API and the worker), a kick also makes the first attempt of the deliveries the
- * commit wrote with their workflow start held back (engine/deliveries/first-attempts.ts): most deliveries never need
- * a workflow. Without it (or when the attempter is gone), a held start is handed off once its hold ends.
+ * With `firstAttempts` (the API and the worker: engine/compose.ts), a kick also makes the first attempt
+ * of the deliveries the commit wrote with their workflow start held back (engine/deliveries/first-attempts.ts):
+ * most deliveries never need a workflow. Without it (or when the attempter is gone), a held start is
+ * handed off once its hold ends.
  */
 export function createHandOff(deps: {
   db: Db;
   client: Client;
   log?: (msg: string, err?: unknown) => void;
-  attempts?: { config: Config; secrets: SecretBox };
+  firstAttempts?: FirstAttempts | null;
 }) {
   const outbox = createOutboxRepository(deps.db);
   const log = deps.log ?? (() => {});
@@ -43,7 +43,7 @@ export function createHandOff(deps: {
   const kick = () => {
     drain().catch((err) => log('outbox drain failed; the reconciler will retry', err));
   };
-  const firstAttempts = deps.attempts ? createFirstAttempts({ ...deps.attempts, db: deps.db, client: deps.client, kick, log }) : null;
+  const firstAttempts = deps.firstAttempts ?? null;
 
   async function handOne(item: OutboxItem): Promise<void> {
     const call = <T>(fn: () => Promise<T>) => deps.client.connection.withDeadline(Date.now() + RPC_DEADLINE_MS, fn);
@@ -135,8 +135,6 @@ export function createHandOff(deps: {
         kick();
       });
     },
-    /** Whether a delivery written now may be held for its first attempt here (see above). */
-    attemptsFirst: firstAttempts?.immediate ?? false,
     /** Resolves when no drain and no first attempt is running (tests, shutdown). */
     async idle(): Promise<void> {
       await firstAttempts?.idle();

@@ -58,6 +58,13 @@ export async function startEventMatching(
   });
 }
 
+/** A delivery written with its workflow start held back (startDelivery's holdMs), for its writer to attempt first. */
+export interface FirstAttempt {
+  deliveryId: string;
+  /** The held outbox row of its `delivery:<id>` workflow start. */
+  outboxId: number;
+}
+
 /**
  * One generation of a delivery's attempts, `delivery:<id>` (generation 0) or `delivery:<id>:retry-<n>`:
  * an attempt after each delay of `schedule.delaysMs`, each limited to `schedule.timeoutMs`. With

@@ -24,13 +24,12 @@ export const runLineLimits = (config: Pick<Config, 'runs'>): RunLineLimits => ({
 });
 
 /**
- * Each account's pace of promotions in this process: a token bucket holding up to the account's
- * concurrency, refilled at RUN_BACKLOG_PER_SECOND, shared by the process's run lines. Full buckets are
+ * Each account's pace of promotions in this process (its one run line: engine/compose.ts): a token
+ * bucket holding up to the account's concurrency, refilled at RUN_BACKLOG_PER_SECOND. Full buckets are
  * dropped (a full bucket and none are the same).
  */
-const backlogBuckets = new Map<string, { tokens: number; at: number }>();
-
 function createPace(perSecond: number, burst: number) {
+  const backlogBuckets = new Map<string, { tokens: number; at: number }>();
   const refilled = (accountId: string) => {
     const now = Date.now();
     const bucket = backlogBuckets.get(accountId) ?? { tokens: burst, at: now };

@@ -8,7 +8,6 @@ import { WorkerLogger } from '../../worker/sdk-logger';
 import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
 import { startTestApp, type TestApp } from './app';
 import { onCleanup, type Cleanup } from './cleanup';
-import { testSecretBox } from './config';
 import { testNamespace } from './namespace';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -89,6 +88,6 @@ export async function startEngine(t: Cleanup, testFile: string, overrides: Recor
     },
     startWorker,
     stopWorker,
-    activityDeps: () => ({ db, config, secrets: testSecretBox, handOff: engine!.handOff, client: engine!.client }),
+    activityDeps: () => engine!.composed,
   };
 }

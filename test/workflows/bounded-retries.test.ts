@@ -8,7 +8,7 @@ import pg from 'pg';
 import { createActivities, type Activities } from '../../activities';
 import { isDeterministicFailure, withFailureClassification } from '../../activities/failures';
 import { insertEvent } from '../../db/repositories/events';
-import { createHandOff } from '../../engine/outbox/handoff';
+import { composeEngine } from '../../engine/compose';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../engine/temporal/names';
 import { ATTEMPT_RETRY, ENGINE_RETRY } from '../../workflows/retry-policies';
 import type { DeliveryInput, FireInput } from '../../engine/contract';
@@ -34,13 +34,15 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
     quietRuntime('ERROR'); // the failures below are on purpose
     env = await startTimeSkippingServer(suite);
     database = await createTestDatabase(suite);
-    real = createActivities({
-      db: database.db,
-      config: testConfig(database.url),
-      secrets: testSecretBox,
-      handOff: createHandOff({ db: database.db, client: env.client }),
-      client: env.client,
-    });
+    real = createActivities(
+      composeEngine({
+        db: database.db,
+        config: testConfig(database.url),
+        secrets: testSecretBox,
+        client: env.client,
+        firstAttempts: false,
+      }),
+    );
   });
 
   /** Runs `workflowType` once on a worker with these activities; answers its result or its failure. */

@@ -7,7 +7,7 @@ import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { createHandOff } from '../../engine/outbox/handoff';
+import { composeEngine } from '../../engine/compose';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../engine/temporal/names';
 import type { DeliveryInput } from '../../engine/contract';
 import { suiteContext } from '../helpers/cleanup';
@@ -59,13 +59,15 @@ describe('delivery workflow replay (time-skipping server)', () => {
       [`${randomUUID()}@example.com`, `${receiver.url}/hook`],
     );
     const deliveryId = rows[0]!.delivery_id;
-    const activities = createActivities({
-      db: database.db,
-      config,
-      secrets: testSecretBox,
-      handOff: createHandOff({ db: database.db, client: env.client }),
-      client: env.client,
-    });
+    const activities = createActivities(
+      composeEngine({
+        db: database.db,
+        config,
+        secrets: testSecretBox,
+        client: env.client,
+        firstAttempts: false,
+      }),
+    );
     const input: DeliveryInput = { deliveryId, generation: 0, delaysMs: [0, 1000, 1000, 1000], timeoutMs: 5000 };
     const history = await whileWorkersRun(env.nativeConnection, activities, async () => {
       const h = await env.client.workflow.start(WORKFLOW_TYPES.delivery, { workflowId: workflowIds.delivery(deliveryId), taskQueue: TASK_QUEUE, args: [input] });

@@ -4,7 +4,7 @@ import { before, describe, it } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
 import { parseDuration } from '../../lib/durations';
-import { createHandOff } from '../../engine/outbox/handoff';
+import { composeEngine } from '../../engine/compose';
 import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../engine/temporal/names';
 import type { AttemptOutcome, DeliveryInput } from '../../engine/contract';
 import { suiteContext } from '../helpers/cleanup';
@@ -49,13 +49,15 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
     );
     const { delivery_id: deliveryId, event_id: eventId } = rows[0]!;
 
-    const activities = createActivities({
-      db: database.db,
-      config,
-      secrets: testSecretBox,
-      handOff: createHandOff({ db: database.db, client: env.client }),
-      client: env.client,
-    });
+    const activities = createActivities(
+      composeEngine({
+        db: database.db,
+        config,
+        secrets: testSecretBox,
+        client: env.client,
+        firstAttempts: false,
+      }),
+    );
 
     const input: DeliveryInput = { deliveryId, generation: 0, delaysMs, timeoutMs: config.webhooks.timeoutMs };
     const startedAt = await env.currentTimeMs();
