@@ -11,13 +11,25 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 const outboxInserts = {
   group: ['**/db/repositories/outbox'],
   importNames: ['insertWorkflowStart', 'insertScheduleSync'],
-  message: 'Queue work through a verb of engine/outbox/starts.ts (startRun, startFire, startEventDispatch, …).',
+  message:
+    'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startParkedRun, startRecovery, startScheduleSync).',
 };
 // The engine and the shared library never reach into the HTTP layer: what both sides need lives in lib/.
 const apiFromEngine = {
   group: ['**/api', '**/api/**'],
-  message: 'activities/, worker/ and lib/ must not import api/: move what is shared to lib/.',
+  message: 'engine/, activities/, worker/ and lib/ must not import api/: move what is shared to lib/.',
 };
+// No layer imports upward. From the ground up: lib/ (shared utilities), db/ (SQL), engine/ (the effects),
+// workflows/ and activities/ (Temporal's side of the engine), worker/ and api/ (the two processes).
+// engine/contract.ts is the one module below db/ in engine/: plain data that db/ and workflows/ read too.
+const upward = (layers, except = []) => ({
+  regex: `^(\\.\\./)+(${except.map((e) => `(?!${e}$)`).join('')}(${layers.join('|')}))(/|$)`,
+  message: 'A layer never imports one above it (lib < db < engine < workflows, activities < worker, api): move what is shared down.',
+});
+const fromLib = upward(['db', 'engine', 'workflows', 'activities', 'worker']);
+const fromDb = upward(['engine', 'workflows', 'activities', 'worker'], ['engine/contract']);
+const fromEngine = upward(['workflows', 'activities', 'worker']);
+const fromActivities = upward(['workflows', 'worker']);
 
 // A bench is a small program over bench/kit/, runnable from a clean clone: it never reaches into the tests.
 const testFromBench = {
@@ -61,13 +73,29 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [outboxInserts] }] },
   },
   {
-    files: ['activities/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
+    files: ['lib/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, { ...fromLib, allowTypeImports: true }] }] },
+  },
+  {
+    files: ['db/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, fromDb] }] },
+  },
+  {
+    files: ['engine/**/*.ts'],
     ignores: ['engine/outbox/starts.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, fromEngine] }] },
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, fromActivities] }] },
+  },
+  {
+    files: ['worker/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts] }] },
   },
   {
     // SQL lives in db/repositories; the engine calls repositories like the API does.
-    files: ['activities/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
+    files: ['engine/**/*.ts', 'activities/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -81,7 +109,7 @@ export default tseslint.config(
   },
   {
     files: ['engine/outbox/starts.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, fromEngine] }] },
   },
   {
     // Workflows are replayed: they must be deterministic. No Node built-ins, no I/O, no clock, no randomness;
@@ -96,6 +124,10 @@ export default tseslint.config(
           patterns: [
             { group: ['**/activities', '**/activities/*'], allowTypeImports: true, message: 'Import activities with `import type` and proxyActivities.' },
             { group: ['**/db/*', '**/api/*', 'pg', 'fastify', 'undici', 'axios'], message: 'Workflows do no I/O.' },
+            {
+              regex: '^(\\.\\./)+engine/(?!contract$|temporal/names$)',
+              message: 'Workflows read only the engine\'s contract (engine/contract.ts) and Temporal names (engine/temporal/names.ts).',
+            },
           ],
         },
       ],
