@@ -171,7 +171,7 @@ describe('model runs', () => {
     assert.deepEqual(steps[1]!.output, { plan: 'gold' });
     assert.equal(steps[2]!.input, null, 'later model steps continue the conversation');
 
-    // The run began in its first step's activity (beginRunStep) and its last step ended it (activities/runs.ts
+    // The run began in its first step's activity (beginRunStep) and its last step ended it (activities/runs/index.ts
     // lastStepEnds): no local activity at all (no beginRun, no finishRun), one marker (the patch), one
     // activity task per step; agent.completed once; every step's attempt timed.
     const history = await h.engine.client.workflow.getHandle(workflowIds.run(done.id)).fetchHistory();

@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
-import { withTransaction, type Queryable } from '../db/pool';
-import { createAgentsRepository } from '../db/repositories/agents';
-import { insertEvent } from '../db/repositories/events';
+import { withTransaction, type Queryable } from '../../db/pool';
+import { createAgentsRepository } from '../../db/repositories/agents';
+import { insertEvent } from '../../db/repositories/events';
 import {
   findRunStep,
   finishRunStep,
@@ -12,7 +12,7 @@ import {
   startStepOfRun,
   type NewRunStep,
   type RunStepRow,
-} from '../db/repositories/run-steps';
+} from '../../db/repositories/run-steps';
 import {
   countQueuedAhead,
   countRunningRuns,
@@ -24,24 +24,24 @@ import {
   recordRunEnd,
   type RunExecutor,
   type RunRow,
-} from '../db/repositories/runs';
-import { insertThreadMessages, listThreadWindow, type ThreadMessageRow } from '../db/repositories/thread-messages';
-import { createToolsRepository, type ToolRow } from '../db/repositories/tools';
-import { openConfig } from '../lib/secret-config';
-import { toolSecretPaths } from '../lib/secret-paths';
-import { workflowIds } from '../engine/temporal/names';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../engine/contract';
-import type { ActivityDeps } from './deps';
-import { activityContext, whileHeartbeating } from './heartbeat';
-import { ModelCallAborted, ModelError } from './executor/model-client';
-import type { ModelRunOutput } from './executor/model-executor';
-import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
-import { modelBudgetMessage, overModelBudget } from '../lib/model-settings';
-import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../engine/runs/run-line';
-import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
-import { createExecutors, type Executors } from './executor/select';
-import { userMessage } from './executor/system-message';
-import { callTool } from './executor/tool-call';
+} from '../../db/repositories/runs';
+import { insertThreadMessages, listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
+import { createToolsRepository, type ToolRow } from '../../db/repositories/tools';
+import { openConfig } from '../../lib/secret-config';
+import { toolSecretPaths } from '../../lib/secret-paths';
+import { workflowIds } from '../../engine/temporal/names';
+import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../../engine/contract';
+import type { ActivityDeps } from '../deps';
+import { activityContext, whileHeartbeating } from '../heartbeat';
+import { ModelCallAborted, ModelError } from '../executor/model-client';
+import type { ModelRunOutput } from '../executor/model-executor';
+import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type Usage } from '../executor/model-step';
+import { modelBudgetMessage, overModelBudget } from '../../lib/model-settings';
+import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../../engine/runs/run-line';
+import { capError, capValue, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from '../executor/output-cap';
+import { createExecutors, type Executors } from '../executor/select';
+import { userMessage } from '../executor/system-message';
+import { callTool } from '../executor/tool-call';
 
 type EndStatus = 'succeeded' | 'failed';
 
