@@ -10,20 +10,21 @@ import { createRetentionActivities } from './retention';
 import { createRunActivities } from './runs';
 
 /**
- * Activities are built from their dependencies and registered by the worker. All I/O lives here,
- * never in workflows/.
+ * Activities are built from the worker's engine (engine/compose.ts) and registered by the worker. All I/O
+ * lives here, never in workflows/. Every activity's failures are classified the same way
+ * (activities/failures.ts): the deterministic ones are non-retryable, retrying would only repeat them
+ * (docs/architecture.md § Limits and fairness).
  */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return withFailureClassification({
     ...healthActivities(deps.db),
-    // Their deterministic failures are non-retryable: retrying would only repeat them (docs/architecture.md § Limits and fairness).
-    ...withFailureClassification(createFireActivities(deps)),
-    ...withFailureClassification(createDispatchActivities(deps)),
-    ...withFailureClassification(createDeliveryActivities(deps)),
-    ...withFailureClassification(createRecoveryActivities(deps)),
+    ...createFireActivities(deps),
+    ...createDispatchActivities(deps),
+    ...createDeliveryActivities(deps),
+    ...createRecoveryActivities(deps),
     ...createRunActivities(deps),
     ...createRetentionActivities(deps),
-  };
+  });
 }
 export type Activities = ReturnType<typeof createActivities>;
 

@@ -1,0 +1,112 @@
+import type { Queryable } from '../../db/pool';
+import { createAgentsRepository } from '../../db/repositories/agents';
+import { listRunSteps, markRunRunningWithSteps, type NewRunStep } from '../../db/repositories/run-steps';
+import { countQueuedAhead, countRunningRuns, findRunForUpdateWithAgent, findRunInLine, markRunWaiting, type RunExecutor, type RunRow } from '../../db/repositories/runs';
+import { listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
+import { createToolsRepository } from '../../db/repositories/tools';
+import type { BeginRunOutcome, RunInput } from '../../engine/contract';
+import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../../engine/runs/run-line';
+import { fromExecutor, toRef, type RunContext } from './context';
+import type { RunEnd } from './end';
+import type { WakeUps } from './wake-ups';
+
+/** A run's admission: queued → running when its account's line lets it, its steps planned (`begin`). */
+export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunEnd, wakeUps: WakeUps) {
+  const { db, config, runLine } = deps;
+  const agents = createAgentsRepository(db);
+  const toolsRepository = createToolsRepository(db);
+  const { limit, holdMs } = runLineLimits(config);
+  const { end } = runEnd;
+  const { afterEnd } = wakeUps;
+
+  /**
+   * The answer for a run already running (a retry whose answer was lost): the time it has left, and the
+   * steps planned when it began (`planned_by` null). The steps a step's answer added are not listed: the
+   * step answers them (`answered`) when it is asked again, so the workflow's queue holds each step once,
+   * in the order it had the first time.
+   */
+  async function runningOutcome(q: Queryable, run: Pick<RunRow, 'id' | 'started_at'>): Promise<BeginRunOutcome & { status: 'running' }> {
+    const steps = await listRunSteps(q, run.id);
+    return { status: 'running', timeoutMs: timeLeft(run.started_at), steps: steps.filter((s) => s.planned_by === null).map(toRef) };
+  }
+
+  /** The run's time left (RUN_TIMEOUT_MS from the moment it started running). */
+  function timeLeft(startedAt: Date | null): number {
+    const { timeoutMs } = config.runs;
+    const elapsed = startedAt ? Date.now() - startedAt.getTime() : 0;
+    return Math.min(timeoutMs, Math.max(0, timeoutMs - elapsed));
+  }
+
+  /** Which executor runs the agent, and the steps it plans for this run (reads only). */
+  async function planOf(q: Queryable, run: RunRow): Promise<{ kind: RunExecutor; steps: NewRunStep[] }> {
+    const agent = await agents.findById(run.account_id, run.agent_id, q);
+    if (!agent) return { kind: 'tools', steps: [] }; // deleted: the locked read says 'gone'
+    const kind = executors.kindFor(agent);
+    const tools = await toolsRepository.listEnabledForAgent(agent.id, q);
+    const memory = agent.memory_config;
+    const history: ThreadMessageRow[] =
+      kind === 'model' && run.thread_id && memory.type !== 'none'
+        ? await listThreadWindow(q, {
+            agentId: agent.id,
+            threadId: run.thread_id,
+            maxMessages: memory.maxMessages,
+            ttlMinutes: memory.ttlMinutes,
+            maxBytes: config.model.contextMaxBytes,
+          })
+        : [];
+    return { kind, steps: fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history })) };
+  }
+
+  /**
+   * queued → running when the account has a free slot and this run is first in line for it (created
+   * order; see QUEUE_PLACE_MS), planning its steps in the same transaction; else 'queued' (checked
+   * in). Decisions of one account are serialised by its advisory lock. A run of an agent paused or
+   * turned into a template while the run was queued does not start: it fails (agent.failed) with an
+   * error naming the status. A retry of an attempt whose answer was lost finds the run running and
+   * answers the same plan.
+   */
+  async function begin(input: RunInput): Promise<BeginRunOutcome> {
+    // The run with a look at its account's line (read without the lock: the locked decision is the one that counts).
+    const inLine = await findRunInLine(db, input.runId, { placeMs: QUEUE_PLACE_MS, holdMs, cap: limit });
+    if (!inLine) return { status: 'gone' }; // its agent was deleted
+    const first = inLine.run;
+    if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
+    // The plan is made before the account's lock is taken (reads of the agent, its tools and its
+    // thread), when a slot looks free: the lock is held only for the slot decision and its writes.
+    const slotLooksFree = inLine.running + inLine.ahead < limit;
+    const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
+    /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
+    const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: { queued: boolean } }> => {
+      const found = await findRunForUpdateWithAgent(tx, input.runId);
+      if (!found) return { outcome: { status: 'gone' } };
+      const { run, agentStatus } = found;
+      if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
+      if (run.status === 'running') return { outcome: await runningOutcome(tx, run) };
+
+      if (agentStatus === null) return { outcome: { status: 'gone' } };
+      if (agentStatus === 'paused' || agentStatus === 'template') {
+        const ended = await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
+        return { outcome: { status: 'failed' }, ended: { queued: ended?.queued ?? false } };
+      }
+
+      if (!allFit) {
+        const running = await countRunningRuns(tx, run.account_id, holdMs);
+        const ahead = running < limit ? await countQueuedAhead(tx, run, QUEUE_PLACE_MS, limit) : 0;
+        if (running + ahead >= limit) {
+          await markRunWaiting(tx, run.id);
+          return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
+        }
+      }
+      const { kind, steps } = plan ?? (await planOf(tx, run));
+      const planned = await markRunRunningWithSteps(tx, run.id, kind, steps);
+      return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
+    };
+    const result =
+      (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
+      (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
+    if (result.ended) afterEnd(first.account_id, result.ended.queued);
+    return result.outcome;
+  }
+
+  return { begin };
+}
