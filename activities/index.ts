@@ -2,7 +2,7 @@ import type { Db } from '../db/pool';
 import { currentDatabase } from '../db/repositories/health';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDeps } from './deps';
-import { createDispatchActivities } from './dispatch';
+import { createDispatchActivities } from './event-matching';
 import { withFailureClassification } from './failures';
 import { createFireActivities } from './fires';
 import { createRecoveryActivities } from './recoveries';

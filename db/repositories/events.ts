@@ -89,7 +89,7 @@ export function eventEnvelope(e: EventRow) {
   return { id: e.id, type: e.type, timestamp: e.created_at.toISOString(), accountId: e.account_id, data: e.data };
 }
 
-/** An event's fan-out (engine/events/fan-out.ts, activities/dispatch.ts): its outcome, and the chain budget of roots. */
+/** An event's fan-out (engine/events/fan-out.ts, activities/event-matching.ts): its outcome, and the chain budget of roots. */
 export function createEventDispatchRepository(db: Queryable) {
   return {
     /** The outcome of the event's fan-out, once it has one; the row is locked for the caller's transaction. */

@@ -160,7 +160,7 @@ export type FireRateRepository = ReturnType<typeof createFireRateRepository>;
 
 /**
  * An event fire that does not go ahead, recorded in the transaction of the event's fan-out
- * (engine/events/fan-out.ts, activities/dispatch.ts) as recordFire would record it (not counted, no run, no
+ * (engine/events/fan-out.ts, activities/event-matching.ts) as recordFire would record it (not counted, no run, no
  * event: the event's data as its payload), with no workflow of its own:
  * - `throttled` (`fires_per_minute`): its account is over FIRES_PER_MINUTE. Only while its agent is neither
  *   a template nor paused (that fire is `skipped`, which its workflow records);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { createDispatchActivities } from '../../activities/dispatch';
+import { createDispatchActivities } from '../../activities/event-matching';
 import { withTransaction } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import { api } from '../helpers/api';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { before, describe, it } from 'node:test';
-import { createDispatchActivities, FANOUT_WORK_UNITS } from '../../activities/dispatch';
+import { createDispatchActivities, FANOUT_WORK_UNITS } from '../../activities/event-matching';
 import { insertEvent } from '../../db/repositories/events';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
 import { api } from '../helpers/api';

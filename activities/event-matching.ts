@@ -70,7 +70,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
 
   return {
     // Heartbeats while it runs: a worker killed mid-fan-out is noticed within the heartbeat timeout
-    // (workflows/dispatch.ts), not at the end of its 30 s limit.
+    // (workflows/event-matching.ts), not at the end of its 30 s limit.
     fanOutEvent: (input: { eventId: string }) => whileHeartbeating(() => fanOutEvent(input)),
 
     /**
