@@ -28,7 +28,7 @@ async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow):
 
 const NOTHING: DispatchResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
 
-export function createDispatchActivities(deps: ActivityDeps) {
+export function createEventMatchingActivities(deps: ActivityDeps) {
   const { db, handOff } = deps;
   const triggers = createTriggersRepository(db);
   const dispatches = createEventDispatchRepository(db);
@@ -48,7 +48,7 @@ export function createDispatchActivities(deps: ActivityDeps) {
    *    trigger whose filter was not evaluated; the outcome is kept on the event, so a retry after the
    *    commit makes nothing again.
    */
-  async function fanOutEvent(input: { eventId: string }): Promise<DispatchResult> {
+  async function matchEvent(input: { eventId: string }): Promise<DispatchResult> {
     const event = await findEvent(db, input.eventId);
     if (!event) return NOTHING;
     const candidates = listensForTriggers(event) ? await triggers.listEventTriggers(event.account_id, event.type) : [];
@@ -71,13 +71,13 @@ export function createDispatchActivities(deps: ActivityDeps) {
   return {
     // Heartbeats while it runs: a worker killed mid-fan-out is noticed within the heartbeat timeout
     // (workflows/event-matching.ts), not at the end of its 30 s limit.
-    fanOutEvent: (input: { eventId: string }) => whileHeartbeating(() => fanOutEvent(input)),
+    matchEvent: (input: { eventId: string }) => whileHeartbeating(() => matchEvent(input)),
 
     /**
-     * The dispatch workflow's last word when fanOutEvent failed for good: the event shows it
+     * The event-matching workflow's last word when matchEvent failed for good: the event shows it
      * (`dispatch_status = 'failed'`, the reason), instead of being silently lost.
      */
-    async markDispatchFailed(input: { eventId: string; error: string }): Promise<void> {
+    async failEventMatching(input: { eventId: string; error: string }): Promise<void> {
       await dispatches.markDispatchFailed(input.eventId, input.error);
     },
   };

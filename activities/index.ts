@@ -2,7 +2,7 @@ import type { Db } from '../db/pool';
 import { currentDatabase } from '../db/repositories/health';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDeps } from './deps';
-import { createDispatchActivities } from './event-matching';
+import { createEventMatchingActivities } from './event-matching';
 import { withFailureClassification } from './failures';
 import { createFireActivities } from './fires';
 import { createRecoveryActivities } from './recoveries';
@@ -19,7 +19,7 @@ export function createActivities(deps: ActivityDeps) {
   return withFailureClassification({
     ...healthActivities(deps.db),
     ...createFireActivities(deps),
-    ...createDispatchActivities(deps),
+    ...createEventMatchingActivities(deps),
     ...createDeliveryActivities(deps),
     ...createRecoveryActivities(deps),
     ...createRunActivities(deps),

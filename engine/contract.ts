@@ -78,7 +78,7 @@ export interface FireOutcome {
   runId: string | null;
 }
 
-/** What an event's fan-out made (`dispatchEventWorkflow`), kept on the event so a repeated fan-out makes nothing again. */
+/** What an event's fan-out made (`matchEventWorkflow`), kept on the event so a repeated fan-out makes nothing again. */
 export interface DispatchResult {
   deliveries: number;
   fires: number;

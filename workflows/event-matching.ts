@@ -3,7 +3,7 @@ import type { Activities } from '../activities';
 import { ENGINE_RETRY, reasonOf } from './retry-policies';
 import type { DispatchResult } from '../engine/contract';
 
-const { fanOutEvent, markDispatchFailed } = proxyActivities<Activities>({
+const { matchEvent, failEventMatching } = proxyActivities<Activities>({
   // Matching is bounded (FANOUT_WORK_UNITS: milliseconds for most events, up to about a minute of the
   // matching thread for the costliest filters on 1 MiB values, waiting for other accounts' turns besides)
   // and the transaction short; the heartbeat, not this, notices a dead worker.
@@ -20,13 +20,13 @@ const { fanOutEvent, markDispatchFailed } = proxyActivities<Activities>({
  * fire per match (within its chain's budget). When the fan-out fails for good, the event row says so and
  * the workflow fails with the reason: never silently lost, never retried for ever.
  */
-export async function dispatchEventWorkflow(input: { eventId: string }): Promise<DispatchResult> {
+export async function matchEventWorkflow(input: { eventId: string }): Promise<DispatchResult> {
   try {
-    return await fanOutEvent(input);
+    return await matchEvent(input);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     const reason = reasonOf(err);
-    await markDispatchFailed({ eventId: input.eventId, error: reason });
-    throw ApplicationFailure.create({ message: `the fan-out of event ${input.eventId} failed for good: ${reason}`, type: 'DispatchFailed', nonRetryable: true, cause: err });
+    await failEventMatching({ eventId: input.eventId, error: reason });
+    throw ApplicationFailure.create({ message: `the matching of event ${input.eventId} failed for good: ${reason}`, type: 'EventMatchingFailed', nonRetryable: true, cause: err });
   }
 }

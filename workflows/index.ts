@@ -1,7 +1,7 @@
 // Deterministic orchestration only: no I/O, clock or randomness here (lint enforces it).
 export { healthProbeWorkflow } from './health-probe';
 export { fireTriggerWorkflow } from './fire';
-export { dispatchEventWorkflow } from './event-matching';
+export { matchEventWorkflow } from './event-matching';
 export { deliverWebhookWorkflow } from './delivery';
 export { runAgentWorkflow } from './run';
 export { retentionWorkflow } from './retention';

@@ -19,7 +19,7 @@ import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowI
  * |-----------------------|--------------------------|--------------------------------------|--------------|
  * | `startDelivery`       | `deliverWebhookWorkflow` | `delivery:<id>` (`…:retry-<n>`)      | an event's fan-out (engine/events/fan-out.ts), a manual retry, a recovery's batch |
  * | `startEventFire`      | `fireTriggerWorkflow`    | `fire:<triggerId>:event-<eventId>`   | an event's fan-out, per matching trigger |
- * | `startEventMatching`  | `dispatchEventWorkflow`  | `event:<eventId>`                    | an event's fan-out, when its listening filters are too costly to match inline |
+ * | `startEventMatching`  | `matchEventWorkflow`  | `event:<eventId>`                    | an event's fan-out, when its listening filters are too costly to match inline |
  * | `scheduledFireAction` | `fireTriggerWorkflow`    | `fire:<triggerId>:schedule-<time>`   | the trigger's Temporal Schedule (no outbox row: the schedule is synced) |
  * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent (or parked: engine/runs/run-line.ts) |
  * | `startParkedRun`      | `runAgentWorkflow`       | `run:<runId>`                        | engine/runs/run-line.ts, when a slot frees for a parked run |

@@ -45,7 +45,7 @@ export const BACKLOG_PRIORITY = 4;
 /** Workflow types, as exported by workflows/index.ts. */
 export const WORKFLOW_TYPES = {
   fire: 'fireTriggerWorkflow',
-  event: 'dispatchEventWorkflow',
+  event: 'matchEventWorkflow',
   delivery: 'deliverWebhookWorkflow',
   run: 'runAgentWorkflow',
   retention: 'retentionWorkflow',

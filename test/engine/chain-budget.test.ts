@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { createDispatchActivities } from '../../activities/event-matching';
+import { createEventMatchingActivities } from '../../activities/event-matching';
 import { withTransaction } from '../../db/pool';
 import { insertEvent } from '../../db/repositories/events';
 import { api } from '../helpers/api';
@@ -122,14 +122,14 @@ describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {
       }
       return chain;
     });
-    const { fanOutEvent } = createDispatchActivities(h.activityDeps());
-    await fanOutEvent({ eventId: root!.id }); // nothing listens to it
-    const results = await Promise.all(events.map((e) => fanOutEvent({ eventId: e.id })));
+    const { matchEvent } = createEventMatchingActivities(h.activityDeps());
+    await matchEvent({ eventId: root!.id }); // nothing listens to it
+    const results = await Promise.all(events.map((e) => matchEvent({ eventId: e.id })));
 
     assert.equal(results.reduce((sum, r) => sum + r.fires, 0), BUDGET);
     assert.equal(results.reduce((sum, r) => sum + r.overBudget, 0), 3 * 8 - BUDGET);
     // A fan-out repeated after its commit (a retried activity) makes nothing again.
-    assert.deepEqual(await fanOutEvent({ eventId: events[0]!.id }), results[0]);
+    assert.deepEqual(await matchEvent({ eventId: events[0]!.id }), results[0]);
     assert.equal(await settledFires(accountId, BUDGET), BUDGET);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { before, describe, it } from 'node:test';
-import { createDispatchActivities, FANOUT_WORK_UNITS } from '../../activities/event-matching';
+import { createEventMatchingActivities, FANOUT_WORK_UNITS } from '../../activities/event-matching';
 import { insertEvent } from '../../db/repositories/events';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
 import { api } from '../helpers/api';
@@ -123,7 +123,7 @@ describe('a hostile $regex filter does not stop the engine', () => {
       );
     }
     const event = await insertEvent(h.db, { accountId: agent.accountId, type: 'webhook.received', data: { payload: { s: value } } });
-    const result = await createDispatchActivities(h.activityDeps()).fanOutEvent({ eventId: event.id });
+    const result = await createEventMatchingActivities(h.activityDeps()).matchEvent({ eventId: event.id });
     assert.deepEqual({ fires: result.fires, unevaluated: result.unevaluated }, { fires: 0, unevaluated: 2 });
 
     const { rows } = await h.db.query<{ trigger_id: string; status: string; reason: string; run_id: string | null }>(
@@ -141,7 +141,7 @@ describe('a hostile $regex filter does not stop the engine', () => {
     const { rows: runs } = await h.db.query(`SELECT id FROM runs WHERE agent_id = $1`, [agent.id]);
     assert.deepEqual(runs, []);
     // Asked again (a retried activity), nothing is recorded twice.
-    await createDispatchActivities(h.activityDeps()).fanOutEvent({ eventId: event.id });
+    await createEventMatchingActivities(h.activityDeps()).matchEvent({ eventId: event.id });
     assert.equal((await h.db.query(`SELECT id FROM fires WHERE event_id = $1`, [event.id])).rows.length, 2);
   });
 });

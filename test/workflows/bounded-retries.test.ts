@@ -84,11 +84,11 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
   it(`a fan-out failing every time stops after ${ENGINE_RETRY.maximumAttempts} attempts; the event row and the workflow say why`, { timeout: 60_000 }, async () => {
     const event = await anEvent();
     const fanOut = failing(() => new Error('connection terminated unexpectedly'));
-    const { failure } = await run({ fanOutEvent: fanOut.fn }, WORKFLOW_TYPES.event, workflowIds.event(event.id), { eventId: event.id });
+    const { failure } = await run({ matchEvent: fanOut.fn }, WORKFLOW_TYPES.event, workflowIds.event(event.id), { eventId: event.id });
 
     assert.equal(fanOut.calls.n, ENGINE_RETRY.maximumAttempts);
     assert.ok(failure instanceof ApplicationFailure);
-    assert.equal(failure.type, 'DispatchFailed');
+    assert.equal(failure.type, 'EventMatchingFailed');
     assert.match(failure.message, /failed for good: connection terminated unexpectedly/);
     const { rows } = await database.db.query(`SELECT dispatch_status, dispatch_error FROM events WHERE id = $1`, [event.id]);
     assert.deepEqual(rows[0], { dispatch_status: 'failed', dispatch_error: 'connection terminated unexpectedly' });
@@ -97,7 +97,7 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
   it('a deterministic failure of the fan-out is not retried', async () => {
     const event = await anEvent();
     const fanOut = failing(() => new TypeError("Cannot read properties of undefined (reading 'eventType')"));
-    const { failure } = await run(withFailureClassification({ fanOutEvent: fanOut.fn }), WORKFLOW_TYPES.event, workflowIds.event(event.id), {
+    const { failure } = await run(withFailureClassification({ matchEvent: fanOut.fn }), WORKFLOW_TYPES.event, workflowIds.event(event.id), {
       eventId: event.id,
     });
     assert.equal(fanOut.calls.n, 1);
