@@ -2,7 +2,7 @@ import { Runtime, type LogLevel } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
 import { createPool } from '../db/pool';
 import { WorkerLogger } from './sdk-logger';
-import { bundleWorkflows, connectWithRetry, createEngine, type Engine } from './worker';
+import { bundleWorkflows, connectWithRetry, createEngineWorker, type EngineWorker } from './worker';
 
 /**
  * The SDK's level for a LOG_LEVEL. Its INFO lines (every state change of the worker, "no Nexus
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   Runtime.install({ shutdownSignals: [], logger: new WorkerLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'WARN') });
   const db = createPool(config.databaseUrl);
   const stop = new AbortController();
-  let engine: Engine | undefined;
+  let engine: EngineWorker | undefined;
 
   const shutdown = (signal: string) => {
     if (stop.signal.aborted) return;
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   while (!stop.signal.aborted) {
     const connection = await connectWithRetry(config.temporal.address, (m) => console.log(`[worker] ${m}`), stop.signal);
     try {
-      engine = await createEngine({ connection, config, db, workflowBundle });
+      engine = await createEngineWorker({ connection, config, db, workflowBundle });
       if (stop.signal.aborted) break;
       console.log(
         `[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace}); ` +

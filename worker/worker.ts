@@ -27,7 +27,7 @@ export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
  */
 const STICKY_QUEUE_TIMEOUT = '3 seconds';
 
-export interface EngineDeps {
+export interface EngineWorkerDeps {
   connection: NativeConnection;
   config: Config;
   db: Db;
@@ -46,7 +46,7 @@ export interface EngineDeps {
  * (worker/retention-schedule.ts). The caller owns the connection and the pool; `run()` polls until
  * `shutdown()`, or until either worker stops (then both do).
  */
-export async function createEngine(deps: EngineDeps) {
+export async function createEngineWorker(deps: EngineWorkerDeps) {
   const { config, db } = deps;
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
   const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
@@ -110,7 +110,7 @@ export async function createEngine(deps: EngineDeps) {
     sweep: () => (reconciler ? reconciler.sweep() : Promise.resolve(0)),
   };
 }
-export type Engine = Awaited<ReturnType<typeof createEngine>>;
+export type EngineWorker = Awaited<ReturnType<typeof createEngineWorker>>;
 
 /** Connects to Temporal, retrying while it is unreachable (the worker may start before Temporal). */
 export async function connectWithRetry(address: string, log: (msg: string) => void, signal: AbortSignal): Promise<NativeConnection> {

@@ -8,7 +8,7 @@ import { createPool, type Db } from '../../db/pool';
 import { loadConfig, type Config } from '../../lib/config';
 import { findFreePort } from '../../scripts/processes';
 import { startTemporalDevServer } from '../../scripts/temporal-dev-server';
-import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
+import { bundleWorkflows, createEngineWorker, type EngineWorker } from '../../worker/worker';
 import { waitForHttp } from './api-client';
 import { temporalServerPid } from './cpu';
 import { listSetting } from './settings';
@@ -217,7 +217,7 @@ export interface InProcessEngine {
   db: Db;
   config: Config;
   connection: NativeConnection;
-  engine: Engine;
+  engine: EngineWorker;
   client: Client;
   stop: () => Promise<void>;
 }
@@ -235,7 +235,7 @@ export async function startInProcessEngine(
   const db = createPool(databaseUrl, 20);
   const config = loadConfig({ ...benchEnv(databaseUrl, temporalAddress), ...env });
   const connection = await NativeConnection.connect({ address: temporalAddress });
-  const engine = await createEngine({ connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {}, tuning });
+  const engine = await createEngineWorker({ connection, config, db, workflowBundle: await bundleWorkflows(), log: () => {}, tuning });
   const running = engine.run();
   return {
     db,

@@ -5,7 +5,7 @@ import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../../engine/temporal/names';
 import { WorkerLogger } from '../../worker/sdk-logger';
-import { bundleWorkflows, createEngine, type Engine } from '../../worker/worker';
+import { bundleWorkflows, createEngineWorker, type EngineWorker } from '../../worker/worker';
 import { startTestApp, type TestApp } from './app';
 import { onCleanup, type Cleanup } from './cleanup';
 import { testNamespace } from './namespace';
@@ -46,7 +46,7 @@ export interface EngineHarness {
   app: TestApp;
   db: Db;
   config: Config;
-  engine: Engine;
+  engine: EngineWorker;
   /** Stops the worker (drained, as on SIGTERM); `startWorker()` starts a new one on the same database. */
   stopWorker: () => Promise<void>;
   startWorker: () => Promise<void>;
@@ -66,10 +66,10 @@ export async function startEngine(t: Cleanup, testFile: string, overrides: Recor
   onCleanup(t, () => connection.close());
 
   const quiet = () => {};
-  let engine: Engine | undefined;
+  let engine: EngineWorker | undefined;
   let running: Promise<void> = Promise.resolve();
   const startWorker = async () => {
-    engine = await createEngine({ connection, config, db, workflowBundle: await workflowBundle(), log: quiet });
+    engine = await createEngineWorker({ connection, config, db, workflowBundle: await workflowBundle(), log: quiet });
     running = engine.run();
   };
   const stopWorker = async () => {
