@@ -5,7 +5,7 @@ import { listensForTriggers } from '../db/repositories/event-listeners';
 import { FANOUT_WORK_UNITS, filterChecks } from '../engine/events/fan-out';
 import { matchEventFilters } from '../lib/event-filter';
 import { regexThread } from '../lib/regex-thread';
-import type { DispatchResult } from '../engine/contract';
+import type { FanOutResult } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 import { whileHeartbeating } from './heartbeat';
 
@@ -26,7 +26,7 @@ async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow):
   return { matched: candidates.filter((_, i) => matches[i] === true), unevaluated: candidates.slice(matches.length) };
 }
 
-const NOTHING: DispatchResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
+const NOTHING: FanOutResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
 
 export function createEventMatchingActivities(deps: ActivityDeps) {
   const { db, handOff } = deps;
@@ -48,13 +48,13 @@ export function createEventMatchingActivities(deps: ActivityDeps) {
    *    trigger whose filter was not evaluated; the outcome is kept on the event, so a retry after the
    *    commit makes nothing again.
    */
-  async function matchEvent(input: { eventId: string }): Promise<DispatchResult> {
+  async function matchEvent(input: { eventId: string }): Promise<FanOutResult> {
     const event = await findEvent(db, input.eventId);
     if (!event) return NOTHING;
     const candidates = listensForTriggers(event) ? await triggers.listEventTriggers(event.account_id, event.type) : [];
     const { matched, unevaluated } = await matchingTriggers(candidates, event);
 
-    const result = await withTransaction(db, async (tx): Promise<DispatchResult> => {
+    const result = await withTransaction(db, async (tx): Promise<FanOutResult> => {
       const earlier = await dispatches.lockDispatch(event.id, tx);
       if (!earlier) return NOTHING;
       if (earlier.status === 'done' && earlier.result) return earlier.result;

@@ -79,7 +79,7 @@ export interface FireOutcome {
 }
 
 /** What an event's fan-out made (`matchEventWorkflow`), kept on the event so a repeated fan-out makes nothing again. */
-export interface DispatchResult {
+export interface FanOutResult {
   deliveries: number;
   fires: number;
   /** Matching triggers not fired: the chain's CHAIN_FIRE_BUDGET was spent. */

@@ -1,4 +1,4 @@
-import type { DispatchResult } from '../../engine/contract';
+import type { FanOutResult } from '../../engine/contract';
 import type { Queryable } from '../pool';
 import { listensForTriggers, listeningTrigger, subscribedWebhook } from './event-listeners';
 
@@ -40,7 +40,7 @@ function reportedRun(e: NewEvent): string | null {
 }
 
 /** What an event's fan-out found when nothing listens for it. */
-export const NOTHING_LISTENS: DispatchResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
+export const NOTHING_LISTENS: FanOutResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
 
 /**
  * The row, and whether anything listens for it: its writer fans it out in the same transaction
@@ -93,8 +93,8 @@ export function eventEnvelope(e: EventRow) {
 export function createEventDispatchRepository(db: Queryable) {
   return {
     /** The outcome of the event's fan-out, once it has one; the row is locked for the caller's transaction. */
-    async lockDispatch(id: string, q: Queryable): Promise<{ status: 'done' | 'failed' | null; result: DispatchResult | null } | null> {
-      const { rows } = await q.query<{ dispatch_status: 'done' | 'failed' | null; dispatch_result: DispatchResult | null }>(
+    async lockDispatch(id: string, q: Queryable): Promise<{ status: 'done' | 'failed' | null; result: FanOutResult | null } | null> {
+      const { rows } = await q.query<{ dispatch_status: 'done' | 'failed' | null; dispatch_result: FanOutResult | null }>(
         `SELECT dispatch_status, dispatch_result FROM events WHERE id = $1 FOR UPDATE`,
         [id],
       );
@@ -102,7 +102,7 @@ export function createEventDispatchRepository(db: Queryable) {
       return row ? { status: row.dispatch_status, result: row.dispatch_result } : null;
     },
 
-    async markDispatched(id: string, result: DispatchResult, q: Queryable = db): Promise<void> {
+    async markDispatched(id: string, result: FanOutResult, q: Queryable = db): Promise<void> {
       await q.query(`UPDATE events SET dispatch_status = 'done', dispatch_result = $2, dispatch_error = NULL WHERE id = $1`, [
         id,
         JSON.stringify(result),
@@ -113,7 +113,7 @@ export function createEventDispatchRepository(db: Queryable) {
      * The part of the fan-out made where the event was written (its deliveries) while the worker matches
      * its triggers: kept so the worker's outcome adds to it; the event stays undispatched until then.
      */
-    async keepPartialResult(id: string, result: DispatchResult, q: Queryable = db): Promise<void> {
+    async keepPartialResult(id: string, result: FanOutResult, q: Queryable = db): Promise<void> {
       await q.query(`UPDATE events SET dispatch_result = $2 WHERE id = $1`, [id, JSON.stringify(result)]);
     },
 

@@ -5,7 +5,7 @@ import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '.
 import { createFireRateRepository, insertEventFireNotMade } from '../../db/repositories/fires';
 import { createTriggersRepository, type EventTriggerRow } from '../../db/repositories/triggers';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
-import type { DispatchResult } from '../contract';
+import type { FanOutResult } from '../contract';
 import type { Config } from '../../lib/config';
 import { parseDuration } from '../../lib/durations';
 import { startDelivery, startEventFire, startEventMatching, type FirstAttempt } from '../outbox/starts';
@@ -110,7 +110,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
      * Fires of the matched triggers (step 2 above), within the chain's budget; returns the outcome. The
      * event row must be locked or new in `tx` (concurrent fan-outs of one chain queue on its root).
      */
-    async queueFires(tx: Queryable, event: EventRow, matched: EventTriggerRow[]): Promise<Pick<DispatchResult, 'fires' | 'overBudget'>> {
+    async queueFires(tx: Queryable, event: EventRow, matched: EventTriggerRow[]): Promise<Pick<FanOutResult, 'fires' | 'overBudget'>> {
       if (matched.length === 0) return { fires: 0, overBudget: 0 };
       const granted = await createEventDispatchRepository(tx).takeChainFires(event.root_event_id, matched.length, config.fires.chainBudget, tx);
       // An account already over FIRES_PER_MINUTE: its fires are recorded throttled right here, as their
@@ -132,7 +132,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
     },
 
     /** The whole fan-out of a new event, in its transaction (see above). */
-    async fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<DispatchResult & { deferred: boolean; held: FirstAttempt[] }> {
+    async fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[] }> {
       // Written with nothing listening (insertEvent): its fan-out is done already.
       if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [] };
       const written = await this.writeDeliveries(tx, event, about);
@@ -144,7 +144,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
         const checks = filterChecks(candidates, event);
         if (checks.reduce((units, c) => units + regexUnits(c.filter, c.data), 0) > INLINE_MATCH_UNITS) {
           // Too costly to match here: the worker matches them all, within FANOUT_WORK_UNITS.
-          const partial: DispatchResult = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
+          const partial: FanOutResult = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
           await dispatches.keepPartialResult(event.id, partial, tx);
           await startEventMatching(tx, event, about);
           return { ...partial, deferred: true, held };
