@@ -5,7 +5,7 @@ import { listensForTriggers } from '../db/repositories/event-listeners';
 import { FANOUT_WORK_UNITS, filterChecks } from '../engine/events/fan-out';
 import { matchEventFilters } from '../lib/event-filter';
 import { regexThread } from '../lib/regex-thread';
-import type { FanOutResult } from '../engine/contract';
+import type { EventMatchingInput, FanOutResult } from '../engine/contract';
 import type { ActivityDeps } from './deps';
 import { whileHeartbeating } from './heartbeat';
 
@@ -48,7 +48,7 @@ export function createEventMatchingActivities(deps: ActivityDeps) {
    *    trigger whose filter was not evaluated; the outcome is kept on the event, so a retry after the
    *    commit makes nothing again.
    */
-  async function matchEvent(input: { eventId: string }): Promise<FanOutResult> {
+  async function matchEvent(input: EventMatchingInput): Promise<FanOutResult> {
     const event = await findEvent(db, input.eventId);
     if (!event) return NOTHING;
     const candidates = listensForTriggers(event) ? await triggers.listEventTriggers(event.account_id, event.type) : [];
@@ -71,7 +71,7 @@ export function createEventMatchingActivities(deps: ActivityDeps) {
   return {
     // Heartbeats while it runs: a worker killed mid-fan-out is noticed within the heartbeat timeout
     // (workflows/event-matching.ts), not at the end of its 30 s limit.
-    matchEvent: (input: { eventId: string }) => whileHeartbeating(() => matchEvent(input)),
+    matchEvent: (input: EventMatchingInput) => whileHeartbeating(() => matchEvent(input)),
 
     /**
      * The event-matching workflow's last word when matchEvent failed for good: the event shows it

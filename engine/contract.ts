@@ -4,6 +4,16 @@
  * functions, no imports: workflows (deterministic) and db/repositories read it alike.
  */
 
+/** Workflow types, as exported by workflows/index.ts: part of Temporal's running state (a workflow started under a type replays under it). */
+export const WORKFLOW_TYPES = {
+  fire: 'fireTriggerWorkflow',
+  event: 'matchEventWorkflow',
+  delivery: 'deliverWebhookWorkflow',
+  run: 'runAgentWorkflow',
+  retention: 'retentionWorkflow',
+  recovery: 'recoverDeliveriesWorkflow',
+} as const;
+
 /** Chained fires (from an event) stop at this depth, so a cycle of triggers can't run forever. */
 export const MAX_CHAIN_DEPTH = 10;
 
@@ -102,6 +112,11 @@ export interface DeliveryInput {
   firstDelayMs?: number;
 }
 
+/** Input of `matchEventWorkflow`, id `event:<eventId>`. */
+export interface EventMatchingInput {
+  eventId: string;
+}
+
 /**
  * What a first attempt made where the delivery was written changes in its held workflow start's
  * DeliveryInput when it releases it (engine/deliveries/first-attempts.ts, db/repositories/outbox.ts `releaseHeld`).
@@ -197,3 +212,27 @@ export interface RunOutcome {
 
 /** Signalled to `run:<id>` when a run of its account finishes: a slot may be free, ask again. */
 export const RUN_SLOT_FREED_SIGNAL = 'runSlotFreed';
+
+/** The input of each workflow that is queued through the outbox (engine/outbox/starts.ts), by its key in WORKFLOW_TYPES. */
+interface QueuedWorkflowInputs {
+  fire: FireInput;
+  event: EventMatchingInput;
+  delivery: DeliveryInput;
+  run: RunInput;
+  recovery: RecoveryInput;
+}
+
+/**
+ * A workflow to start, recorded in the transaction of its cause (db/repositories/outbox.ts) and handed to
+ * Temporal after the commit: its type, id, the one input its type takes, its tags, and `backlog` for work
+ * from an account's backlog (a parked run promoted), started at a lower priority.
+ */
+export type WorkflowStart = {
+  [K in keyof QueuedWorkflowInputs]: {
+    workflowType: (typeof WORKFLOW_TYPES)[K];
+    workflowId: string;
+    args: [QueuedWorkflowInputs[K]];
+    tags: WorkflowTags;
+    backlog?: boolean;
+  };
+}[keyof QueuedWorkflowInputs];

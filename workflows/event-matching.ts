@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ENGINE_RETRY, reasonOf } from './retry-policies';
-import type { FanOutResult } from '../engine/contract';
+import type { EventMatchingInput, FanOutResult } from '../engine/contract';
 
 const { matchEvent, failEventMatching } = proxyActivities<Activities>({
   // Matching is bounded (FANOUT_WORK_UNITS: milliseconds for most events, up to about a minute of the
@@ -20,7 +20,7 @@ const { matchEvent, failEventMatching } = proxyActivities<Activities>({
  * fire per match (within its chain's budget). When the fan-out fails for good, the event row says so and
  * the workflow fails with the reason: never silently lost, never retried for ever.
  */
-export async function matchEventWorkflow(input: { eventId: string }): Promise<FanOutResult> {
+export async function matchEventWorkflow(input: EventMatchingInput): Promise<FanOutResult> {
   try {
     return await matchEvent(input);
   } catch (err) {

@@ -1,15 +1,5 @@
-import type { DeliveryStartPatch, WorkflowTags } from '../../engine/contract';
+import type { DeliveryStartPatch, WorkflowStart } from '../../engine/contract';
 import type { Queryable } from '../pool';
-
-/** A workflow to start, recorded in the transaction of its cause (docs/architecture.md § The outbox…). */
-export interface WorkflowStart {
-  workflowType: string;
-  workflowId: string;
-  args: unknown[];
-  tags: WorkflowTags;
-  /** Work from an account's backlog (a parked run promoted): started at a lower priority. */
-  backlog?: boolean;
-}
 
 export type OutboxItem =
   | { id: number; kind: 'schedule'; payload: { triggerId: string }; attempts: number }

@@ -4,8 +4,8 @@ import type { Queryable } from '../../db/pool';
 import type { EventRow } from '../../db/repositories/events';
 import { insertScheduleSync, insertWorkflowStart } from '../../db/repositories/outbox';
 import { accountRunLineFull, parkRun, type RunRow } from '../../db/repositories/runs';
-import { fireKeys, type DeliveryInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowTags } from '../contract';
-import { fairnessOf, searchAttributePairs, TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../temporal/names';
+import { fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowTags } from '../contract';
+import { fairnessOf, searchAttributePairs, TASK_QUEUE, workflowIds } from '../temporal/names';
 
 /**
  * Every piece of work handed to Temporal is asked for here, and nowhere else (docs/architecture.md). Each verb
@@ -50,10 +50,11 @@ export async function startEventMatching(
   /** What the event is about, for the search attributes (the event row does not keep them). */
   about: { agentId?: string | null; triggerId?: string | null } = {},
 ): Promise<void> {
+  const input: EventMatchingInput = { eventId: event.id };
   await insertWorkflowStart(q, {
     workflowType: WORKFLOW_TYPES.event,
     workflowId: workflowIds.event(event.id),
-    args: [{ eventId: event.id }],
+    args: [input],
     tags: { accountId: event.account_id, agentId: about.agentId, triggerId: about.triggerId },
   });
 }

@@ -1,6 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType, type Priority, type SearchAttributePair } from '@temporalio/common';
 import { fireKeys, fireWorkflowId, type WorkflowTags } from '../contract';
 
+
 /** Task queues, workflow-id formats and search attributes live here and nowhere else (docs/architecture.md § Deterministic ids). */
 export const TASK_QUEUE = 'agent-platform';
 /**
@@ -42,15 +43,6 @@ export function fairnessOf(tags: Pick<WorkflowTags, 'accountId'>, backlog = fals
  */
 export const BACKLOG_PRIORITY = 4;
 
-/** Workflow types, as exported by workflows/index.ts. */
-export const WORKFLOW_TYPES = {
-  fire: 'fireTriggerWorkflow',
-  event: 'matchEventWorkflow',
-  delivery: 'deliverWebhookWorkflow',
-  run: 'runAgentWorkflow',
-  retention: 'retentionWorkflow',
-  recovery: 'recoverDeliveriesWorkflow',
-} as const;
 
 /** Signalled to a delivery waiting for a slot when an attempt to its webhook ends (docs/architecture.md § When a delivery is made). */
 export const SLOT_FREED_SIGNAL = 'slotFreed';

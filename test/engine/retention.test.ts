@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
-import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../../engine/temporal/names';
+import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
+import { WORKFLOW_TYPES } from '../../engine/contract';
 import type { RetentionResult } from '../../workflows/retention';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
