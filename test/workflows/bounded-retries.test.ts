@@ -133,6 +133,25 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
     assert.deepEqual(after[0], { status: 'failed', last_error: 'internal error: worker lost' });
   });
 
+  it('classifies every activity\'s failures alike: the same data error is not retried in a run, a delivery or a fire', async () => {
+    const notAUuid = 'not-a-uuid';
+    const calls: [string, () => Promise<unknown>][] = [
+      ['beginRunStep', () => real.beginRunStep({ runId: notAUuid })],
+      ['finishRun', () => real.finishRun({ runId: notAUuid })],
+      ['attemptDelivery', () => real.attemptDelivery({ deliveryId: notAUuid, generation: 0, attempt: 1, nextDelayMs: null, timeoutMs: 1000 })],
+      ['recordFire', () => real.recordFire({ triggerId: notAUuid, source: 'manual', fireKey: 'manual-x' })],
+    ];
+    for (const [name, call] of calls) {
+      const failure = await call().then(
+        () => assert.fail(`${name} accepted a malformed id`),
+        (err: unknown) => err,
+      );
+      assert.ok(failure instanceof ApplicationFailure, `${name}: ${String(failure)}`);
+      assert.equal(failure.nonRetryable, true, name);
+      assert.equal(failure.type, 'DatabaseError:22P02', name);
+    }
+  });
+
   it('classifies Postgres and JavaScript failures: data errors are deterministic, an unreachable database is not', async () => {
     const bad = await database.db.query(`SELECT $1::uuid`, ['not-a-uuid']).catch((err: unknown) => err);
     assert.ok(bad instanceof pg.DatabaseError && bad.code === '22P02');
