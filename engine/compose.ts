@@ -6,6 +6,7 @@ import { createDeliveryAttempts } from './deliveries/attempts';
 import { createFirstAttempts, FIRST_ATTEMPT_HOLD_MS } from './deliveries/first-attempts';
 import { createSlotWaits } from './deliveries/slot-waits';
 import { createEventFanOut } from './events/fan-out';
+import { createEventMatching } from './events/matching';
 import { createFireRecorder } from './fires/record-fire';
 import { createHandOff, type HandOff } from './outbox/handoff';
 import { createRunLine } from './runs/run-line';
@@ -66,6 +67,7 @@ export function composeEngine(deps: EngineDeps) {
     deliveries,
     slotWaits,
     fires: createFireRecorder({ config, fanOut }),
+    eventMatching: createEventMatching({ db, fanOut: fanOutToWorkflows, kick }),
     runLine: createRunLine({ db, config, onPromoted: kick }),
   };
 }

@@ -34,7 +34,7 @@ export const FANOUT_WORK_UNITS = MAX_MATCHED_VALUE * MAX_PROGRAM_SIZE;
  * 5,001-character value under `.*.*.*.*!` (55,011 units), is matched where it is written. Filters without
  * `$regex` cost no units. An event whose listening filters could cost more is matched by the worker
  * instead, outside any transaction, on its matching thread and within FANOUT_WORK_UNITS (`event:<id>`,
- * activities/event-matching.ts), so an account's costly filters never hold an API request, a database
+ * engine/events/matching.ts), so an account's costly filters never hold an API request, a database
  * connection or another account's fire for long.
  */
 export const INLINE_MATCH_UNITS = 2 * REGEX_WORK_BUDGET;
@@ -124,7 +124,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
     },
 
     /**
-     * The triggers whose filters were not evaluated within the event's work budget (activities/event-matching.ts):
+     * The triggers whose filters were not evaluated within the event's work budget (engine/events/matching.ts):
      * each gets a `skipped` fire with reason `filter_budget` (not counted, no run), so a miss is never silent.
      */
     async recordUnevaluated(tx: Queryable, event: EventRow, unevaluated: EventTriggerRow[]): Promise<void> {

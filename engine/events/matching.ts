@@ -1,15 +1,13 @@
-import { withTransaction } from '../db/pool';
-import { createEventDispatchRepository, findEvent, type EventRow } from '../db/repositories/events';
-import { createTriggersRepository, type EventTriggerRow } from '../db/repositories/triggers';
-import { listensForTriggers } from '../db/repositories/event-listeners';
-import { FANOUT_WORK_UNITS, filterChecks } from '../engine/events/fan-out';
-import { matchEventFilters } from '../lib/event-filter';
-import { regexThread } from '../lib/regex-thread';
-import type { EventMatchingInput, FanOutResult } from '../engine/contract';
-import type { ActivityDeps } from './deps';
-import { whileHeartbeating } from './heartbeat';
-
-export { FANOUT_WORK_UNITS };
+import { withTransaction } from '../../db/pool';
+import { createEventDispatchRepository, findEvent, type EventRow } from '../../db/repositories/events';
+import { createTriggersRepository, type EventTriggerRow } from '../../db/repositories/triggers';
+import { listensForTriggers } from '../../db/repositories/event-listeners';
+import { FANOUT_WORK_UNITS, filterChecks } from './fan-out';
+import { matchEventFilters } from '../../lib/event-filter';
+import { regexThread } from '../../lib/regex-thread';
+import type { EventMatchingInput, FanOutResult } from '../contract';
+import type { Db } from '../../db/pool';
+import type { EventFanOut } from './fan-out';
 
 /**
  * The candidates whose filters the event meets, in order, and the ones left unevaluated when the budget
@@ -28,14 +26,16 @@ async function matchingTriggers(candidates: EventTriggerRow[], event: EventRow):
 
 const NOTHING: FanOutResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
 
-export function createEventMatchingActivities(deps: ActivityDeps) {
-  const { db, handOff } = deps;
+/**
+ * The worker's matching of the events whose listening filters were too costly to match where they were
+ * written (`matchEventWorkflow`, workflows/event-matching.ts; its activities: activities/event-matching.ts).
+ * `fanOut` starts the workflows of the deliveries it writes at once (engine/compose.ts); `kick` hands off
+ * what it queued.
+ */
+export function createEventMatching(deps: { db: Db; fanOut: EventFanOut; kick: () => void }) {
+  const { db, fanOut, kick } = deps;
   const triggers = createTriggersRepository(db);
   const dispatches = createEventDispatchRepository(db);
-  // Deferred matching: the deliveries it writes start their workflows at once (engine/compose.ts).
-  const fanOut = deps.fanOutToWorkflows;
-  // The matching thread starts with the process, not in the middle of an event's fan-out.
-  regexThread().start();
 
   /**
    * The fan-out of an event whose listening filters were too costly to match where it was written
@@ -64,14 +64,12 @@ export function createEventMatchingActivities(deps: ActivityDeps) {
       await dispatches.markDispatched(event.id, outcome, tx);
       return outcome;
     });
-    if (result.deliveries || result.fires) handOff.kick();
+    if (result.deliveries || result.fires) kick();
     return result;
   }
 
   return {
-    // Heartbeats while it runs: a worker killed mid-fan-out is noticed within the heartbeat timeout
-    // (workflows/event-matching.ts), not at the end of its 30 s limit.
-    matchEvent: (input: EventMatchingInput) => whileHeartbeating(() => matchEvent(input)),
+    matchEvent,
 
     /**
      * The event-matching workflow's last word when matchEvent failed for good: the event shows it
@@ -82,3 +80,4 @@ export function createEventMatchingActivities(deps: ActivityDeps) {
     },
   };
 }
+export type EventMatching = ReturnType<typeof createEventMatching>;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { before, describe, it } from 'node:test';
-import { createEventMatchingActivities, FANOUT_WORK_UNITS } from '../../activities/event-matching';
+import { createEventMatchingActivities } from '../../activities/event-matching';
+import { FANOUT_WORK_UNITS } from '../../engine/events/fan-out';
 import { insertEvent } from '../../db/repositories/events';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
 import { api } from '../helpers/api';
