@@ -4,6 +4,7 @@ import type { Config } from '../lib/config';
 import type { SecretBox } from '../lib/secrets';
 import { createDeliveryAttempts } from './deliveries/attempts';
 import { createFirstAttempts, FIRST_ATTEMPT_HOLD_MS } from './deliveries/first-attempts';
+import { createRecoveries } from './deliveries/recoveries';
 import { createSlotWaits } from './deliveries/slot-waits';
 import { createEventFanOut } from './events/fan-out';
 import { createEventMatching } from './events/matching';
@@ -66,6 +67,7 @@ export function composeEngine(deps: EngineDeps) {
     fanOutToWorkflows,
     deliveries,
     slotWaits,
+    recoveries: createRecoveries({ db, config, kick }),
     fires: createFireRecorder({ config, fanOut }),
     eventMatching: createEventMatching({ db, fanOut: fanOutToWorkflows, kick }),
     runLine: createRunLine({ db, config, onPromoted: kick }),

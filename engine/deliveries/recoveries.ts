@@ -1,14 +1,18 @@
-import { withTransaction } from '../db/pool';
-import { createDeliveriesRepository } from '../db/repositories/deliveries';
-import { createRecoveriesRepository } from '../db/repositories/recoveries';
-import { createWebhooksRepository } from '../db/repositories/webhooks';
-import { startDelivery } from '../engine/outbox/starts';
-import type { RecoveryBatchOutcome, RecoveryInput } from '../engine/contract';
-import type { ActivityDeps } from './deps';
+import { withTransaction } from '../../db/pool';
+import { createDeliveriesRepository } from '../../db/repositories/deliveries';
+import { createRecoveriesRepository } from '../../db/repositories/recoveries';
+import { createWebhooksRepository } from '../../db/repositories/webhooks';
+import { startDelivery } from '../outbox/starts';
+import type { RecoveryBatchOutcome, RecoveryInput } from '../contract';
+import type { Db } from '../../db/pool';
+import type { Config } from '../../lib/config';
 
-/** The activities of recoverDeliveriesWorkflow (workflows/recovery.ts). */
-export function createRecoveryActivities(deps: ActivityDeps) {
-  const { db, config, handOff } = deps;
+/**
+ * A recovery of a webhook's failed deliveries, batch by batch (recoverDeliveriesWorkflow,
+ * workflows/recovery.ts; its activities: activities/recoveries.ts). `kick` hands off what a batch queued.
+ */
+export function createRecoveries(deps: { db: Db; config: Pick<Config, 'webhooks'>; kick: () => void }) {
+  const { db, config, kick } = deps;
   const recoveries = createRecoveriesRepository(db);
   const deliveries = createDeliveriesRepository(db);
   const webhooks = createWebhooksRepository(db);
@@ -49,7 +53,7 @@ export function createRecoveryActivities(deps: ActivityDeps) {
         }
         return { done: false, status: 'running' };
       });
-      handOff.kick();
+      kick();
       return outcome;
     },
 
@@ -59,3 +63,4 @@ export function createRecoveryActivities(deps: ActivityDeps) {
     },
   };
 }
+export type Recoveries = ReturnType<typeof createRecoveries>;
