@@ -35,7 +35,7 @@ function testFiles(args: string[]): { node: string[]; browser: string[] } {
       if (statSync(full).isDirectory()) return walk(full);
       return name.endsWith('.test.ts') ? [full] : [];
     });
-  const node = ['test/unit', 'test/api', 'test/workflows', 'test/engine', 'test/e2e'].filter((d) => {
+  const node = ['test/unit', 'test/db', 'test/api', 'test/workflows', 'test/engine', 'test/e2e'].filter((d) => {
     try {
       return statSync(d).isDirectory();
     } catch {
