@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { TEST_TIERS } from '../../scripts/test-tiers';
 import { testNamespace } from '../helpers/namespace';
 
 const testRoot = path.resolve(__dirname, '..');
@@ -20,7 +21,7 @@ function testFiles(dir = testRoot): string[] {
  * runner makes each file's Temporal namespace from it (test/helpers/namespace.ts), so two files of one name
  * would share a namespace and take each other's workflow tasks.
  */
-describe('test file names', () => {
+describe('test files and tiers', () => {
   it('no two test files share a name, nor a Temporal namespace', () => {
     const byName = new Map<string, string[]>();
     for (const file of testFiles()) {
@@ -30,5 +31,10 @@ describe('test file names', () => {
     const shared = [...byName.values()].filter((files) => files.length > 1);
     assert.deepEqual(shared, [], `test files sharing a name: ${shared.map((f) => f.join(' and ')).join('; ')}`);
     assert.ok(byName.size > 50, 'found the test files');
+  });
+
+  it("every folder holding node's test files is a tier `npm test` runs", () => {
+    const folders = new Set(testFiles().filter((f) => f.endsWith('.test.ts')).map((f) => `test/${f.split(path.sep)[0]}`));
+    for (const folder of folders) assert.ok((TEST_TIERS as readonly string[]).includes(folder), `${folder} holds tests that npm test never runs (scripts/test-tiers.ts)`);
   });
 });
