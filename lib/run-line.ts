@@ -30,7 +30,7 @@ export const runLineLimits = (config: Pick<Config, 'runs'>): RunLineLimits => ({
  */
 const backlogBuckets = new Map<string, { tokens: number; at: number }>();
 
-function createPace(perSecond: number, burst: number) {
+export function createPace(perSecond: number, burst: number) {
   const refilled = (accountId: string) => {
     const now = Date.now();
     const bucket = backlogBuckets.get(accountId) ?? { tokens: burst, at: now };
@@ -155,7 +155,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
 export type RunLine = ReturnType<typeof createRunLine>;
 
 /** Runs each key's calls one at a time, in the order they came (other keys are not held up). */
-function createTurns() {
+export function createTurns() {
   const tails = new Map<string, Promise<void>>();
   return async function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const before = tails.get(key);

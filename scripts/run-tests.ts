@@ -10,6 +10,7 @@ import { testNamespace } from '../test/helpers/namespace';
 import { ensureChromium } from './chromium';
 import { BROWSER_NAMESPACE } from '../test/browser/stack';
 import { ensureConsoleBuilt } from './console-build';
+import { TEST_TIERS } from './test-tiers';
 
 /**
  * `npm test`: prepares what every test file shares, then runs node's test runner (each file in its
@@ -35,7 +36,7 @@ function testFiles(args: string[]): { node: string[]; browser: string[] } {
       if (statSync(full).isDirectory()) return walk(full);
       return name.endsWith('.test.ts') ? [full] : [];
     });
-  const node = ['test/unit', 'test/api', 'test/workflows', 'test/engine', 'test/e2e'].filter((d) => {
+  const node = TEST_TIERS.filter((d) => {
     try {
       return statSync(d).isDirectory();
     } catch {
