@@ -16,10 +16,18 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    const graceMs = config.shutdown.graceMs;
+    app.log.info({ signal, graceMs }, 'shutting down');
+    // Past the grace, requests still open are cut (their clients retry elsewhere); a close that still
+    // hangs after that is ended by the exit.
+    const cut = setTimeout(() => {
+      app.log.warn(`requests still open after SHUTDOWN_GRACE_MS (${graceMs} ms): closing their connections`);
+      app.server.closeAllConnections();
+    }, graceMs).unref();
+    const force = setTimeout(() => process.exit(1), graceMs + 5_000).unref();
     try {
-      await app.close(); // stop accepting, finish in-flight requests
+      await app.close(); // stop accepting, end live streams, finish in-flight requests
+      clearTimeout(cut);
       await temporal.close();
       await db.end();
     } finally {

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { DAY_MS, parseDuration, tryParseDuration } from './durations';
+import { loadTemporalSettings, TemporalSettingsError, type TemporalConnectionSettings, type TemporalSettings } from './temporal-settings';
 
 /**
  * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
@@ -108,8 +109,21 @@ const nameservers = z
 
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
-  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port'),
+  // The Temporal connection: read by @temporalio/envconfig as the Temporal CLI reads it (lib/temporal-settings.ts);
+  // listed here to be validated and documented. TEMPORAL_ADDRESS may come from a TOML profile instead.
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_API_KEY: z.string().regex(/^[^\s]+$/, 'must not contain whitespace').optional(),
+  TEMPORAL_TLS: z.enum(['true', 'false', '1', '0']).optional(),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_CLIENT_CERT_DATA: z.string().optional(),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: z.string().optional(),
+  TEMPORAL_TLS_CLIENT_KEY_DATA: z.string().optional(),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_SERVER_CA_CERT_DATA: z.string().optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
+  TEMPORAL_PROFILE: z.string().optional(),
+  TEMPORAL_CONFIG_FILE: z.string().optional(),
   TEMPORAL_UI_URL: httpUrl.optional(),
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -184,6 +198,8 @@ const envSchema = z.object({
   RUN_STREAMS_PER_USER: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_STREAMS_PER_PROCESS: z.coerce.number().int().min(1).max(100_000).default(200),
   RUN_STREAMS_CHECK_MS: z.coerce.number().int().min(100).max(30_000).default(10_000),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  WORKER_HEALTH_PORT: port.optional(),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -197,7 +213,12 @@ export type TrustProxy = false | number | string[];
 export interface Config {
   databaseUrl: string;
   /** uiUrl: the Temporal UI the console links workflows to (null: no links). */
-  temporal: { address: string; namespace: string; uiUrl: string | null };
+  /**
+   * address and namespace as resolved from the environment and the Temporal config file's profile;
+   * connection: what Connection / NativeConnection take (it may hold a client key and an API key: never log it);
+   * security: what a log line may say of it.
+   */
+  temporal: { address: string; namespace: string; uiUrl: string | null; connection: TemporalConnectionSettings; security: string };
   http: { port: number; host: string; publicBaseUrl: string; trustProxy: TrustProxy };
   auth: { jwtSecret: string; accessTokenTtlSeconds: number; refreshTokenTtlDays: number; rateLimitMax: number; rateLimitWindowMs: number };
   secretsKey: Buffer;
@@ -297,6 +318,12 @@ export interface Config {
    * grace have passed (a fire may be made that late: Temporal catches up within the window).
    */
   missedFires: { graceMs: number };
+  /**
+   * On SIGTERM the API stops accepting and finishes its requests, the worker stops polling and lets its
+   * activities finish, within graceMs; then each exits. workerHealthPort: the worker's /health and /ready (null: none).
+   */
+  shutdown: { graceMs: number };
+  workerHealthPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -319,9 +346,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.MODEL_NAME && e.MODEL_ALLOWED && !e.MODEL_ALLOWED.includes(e.MODEL_NAME)) {
     throw new ConfigError(`Invalid configuration:\n  MODEL_NAME: ${e.MODEL_NAME} is not among MODEL_ALLOWED (${e.MODEL_ALLOWED.join(', ')})`);
   }
+  let temporal: TemporalSettings;
+  try {
+    temporal = loadTemporalSettings(cleaned as Record<string, string>);
+  } catch (err) {
+    if (err instanceof TemporalSettingsError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
   return {
     databaseUrl: e.DATABASE_URL,
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, uiUrl: e.TEMPORAL_UI_URL ?? null },
+    temporal: {
+      address: temporal.connection.address,
+      namespace: temporal.namespace,
+      uiUrl: e.TEMPORAL_UI_URL ?? null,
+      connection: temporal.connection,
+      security: temporal.security,
+    },
     http: { port: e.PORT, host: e.HOST, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY },
     auth: {
       jwtSecret: e.JWT_SECRET,
@@ -383,6 +423,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     retention: { days: e.RETENTION_DAYS },
     metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, snapshotMs: e.METRICS_SNAPSHOT_MS },
     missedFires: { graceMs: e.MISSED_FIRE_GRACE_MS },
+    shutdown: { graceMs: e.SHUTDOWN_GRACE_MS },
+    workerHealthPort: e.WORKER_HEALTH_PORT ?? null,
   };
 }
 
