@@ -340,6 +340,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       const problem = i.code === 'invalid_type' && cleaned[name] === undefined ? 'is required' : i.message;
       return `  ${name}: ${problem}`;
     });
+    const temporalProblem = temporalSettingsProblem(cleaned as Record<string, string>);
+    if (temporalProblem && !lines.some((l) => l.startsWith(`  ${temporalProblem.split(':')[0]}:`))) lines.push(`  ${temporalProblem}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
@@ -426,6 +428,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdown: { graceMs: e.SHUTDOWN_GRACE_MS },
     workerHealthPort: e.WORKER_HEALTH_PORT ?? null,
   };
+}
+
+/** The Temporal settings' problem (one line naming the variable), or null. */
+function temporalSettingsProblem(env: Record<string, string>): string | null {
+  try {
+    loadTemporalSettings(env);
+    return null;
+  } catch (err) {
+    if (err instanceof TemporalSettingsError) return err.message;
+    throw err;
+  }
 }
 
 /** `localhost`, or a loopback address (127.0.0.0/8, ::1, IPv4-mapped 127.x), with or without IPv6 brackets. */
