@@ -10,7 +10,7 @@ import { startReconciler } from './reconciler';
 import { createEventFanOut } from '../lib/event-fan-out';
 import { createRunLine } from '../lib/run-line';
 import { ensureRetentionSchedule } from './retention-schedule';
-import { describeConnectFailure } from '../lib/temporal-failures';
+import { describeConnectFailure, probeTls } from '../lib/temporal-failures';
 import type { TemporalConnectionSettings } from '../lib/temporal-settings';
 
 const MAX_RETRY_DELAY_MS = 10_000;
@@ -125,20 +125,23 @@ export type Engine = Awaited<ReturnType<typeof createEngine>>;
 
 /**
  * Connects to Temporal (address, TLS, API key from the standard configuration), retrying while it is
- * unreachable (the worker may start before Temporal). One line per problem: a failure for the same
- * reason as the last one is retried without a line.
+ * unreachable (the worker may start before Temporal). One line per problem: a problem already told is
+ * retried without a line.
  */
 export async function connectWithRetry(settings: TemporalConnectionSettings, log: (msg: string) => void, signal: AbortSignal): Promise<NativeConnection> {
   let delay = 500;
-  let lastProblem: string | undefined;
+  const told = new Set<string>();
   for (;;) {
     try {
       return await NativeConnection.connect({ ...settings });
     } catch (err) {
       if (signal.aborted) throw err;
-      const problem = describeConnectFailure(settings.address, err);
-      if (problem !== lastProblem) log(`${problem}; retrying (every ${MAX_RETRY_DELAY_MS / 1000} s at most) until it answers`);
-      lastProblem = problem;
+      let problem = describeConnectFailure(settings.address, err);
+      // A TLS connection cut short shows as a broken pipe or a reset when the client wrote before it read
+      // the server's alert: a handshake of our own tells which.
+      if (/ is not reachable /.test(problem)) problem = (await probeTls(settings)) ?? problem;
+      if (!told.has(problem)) log(`${problem}; retrying (every ${MAX_RETRY_DELAY_MS / 1000} s at most) until it answers`);
+      told.add(problem);
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
     }
