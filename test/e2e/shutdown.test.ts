@@ -81,6 +81,51 @@ describe('ready vs alive; drain on SIGTERM', () => {
     console.log(`worker: exited ${exitedAfter} ms after SIGTERM, an attempt of 3 s in flight (grace ${GRACE_MS} ms)`);
   });
 
+  it('the worker: an activity still in flight when the grace ends is cancelled, and the worker exits 0 then', async (t) => {
+    const grace = 2_000;
+    const database = await createTestDatabase(t);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const seen = new Set<string>();
+    // The retry, an activity of the worker, would be answered after 20 s: far past the grace.
+    const receiver = await startReceiver(t, (req) => {
+      const id = req.headers['webhook-id']!;
+      if (!seen.has(id)) {
+        seen.add(id);
+        return { status: 503 };
+      }
+      return { status: 200, delayMs: 20_000 };
+    });
+    const env = testEnv(database.url, {
+      TEMPORAL_NAMESPACE: testNamespace(__filename),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: base,
+      WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
+      WEBHOOK_TIMEOUT_MS: '30000',
+      SHUTDOWN_GRACE_MS: String(grace),
+      LOG_LEVEL: 'warn',
+    });
+    const apiProcess = startProcess('api/server.ts', env);
+    onCleanup(t, () => apiProcess.stop('SIGKILL'));
+    const worker = startProcess('worker/main.ts', env);
+    onCleanup(t, () => worker.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+    const user = await registerUser(base);
+    assert.equal((await api(base, user).post('/api/webhooks', { name: 'stuck', url: `${receiver.url}/hook`, events: ['agent.created'] })).statusCode, 201);
+    assert.equal((await api(base, user).post('/api/agents', { name: 'cut' })).statusCode, 201);
+    await waitFor('the worker\'s attempt in flight', async () => receiver.requests.length >= 2 && receiver.load.inFlight === 1, 60_000);
+    const signalled = Date.now();
+    assert.equal(await worker.stop('SIGTERM', grace + SLACK_MS + 10_000), 0, worker.output());
+    const exitedAfter = Date.now() - signalled;
+    assert.ok(exitedAfter < grace + SLACK_MS, `exited ${exitedAfter} ms after SIGTERM (grace ${grace} ms)`);
+    await waitFor('the attempt cut', async () => receiver.requests[1]!.aborted === true, 5_000);
+    // The cut attempt is no answer of the receiver's: only the first (503) is recorded; Temporal makes the cut one again.
+    const attempts = await database.db.query(`SELECT status_code FROM delivery_attempts`);
+    assert.deepEqual(attempts.rows.map((r) => r.status_code), [503]);
+    console.log(`worker: exited ${exitedAfter} ms after SIGTERM, an attempt of 20 s cut at the grace (${grace} ms)`);
+  });
+
   it('the API: on SIGTERM a request still uploading is answered, a live run stream ends, then it exits 0', async (t) => {
     const database = await createTestDatabase(t);
     const port = await freePort();
