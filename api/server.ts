@@ -25,9 +25,13 @@ async function main(): Promise<void> {
       app.server.closeAllConnections();
     }, graceMs).unref();
     const force = setTimeout(() => process.exit(1), graceMs + 5_000).unref();
+    // A keep-alive connection whose request ends during the drain would otherwise stay open until its
+    // keep-alive timeout: closed as soon as it is idle.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 100).unref();
     try {
       await app.close(); // stop accepting, end live streams, finish in-flight requests
       clearTimeout(cut);
+      clearInterval(idle);
       await temporal.close();
       await db.end();
     } finally {

@@ -173,7 +173,8 @@ describe('ready vs alive; drain on SIGTERM', () => {
     await stream.ended;
     assert.equal(await exited, 0, apiProcess.output());
     const exitedAfter = Date.now() - signalled;
-    assert.ok(exitedAfter < GRACE_MS, `exited ${exitedAfter} ms after SIGTERM`);
+    // The upload ends 1.2 s after the signal: the API waits for it, and for nothing else (an idle keep-alive connection is closed).
+    assert.ok(exitedAfter >= 1_000 && exitedAfter < 1_200 + SLACK_MS, `exited ${exitedAfter} ms after SIGTERM`);
     const fires = await database.db.query(`SELECT count(*)::int AS n FROM fires`);
     assert.equal(fires.rows[0].n, 1, 'the hook accepted while draining was recorded');
     console.log(`api: exited ${exitedAfter} ms after SIGTERM, a request uploading for 1.5 s in flight`);
