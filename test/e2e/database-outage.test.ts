@@ -50,7 +50,8 @@ describe('a database outage', () => {
     const inFlight: Promise<void>[] = [];
     let ready503: { status: number; body: string } | undefined;
     const started = Date.now();
-    for (let i = 0; Date.now() - started < 6_000; i++) {
+    let terminated = 0;
+    for (let i = 0; Date.now() - started < 7_000; i++) {
       const at = Date.now() - started;
       if (at >= 2_000 && at < 2_000 + 1_000 / RATE_PER_SECOND) await proxy.cut();
       if (at >= 2_500 && !ready503) {
@@ -58,6 +59,13 @@ describe('a database outage', () => {
         ready503 = { status: res.status, body: await res.text() };
       }
       if (at >= 4_000 && at < 4_000 + 1_000 / RATE_PER_SECOND) await proxy.restore();
+      // Then as a restarting server does: every backend of the API ends with 57P01 (admin_shutdown).
+      if (at >= 5_500 && terminated === 0) {
+        const { rows } = await database.db.query<{ n: number }>(
+          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        terminated = rows[0]!.n;
+      }
       inFlight.push(send(i));
       await sleep(1_000 / RATE_PER_SECOND);
     }
@@ -65,7 +73,7 @@ describe('a database outage', () => {
 
     const byStatus = new Map<number, number>();
     for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
-    console.log(`hook requests during a 2 s outage: ${[...byStatus].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    console.log(`hook requests at ${RATE_PER_SECOND}/s, a 2 s outage and ${terminated} backends terminated: ${[...byStatus].map(([s, n]) => `${s}×${n}`).join(' ')}`);
     for (const a of answers) {
       assert.ok(a.status === 202 || a.status === 503, `request ${a.i}: ${a.status} ${a.body}`);
       if (a.status === 503) {
