@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { DAY_MS, parseDuration, tryParseDuration } from './durations';
+import { loadTemporalSettings, TemporalSettingsError, type TemporalConnectionSettings, type TemporalSettings } from './temporal-settings';
 
 /**
  * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
@@ -111,8 +112,12 @@ export type TrustProxy = false | number | string[];
 
 export interface Config {
   databaseUrl: string;
-  /** uiUrl: the Temporal UI the console links workflows to (null: no links). */
-  temporal: { address: string; namespace: string; uiUrl: string | null };
+  /**
+   * uiUrl: the Temporal UI the console links workflows to (null: no links). address and namespace as resolved
+   * from the environment and the Temporal config file's profile; connection: what Connection / NativeConnection
+   * take (it may hold a client key and an API key: never log it); security: what a log line may say of it.
+   */
+  temporal: { address: string; namespace: string; uiUrl: string | null; connection: TemporalConnectionSettings; security: string };
   http: { port: number; host: string; publicBaseUrl: string; trustProxy: TrustProxy };
   auth: { jwtSecret: string; accessTokenTtlSeconds: number; refreshTokenTtlDays: number; rateLimitMax: number; rateLimitWindowMs: number };
   secretsKey: Buffer;
@@ -212,6 +217,12 @@ export interface Config {
    * grace have passed (a fire may be made that late: Temporal catches up within the window).
    */
   missedFires: { graceMs: number };
+  /**
+   * On SIGTERM the API stops accepting and finishes its requests, the worker stops polling and lets its
+   * activities finish, within graceMs; then each exits. workerHealthPort: the worker's /health and /ready (null: none).
+   */
+  shutdown: { graceMs: number };
+  workerHealthPort: number | null;
 }
 
 /** A variable of the environment: its name, its parser (with its default), and what Config holds of its value. */
@@ -253,11 +264,7 @@ type Built<D> = D extends Variable<infer T> ? T : D extends Fixed<infer T> ? T :
  */
 const declared = {
   databaseUrl: read('DATABASE_URL', z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')),
-  temporal: {
-    address: read('TEMPORAL_ADDRESS', z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port')),
-    namespace: read('TEMPORAL_NAMESPACE', z.string().min(1).default('default')),
-    uiUrl: read('TEMPORAL_UI_URL', httpUrl.optional(), orNull),
-  },
+  temporal: { uiUrl: read('TEMPORAL_UI_URL', httpUrl.optional(), orNull) },
   http: {
     port: read('PORT', port.default(3000)),
     host: read('HOST', z.string().min(1).default('127.0.0.1')),
@@ -371,7 +378,32 @@ const declared = {
     snapshotMs: read('METRICS_SNAPSHOT_MS', z.coerce.number().int().min(100).max(5_000).default(5_000)),
   },
   missedFires: { graceMs: read('MISSED_FIRE_GRACE_MS', z.coerce.number().int().min(1_000).max(86_400_000).default(60_000)) },
-} satisfies Declared<Config>;
+  shutdown: { graceMs: read('SHUTDOWN_GRACE_MS', z.coerce.number().int().min(0).max(600_000).default(10_000)) },
+  workerHealthPort: read('WORKER_HEALTH_PORT', port.optional(), orNull),
+} satisfies Declared<DeclaredConfig>;
+
+/** Config but the Temporal connection's settings, which lib/temporal-settings.ts resolves from the variables below. */
+type DeclaredConfig = Omit<Config, 'temporal'> & { temporal: Pick<Config['temporal'], 'uiUrl'> };
+
+/**
+ * The Temporal connection's variables: read by @temporalio/envconfig as the Temporal CLI reads them
+ * (lib/temporal-settings.ts), declared here to be validated and documented. The address may come from a TOML profile instead.
+ */
+const temporalVariables = [
+  read('TEMPORAL_ADDRESS', z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional()),
+  read('TEMPORAL_NAMESPACE', z.string().min(1).default('default')),
+  read('TEMPORAL_API_KEY', z.string().regex(/^[^\s]+$/, 'must not contain whitespace').optional()),
+  read('TEMPORAL_TLS', z.enum(['true', 'false', '1', '0']).optional()),
+  read('TEMPORAL_TLS_CLIENT_CERT_PATH', z.string().optional()),
+  read('TEMPORAL_TLS_CLIENT_CERT_DATA', z.string().optional()),
+  read('TEMPORAL_TLS_CLIENT_KEY_PATH', z.string().optional()),
+  read('TEMPORAL_TLS_CLIENT_KEY_DATA', z.string().optional()),
+  read('TEMPORAL_TLS_SERVER_CA_CERT_PATH', z.string().optional()),
+  read('TEMPORAL_TLS_SERVER_CA_CERT_DATA', z.string().optional()),
+  read('TEMPORAL_TLS_SERVER_NAME', z.string().optional()),
+  read('TEMPORAL_PROFILE', z.string().optional()),
+  read('TEMPORAL_CONFIG_FILE', z.string().optional()),
+];
 
 /** The variables under `node`, in order. */
 function variablesOf(node: object): Variable<unknown>[] {
@@ -388,7 +420,9 @@ function build<D extends object>(node: D, values: Record<string, unknown>): Buil
 }
 
 /** Every variable the configuration reads, with its parser and default (docs/configuration.md's table is checked against it). */
-export const configVariables: Record<string, z.ZodType> = Object.fromEntries(variablesOf(declared).map((v) => [v.env, v.schema]));
+export const configVariables: Record<string, z.ZodType> = Object.fromEntries(
+  [...temporalVariables, ...variablesOf(declared)].map((v) => [v.env, v.schema]),
+);
 
 const envSchema = z.object(configVariables);
 
@@ -406,14 +440,44 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       const problem = i.code === 'invalid_type' && cleaned[name] === undefined ? 'is required' : i.message;
       return `  ${name}: ${problem}`;
     });
+    const temporalProblem = temporalSettingsProblem(cleaned as Record<string, string>);
+    if (temporalProblem && !lines.some((l) => l.startsWith(`  ${temporalProblem.split(':')[0]}:`))) lines.push(`  ${temporalProblem}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const config: Config = build(declared, parsed.data);
+  const built = build(declared, parsed.data);
+  let temporal: TemporalSettings;
+  try {
+    temporal = loadTemporalSettings(cleaned as Record<string, string>);
+  } catch (err) {
+    if (err instanceof TemporalSettingsError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
+  const config: Config = {
+    ...built,
+    temporal: {
+      ...built.temporal,
+      address: temporal.connection.address,
+      namespace: temporal.namespace,
+      connection: temporal.connection,
+      security: temporal.security,
+    },
+  };
   const { name, allowed } = config.model;
   if (name && allowed && !allowed.includes(name)) {
     throw new ConfigError(`Invalid configuration:\n  ${declared.model.name.env}: ${name} is not among ${declared.model.allowed.env} (${allowed.join(', ')})`);
   }
   return config;
+}
+
+/** The Temporal settings' problem (one line naming the variable), or null. */
+function temporalSettingsProblem(env: Record<string, string>): string | null {
+  try {
+    loadTemporalSettings(env);
+    return null;
+  } catch (err) {
+    if (err instanceof TemporalSettingsError) return err.message;
+    throw err;
+  }
 }
 
 /** `localhost`, or a loopback address (127.0.0.0/8, ::1, IPv4-mapped 127.x), with or without IPv6 brackets. */

@@ -6,7 +6,8 @@ import type { Config } from './config';
  * Temporal is down, and connects on first use.
  */
 export function createTemporalClient(config: Config) {
-  const connection = Connection.lazy({ address: config.temporal.address });
+  // Address, TLS, API key and gRPC metadata from the standard configuration (lib/temporal-settings.ts).
+  const connection = Connection.lazy({ ...config.temporal.connection });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   return { connection, client, close: () => connection.close() };
 }

@@ -10,8 +10,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Is the API up
-         * @description Answers while the API process serves requests; it checks nothing else (see /api/health/db and /api/health/temporal). No credential.
+         * Is the API process alive (liveness)
+         * @description Answers while the API process serves requests; it checks nothing else (readiness: /api/health/ready; dependencies: /api/health/db and /api/health/temporal). No credential.
          */
         get: {
             parameters: {
@@ -44,7 +44,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/health/db": {
+    "/api/health/ready": {
         parameters: {
             query?: never;
             header?: never;
@@ -52,8 +52,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Is Postgres reachable
-         * @description Runs a query on the API's pool: 200 { ok: true }, or 503 { ok: false } when Postgres does not answer within 3 s. No credential.
+         * Can the API serve (readiness)
+         * @description 200 { ok: true } when Postgres answers within 3 s and has every migration this build carries; otherwise 503 { ok: false, message } naming what is missing. Temporal is not asked: the API serves while it is down (work waits in the outbox). No credential.
          */
         get: {
             parameters: {
@@ -75,7 +75,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The dependency did not answer within 3 s */
+                /** @description The dependency is not usable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -83,6 +83,62 @@ export interface paths {
                     content: {
                         "application/json": {
                             ok: boolean;
+                            /** @description What is wrong, in one line */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/health/db": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Is Postgres reachable
+         * @description Runs a query on the API's pool: 200 { ok: true }, or 503 { ok: false, message } when Postgres does not answer within 3 s. No credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                        };
+                    };
+                };
+                /** @description The dependency is not usable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                            /** @description What is wrong, in one line */
+                            message: string;
                         };
                     };
                 };
@@ -105,7 +161,7 @@ export interface paths {
         };
         /**
          * Is Temporal reachable
-         * @description Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false } when it does not answer within 3 s. The API keeps serving while Temporal is down (work waits in the outbox). No credential.
+         * @description Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false, message } when it does not answer within 3 s, naming the cause it can tell (the TLS handshake refused, a server certificate not trusted, credentials refused). The API keeps serving while Temporal is down (work waits in the outbox). No credential.
          */
         get: {
             parameters: {
@@ -127,7 +183,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The dependency did not answer within 3 s */
+                /** @description The dependency is not usable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -135,6 +191,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             ok: boolean;
+                            /** @description What is wrong, in one line */
+                            message: string;
                         };
                     };
                 };
