@@ -4,8 +4,14 @@ export const RESPONSE_SNIPPET_BYTES = 1024;
 /** Media types that are never text, whatever their bytes look like. */
 const BINARY_TYPES = /^(image|audio|video|font)\/|^application\/(octet-stream|pdf|zip|gzip|x-gzip|x-tar|x-protobuf|protobuf|msgpack|x-msgpack|cbor|wasm)\b/;
 
-/** Characters a text body does not hold: controls other than tab and line breaks, and U+FFFD (bytes that were not UTF-8). */
-const NOT_TEXT = /[\u0000-\u0008\u000e-\u001f\u007f\ufffd]/;
+/** Whether `text` holds what a text body does not: controls other than tab and line breaks, or U+FFFD (bytes that were not UTF-8). */
+function looksBinary(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0b && c !== 0x0c && c !== 0x0d) || c === 0x7f || c === 0xfffd) return true;
+  }
+  return false;
+}
 
 /**
  * What a delivery attempt keeps of the receiver's answer: the first RESPONSE_SNIPPET_BYTES bytes at most of
@@ -22,6 +28,6 @@ export function responseSnippet(body: string, headers: { 'content-type'?: string
   // Not in the middle of a character: back up to the first byte of the one that would not fit.
   if (end < bytes.length) while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
   const snippet = bytes.subarray(0, end).toString('utf8');
-  if (snippet === '' || NOT_TEXT.test(snippet)) return null;
+  if (snippet === '' || looksBinary(snippet)) return null;
   return snippet;
 }
