@@ -44,14 +44,15 @@ async function signIn(page: Page, email: string): Promise<void> {
 }
 
 /**
- * Cancel: a run whose tool call hangs (this test's own receiver holds its answer for a minute) is running;
+ * Cancel: a run whose tool call hangs (this test's own receiver holds its answer longer than the stack's
+ * TOOL_TIMEOUT_MS, two minutes) is running;
  * a viewer of the account sees it without a Cancel run button; the owner cancels it from its page, after
  * confirming, and sees it end failed, "The run was cancelled", without reloading; the button is gone.
  */
 test('a running run cancelled from its page: confirmed, it ends live as cancelled; a viewer has no Cancel run', async ({ page, request }) => {
   test.setTimeout(120_000);
   const cleanups: Array<() => unknown> = [];
-  const slow = await startReceiver({ after: (fn) => void cleanups.push(fn) }, () => ({ body: { price: 1 }, delayMs: 60_000 }));
+  const slow = await startReceiver({ after: (fn) => void cleanups.push(fn) }, () => ({ body: { price: 1 }, delayMs: 180_000 }));
   try {
     const ownerEmail = newEmail('owner');
     const owner = { Authorization: `Bearer ${await register(request, ownerEmail)}` };

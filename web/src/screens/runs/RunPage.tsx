@@ -139,7 +139,11 @@ export function RunPage() {
                 <Fact label="Chain depth">{run.chainDepth}</Fact>
               </SimpleGrid>
             </Paper>
-            {run.error && <ApiErrorAlert error={new Error(run.error)} title={run.error === CANCELLED_ERROR ? 'The run was cancelled' : 'The run failed'} />}
+            {run.error === CANCELLED_ERROR ? (
+              <ApiErrorAlert error={new Error('It was stopped on request: its step in flight did not finish, and no further step was made.')} title="The run was cancelled" />
+            ) : (
+              run.error && <ApiErrorAlert error={new Error(run.error)} title="The run failed" />
+            )}
             {text !== undefined && (
               <Paper withBorder p="md">
                 <Title order={2} size="h4" mb="xs">
