@@ -12,6 +12,7 @@ import { startRun } from '../../lib/engine-starts';
 import type { EventFanOut } from '../../lib/event-fan-out';
 import type { FirstAttempt } from '../../lib/first-attempts';
 import { workflowIds } from '../../lib/temporal-names';
+import { RUN_CANCELLED_ERROR } from '../../workflows/types';
 import type { Config } from '../../lib/config';
 import type { HandOff } from '../../lib/handoff';
 import { runLineLimits } from '../../lib/run-line';
@@ -21,9 +22,6 @@ import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
-
-/** The error a cancelled run ends with (the run workflow's failRun writes the same words). */
-export const RUN_CANCELLED_ERROR = 'the run was cancelled';
 
 export function createRunService(deps: {
   db: Db;
