@@ -149,7 +149,7 @@ export function runRoutes(
         response: {
           202: runSchema,
           409: errorResponse('The run has ended (succeeded or failed): there is nothing to cancel.'),
-          503: errorResponse('Temporal could not be reached to cancel the run; Retry-After says when to try again.'),
+          503: errorResponse('Temporal did not take the cancel within 5 s: the run is unchanged; Retry-After says when to try again.'),
         },
       },
     },

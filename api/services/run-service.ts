@@ -23,6 +23,9 @@ import type { CreateRunInput } from '../schemas/runs';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
+/** How long a cancel waits for Temporal to take it. */
+const CANCEL_DEADLINE_MS = 5_000;
+
 export function createRunService(deps: {
   db: Db;
   agents: AgentsRepository;
@@ -43,11 +46,12 @@ export function createRunService(deps: {
   /** Asks the run's workflow to stop; false when it has none (not started yet, or already closed). */
   async function cancelWorkflow(runId: string): Promise<boolean> {
     try {
-      await deps.temporal.workflow.getHandle(workflowIds.run(runId)).cancel();
+      // Bounded: a Temporal that does not answer is a 503 in seconds, not a request that hangs.
+      await deps.temporal.withDeadline(Date.now() + CANCEL_DEADLINE_MS, () => deps.temporal.workflow.getHandle(workflowIds.run(runId)).cancel());
       return true;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;
-      throw new ServiceUnavailableError(`The run could not be cancelled now (Temporal: ${(err as Error).message}); try again`, 5);
+      throw new ServiceUnavailableError('Temporal did not take the cancel in time: the run is unchanged; try again', 5);
     }
   }
 

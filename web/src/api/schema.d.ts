@@ -8161,7 +8161,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Temporal could not be reached to cancel the run; Retry-After says when to try again. */
+                /** @description Temporal did not take the cancel within 5 s: the run is unchanged; Retry-After says when to try again. */
                 503: {
                     headers: {
                         [name: string]: unknown;
