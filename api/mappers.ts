@@ -276,6 +276,7 @@ export function toDeliveryAttempt(a: DeliveryAttemptRow) {
     statusCode: a.status_code,
     error: a.error,
     durationMs: a.duration_ms,
+    responseSnippet: a.response_snippet,
     createdAt: iso(a.created_at),
   } satisfies Shape<typeof deliveryAttemptSchema>;
 }

@@ -18,6 +18,7 @@ import type { AttemptAnswer } from '../workflows/types';
 import type { Config } from './config';
 import { createEventFanOut } from './event-fan-out';
 import { OutboundError, retryAfterMs, sendOutbound } from './outbound-http';
+import { responseSnippet } from './response-snippet';
 import type { SecretBox } from './secrets';
 import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
 import { standardWebhookHeaders } from './standard-webhooks';
@@ -86,7 +87,7 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
       });
       const succeeded = res.status >= 200 && res.status < 300;
       const asked = RETRY_AFTER_STATUSES.has(res.status) ? retryAfterMs(res.headers['retry-after']) : null;
-      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked };
+      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked, responseSnippet: responseSnippet(res.body, res.headers) };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err; // a bug, not the receiver: let Temporal retry the activity
       // Cut by us (the worker shutting down past its grace), not by the receiver: no attempt is recorded;

@@ -141,3 +141,6 @@ export interface RunOutcome {
 
 /** Signalled to `run:<id>` when a run of its account finishes: a slot may be free, ask again. */
 export const RUN_SLOT_FREED_SIGNAL = 'runSlotFreed';
+
+/** The error of a run that was cancelled (POST /api/runs/:id/cancel): its workflow's failRun, or the API for a run without a workflow. */
+export const RUN_CANCELLED_ERROR = 'the run was cancelled';

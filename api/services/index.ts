@@ -188,7 +188,7 @@ export function createServices(deps: ServiceDeps) {
       temporal: deps.temporalClient,
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
-    runs: createRunService({ db, agents: repos.agents, handOff, audit, config }),
+    runs: createRunService({ db, agents: repos.agents, handOff, audit, fanOut, temporal: deps.temporalClient, config }),
     runEvents: createRunEventService({
       db,
       listener: deps.runEventsListener,

@@ -88,7 +88,7 @@ describe('OpenAPI document covers every route', () => {
   });
 
   it('gives each operation its parameters, body and response schemas', () => {
-    const bodiless = new Set(['post /api/webhooks/{id}/deliveries/{deliveryId}/retry']);
+    const bodiless = new Set(['post /api/webhooks/{id}/deliveries/{deliveryId}/retry', 'post /api/runs/{id}/cancel']);
     let count = 0;
     for (const [path, operations] of Object.entries(paths)) {
       for (const [method, op] of Object.entries(operations)) {

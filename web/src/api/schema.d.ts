@@ -8109,6 +8109,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description Stops a queued or running run: 202 with the run as it stands when the cancel is asked for. A run with a workflow is cancelled through Temporal: the step in flight is cancelled (its model or tool call torn down, nothing recorded for it), no further step is made, and the run ends failed with the error "the run was cancelled" and emits agent.failed { agentId, runId, error, chainDepth }, usually within a second or two (follow it with GET /api/runs/:id/events). A queued run that waits in its account's line without a workflow yet is ended so at once (the answer shows it failed). The same right as starting a run (owner, admin, editor); asking again while it stops answers 202 again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                    /** @description Makes the POST safe to retry: the first response (errors included, not 400 or 5xx) is replayed for 24 h with Idempotent-Replayed: true */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted: the work is queued and happens shortly */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Your role in the account acted in is viewer: read-only. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The run has ended (succeeded or failed): there is nothing to cancel. A request with this Idempotency-Key is still in progress. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON: send Content-Type: application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Temporal did not take the cancel within 5 s: the run is unchanged; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/steps": {
         parameters: {
             query?: never;
@@ -9367,6 +9494,8 @@ export interface components {
             statusCode: number | null;
             error: string | null;
             durationMs: number;
+            /** @description The first 1 KiB (1,024 bytes of UTF-8) at most of the receiver's response body, cut before a character that would not fit; null when there was no response, the body was empty, or it was not text (a binary media type, a compressed body, bytes that are not UTF-8) */
+            responseSnippet: string | null;
             /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
@@ -11435,6 +11564,8 @@ export interface components {
             statusCode: number | null;
             error: string | null;
             durationMs: number;
+            /** @description The first 1 KiB (1,024 bytes of UTF-8) at most of the receiver's response body, cut before a character that would not fit; null when there was no response, the body was empty, or it was not text (a binary media type, a compressed body, bytes that are not UTF-8) */
+            responseSnippet: string | null;
             /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
