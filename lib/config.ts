@@ -33,6 +33,9 @@ const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** The OTLP encodings we export spans in: protobuf (the standard's default) or JSON, over HTTP. */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], { error: 'must be http/protobuf or http/json (gRPC is not supported)' });
+
 /** proxy-addr's named ranges, which Fastify accepts in its list form. */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -184,6 +187,13 @@ const envSchema = z.object({
   RUN_STREAMS_PER_USER: z.coerce.number().int().min(1).max(1_000).default(10),
   RUN_STREAMS_PER_PROCESS: z.coerce.number().int().min(1).max(100_000).default(200),
   RUN_STREAMS_CHECK_MS: z.coerce.number().int().min(100).max(30_000).default(10_000),
+  // Tracing (lib/tracing/start.ts): on when an OTLP endpoint is set. The SDK itself reads the other standard
+  // OTEL_* variables (OTEL_BSP_*, OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, …).
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).max(200).optional(),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -407,4 +417,29 @@ export function metricsTokenProblem(config: Config): string | null {
     `METRICS_TOKEN is required when HOST (${config.http.host}) is not a loopback address: set METRICS_TOKEN (16-256 characters) ` +
     'so that GET /metrics asks for it, or METRICS_ENABLED=false'
   );
+}
+
+/** Where and how spans are exported; null when tracing is off (no OTLP endpoint set). */
+export interface TracingConfig {
+  serviceName: string;
+  protocol: 'http/protobuf' | 'http/json';
+}
+
+/**
+ * Tracing's part of the configuration, read before anything else loads (lib/tracing/start.ts): on only when
+ * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Throws a ConfigError naming a bad value.
+ */
+export function tracingConfig(defaultServiceName: string, env: Record<string, string | undefined> = process.env): TracingConfig | null {
+  const keys = { OTEL_EXPORTER_OTLP_ENDPOINT: true, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true, OTEL_EXPORTER_OTLP_PROTOCOL: true, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: true, OTEL_SERVICE_NAME: true } as const;
+  const cleaned = Object.fromEntries(Object.keys(keys).filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+  const parsed = envSchema.pick(keys).safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  }
+  const e = parsed.data;
+  if (!e.OTEL_EXPORTER_OTLP_ENDPOINT && !e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return null;
+  return {
+    serviceName: e.OTEL_SERVICE_NAME ?? defaultServiceName,
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+  };
 }

@@ -18,6 +18,7 @@ import type { AttemptAnswer } from '../workflows/types';
 import type { Config } from './config';
 import { createEventFanOut } from './event-fan-out';
 import { OutboundError, retryAfterMs, sendOutbound } from './outbound-http';
+import { inSpan } from './tracing/context';
 import type { SecretBox } from './secrets';
 import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
 import { standardWebhookHeaders } from './standard-webhooks';
@@ -167,12 +168,15 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
     },
   };
 
-  /** One attempt, as `attempt` above says. */
-  async function attemptAt(input: AttemptInput): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
-    const target = await deliveries.loadForAttempt(input.deliveryId);
-    if (!target) return { step: 'stopped' };
-    const step = await attemptOn(target, input);
-    return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
+  /** One attempt, as `attempt` above says, in a span of its own (tracing on): its POST is a child span, and sends `traceparent`. */
+  function attemptAt(input: AttemptInput): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
+    const attributes = { 'delivery.id': input.deliveryId, 'delivery.generation': input.generation, 'delivery.attempt': input.attempt };
+    return inSpan('delivery attempt', attributes, async () => {
+      const target = await deliveries.loadForAttempt(input.deliveryId);
+      if (!target) return { step: 'stopped' as const };
+      const step = await attemptOn(target, input);
+      return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
+    });
   }
 
   async function attemptOn(target: AttemptTarget, input: AttemptInput): Promise<AttemptAnswer> {

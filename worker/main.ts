@@ -1,3 +1,5 @@
+// First: tracing must start before the modules it instruments load (pg).
+import { tracing } from './tracing';
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
 import { createPool } from '../db/pool';
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
     }
   }
   await db.end();
+  await tracing?.shutdown().catch(() => {}); // export the last spans
 }
 
 main().then(

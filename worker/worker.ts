@@ -10,13 +10,18 @@ import { startReconciler } from './reconciler';
 import { createEventFanOut } from '../lib/event-fan-out';
 import { createRunLine } from '../lib/run-line';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { tracingClientInterceptors, tracingWorkerOptions, tracingWorkflowModules } from '../lib/tracing/temporal';
 
 /**
  * The workflow code bundled by webpack, as Worker.create would do from workflowsPath, but without its
  * report of every module (a screenful at each start): its logger only passes warnings and errors.
  */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') });
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: tracingWorkflowModules(), // tracing's, when it is on (lib/tracing/temporal.ts)
+    logger: new DefaultLogger('WARN'),
+  });
 }
 
 /**
@@ -51,7 +56,7 @@ export interface EngineDeps {
 export async function createEngine(deps: EngineDeps) {
   const { config, db } = deps;
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
-  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
+  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace, interceptors: tracingClientInterceptors() });
   const secrets = createSecretBox(config.secretsKey);
   // Also makes the first attempt of the deliveries the fires it records write (lib/first-attempts.ts).
   const handOff: HandOff = createHandOff({ db, client, log, attempts: { config, secrets } });
@@ -64,6 +69,7 @@ export async function createEngine(deps: EngineDeps) {
     workflowBundle: deps.workflowBundle,
     activities,
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT,
+    ...tracingWorkerOptions(true),
     // A tuner (the benches' tuning runs) replaces the slot counts.
     ...(deps.tuning?.main?.tuner ? {} : { maxConcurrentWorkflowTaskExecutions: config.engine.workflowTaskSlots }),
     ...deps.tuning?.main,
@@ -74,6 +80,7 @@ export async function createEngine(deps: EngineDeps) {
     taskQueue: DELIVERY_TASK_QUEUE,
     activities: { attemptDelivery: activities.attemptDelivery },
     maxConcurrentActivityTaskExecutions: config.webhooks.workerSlots,
+    ...tracingWorkerOptions(false),
     ...deps.tuning?.deliveries,
   });
   const workers = [worker, deliveryWorker];
