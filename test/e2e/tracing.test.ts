@@ -8,6 +8,7 @@ import { onCleanup, type Cleanup } from '../helpers/cleanup';
 import { testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
+import { startModelServer, textReply, toolCallsReply } from '../helpers/model-server';
 import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
@@ -175,6 +176,35 @@ describe('tracing: one trace from the hook request to the delivery', () => {
       const orphans = found.inTrace.filter((s) => s.parentSpanId !== callerSpanId && !ids.has(s.parentSpanId!));
       assert.fail(`spans whose parent is not in the trace: ${orphans.map((s) => `${s.service} ${s.name}`).join(', ')}`);
     });
+  });
+
+  it('a run started with a traceparent: its model calls and its tool call carry the trace, each a client span of the worker', async (t) => {
+    const otlp = await startReceiver(t);
+    const models = await startModelServer(t);
+    models.script('m-traced', (_call, n) => (n === 0 ? toolCallsReply([{ name: 'probe', arguments: { q: 1 } }]) : textReply('done')));
+    const tools = await startReceiver(t, () => ({ body: { probed: true } }));
+    const stack = await startStack(t, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      MODEL_BASE_URL: models.baseUrl,
+      MODEL_API_KEY: 'sk-tracing-test-key',
+    });
+    const user = await registerUser(stack.base);
+    const agent = await api(stack.base, user).ok('POST', '/api/agents', { name: 'thinks', configJson: { model: 'm-traced' } });
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/tools`, { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST', bodyTemplate: '{{input}}' } });
+    const traceId = randomBytes(16).toString('hex');
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'probe it' }, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
+
+    await waitFor('both model calls', async () => models.callsFor('m-traced').length >= 2, 30_000);
+    const sent = [...models.callsFor('m-traced').map((c) => c.headers.traceparent), tools.requests[0]?.headers.traceparent];
+    for (const tp of sent) assert.match(String(tp), new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the model and the tool are called in the run\'s trace');
+    const seen = new Set(sent.map((tp) => String(tp).split('-')[2]));
+    // Each traceparent names a client span the worker exported in that trace (the model's by fetch, the tool's by http).
+    await waitFor('the client spans at the OTLP receiver', async () => {
+      const clients = exportedSpans(otlp).filter((s) => s.traceId === traceId && s.kind === SPAN_KIND_CLIENT && s.service === 'agent-platform-worker');
+      return [...seen].every((id) => clients.some((s) => s.spanId === id));
+    }, 15_000);
   });
 
   it('without an OTLP endpoint: nothing is exported and no traceparent is sent on', async (t) => {
