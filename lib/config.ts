@@ -33,6 +33,9 @@ const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** The instrumentations tracing loads (lib/tracing/start.ts), by the names OTEL_NODE_DISABLED_INSTRUMENTATIONS uses. */
+export const INSTRUMENTATIONS = ['fastify', 'pg', 'http', 'undici'] as const;
+
 /** The OTLP encodings we export spans in: protobuf (the standard's default) or JSON, over HTTP. */
 const otlpProtocol = z.enum(['http/protobuf', 'http/json'], { error: 'must be http/protobuf or http/json (gRPC is not supported)' });
 
@@ -194,6 +197,11 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
   OTEL_SERVICE_NAME: z.string().trim().min(1).max(200).optional(),
+  OTEL_NODE_DISABLED_INSTRUMENTATIONS: z
+    .string()
+    .transform((v) => v.split(',').map((n) => n.trim()).filter((n) => n !== ''))
+    .refine((list) => list.every((n) => (INSTRUMENTATIONS as readonly string[]).includes(n)), `must be a comma-separated list of ${INSTRUMENTATIONS.join(', ')}`)
+    .optional(),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -423,6 +431,8 @@ export function metricsTokenProblem(config: Config): string | null {
 export interface TracingConfig {
   serviceName: string;
   protocol: 'http/protobuf' | 'http/json';
+  /** Instrumentations not to load. */
+  disabled: (typeof INSTRUMENTATIONS)[number][];
 }
 
 /**
@@ -430,7 +440,7 @@ export interface TracingConfig {
  * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Throws a ConfigError naming a bad value.
  */
 export function tracingConfig(defaultServiceName: string, env: Record<string, string | undefined> = process.env): TracingConfig | null {
-  const keys = { OTEL_EXPORTER_OTLP_ENDPOINT: true, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true, OTEL_EXPORTER_OTLP_PROTOCOL: true, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: true, OTEL_SERVICE_NAME: true } as const;
+  const keys = { OTEL_EXPORTER_OTLP_ENDPOINT: true, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true, OTEL_EXPORTER_OTLP_PROTOCOL: true, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: true, OTEL_SERVICE_NAME: true, OTEL_NODE_DISABLED_INSTRUMENTATIONS: true } as const;
   const cleaned = Object.fromEntries(Object.keys(keys).filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
   const parsed = envSchema.pick(keys).safeParse(cleaned);
   if (!parsed.success) {
@@ -441,5 +451,6 @@ export function tracingConfig(defaultServiceName: string, env: Record<string, st
   return {
     serviceName: e.OTEL_SERVICE_NAME ?? defaultServiceName,
     protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    disabled: (e.OTEL_NODE_DISABLED_INSTRUMENTATIONS ?? []) as TracingConfig['disabled'],
   };
 }

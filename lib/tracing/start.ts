@@ -47,14 +47,14 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register(); // the global provider, AsyncLocalStorage context, W3C trace context + baggage propagation
 
-  const instrumentations: Instrumentation[] = [
-    // Incoming requests are Fastify's (below); outgoing ones only inside a trace (a delivery attempt, a tool step).
-    new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
-    new UndiciInstrumentation({ requireParentforSpans: true }),
-    // Statement text without its values; only inside a trace, so the reconciler's polling makes no traces.
-    new PgInstrumentation({ requireParentSpan: true }),
-  ];
-  if (options.fastify) {
+  const wanted = (name: (typeof config.disabled)[number]) => !config.disabled.includes(name);
+  const instrumentations: Instrumentation[] = [];
+  // Incoming requests are Fastify's (below); outgoing ones only inside a trace (a delivery attempt, a tool step).
+  if (wanted('http')) instrumentations.push(new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }));
+  if (wanted('undici')) instrumentations.push(new UndiciInstrumentation({ requireParentforSpans: true }));
+  // Statement text without its values; only inside a trace, so the reconciler's polling makes no traces.
+  if (wanted('pg')) instrumentations.push(new PgInstrumentation({ requireParentSpan: true }));
+  if (options.fastify && wanted('fastify')) {
     const { FastifyOtelInstrumentation } = require('@fastify/otel') as typeof import('@fastify/otel');
     instrumentations.push(
       new FastifyOtelInstrumentation({
