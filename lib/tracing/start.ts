@@ -63,7 +63,7 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
         instrumentHandler: false,
         instrumentHooks: false,
         ignorePaths: (route: { url: string }) => UNTRACED_ROUTE.test(route.url),
-      }) as never,
+      }) as unknown as Instrumentation, // built on a newer @opentelemetry/instrumentation; registered the same way
     );
   }
   registerInstrumentations({ tracerProvider: provider, instrumentations });
@@ -79,7 +79,7 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
     workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
     activityInterceptors: [activityInterceptors],
     // The workflow's spans, made in its sandbox, are exported by this process with the others.
-    sinks: { exporter: temporal.makeWorkflowExporter(processor, provider.resource) as never },
+    sinks: { exporter: temporal.makeWorkflowExporter(processor, provider.resource) },
   });
   useTracingApi(api);
   return { shutdown: () => provider.shutdown() };
