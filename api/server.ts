@@ -1,3 +1,5 @@
+// First: tracing must start before the modules it instruments load (pg, Fastify).
+import { tracing } from './tracing';
 import { ConfigError, loadConfig, metricsTokenProblem } from '../lib/config';
 import { createTemporalClient } from '../lib/temporal-client';
 import { createPool } from '../db/pool';
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
       clearInterval(idle);
       await temporal.close();
       await db.end();
+      await tracing?.shutdown().catch(() => {}); // export the last spans
     } finally {
       clearTimeout(force);
       process.exit(0);

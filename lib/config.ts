@@ -34,6 +34,12 @@ const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** The instrumentations tracing loads (lib/tracing/start.ts), by the names OTEL_NODE_DISABLED_INSTRUMENTATIONS uses. */
+export const INSTRUMENTATIONS = ['fastify', 'pg', 'http', 'undici'] as const;
+
+/** The OTLP encodings we export spans in: protobuf (the standard's default) or JSON, over HTTP. */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], { error: 'must be http/protobuf or http/json (gRPC is not supported)' });
+
 /** proxy-addr's named ranges, which Fastify accepts in its list form. */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -420,8 +426,30 @@ function build<D extends object>(node: D, values: Record<string, unknown>): Buil
 }
 
 /** Every variable the configuration reads, with its parser and default (docs/configuration.md's table is checked against it). */
+/**
+ * Tracing's variables (lib/tracing/start.ts), read by tracingConfig before anything else loads: on when an OTLP
+ * endpoint is set. The SDK itself reads the other standard OTEL_* variables (OTEL_BSP_*, OTEL_EXPORTER_OTLP_HEADERS,
+ * OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, …).
+ */
+const tracingVariables = {
+  endpoint: read('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl.optional()),
+  tracesEndpoint: read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', httpUrl.optional()),
+  protocol: read('OTEL_EXPORTER_OTLP_PROTOCOL', otlpProtocol.optional()),
+  tracesProtocol: read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', otlpProtocol.optional()),
+  serviceName: read('OTEL_SERVICE_NAME', z.string().trim().min(1).max(200).optional()),
+  disabled: read(
+    'OTEL_NODE_DISABLED_INSTRUMENTATIONS',
+    z
+      .string()
+      .transform((v) => v.split(',').map((n) => n.trim()).filter((n) => n !== ''))
+      .refine((list) => list.every((n) => (INSTRUMENTATIONS as readonly string[]).includes(n)), `must be a comma-separated list of ${INSTRUMENTATIONS.join(', ')}`)
+      .transform((list) => list as (typeof INSTRUMENTATIONS)[number][])
+      .optional(),
+  ),
+};
+
 export const configVariables: Record<string, z.ZodType> = Object.fromEntries(
-  [...temporalVariables, ...variablesOf(declared)].map((v) => [v.env, v.schema]),
+  [...temporalVariables, ...variablesOf(tracingVariables), ...variablesOf(declared)].map((v) => [v.env, v.schema]),
 );
 
 const envSchema = z.object(configVariables);
@@ -502,4 +530,32 @@ export function metricsTokenProblem(config: Config): string | null {
     `${token.env} is required when ${declared.http.host.env} (${config.http.host}) is not a loopback address: set ${token.env} (16-256 characters) ` +
     `so that GET /metrics asks for it, or ${enabled.env}=false`
   );
+}
+
+/** Where and how spans are exported; null when tracing is off (no OTLP endpoint set). */
+export interface TracingConfig {
+  serviceName: string;
+  protocol: 'http/protobuf' | 'http/json';
+  /** Instrumentations not to load. */
+  disabled: (typeof INSTRUMENTATIONS)[number][];
+}
+
+/**
+ * Tracing's part of the configuration, read before anything else loads (lib/tracing/start.ts): on only when
+ * an OTLP endpoint (tracingVariables) is set. Throws a ConfigError naming a bad value.
+ */
+export function tracingConfig(defaultServiceName: string, env: Record<string, string | undefined> = process.env): TracingConfig | null {
+  const variables = Object.values(tracingVariables);
+  const cleaned = Object.fromEntries(variables.filter((v) => env[v.env] !== undefined && env[v.env] !== '').map((v) => [v.env, env[v.env]]));
+  const parsed = z.object(Object.fromEntries(variables.map((v) => [v.env, v.schema]))).safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  }
+  const t = build(tracingVariables, parsed.data);
+  if (!t.endpoint && !t.tracesEndpoint) return null;
+  return {
+    serviceName: t.serviceName ?? defaultServiceName,
+    protocol: t.tracesProtocol ?? t.protocol ?? 'http/protobuf',
+    disabled: t.disabled ?? [],
+  };
 }

@@ -19,6 +19,7 @@ import type { Config } from './config';
 import { createEventFanOut } from './event-fan-out';
 import { OutboundError, retryAfterMs, sendOutbound } from './outbound-http';
 import { responseSnippet } from './response-snippet';
+import { inSpan } from './tracing/context';
 import type { SecretBox } from './secrets';
 import { slotFreedHere, wakeSlotWaiter } from './slot-waits';
 import { standardWebhookHeaders } from './standard-webhooks';
@@ -172,12 +173,15 @@ export function createDeliveryAttempts(deps: { db: Db; config: Config; secrets: 
     },
   };
 
-  /** One attempt, as `attempt` above says. */
-  async function attemptAt(input: AttemptInput, signal?: AbortSignal): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
-    const target = await deliveries.loadForAttempt(input.deliveryId);
-    if (!target) return { step: 'stopped' };
-    const step = await attemptOn(target, input, signal);
-    return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
+  /** One attempt, as `attempt` above says, in a span of its own (tracing on): its POST is a child span, and sends `traceparent`. */
+  function attemptAt(input: AttemptInput, signal?: AbortSignal): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
+    const attributes = { 'delivery.id': input.deliveryId, 'delivery.generation': input.generation, 'delivery.attempt': input.attempt };
+    return inSpan('delivery attempt', attributes, async () => {
+      const target = await deliveries.loadForAttempt(input.deliveryId);
+      if (!target) return { step: 'stopped' as const };
+      const step = await attemptOn(target, input, signal);
+      return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
+    });
   }
 
   async function attemptOn(target: AttemptTarget, input: AttemptInput, signal?: AbortSignal): Promise<AttemptAnswer> {

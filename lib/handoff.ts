@@ -7,6 +7,7 @@ import { createFirstAttempts, type FirstAttempt } from './first-attempts';
 import { syncTriggerSchedule } from './schedules';
 import type { SecretBox } from './secrets';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE } from './temporal-names';
+import { withTraceCarrier } from './tracing/context';
 
 const BATCH = 100;
 /**
@@ -53,7 +54,8 @@ export function createHandOff(deps: {
     }
     const start = item.payload;
     try {
-      await call(() =>
+      // In the trace of the work's cause (its stored context), whichever process hands it off.
+      await withTraceCarrier(start.trace, () => call(() =>
         deps.client.workflow.start(start.workflowType, {
           workflowId: start.workflowId,
           taskQueue: TASK_QUEUE,
@@ -61,7 +63,7 @@ export function createHandOff(deps: {
           typedSearchAttributes: searchAttributePairs(start.tags),
           priority: fairnessOf(start.tags, start.backlog),
         }),
-      );
+      ));
     } catch (err) {
       // A repeated hand-off of the same id is a no-op, never a duplicate.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -1,3 +1,5 @@
+// First: tracing must start before the modules it instruments load (pg).
+import { tracing } from './tracing';
 import { parseArgs } from 'node:util';
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
   }
   await health?.close();
   await db.end();
+  await tracing?.shutdown().catch(() => {}); // export the last spans
 }
 
 /** `--health-port 9091` or `--health-port=9091`: over WORKER_HEALTH_PORT. */

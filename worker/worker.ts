@@ -12,6 +12,7 @@ import { createRunLine } from '../lib/run-line';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { describeConnectFailure, probeTls } from '../lib/temporal-failures';
 import type { TemporalConnectionSettings } from '../lib/temporal-settings';
+import { tracingClientInterceptors, tracingWorkerOptions, tracingWorkflowModules } from '../lib/tracing/temporal';
 
 const MAX_RETRY_DELAY_MS = 10_000;
 
@@ -20,7 +21,11 @@ const MAX_RETRY_DELAY_MS = 10_000;
  * report of every module (a screenful at each start): its logger only passes warnings and errors.
  */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') });
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: tracingWorkflowModules(), // tracing's, when it is on (lib/tracing/temporal.ts)
+    logger: new DefaultLogger('WARN'),
+  });
 }
 
 /**
@@ -55,7 +60,7 @@ export interface EngineDeps {
 export async function createEngine(deps: EngineDeps) {
   const { config, db } = deps;
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
-  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
+  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace, interceptors: tracingClientInterceptors() });
   const secrets = createSecretBox(config.secretsKey);
   // Also makes the first attempt of the deliveries the fires it records write (lib/first-attempts.ts).
   const handOff: HandOff = createHandOff({ db, client, log, attempts: { config, secrets } });
@@ -70,6 +75,7 @@ export async function createEngine(deps: EngineDeps) {
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT,
     // On shutdown, activities in flight get this long to finish before they are cancelled (SHUTDOWN_GRACE_MS).
     shutdownGraceTime: config.shutdown.graceMs,
+    ...tracingWorkerOptions(true),
     // A tuner (the benches' tuning runs) replaces the slot counts.
     ...(deps.tuning?.main?.tuner ? {} : { maxConcurrentWorkflowTaskExecutions: config.engine.workflowTaskSlots }),
     ...deps.tuning?.main,
@@ -81,6 +87,7 @@ export async function createEngine(deps: EngineDeps) {
     activities: { attemptDelivery: activities.attemptDelivery },
     maxConcurrentActivityTaskExecutions: config.webhooks.workerSlots,
     shutdownGraceTime: config.shutdown.graceMs,
+    ...tracingWorkerOptions(false),
     ...deps.tuning?.deliveries,
   });
   const workers = [worker, deliveryWorker];

@@ -9,6 +9,8 @@ export interface WorkflowStart {
   tags: WorkflowTags;
   /** Work from an account's backlog (a parked run promoted): started at a lower priority. */
   backlog?: boolean;
+  /** The trace the work belongs to (W3C `traceparent`/`tracestate`), when tracing is on: its workflow joins it. */
+  trace?: Record<string, string>;
 }
 
 export type OutboxItem =
