@@ -34,7 +34,7 @@ const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$
 
 const port = z.coerce.number().int().min(0).max(65535);
 
-/** The instrumentations tracing loads (lib/tracing/start.ts), by the names OTEL_NODE_DISABLED_INSTRUMENTATIONS uses. */
+/** The instrumentations tracing loads (lib/tracing/start.ts), by the names tracingVariables.disabled takes. */
 export const INSTRUMENTATIONS = ['fastify', 'pg', 'http', 'undici'] as const;
 
 /** The OTLP encodings we export spans in: protobuf (the standard's default) or JSON, over HTTP. */
