@@ -15,7 +15,8 @@ export function createDeliveryActivities(deps: ActivityDeps) {
      * webhook-id.
      */
     async attemptDelivery(input: AttemptInput): Promise<AttemptAnswer> {
-      return whileHeartbeating(() => attempts.attempt(input));
+      // The activity's cancellation (the worker shutting down past SHUTDOWN_GRACE_MS) cuts the request.
+      return whileHeartbeating((signal) => attempts.attempt(input, signal));
     },
 
     /**

@@ -122,6 +122,13 @@ export async function buildApp(deps: AppDeps) {
   });
 
   healthRoutes(app, services.health);
+  // One line at start-up when Temporal cannot be reached, naming why (a refused TLS handshake, a server
+  // certificate not trusted, credentials refused); the API serves meanwhile, work waits in the outbox.
+  app.addHook('onListen', async () => {
+    void services.health.temporal().then((health) => {
+      if (!health.ok) app.log.warn(health.message);
+    });
+  });
   if (metrics) metricsRoute(app, { metrics, token: config.metrics.token });
   // Public hook endpoints: no credential; each checks its own secret (signature or X-Trigger-Token).
   await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));

@@ -16,16 +16,32 @@ import type { TriggerRow } from '../db/repositories/triggers';
 import type { UserRow } from '../db/repositories/users';
 import type { WebhookRow } from '../db/repositories/webhooks';
 import type { Config } from '../lib/secret-config';
-import type { TriggerConfig } from './schemas/triggers';
+import type { z } from 'zod';
+import type { accountSchema, actingAccountSchema, auditEntrySchema, transactionSchema, usageDaySchema } from './schemas/account';
+import type { agentSchema } from './schemas/agents';
+import type { apiKeySchema, userSchema } from './schemas/auth';
+import type { connectorSchema } from './schemas/connectors';
+import type { deliveryAttemptSchema, deliverySchema, recoverySchema } from './schemas/deliveries';
+import type { fireDetailSchema, fireSchema } from './schemas/fires';
+import type { runSchema, runStepSchema, threadMessageSchema } from './schemas/runs';
+import type { invitationSchema, teamMemberSchema } from './schemas/team';
+import type { toolSchema } from './schemas/tools';
+import type { TriggerConfig, triggerSchema } from './schemas/triggers';
+import type { webhookSchema } from './schemas/webhooks';
 import { permissionsFor } from './services/access';
 import { effectivePermissions } from './services/team-permissions';
 
-/** Row → API shape. Pure functions; the only place snake_case turns into the public camelCase. */
+/**
+ * Row → API shape. Pure functions; the only place snake_case turns into the public camelCase. Each result
+ * `satisfies` its response schema's input: the serializer parses it with that schema and silently drops a
+ * field the schema does not declare, so an undeclared field, a missing one or a wrong type is a type error here.
+ */
+type Shape<Schema extends z.ZodType> = z.input<Schema>;
 
 const iso = (d: Date) => d.toISOString();
 
 export function toUser(u: UserRow, balance: number) {
-  return { id: u.id, email: u.email, name: u.name, balance, createdAt: iso(u.created_at) };
+  return { id: u.id, email: u.email, name: u.name, balance, createdAt: iso(u.created_at) } satisfies Shape<typeof userSchema>;
 }
 
 export function toApiKey(k: ApiKeyRow) {
@@ -35,11 +51,11 @@ export function toApiKey(k: ApiKeyRow) {
     prefix: k.prefix,
     lastUsedAt: k.last_used_at ? iso(k.last_used_at) : null,
     createdAt: iso(k.created_at),
-  };
+  } satisfies Shape<typeof apiKeySchema>;
 }
 
 export function toAccount(a: AccountRow) {
-  return { id: a.id, name: a.name, balance: a.balance };
+  return { id: a.id, name: a.name, balance: a.balance } satisfies Shape<typeof accountSchema>;
 }
 
 export function toTransaction(t: TransactionRow) {
@@ -51,7 +67,7 @@ export function toTransaction(t: TransactionRow) {
     actorUserId: t.actor_user_id,
     balanceAfter: t.balance_after,
     createdAt: iso(t.created_at),
-  };
+  } satisfies Shape<typeof transactionSchema>;
 }
 
 export function toAuditEntry(e: AuditRow) {
@@ -63,11 +79,11 @@ export function toAuditEntry(e: AuditRow) {
     resourceType: e.resource_type,
     resourceId: e.resource_id,
     createdAt: iso(e.created_at),
-  };
+  } satisfies Shape<typeof auditEntrySchema>;
 }
 
 export function toActingAccount(a: ActingAccountRow) {
-  return { id: a.id, name: a.name, role: a.role, permissions: permissionsFor(a.role, a.permissions) };
+  return { id: a.id, name: a.name, role: a.role, permissions: permissionsFor(a.role, a.permissions) } satisfies Shape<typeof actingAccountSchema>;
 }
 
 export function toAgent(a: AgentRow) {
@@ -87,7 +103,7 @@ export function toAgent(a: AgentRow) {
     graph: a.graph,
     createdAt: iso(a.created_at),
     updatedAt: iso(a.updated_at),
-  };
+  } satisfies Shape<typeof agentSchema>;
 }
 
 /** Row → API shape; `configJson` is the config to show (secrets masked, or revealed to the request that set them). */
@@ -102,7 +118,7 @@ export function toConnector(c: ConnectorRow, configJson: Config) {
     enabled: c.enabled,
     createdAt: iso(c.created_at),
     updatedAt: iso(c.updated_at),
-  };
+  } satisfies Shape<typeof connectorSchema>;
 }
 
 /** Row → API shape; `configJson` is the config to show (secrets masked, or revealed to the request that set them). */
@@ -118,7 +134,7 @@ export function toTool(t: ToolRow, configJson: Config) {
     enabled: t.enabled,
     createdAt: iso(t.created_at),
     updatedAt: iso(t.updated_at),
-  };
+  } satisfies Shape<typeof toolSchema>;
 }
 
 /**
@@ -140,7 +156,7 @@ export function toWebhook(w: WebhookRow, secret: string | null, publicBaseUrl: s
     lastTriggered: w.last_triggered_at ? iso(w.last_triggered_at) : null,
     createdAt: iso(w.created_at),
     updatedAt: iso(w.updated_at),
-  };
+  } satisfies Shape<typeof webhookSchema>;
 }
 export type Webhook = ReturnType<typeof toWebhook>;
 
@@ -160,7 +176,7 @@ export function toTrigger(t: TriggerRow, derived: { configJson: Config; nextFire
     hookUrl: derived.hookUrl,
     createdAt: iso(t.created_at),
     updatedAt: iso(t.updated_at),
-  };
+  } satisfies Shape<typeof triggerSchema>;
 }
 export type Trigger = ReturnType<typeof toTrigger>;
 
@@ -181,7 +197,7 @@ export function toTeamMember(m: TeamMemberRow) {
     removedAt: m.removed_at ? iso(m.removed_at) : null,
     createdAt: iso(m.created_at),
     updatedAt: iso(m.updated_at),
-  };
+  } satisfies Shape<typeof teamMemberSchema>;
 }
 
 export function toInvitation(i: InvitationRow) {
@@ -194,7 +210,7 @@ export function toInvitation(i: InvitationRow) {
     permissions: effectivePermissions(i.role, i.permissions),
     invitedAt: iso(i.invited_at),
     expiresAt: iso(i.expires_at),
-  };
+  } satisfies Shape<typeof invitationSchema>;
 }
 
 // ---- fires ----
@@ -209,12 +225,12 @@ export function toFire(f: FireListRow) {
     status: f.state,
     reason: f.reason,
     scheduledAt: f.scheduled_at ? iso(f.scheduled_at) : null,
-  };
+  } satisfies Shape<typeof fireSchema>;
 }
 export type Fire = ReturnType<typeof toFire>;
 
 export function toFireDetail(f: FireDetailRow) {
-  return { ...toFire(f), payload: f.payload ?? null };
+  return { ...toFire(f), payload: f.payload ?? null } satisfies Shape<typeof fireDetailSchema>;
 }
 
 // ---- deliveries ----
@@ -231,7 +247,7 @@ export function toDelivery(d: DeliveryRow) {
     lastError: d.last_error,
     nextAttemptAt: d.next_attempt_at ? iso(d.next_attempt_at) : null,
     createdAt: iso(d.created_at),
-  };
+  } satisfies Shape<typeof deliverySchema>;
 }
 export type Delivery = ReturnType<typeof toDelivery>;
 
@@ -249,7 +265,7 @@ export function toRecovery(r: RecoveryRow) {
     failed: r.failed,
     createdAt: iso(r.created_at),
     completedAt: r.completed_at ? iso(r.completed_at) : null,
-  };
+  } satisfies Shape<typeof recoverySchema>;
 }
 export type Recovery = ReturnType<typeof toRecovery>;
 
@@ -260,8 +276,9 @@ export function toDeliveryAttempt(a: DeliveryAttemptRow) {
     statusCode: a.status_code,
     error: a.error,
     durationMs: a.duration_ms,
+    responseSnippet: a.response_snippet,
     createdAt: iso(a.created_at),
-  };
+  } satisfies Shape<typeof deliveryAttemptSchema>;
 }
 
 // ---- usage ----
@@ -274,7 +291,7 @@ export function toUsageDay(d: UsageDayRow) {
     promptTokens: Number(d.prompt_tokens),
     completionTokens: Number(d.completion_tokens),
     toolCalls: Number(d.tool_calls),
-  };
+  } satisfies Shape<typeof usageDaySchema>;
 }
 export type UsageDay = ReturnType<typeof toUsageDay>;
 
@@ -300,7 +317,7 @@ export function toRun(r: RunRow) {
     finishedAt: r.finished_at ? iso(r.finished_at) : null,
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
-  };
+  } satisfies Shape<typeof runSchema>;
 }
 export type Run = ReturnType<typeof toRun>;
 
@@ -317,12 +334,12 @@ export function toRunStep(s: RunStepRow) {
     usage: s.usage,
     startedAt: s.started_at ? iso(s.started_at) : null,
     finishedAt: s.finished_at ? iso(s.finished_at) : null,
-  };
+  } satisfies Shape<typeof runStepSchema>;
 }
 export type RunStep = ReturnType<typeof toRunStep>;
 
 /** The API shape of one message of a conversation thread. */
 export function toThreadMessage(m: ThreadMessageRow) {
-  return { id: m.id, agentId: m.agent_id, threadId: m.thread_id, runId: m.run_id, role: m.role, content: m.content, createdAt: iso(m.created_at) };
+  return { id: m.id, agentId: m.agent_id, threadId: m.thread_id, runId: m.run_id, role: m.role, content: m.content, createdAt: iso(m.created_at) } satisfies Shape<typeof threadMessageSchema>;
 }
 export type ThreadMessage = ReturnType<typeof toThreadMessage>;

@@ -1,3 +1,5 @@
+// First: tracing must start before the modules it instruments load (pg, Fastify).
+import { tracing } from './tracing';
 import { ConfigError, loadConfig, metricsTokenProblem } from '../lib/config';
 import { createTemporalClient } from '../engine/temporal/client';
 import { createPool } from '../db/pool';
@@ -16,12 +18,25 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    const graceMs = config.shutdown.graceMs;
+    app.log.info({ signal, graceMs }, 'shutting down');
+    // Past the grace, requests still open are cut (their clients retry elsewhere); a close that still
+    // hangs after that is ended by the exit.
+    const cut = setTimeout(() => {
+      app.log.warn(`requests still open after SHUTDOWN_GRACE_MS (${graceMs} ms): closing their connections`);
+      app.server.closeAllConnections();
+    }, graceMs).unref();
+    const force = setTimeout(() => process.exit(1), graceMs + 5_000).unref();
+    // A keep-alive connection whose request ends during the drain would otherwise stay open until its
+    // keep-alive timeout: closed as soon as it is idle.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 100).unref();
     try {
-      await app.close(); // stop accepting, finish in-flight requests
+      await app.close(); // stop accepting, end live streams, finish in-flight requests
+      clearTimeout(cut);
+      clearInterval(idle);
       await temporal.close();
       await db.end();
+      await tracing?.shutdown().catch(() => {}); // export the last spans
     } finally {
       clearTimeout(force);
       process.exit(0);

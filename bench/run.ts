@@ -8,6 +8,9 @@
  *   metrics: API `GET /api/agents/:id` with metrics on (METRICS_ENABLED=true, the default: every response
  *           counted and timed)  vs  the same read on a third server process with METRICS_ENABLED=false
  *           (target ≥ 0.95)
+ *   traced-read / traced-write: the API's read and write with tracing on (every request a trace: the request
+ *           and handler spans, a span per query; exported over OTLP/HTTP to a loopback sink in this process)  vs
+ *           the same with tracing off (target ≥ 0.9)
  *
  * Approach: this process only generates load (autocannon, same connections/duration/warm-up for every
  * target, one target at a time). Each server runs in its own child process (`node --import tsx
@@ -26,12 +29,13 @@
  * Settings: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (3),
  * BENCH_ROUNDS (1; with more, api and bare alternate which goes first and the table shows medians),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432; DATABASE_URL's server if set),
- * BENCH_SCENARIOS (read,write,acting,metrics: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
+ * BENCH_SCENARIOS (read,write,acting,metrics,traced-read,traced-write: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
  * <dir>/api and <dir>/bare when they exit; summarize with `npx tsx bench/profile-summary.ts <dir>/api`).
  * Exits 1 if any response is not 2xx or a request errored.
  */
 import os from 'node:os';
 import { startChildServer, type ChildServer } from './kit/child-server';
+import { startReceiver } from './kit/receiver';
 import { Cleanups, createBenchDatabase } from './kit/stack';
 import { combine, loadSettingsFromEnv, measure, probe, type Measurement, type Target } from './load';
 
@@ -40,8 +44,10 @@ const READ_RATIO_TARGET = 0.6;
 const ACTING_RATIO_TARGET = 0.9;
 /** Measuring every request for GET /metrics may cost a read at most 5 %. */
 const METRICS_RATIO_TARGET = 0.95;
+/** Tracing every request may cost a read or a write at most 10 %. */
+const TRACING_RATIO_TARGET = 0.9;
 
-type Scenario = 'read' | 'write' | 'acting' | 'metrics';
+type Scenario = 'read' | 'write' | 'acting' | 'metrics' | 'traced-read' | 'traced-write';
 
 /** Each scenario measures `subject` against `baseline` in the same run; the ratio is subject/baseline. */
 interface Pair {
@@ -98,16 +104,22 @@ async function main(): Promise<number> {
     const db = await createBenchDatabase();
     cleanups.push(db.drop);
     const env = { BENCH_DATABASE_URL: db.url };
-    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics').split(',').map((w) => w.trim());
+    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics,traced-read,traced-write').split(',').map((w) => w.trim());
     const servers: ChildServer[] = [];
     cleanups.push(() => Promise.all(servers.map((s) => s.stop())).then(() => {}));
-    const [api, bare, unmeasured] = await Promise.all([
+    // The tracing scenarios' OTLP endpoint: accepts every export and keeps nothing.
+    const tracing = wanted.some((w) => w.startsWith('traced-'));
+    const otlpSink = tracing ? await startReceiver() : undefined;
+    if (otlpSink) cleanups.push(otlpSink.close);
+    const [api, bare, unmeasured, traced] = await Promise.all([
       startChildServer('api', 'serve-api.ts', env),
       startChildServer('bare', 'serve-bare.ts', env),
       // The same API with METRICS_ENABLED=false (no hook per response, no /metrics), for the metrics scenario.
       wanted.includes('metrics') ? startChildServer('api, metrics off', 'serve-api.ts', { ...env, BENCH_METRICS_ENABLED: 'false' }) : undefined,
+      // The same API with tracing on, for the tracing scenarios.
+      otlpSink ? startChildServer('api, tracing on', 'serve-api-traced.ts', { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url }) : undefined,
     ]);
-    servers.push(api, bare, ...(unmeasured ? [unmeasured] : []));
+    servers.push(api, bare, ...(unmeasured ? [unmeasured] : []), ...(traced ? [traced] : []));
 
     // One user, one agent, created over HTTP like any client.
     const session = await postJson<{ accessToken: string }>(
@@ -133,6 +145,15 @@ async function main(): Promise<number> {
       authorization: `Bearer ${member.accessToken}`,
     });
     const ownRead: Target = { name: 'api read', url: `${api.baseUrl}/api/agents/${agentId}`, method: 'GET', headers: { authorization }, expectStatus: 200 };
+    const ownWrite: Target = {
+      name: 'api write',
+      url: `${api.baseUrl}/api/agents`,
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench agent' }),
+      expectStatus: 201,
+    };
+    const onTraced = (t: Target): Target => ({ ...t, name: `${t.name}, tracing on`, url: t.url.replace(api.baseUrl, traced!.baseUrl) });
 
     const allScenarios: Pair[] = [
       {
@@ -145,14 +166,7 @@ async function main(): Promise<number> {
       {
         scenario: 'write',
         labels: ['api', 'bare'],
-        subject: {
-          name: 'api write',
-          url: `${api.baseUrl}/api/agents`,
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: 'bench agent' }),
-          expectStatus: 201,
-        },
+        subject: ownWrite,
         baseline: {
           name: 'bare write',
           url: `${bare.baseUrl}/agents`,
@@ -186,9 +200,18 @@ async function main(): Promise<number> {
             },
           ]
         : []),
+      ...(traced
+        ? (['read', 'write'] as const).map((kind) => ({
+            scenario: `traced-${kind}` as const,
+            labels: ['api, tracing on', 'api, tracing off'] as [string, string],
+            ratioTarget: TRACING_RATIO_TARGET,
+            subject: onTraced(kind === 'read' ? ownRead : ownWrite),
+            baseline: kind === 'read' ? ownRead : ownWrite,
+          }))
+        : []),
     ];
     const scenarios = allScenarios.filter((s) => wanted.includes(s.scenario));
-    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write, acting and/or metrics, got "${process.env.BENCH_SCENARIOS}"`);
+    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write, acting, metrics, traced-read and/or traced-write, got "${process.env.BENCH_SCENARIOS}"`);
 
     const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(

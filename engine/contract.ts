@@ -213,6 +213,9 @@ export interface RunOutcome {
 /** Signalled to `run:<id>` when a run of its account finishes: a slot may be free, ask again. */
 export const RUN_SLOT_FREED_SIGNAL = 'runSlotFreed';
 
+/** The error of a run that was cancelled (POST /api/runs/:id/cancel): its workflow's failRun, or the API for a run without a workflow. */
+export const RUN_CANCELLED_ERROR = 'the run was cancelled';
+
 /** The input of each workflow that is queued through the outbox (engine/outbox/starts.ts), by its key in WORKFLOW_TYPES. */
 interface QueuedWorkflowInputs {
   fire: FireInput;
@@ -234,5 +237,7 @@ export type WorkflowStart = {
     args: [QueuedWorkflowInputs[K]];
     tags: WorkflowTags;
     backlog?: boolean;
+    /** The trace the work belongs to (W3C `traceparent`/`tracestate`), when tracing is on: its workflow joins it. */
+    trace?: Record<string, string>;
   };
 }[keyof QueuedWorkflowInputs];

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { DAY_MS, parseDuration, tryParseDuration } from './durations';
+import { loadTemporalSettings, TemporalSettingsError, type TemporalConnectionSettings, type TemporalSettings } from './temporal-settings';
 
 /**
  * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
@@ -33,6 +34,12 @@ const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** The instrumentations tracing loads (lib/tracing/start.ts), by the names tracingVariables.disabled takes. */
+export const INSTRUMENTATIONS = ['fastify', 'pg', 'http', 'undici'] as const;
+
+/** The OTLP encodings we export spans in: protobuf (the standard's default) or JSON, over HTTP. */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], { error: 'must be http/protobuf or http/json (gRPC is not supported)' });
+
 /** proxy-addr's named ranges, which Fastify accepts in its list form. */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -55,7 +62,7 @@ function isEveryAddress(entry: string): boolean {
 }
 
 /**
- * Which peers may tell us the client's address (README § Configuration, TRUST_PROXY): `false` (none: the socket's address), a hop
+ * Which peers may tell us the client's address (docs/configuration.md): `false` (none: the socket's address), a hop
  * count (that many proxies in front of the API), or the proxies' addresses/CIDRs. Never everyone: the
  * left-most X-Forwarded-For entry is whatever the client sent.
  */
@@ -89,7 +96,7 @@ function isNameserver(entry: string): boolean {
   return valid && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
 }
 
-/** DNS_SERVERS: a comma-separated list of nameservers; unset: the system's (dns.getServers(), from /etc/resolv.conf). */
+/** A comma-separated list of nameservers; unset: the system's (dns.getServers(), from /etc/resolv.conf). */
 const nameservers = z
   .string()
   .trim()
@@ -106,98 +113,17 @@ const nameservers = z
     return entries;
   });
 
-const envSchema = z.object({
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
-  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  TEMPORAL_UI_URL: httpUrl.optional(),
-  PORT: port.default(3000),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000').transform((u) => u.replace(/\/+$/, '')),
-  JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
-  SECRETS_KEY: base64Key32,
-  INITIAL_BALANCE: z.coerce.number().int().min(0).default(1000),
-  AGENT_CREATE_COST: z.coerce.number().int().min(0).default(100),
-  AUTH_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(10),
-  AUTH_RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(900_000),
-  TRUST_PROXY: trustProxy.default(false),
-  WEBHOOK_RETRY_SCHEDULE: durationList.default('0s,5s,5m,30m,2h,5h,10h,10h'),
-  WEBHOOK_DISABLE_AFTER: duration.default('5d'),
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
-  ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
-  DNS_SERVERS: nameservers.optional(),
-  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
-  SCHEDULE_SWEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
-  TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
-  CHAIN_FIRE_BUDGET: z.coerce.number().int().min(1).max(100_000).default(100),
-  FIRES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
-  DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(1_000).default(10),
-  DELIVERY_WORKER_SLOTS: z.coerce.number().int().min(1).max(10_000).default(100),
-  WORKER_WORKFLOW_TASK_SLOTS: z.coerce.number().int().min(2).max(1_000).default(40),
-  DELIVERY_FIRST_ATTEMPT_WAIT_MS: z.coerce.number().int().min(0).max(4_000).default(2_000),
-  DELIVERY_FIRST_ATTEMPT_WAITERS: z.coerce.number().int().min(0).max(100_000).default(1_000),
-  RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
-  RECOVER_INTERVAL: duration
-    .refine((text) => {
-      const parsed = tryParseDuration(text);
-      return 'error' in parsed || parsed.ms <= 86_400_000;
-    }, 'must be at most 1d')
-    .default('1m'),
-  DELIVERY_RETRIES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
-  RUN_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(10),
-  RUN_BACKLOG_PER_SECOND: z.coerce.number().min(0).max(100_000).default(5),
-  RUN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
-  COINGECKO_BASE_URL: httpUrl.default('https://api.coingecko.com/api/v3'),
-  DEXSCREENER_BASE_URL: httpUrl.default('https://api.dexscreener.com'),
-  POLYMARKET_BASE_URL: httpUrl.default('https://gamma-api.polymarket.com'),
-  QUOTA_TRIGGERS: z.coerce.number().int().min(0).default(500),
-  QUOTA_WEBHOOKS: z.coerce.number().int().min(0).default(100),
-  QUOTA_TOOLS_PER_AGENT: z.coerce.number().int().min(0).default(50),
-  QUOTA_CONNECTORS_PER_AGENT: z.coerce.number().int().min(0).default(20),
-  HOOK_RATE_LIMIT: z.coerce.number().int().min(1).default(50),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
-  METRICS_ENABLED: booleanFlag.default(true),
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
-  METRICS_SNAPSHOT_MS: z.coerce.number().int().min(100).max(5_000).default(5_000),
-  MISSED_FIRE_GRACE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(60_000),
-  MODEL_BASE_URL: httpUrl.optional(),
-  MODEL_API_KEY: z.string().max(4096).regex(/^[^\s]+$/, 'must not contain whitespace').optional(),
-  MODEL_NAME: z.string().trim().min(1).max(200).optional(),
-  MODEL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
-  MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
-  MODEL_TOKENS_PER_DAY: z.coerce.number().int().min(1).max(1_000_000_000_000).default(2_000_000),
-  MODEL_ALLOWED: z
-    .string()
-    .transform((v) => v.split(',').map((m) => m.trim()).filter((m) => m !== ''))
-    .refine((list) => list.length > 0, 'must name at least one model (comma-separated), or be unset to allow any')
-    .refine((list) => list.every((m) => m.length <= 200), 'each model name must be at most 200 characters')
-    .optional(),
-  MODEL_CONTEXT_MAX_BYTES: z.coerce.number().int().min(4_096).max(67_108_864).default(262_144),
-  RUN_EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
-  INVITATION_TTL: duration
-    .refine((text) => {
-      const parsed = tryParseDuration(text);
-      return !('ms' in parsed) || parsed.ms <= 365 * DAY_MS;
-    }, 'must be at most 365d')
-    .default('7d'),
-  RUN_STREAMS_PER_USER: z.coerce.number().int().min(1).max(1_000).default(10),
-  RUN_STREAMS_PER_PROCESS: z.coerce.number().int().min(1).max(100_000).default(200),
-  RUN_STREAMS_CHECK_MS: z.coerce.number().int().min(100).max(30_000).default(10_000),
-});
-
-export type Env = z.input<typeof envSchema>;
-
-/** Every variable the configuration reads, with its parser and default (the README's configuration table is checked against it). */
-export const configVariables = envSchema.shape;
-
 /** `false`, a hop count, or trusted proxy addresses/CIDRs (see `trustProxy` above). */
 export type TrustProxy = false | number | string[];
 
 export interface Config {
   databaseUrl: string;
-  /** uiUrl: the Temporal UI the console links workflows to (null: no links). */
-  temporal: { address: string; namespace: string; uiUrl: string | null };
+  /**
+   * uiUrl: the Temporal UI the console links workflows to (null: no links). address and namespace as resolved
+   * from the environment and the Temporal config file's profile; connection: what Connection / NativeConnection
+   * take (it may hold a client key and an API key: never log it); security: what a log line may say of it.
+   */
+  temporal: { address: string; namespace: string; uiUrl: string | null; connection: TemporalConnectionSettings; security: string };
   http: { port: number; host: string; publicBaseUrl: string; trustProxy: TrustProxy };
   auth: { jwtSecret: string; accessTokenTtlSeconds: number; refreshTokenTtlDays: number; rateLimitMax: number; rateLimitWindowMs: number };
   secretsKey: Buffer;
@@ -220,16 +146,16 @@ export interface Config {
      */
     firstAttemptWaitMs: number;
     firstAttemptWaiters: number;
-    /** WEBHOOK_DISABLE_AFTER: an outgoing webhook whose every attempt failed for this long is disabled (as written, and in ms). */
+    /** An outgoing webhook whose every attempt failed for this long is disabled (as written, and in ms). */
     disableAfter: { text: string; ms: number };
     /** Failed deliveries a recovery gives a new generation per batch (one activity, one transaction). */
     recoveryBatchSize: number;
     /**
-     * RECOVER_INTERVAL: at most one recovery per webhook is asked for per interval, and a delivery a
+     * At most one recovery per webhook is asked for per interval, and a delivery a
      * recovery re-sent less than an interval ago is not re-sent by the next (as written, and in ms).
      */
     recoverInterval: { text: string; ms: number };
-    /** Manual retries per webhook per minute (DELIVERY_RETRIES_PER_MINUTE), across every API process. */
+    /** Manual retries per webhook per minute, across every API process. */
     retriesPerMinute: number;
   };
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
@@ -268,11 +194,11 @@ export interface Config {
     name: string | null;
     timeoutMs: number;
     maxRetries: number;
-    /** Prompt + completion tokens one account may spend per UTC day (MODEL_TOKENS_PER_DAY). */
+    /** Prompt + completion tokens one account may spend per UTC day. */
     tokensPerDay: number;
-    /** The models an agent may name (MODEL_ALLOWED); null: any. */
+    /** The models an agent may name; null: any. */
     allowed: string[] | null;
-    /** The largest request body (JSON bytes) a model call may send (MODEL_CONTEXT_MAX_BYTES). */
+    /** The largest request body (JSON bytes) a model call may send. */
     contextMaxBytes: number;
   };
   /**
@@ -281,7 +207,7 @@ export interface Config {
    * checks again that each caller may still read the run (a stream that lost access ends within this).
    */
   runEvents: { heartbeatMs: number; perUser: number; perProcess: number; checkMs: number };
-  /** INVITATION_TTL: how long an invitation stays open to be accepted (as written, and in ms). */
+  /** How long an invitation stays open to be accepted (as written, and in ms). */
   team: { invitationTtl: { text: string; ms: number } };
   logLevel: string;
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
@@ -297,7 +223,236 @@ export interface Config {
    * grace have passed (a fire may be made that late: Temporal catches up within the window).
    */
   missedFires: { graceMs: number };
+  /**
+   * On SIGTERM the API stops accepting and finishes its requests, the worker stops polling and lets its
+   * activities finish, within graceMs; then each exits. workerHealthPort: the worker's /health and /ready (null: none).
+   */
+  shutdown: { graceMs: number };
+  workerHealthPort: number | null;
 }
+
+/** A variable of the environment: its name, its parser (with its default), and what Config holds of its value. */
+class Variable<T> {
+  constructor(
+    readonly env: string,
+    readonly schema: z.ZodType,
+    readonly to: (value: never) => T,
+  ) {}
+}
+
+/** A setting with no variable: the same in every process. */
+class Fixed<T> {
+  constructor(readonly value: T) {}
+}
+
+/** The variable `env`, parsed by `schema`, held in Config as parsed or as `to` makes it. */
+function read<S extends z.ZodType>(env: string, schema: S): Variable<z.output<S>>;
+function read<S extends z.ZodType, T>(env: string, schema: S, to: (value: z.output<S>) => T): Variable<T>;
+function read(env: string, schema: z.ZodType, to: (value: never) => unknown = (value) => value): Variable<unknown> {
+  return new Variable(env, schema, to);
+}
+
+const orNull = <T>(value: T | undefined): T | null => value ?? null;
+/** A duration as written, and in ms. */
+const withMs = (text: string) => ({ text, ms: parseDuration(text) });
+
+/** Config, leaf by leaf: a Variable or a Fixed setting where Config holds a value, an object where it holds a group. */
+type Declared<T> =
+  | Variable<T>
+  | Fixed<T>
+  | (T extends Buffer | readonly unknown[] | string | number | boolean | null ? never : { [K in keyof T]-?: Declared<T[K]> });
+
+type Built<D> = D extends Variable<infer T> ? T : D extends Fixed<infer T> ? T : { -readonly [K in keyof D]: Built<D[K]> };
+
+/**
+ * Every variable, stated once: its name, parser and default, and where its value goes in Config. The
+ * order is the order of the error lines when several are bad.
+ */
+const declared = {
+  databaseUrl: read('DATABASE_URL', z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')),
+  temporal: { uiUrl: read('TEMPORAL_UI_URL', httpUrl.optional(), orNull) },
+  http: {
+    port: read('PORT', port.default(3000)),
+    host: read('HOST', z.string().min(1).default('127.0.0.1')),
+    publicBaseUrl: read('PUBLIC_BASE_URL', z.url({ protocol: /^https?$/ }).default('http://localhost:3000').transform((u) => u.replace(/\/+$/, ''))),
+    trustProxy: read('TRUST_PROXY', trustProxy.default(false)),
+  },
+  auth: {
+    jwtSecret: read('JWT_SECRET', z.string().min(32, 'must be at least 32 characters')),
+    accessTokenTtlSeconds: new Fixed(15 * 60),
+    refreshTokenTtlDays: new Fixed(30),
+    rateLimitMax: read('AUTH_RATE_LIMIT_MAX', z.coerce.number().int().min(1).default(10)),
+    rateLimitWindowMs: read('AUTH_RATE_LIMIT_WINDOW_MS', z.coerce.number().int().min(1000).default(900_000)),
+  },
+  secretsKey: read('SECRETS_KEY', base64Key32, (v) => Buffer.from(v, 'base64')),
+  billing: {
+    initialBalance: read('INITIAL_BALANCE', z.coerce.number().int().min(0).default(1000)),
+    agentCreateCost: read('AGENT_CREATE_COST', z.coerce.number().int().min(0).default(100)),
+  },
+  webhooks: {
+    retrySchedule: read('WEBHOOK_RETRY_SCHEDULE', durationList.default('0s,5s,5m,30m,2h,5h,10h,10h'), (v) => v.split(',').map((s) => s.trim())),
+    timeoutMs: read('WEBHOOK_TIMEOUT_MS', z.coerce.number().int().min(100).max(300_000).default(15_000)),
+    allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS', booleanFlag.default(false)),
+    concurrencyPerWebhook: read('DELIVERY_CONCURRENCY_PER_WEBHOOK', z.coerce.number().int().min(1).max(1_000).default(10)),
+    workerSlots: read('DELIVERY_WORKER_SLOTS', z.coerce.number().int().min(1).max(10_000).default(100)),
+    firstAttemptWaitMs: read('DELIVERY_FIRST_ATTEMPT_WAIT_MS', z.coerce.number().int().min(0).max(4_000).default(2_000)),
+    firstAttemptWaiters: read('DELIVERY_FIRST_ATTEMPT_WAITERS', z.coerce.number().int().min(0).max(100_000).default(1_000)),
+    disableAfter: read('WEBHOOK_DISABLE_AFTER', duration.default('5d'), withMs),
+    recoveryBatchSize: read('RECOVERY_BATCH_SIZE', z.coerce.number().int().min(1).max(10_000).default(100)),
+    recoverInterval: read(
+      'RECOVER_INTERVAL',
+      duration
+        .refine((text) => {
+          const parsed = tryParseDuration(text);
+          return 'error' in parsed || parsed.ms <= 86_400_000;
+        }, 'must be at most 1d')
+        .default('1m'),
+      withMs,
+    ),
+    retriesPerMinute: read('DELIVERY_RETRIES_PER_MINUTE', z.coerce.number().int().min(1).max(100_000).default(60)),
+  },
+  fires: {
+    chainBudget: read('CHAIN_FIRE_BUDGET', z.coerce.number().int().min(1).max(100_000).default(100)),
+    perMinute: read('FIRES_PER_MINUTE', z.coerce.number().int().min(1).max(1_000_000).default(600)),
+  },
+  engine: {
+    reconcileIntervalMs: read('RECONCILE_INTERVAL_MS', z.coerce.number().int().min(100).max(600_000).default(2_000)),
+    scheduleSweepMs: read('SCHEDULE_SWEEP_MS', z.coerce.number().int().min(1_000).max(86_400_000).default(60_000)),
+    workflowTaskSlots: read('WORKER_WORKFLOW_TASK_SLOTS', z.coerce.number().int().min(2).max(1_000).default(40)),
+  },
+  network: { dnsServers: read('DNS_SERVERS', nameservers.optional(), orNull) },
+  tools: {
+    timeoutMs: read('TOOL_TIMEOUT_MS', z.coerce.number().int().min(100).max(300_000).default(15_000)),
+    coinGeckoBaseUrl: read('COINGECKO_BASE_URL', httpUrl.default('https://api.coingecko.com/api/v3')),
+    dexScreenerBaseUrl: read('DEXSCREENER_BASE_URL', httpUrl.default('https://api.dexscreener.com')),
+    polymarketBaseUrl: read('POLYMARKET_BASE_URL', httpUrl.default('https://gamma-api.polymarket.com')),
+  },
+  quotas: {
+    triggersPerAccount: read('QUOTA_TRIGGERS', z.coerce.number().int().min(0).default(500)),
+    webhooksPerAccount: read('QUOTA_WEBHOOKS', z.coerce.number().int().min(0).default(100)),
+    toolsPerAgent: read('QUOTA_TOOLS_PER_AGENT', z.coerce.number().int().min(0).default(50)),
+    connectorsPerAgent: read('QUOTA_CONNECTORS_PER_AGENT', z.coerce.number().int().min(0).default(20)),
+  },
+  hooks: { rateLimitPerSecond: read('HOOK_RATE_LIMIT', z.coerce.number().int().min(1).default(50)) },
+  runs: {
+    concurrencyPerAccount: read('RUN_CONCURRENCY_PER_ACCOUNT', z.coerce.number().int().min(1).max(1_000).default(10)),
+    timeoutMs: read('RUN_TIMEOUT_MS', z.coerce.number().int().min(1_000).max(86_400_000).default(300_000)),
+    backlogPerSecond: read('RUN_BACKLOG_PER_SECOND', z.coerce.number().min(0).max(100_000).default(5)),
+  },
+  model: {
+    baseUrl: read('MODEL_BASE_URL', httpUrl.optional(), orNull),
+    apiKey: read('MODEL_API_KEY', z.string().max(4096).regex(/^[^\s]+$/, 'must not contain whitespace').optional(), orNull),
+    name: read('MODEL_NAME', z.string().trim().min(1).max(200).optional(), orNull),
+    timeoutMs: read('MODEL_TIMEOUT_MS', z.coerce.number().int().min(1_000).max(3_600_000).default(120_000)),
+    maxRetries: read('MODEL_MAX_RETRIES', z.coerce.number().int().min(0).max(10).default(3)),
+    tokensPerDay: read('MODEL_TOKENS_PER_DAY', z.coerce.number().int().min(1).max(1_000_000_000_000).default(2_000_000)),
+    allowed: read(
+      'MODEL_ALLOWED',
+      z
+        .string()
+        .transform((v) => v.split(',').map((m) => m.trim()).filter((m) => m !== ''))
+        .refine((list) => list.length > 0, 'must name at least one model (comma-separated), or be unset to allow any')
+        .refine((list) => list.every((m) => m.length <= 200), 'each model name must be at most 200 characters')
+        .optional(),
+      orNull,
+    ),
+    contextMaxBytes: read('MODEL_CONTEXT_MAX_BYTES', z.coerce.number().int().min(4_096).max(67_108_864).default(262_144)),
+  },
+  runEvents: {
+    heartbeatMs: read('RUN_EVENTS_HEARTBEAT_MS', z.coerce.number().int().min(100).max(300_000).default(15_000)),
+    perUser: read('RUN_STREAMS_PER_USER', z.coerce.number().int().min(1).max(1_000).default(10)),
+    perProcess: read('RUN_STREAMS_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(200)),
+    checkMs: read('RUN_STREAMS_CHECK_MS', z.coerce.number().int().min(100).max(30_000).default(10_000)),
+  },
+  team: {
+    invitationTtl: read(
+      'INVITATION_TTL',
+      duration
+        .refine((text) => {
+          const parsed = tryParseDuration(text);
+          return !('ms' in parsed) || parsed.ms <= 365 * DAY_MS;
+        }, 'must be at most 365d')
+        .default('7d'),
+      withMs,
+    ),
+  },
+  logLevel: read('LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  retention: { days: read('RETENTION_DAYS', z.coerce.number().int().min(1).max(36_500).default(30)) },
+  metrics: {
+    enabled: read('METRICS_ENABLED', booleanFlag.default(true)),
+    token: read('METRICS_TOKEN', z.string().min(16, 'must be at least 16 characters').max(256).optional(), orNull),
+    snapshotMs: read('METRICS_SNAPSHOT_MS', z.coerce.number().int().min(100).max(5_000).default(5_000)),
+  },
+  missedFires: { graceMs: read('MISSED_FIRE_GRACE_MS', z.coerce.number().int().min(1_000).max(86_400_000).default(60_000)) },
+  shutdown: { graceMs: read('SHUTDOWN_GRACE_MS', z.coerce.number().int().min(0).max(600_000).default(10_000)) },
+  workerHealthPort: read('WORKER_HEALTH_PORT', port.optional(), orNull),
+} satisfies Declared<DeclaredConfig>;
+
+/** Config but the Temporal connection's settings, which lib/temporal-settings.ts resolves from the variables below. */
+type DeclaredConfig = Omit<Config, 'temporal'> & { temporal: Pick<Config['temporal'], 'uiUrl'> };
+
+/**
+ * The Temporal connection's variables: read by @temporalio/envconfig as the Temporal CLI reads them
+ * (lib/temporal-settings.ts), declared here to be validated and documented. The address may come from a TOML profile instead.
+ */
+const temporalVariables = [
+  read('TEMPORAL_ADDRESS', z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional()),
+  read('TEMPORAL_NAMESPACE', z.string().min(1).default('default')),
+  read('TEMPORAL_API_KEY', z.string().regex(/^[^\s]+$/, 'must not contain whitespace').optional()),
+  read('TEMPORAL_TLS', z.enum(['true', 'false', '1', '0']).optional()),
+  read('TEMPORAL_TLS_CLIENT_CERT_PATH', z.string().optional()),
+  read('TEMPORAL_TLS_CLIENT_CERT_DATA', z.string().optional()),
+  read('TEMPORAL_TLS_CLIENT_KEY_PATH', z.string().optional()),
+  read('TEMPORAL_TLS_CLIENT_KEY_DATA', z.string().optional()),
+  read('TEMPORAL_TLS_SERVER_CA_CERT_PATH', z.string().optional()),
+  read('TEMPORAL_TLS_SERVER_CA_CERT_DATA', z.string().optional()),
+  read('TEMPORAL_TLS_SERVER_NAME', z.string().optional()),
+  read('TEMPORAL_PROFILE', z.string().optional()),
+  read('TEMPORAL_CONFIG_FILE', z.string().optional()),
+];
+
+/** The variables under `node`, in order. */
+function variablesOf(node: object): Variable<unknown>[] {
+  if (node instanceof Variable) return [node];
+  if (node instanceof Fixed) return [];
+  return Object.values(node).flatMap((child: object) => variablesOf(child));
+}
+
+/** Config from the parsed variables, leaf by leaf. */
+function build<D extends object>(node: D, values: Record<string, unknown>): Built<D> {
+  if (node instanceof Variable) return node.to(values[node.env] as never) as Built<D>;
+  if (node instanceof Fixed) return node.value as Built<D>;
+  return Object.fromEntries(Object.entries(node).map(([key, child]: [string, object]) => [key, build(child, values)])) as Built<D>;
+}
+
+/** Every variable the configuration reads, with its parser and default (docs/configuration.md's table is checked against it). */
+/**
+ * Tracing's variables (lib/tracing/start.ts), read by tracingConfig before anything else loads: on when an OTLP
+ * endpoint is set. The SDK itself reads the other standard OTEL_* variables (OTEL_BSP_*, OTEL_EXPORTER_OTLP_HEADERS,
+ * OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, …).
+ */
+const tracingVariables = {
+  endpoint: read('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl.optional()),
+  tracesEndpoint: read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', httpUrl.optional()),
+  protocol: read('OTEL_EXPORTER_OTLP_PROTOCOL', otlpProtocol.optional()),
+  tracesProtocol: read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', otlpProtocol.optional()),
+  serviceName: read('OTEL_SERVICE_NAME', z.string().trim().min(1).max(200).optional()),
+  disabled: read(
+    'OTEL_NODE_DISABLED_INSTRUMENTATIONS',
+    z
+      .string()
+      .transform((v) => v.split(',').map((n) => n.trim()).filter((n) => n !== ''))
+      .refine((list) => list.every((n) => (INSTRUMENTATIONS as readonly string[]).includes(n)), `must be a comma-separated list of ${INSTRUMENTATIONS.join(', ')}`)
+      .transform((list) => list as (typeof INSTRUMENTATIONS)[number][])
+      .optional(),
+  ),
+};
+
+export const configVariables: Record<string, z.ZodType> = Object.fromEntries(
+  [...temporalVariables, ...variablesOf(tracingVariables), ...variablesOf(declared)].map((v) => [v.env, v.schema]),
+);
+
+const envSchema = z.object(configVariables);
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -313,77 +468,44 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       const problem = i.code === 'invalid_type' && cleaned[name] === undefined ? 'is required' : i.message;
       return `  ${name}: ${problem}`;
     });
+    const temporalProblem = temporalSettingsProblem(cleaned as Record<string, string>);
+    if (temporalProblem && !lines.some((l) => l.startsWith(`  ${temporalProblem.split(':')[0]}:`))) lines.push(`  ${temporalProblem}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const e = parsed.data;
-  if (e.MODEL_NAME && e.MODEL_ALLOWED && !e.MODEL_ALLOWED.includes(e.MODEL_NAME)) {
-    throw new ConfigError(`Invalid configuration:\n  MODEL_NAME: ${e.MODEL_NAME} is not among MODEL_ALLOWED (${e.MODEL_ALLOWED.join(', ')})`);
+  const built = build(declared, parsed.data);
+  let temporal: TemporalSettings;
+  try {
+    temporal = loadTemporalSettings(cleaned as Record<string, string>);
+  } catch (err) {
+    if (err instanceof TemporalSettingsError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    throw err;
   }
-  return {
-    databaseUrl: e.DATABASE_URL,
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, uiUrl: e.TEMPORAL_UI_URL ?? null },
-    http: { port: e.PORT, host: e.HOST, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY },
-    auth: {
-      jwtSecret: e.JWT_SECRET,
-      accessTokenTtlSeconds: 15 * 60,
-      refreshTokenTtlDays: 30,
-      rateLimitMax: e.AUTH_RATE_LIMIT_MAX,
-      rateLimitWindowMs: e.AUTH_RATE_LIMIT_WINDOW_MS,
+  const config: Config = {
+    ...built,
+    temporal: {
+      ...built.temporal,
+      address: temporal.connection.address,
+      namespace: temporal.namespace,
+      connection: temporal.connection,
+      security: temporal.security,
     },
-    secretsKey: Buffer.from(e.SECRETS_KEY, 'base64'),
-    billing: { initialBalance: e.INITIAL_BALANCE, agentCreateCost: e.AGENT_CREATE_COST },
-    webhooks: {
-      retrySchedule: e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => s.trim()),
-      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
-      allowPrivateTargets: e.ALLOW_PRIVATE_TARGETS,
-      concurrencyPerWebhook: e.DELIVERY_CONCURRENCY_PER_WEBHOOK,
-      workerSlots: e.DELIVERY_WORKER_SLOTS,
-      firstAttemptWaitMs: e.DELIVERY_FIRST_ATTEMPT_WAIT_MS,
-      firstAttemptWaiters: e.DELIVERY_FIRST_ATTEMPT_WAITERS,
-      disableAfter: { text: e.WEBHOOK_DISABLE_AFTER, ms: parseDuration(e.WEBHOOK_DISABLE_AFTER) },
-      recoveryBatchSize: e.RECOVERY_BATCH_SIZE,
-      recoverInterval: { text: e.RECOVER_INTERVAL, ms: parseDuration(e.RECOVER_INTERVAL) },
-      retriesPerMinute: e.DELIVERY_RETRIES_PER_MINUTE,
-    },
-    fires: { chainBudget: e.CHAIN_FIRE_BUDGET, perMinute: e.FIRES_PER_MINUTE },
-    engine: { reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, scheduleSweepMs: e.SCHEDULE_SWEEP_MS, workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS },
-    network: { dnsServers: e.DNS_SERVERS ?? null },
-    tools: {
-      timeoutMs: e.TOOL_TIMEOUT_MS,
-      coinGeckoBaseUrl: e.COINGECKO_BASE_URL,
-      dexScreenerBaseUrl: e.DEXSCREENER_BASE_URL,
-      polymarketBaseUrl: e.POLYMARKET_BASE_URL,
-    },
-    quotas: {
-      triggersPerAccount: e.QUOTA_TRIGGERS,
-      webhooksPerAccount: e.QUOTA_WEBHOOKS,
-      toolsPerAgent: e.QUOTA_TOOLS_PER_AGENT,
-      connectorsPerAgent: e.QUOTA_CONNECTORS_PER_AGENT,
-    },
-    hooks: { rateLimitPerSecond: e.HOOK_RATE_LIMIT },
-    runs: { concurrencyPerAccount: e.RUN_CONCURRENCY_PER_ACCOUNT, timeoutMs: e.RUN_TIMEOUT_MS, backlogPerSecond: e.RUN_BACKLOG_PER_SECOND },
-    model: {
-      baseUrl: e.MODEL_BASE_URL ?? null,
-      apiKey: e.MODEL_API_KEY ?? null,
-      name: e.MODEL_NAME ?? null,
-      timeoutMs: e.MODEL_TIMEOUT_MS,
-      maxRetries: e.MODEL_MAX_RETRIES,
-      tokensPerDay: e.MODEL_TOKENS_PER_DAY,
-      allowed: e.MODEL_ALLOWED ?? null,
-      contextMaxBytes: e.MODEL_CONTEXT_MAX_BYTES,
-    },
-    runEvents: {
-      heartbeatMs: e.RUN_EVENTS_HEARTBEAT_MS,
-      perUser: e.RUN_STREAMS_PER_USER,
-      perProcess: e.RUN_STREAMS_PER_PROCESS,
-      checkMs: e.RUN_STREAMS_CHECK_MS,
-    },
-    team: { invitationTtl: { text: e.INVITATION_TTL, ms: parseDuration(e.INVITATION_TTL) } },
-    logLevel: e.LOG_LEVEL,
-    retention: { days: e.RETENTION_DAYS },
-    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, snapshotMs: e.METRICS_SNAPSHOT_MS },
-    missedFires: { graceMs: e.MISSED_FIRE_GRACE_MS },
   };
+  const { name, allowed } = config.model;
+  if (name && allowed && !allowed.includes(name)) {
+    throw new ConfigError(`Invalid configuration:\n  ${declared.model.name.env}: ${name} is not among ${declared.model.allowed.env} (${allowed.join(', ')})`);
+  }
+  return config;
+}
+
+/** The Temporal settings' problem (one line naming the variable), or null. */
+function temporalSettingsProblem(env: Record<string, string>): string | null {
+  try {
+    loadTemporalSettings(env);
+    return null;
+  } catch (err) {
+    if (err instanceof TemporalSettingsError) return err.message;
+    throw err;
+  }
 }
 
 /** `localhost`, or a loopback address (127.0.0.0/8, ::1, IPv4-mapped 127.x), with or without IPv6 brackets. */
@@ -397,14 +519,43 @@ function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Why the API must not start as configured, or null: `/metrics` would be open to every network HOST
- * reaches. Beyond loopback it asks for METRICS_TOKEN (or METRICS_ENABLED=false); one line, for the
+ * Why the API must not start as configured, or null: `/metrics` would be open to every network the API's
+ * host reaches. Beyond loopback it asks for a metrics token (or metrics switched off); one line, for the
  * start-up error. Only the API listens, so only its entry asks (the worker shares the environment).
  */
 export function metricsTokenProblem(config: Config): string | null {
   if (!config.metrics.enabled || config.metrics.token !== null || isLoopbackHost(config.http.host)) return null;
+  const { token, enabled } = declared.metrics;
   return (
-    `METRICS_TOKEN is required when HOST (${config.http.host}) is not a loopback address: set METRICS_TOKEN (16-256 characters) ` +
-    'so that GET /metrics asks for it, or METRICS_ENABLED=false'
+    `${token.env} is required when ${declared.http.host.env} (${config.http.host}) is not a loopback address: set ${token.env} (16-256 characters) ` +
+    `so that GET /metrics asks for it, or ${enabled.env}=false`
   );
+}
+
+/** Where and how spans are exported; null when tracing is off (no OTLP endpoint set). */
+export interface TracingConfig {
+  serviceName: string;
+  protocol: 'http/protobuf' | 'http/json';
+  /** Instrumentations not to load. */
+  disabled: (typeof INSTRUMENTATIONS)[number][];
+}
+
+/**
+ * Tracing's part of the configuration, read before anything else loads (lib/tracing/start.ts): on only when
+ * an OTLP endpoint (tracingVariables) is set. Throws a ConfigError naming a bad value.
+ */
+export function tracingConfig(defaultServiceName: string, env: Record<string, string | undefined> = process.env): TracingConfig | null {
+  const variables = Object.values(tracingVariables);
+  const cleaned = Object.fromEntries(variables.filter((v) => env[v.env] !== undefined && env[v.env] !== '').map((v) => [v.env, env[v.env]]));
+  const parsed = z.object(Object.fromEntries(variables.map((v) => [v.env, v.schema]))).safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  }
+  const t = build(tracingVariables, parsed.data);
+  if (!t.endpoint && !t.tracesEndpoint) return null;
+  return {
+    serviceName: t.serviceName ?? defaultServiceName,
+    protocol: t.tracesProtocol ?? t.protocol ?? 'http/protobuf',
+    disabled: t.disabled ?? [],
+  };
 }

@@ -257,8 +257,13 @@ async function main(): Promise<number> {
     });
     checkpoint();
 
+    // With TEMPORAL_ADDRESS the processes read the whole standard configuration (TLS, API key, the
+    // profile of the Temporal config file: lib/temporal-settings.ts); the dev server started here is
+    // plaintext, so none of it applies to it.
+    const temporalEnv: NodeJS.ProcessEnv = process.env.TEMPORAL_ADDRESS ? {} : ownDevServerTemporalEnv();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      ...temporalEnv,
       // The console links workflows to the UI of the dev server started here (or to the one configured).
       ...(temporalUi && !process.env.TEMPORAL_UI_URL ? { TEMPORAL_UI_URL: temporalUi } : {}),
       DATABASE_URL: databaseUrl,
@@ -337,3 +342,16 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * For the dev server `npm start` runs: no TLS, no API key, and no profile of a Temporal config file
+ * (a developer's own `~/.config/temporalio/temporal.toml` may name another cluster). Undefined values
+ * are not passed to the child processes.
+ */
+function ownDevServerTemporalEnv(): NodeJS.ProcessEnv {
+  const cleared: NodeJS.ProcessEnv = { TEMPORAL_CONFIG_FILE: path.join(DATA_DIR, 'no-temporal-config.toml') };
+  for (const name of Object.keys(process.env)) {
+    if (name === 'TEMPORAL_PROFILE' || name === 'TEMPORAL_API_KEY' || name.startsWith('TEMPORAL_TLS') || name.startsWith('TEMPORAL_GRPC_META_')) cleared[name] = undefined;
+  }
+  return cleared;
+}

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { dropDatabase, ensureDatabase, urlForDatabase } from '../db/admin';
 import { runMigrations } from '../db/migrate';
@@ -10,6 +11,7 @@ import { testNamespace } from '../test/helpers/namespace';
 import { ensureChromium } from './chromium';
 import { BROWSER_NAMESPACE } from '../test/browser/stack';
 import { ensureConsoleBuilt } from './console-build';
+import { TEST_TIERS } from './test-tiers';
 
 /**
  * `npm test`: prepares what every test file shares, then runs node's test runner (each file in its
@@ -35,7 +37,7 @@ function testFiles(args: string[]): { node: string[]; browser: string[] } {
       if (statSync(full).isDirectory()) return walk(full);
       return name.endsWith('.test.ts') ? [full] : [];
     });
-  const node = ['test/unit', 'test/api', 'test/workflows', 'test/engine', 'test/e2e'].filter((d) => {
+  const node = TEST_TIERS.filter((d) => {
     try {
       return statSync(d).isDirectory();
     } catch {
@@ -82,7 +84,15 @@ async function main(): Promise<number> {
     const { address } = temporal;
     say(`Postgres ${postgres.url.replace(/\/\/[^@]*@/, '//')} (template ${template}), Temporal ${address}, CLI ${cli}, test server ${testServer}`);
 
-    const env = { DATABASE_URL: postgres.url, TEST_TEMPLATE_DB: template, TEMPORAL_ADDRESS: address, TEMPORAL_TEST_SERVER_PATH: testServer };
+    const env: NodeJS.ProcessEnv = {
+      DATABASE_URL: postgres.url,
+      TEST_TEMPLATE_DB: template,
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_TEST_SERVER_PATH: testServer,
+      // The dev server above is plaintext: no Temporal config file (a developer's own
+      // ~/.config/temporalio/temporal.toml), profile, TLS or API key of the runner's environment applies.
+      ...plaintextTemporalEnv(),
+    };
     const nodeCode = files.length
       ? await run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], env)
       : 0;
@@ -111,3 +121,12 @@ main().then(
     process.exit(1);
   },
 );
+
+/** TEMPORAL_CONFIG_FILE at a file that does not exist (no profile; envconfig takes that as none), the rest of the connection's settings unset. */
+function plaintextTemporalEnv(): NodeJS.ProcessEnv {
+  const cleared: NodeJS.ProcessEnv = { TEMPORAL_CONFIG_FILE: path.join(os.tmpdir(), 'agent-platform-tests-no-temporal-config.toml') };
+  for (const name of Object.keys(process.env)) {
+    if (name === 'TEMPORAL_PROFILE' || name === 'TEMPORAL_API_KEY' || name.startsWith('TEMPORAL_TLS') || name.startsWith('TEMPORAL_GRPC_META_')) cleared[name] = undefined;
+  }
+  return cleared;
+}

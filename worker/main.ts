@@ -1,6 +1,10 @@
+// First: tracing must start before the modules it instruments load (pg).
+import { tracing } from './tracing';
+import { parseArgs } from 'node:util';
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
 import { createPool } from '../db/pool';
+import { startHealthServer } from './health-server';
 import { WorkerLogger } from './sdk-logger';
 import { bundleWorkflows, connectWithRetry, createEngineWorker, type EngineWorker } from './worker';
 
@@ -17,6 +21,7 @@ const SDK_LOG_LEVELS: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const healthPort = healthPortFlag() ?? config.workerHealthPort;
   // We handle signals ourselves so the order of shutdown is explicit.
   Runtime.install({ shutdownSignals: [], logger: new WorkerLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'WARN') });
   const db = createPool(config.databaseUrl);
@@ -27,12 +32,24 @@ async function main(): Promise<void> {
     if (stop.signal.aborted) return;
     console.log(`[worker] ${signal}: shutting down`);
     stop.abort();
-    setTimeout(() => process.exit(1), 30_000).unref();
+    // Activities in flight get SHUTDOWN_GRACE_MS to finish (the workers' shutdownGraceTime); then the
+    // rest of the shutdown, or the exit.
+    setTimeout(() => process.exit(1), config.shutdown.graceMs + 5_000).unref();
     if (engine) engine.shutdown();
     else process.exit(0);
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  const health =
+    healthPort === null
+      ? undefined
+      : await startHealthServer({
+          port: healthPort,
+          host: config.http.host,
+          readiness: () => (stop.signal.aborted ? 'shutting down' : engine ? engine.notPolling() : 'not connected to Temporal yet'),
+        });
+  if (health) console.log(`[worker] health on http://${config.http.host}:${health.port}/health and /ready`);
 
   const started = Date.now();
   const workflowBundle = await bundleWorkflows();
@@ -41,12 +58,12 @@ async function main(): Promise<void> {
   // A worker that stops on an error (Temporal gone for long, a fatal poll error) is rebuilt on a new
   // connection: the process only ends on a signal, so automation never silently stops.
   while (!stop.signal.aborted) {
-    const connection = await connectWithRetry(config.temporal.address, (m) => console.log(`[worker] ${m}`), stop.signal);
+    const connection = await connectWithRetry(config.temporal.connection, (m) => console.log(`[worker] ${m}`), stop.signal);
     try {
       engine = await createEngineWorker({ connection, config, db, workflowBundle });
       if (stop.signal.aborted) break;
       console.log(
-        `[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace}); ` +
+        `[worker] polling task queue on ${config.temporal.address} (namespace ${config.temporal.namespace}, ${config.temporal.security}); ` +
           `reconciler every ${config.engine.reconcileIntervalMs} ms`,
       );
       await engine.run();
@@ -59,7 +76,19 @@ async function main(): Promise<void> {
       await connection.close().catch(() => {});
     }
   }
+  await health?.close();
   await db.end();
+  await tracing?.shutdown().catch(() => {}); // export the last spans
+}
+
+/** `--health-port 9091` or `--health-port=9091`: over WORKER_HEALTH_PORT. */
+function healthPortFlag(): number | null {
+  const { values } = parseArgs({ options: { 'health-port': { type: 'string' } }, strict: false });
+  const raw = values['health-port'];
+  if (raw === undefined) return null;
+  const port = Number(raw);
+  if (typeof raw !== 'string' || !Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--health-port: must be a port number (0-65535), not ${String(raw)}`);
+  return port;
 }
 
 main().then(

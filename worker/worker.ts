@@ -8,13 +8,22 @@ import { createSecretBox } from '../lib/secrets';
 import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../engine/temporal/names';
 import { startReconciler } from './reconciler';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { describeConnectFailure, probeTls } from '../lib/temporal-failures';
+import type { TemporalConnectionSettings } from '../lib/temporal-settings';
+import { tracingClientInterceptors, tracingWorkerOptions, tracingWorkflowModules } from '../lib/tracing/temporal';
+
+const MAX_RETRY_DELAY_MS = 10_000;
 
 /**
  * The workflow code bundled by webpack, as Worker.create would do from workflowsPath, but without its
  * report of every module (a screenful at each start): its logger only passes warnings and errors.
  */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') });
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: tracingWorkflowModules(), // tracing's, when it is on (lib/tracing/temporal.ts)
+    logger: new DefaultLogger('WARN'),
+  });
 }
 
 /**
@@ -49,7 +58,7 @@ export interface EngineWorkerDeps {
 export async function createEngineWorker(deps: EngineWorkerDeps) {
   const { config, db } = deps;
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
-  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace });
+  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace, interceptors: tracingClientInterceptors() });
   const secrets = createSecretBox(config.secretsKey);
   // The engine of this process, built once; it also makes the first attempt of the deliveries the fires
   // it records write (engine/deliveries/first-attempts.ts).
@@ -64,6 +73,9 @@ export async function createEngineWorker(deps: EngineWorkerDeps) {
     workflowBundle: deps.workflowBundle,
     activities,
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT,
+    // On shutdown, activities in flight get this long to finish before they are cancelled (SHUTDOWN_GRACE_MS).
+    shutdownGraceTime: config.shutdown.graceMs,
+    ...tracingWorkerOptions(true),
     // A tuner (the benches' tuning runs) replaces the slot counts.
     ...(deps.tuning?.main?.tuner ? {} : { maxConcurrentWorkflowTaskExecutions: config.engine.workflowTaskSlots }),
     ...deps.tuning?.main,
@@ -74,6 +86,8 @@ export async function createEngineWorker(deps: EngineWorkerDeps) {
     taskQueue: DELIVERY_TASK_QUEUE,
     activities: { attemptDelivery: activities.attemptDelivery },
     maxConcurrentActivityTaskExecutions: config.webhooks.workerSlots,
+    shutdownGraceTime: config.shutdown.graceMs,
+    ...tracingWorkerOptions(false),
     ...deps.tuning?.deliveries,
   });
   const workers = [worker, deliveryWorker];
@@ -107,22 +121,38 @@ export async function createEngineWorker(deps: EngineWorkerDeps) {
       }
     },
     shutdown,
+    /** Why the engine is not polling (a worker not RUNNING, with its state), or null when both are. */
+    notPolling(): string | null {
+      const queues = [TASK_QUEUE, DELIVERY_TASK_QUEUE];
+      const idle = workers.map((w, i) => ({ queue: queues[i], state: w.getState() })).filter((w) => w.state !== 'RUNNING');
+      return idle.length === 0 ? null : idle.map((w) => `the worker of task queue ${w.queue} is ${w.state}`).join('; ');
+    },
     sweep: () => (reconciler ? reconciler.sweep() : Promise.resolve(0)),
   };
 }
 export type EngineWorker = Awaited<ReturnType<typeof createEngineWorker>>;
 
-/** Connects to Temporal, retrying while it is unreachable (the worker may start before Temporal). */
-export async function connectWithRetry(address: string, log: (msg: string) => void, signal: AbortSignal): Promise<NativeConnection> {
+/**
+ * Connects to Temporal (address, TLS, API key from the standard configuration), retrying while it is
+ * unreachable (the worker may start before Temporal). One line per problem: a problem already told is
+ * retried without a line.
+ */
+export async function connectWithRetry(settings: TemporalConnectionSettings, log: (msg: string) => void, signal: AbortSignal): Promise<NativeConnection> {
   let delay = 500;
+  const told = new Set<string>();
   for (;;) {
     try {
-      return await NativeConnection.connect({ address });
+      return await NativeConnection.connect({ ...settings });
     } catch (err) {
       if (signal.aborted) throw err;
-      log(`Temporal at ${address} is not reachable (${(err as Error).message}); retrying in ${delay} ms`);
+      let problem = describeConnectFailure(settings.address, err);
+      // A TLS connection cut short shows as a broken pipe or a reset when the client wrote before it read
+      // the server's alert: a handshake of our own tells which.
+      if (/ is not reachable /.test(problem)) problem = (await probeTls(settings)) ?? problem;
+      if (!told.has(problem)) log(`${problem}; retrying (every ${MAX_RETRY_DELAY_MS / 1000} s at most) until it answers`);
+      told.add(problem);
       await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 10_000);
+      delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
     }
   }
 }

@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../engine/contract';
+import { RUN_CANCELLED_ERROR, RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../engine/contract';
 
 export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
 
@@ -137,7 +137,7 @@ export async function runAgentWorkflow(input: RunInput): Promise<RunOutcome> {
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
       // The workflow itself was cancelled (an operator): the run fails rather than stay running.
-      await CancellationScope.nonCancellable(() => failRun({ ...input, error: 'the run was cancelled' }, folded));
+      await CancellationScope.nonCancellable(() => failRun({ ...input, error: RUN_CANCELLED_ERROR }, folded));
       throw err;
     }
     // Every attempt failed (e.g. the database was down throughout), or a failure no retry can fix.

@@ -19,6 +19,30 @@ const FASTIFY_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
 };
 
+/** Socket errors of a connection to Postgres that could not be made or was lost. */
+const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** SQLSTATEs of a server that is shutting down, starting, or out of connections: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300 too_many_connections. */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+/** node-postgres' own words for a connection it lost or could not get from the pool in time. */
+const PG_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated due to connection timeout)/;
+/** Seconds a client is asked to wait before trying again while the database is unavailable. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * An outage of Postgres (unreachable, restarting, failing over), not a fault of ours: the request may
+ * succeed again shortly. Connection errors (class 08), the errors above, and a pool connect that timed out.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (CONNECTION_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (typeof e.message === 'string' && PG_CONNECTION_MESSAGES.test(e.message)) return true;
+    // net.connect with several addresses (localhost: ::1 and 127.0.0.1) fails with an AggregateError.
+    if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((inner) => isDatabaseUnavailable(inner))) return true;
+  }
+  return false;
+}
+
 /**
  * The one error handler (docs/api.md § Errors): every error becomes `{ message }`. Domain errors carry their
  * status; validation names the field; anything unexpected is a 500 whose details stay in the log.
@@ -51,6 +75,13 @@ export function installErrorHandling(app: FastifyInstance, pages?: PageFallback)
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ message: (err.code && FASTIFY_MESSAGES[err.code]) || err.message });
+    }
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ code: err.code }, `database unavailable: ${err.message}`);
+      return reply
+        .code(503)
+        .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
+        .send({ message: `The database is unavailable; try again in ${DATABASE_RETRY_AFTER_SECONDS} s` });
     }
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ message: 'Internal server error' });

@@ -3,7 +3,7 @@ import { sendPage } from '../pagination';
 import { errorResponse, idParams } from '../schemas/common';
 import { fireDeliverySchema, timelineEntrySchema } from '../schemas/fire-outcomes';
 import { fireParams } from '../schemas/fires';
-import { expectedFiresQuery } from '../schemas/triggers';
+import { expectedFiresQuery } from '../schemas/schedule-truth';
 import type { FireOutcomesService } from '../services/fire-outcomes-service';
 import { callerOf, type App } from '../types';
 

@@ -3,7 +3,7 @@ import type { App } from '../types';
 import type { HealthService } from '../services/health-service';
 
 const okSchema = z.object({ ok: z.boolean() });
-const down = okSchema.describe('The dependency did not answer within 3 s');
+const down = okSchema.extend({ message: z.string().describe('What is wrong, in one line') }).describe('The dependency is not usable');
 
 export function healthRoutes(app: App, health: HealthService): void {
   const config = { public: true };
@@ -14,12 +14,32 @@ export function healthRoutes(app: App, health: HealthService): void {
       config,
       schema: {
         tags,
-        summary: 'Is the API up',
-        description: 'Answers while the API process serves requests; it checks nothing else (see /api/health/db and /api/health/temporal). No credential.',
+        summary: 'Is the API process alive (liveness)',
+        description:
+          'Answers while the API process serves requests; it checks nothing else (readiness: /api/health/ready; ' +
+          'dependencies: /api/health/db and /api/health/temporal). No credential.',
         response: { 200: okSchema.extend({ timestamp: z.string() }) },
       },
     },
     async () => ({ ok: true, timestamp: new Date().toISOString() }),
+  );
+  app.get(
+    '/api/health/ready',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Can the API serve (readiness)',
+        description:
+          '200 { ok: true } when Postgres answers within 3 s and has every migration this build carries; otherwise 503 ' +
+          '{ ok: false, message } naming what is missing. Temporal is not asked: the API serves while it is down (work waits in the outbox). No credential.',
+        response: { 200: okSchema, 503: down },
+      },
+    },
+    async (_request, reply) => {
+      const result = await health.ready();
+      return reply.code(result.ok ? 200 : 503).send(result);
+    },
   );
   app.get(
     '/api/health/db',
@@ -28,13 +48,13 @@ export function healthRoutes(app: App, health: HealthService): void {
       schema: {
         tags,
         summary: 'Is Postgres reachable',
-        description: 'Runs a query on the API\'s pool: 200 { ok: true }, or 503 { ok: false } when Postgres does not answer within 3 s. No credential.',
+        description: 'Runs a query on the API\'s pool: 200 { ok: true }, or 503 { ok: false, message } when Postgres does not answer within 3 s. No credential.',
         response: { 200: okSchema, 503: down },
       },
     },
     async (_request, reply) => {
-      const ok = await health.database();
-      return reply.code(ok ? 200 : 503).send({ ok });
+      const result = await health.database();
+      return reply.code(result.ok ? 200 : 503).send(result);
     },
   );
   app.get(
@@ -45,14 +65,15 @@ export function healthRoutes(app: App, health: HealthService): void {
         tags,
         summary: 'Is Temporal reachable',
         description:
-          'Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false } when it does not answer within 3 s. ' +
+          'Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false, message } when it does not answer within 3 s, ' +
+          'naming the cause it can tell (the TLS handshake refused, a server certificate not trusted, credentials refused). ' +
           'The API keeps serving while Temporal is down (work waits in the outbox). No credential.',
         response: { 200: okSchema, 503: down },
       },
     },
     async (_request, reply) => {
-      const ok = await health.temporal();
-      return reply.code(ok ? 200 : 503).send({ ok });
+      const result = await health.temporal();
+      return reply.code(result.ok ? 200 : 503).send(result);
     },
   );
 }

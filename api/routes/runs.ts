@@ -131,6 +131,31 @@ export function runRoutes(
     async (request) => runs.get(callerOf(request), request.params.id),
   );
 
+  app.post(
+    '/api/runs/:id/cancel',
+    {
+      config: { access: 'write' },
+      schema: {
+        tags,
+        summary: 'Cancel a run',
+        description:
+          'Stops a queued or running run: 202 with the run as it stands when the cancel is asked for. A run with a workflow is ' +
+          'cancelled through Temporal: the step in flight is cancelled (its model or tool call torn down, nothing recorded for it), ' +
+          'no further step is made, and the run ends failed with the error "the run was cancelled" and emits agent.failed ' +
+          '{ agentId, runId, error, chainDepth }, usually within a second or two (follow it with GET /api/runs/:id/events). A ' +
+          'queued run that waits in its account\'s line without a workflow yet is ended so at once (the answer shows it failed). ' +
+          'The same right as starting a run (owner, admin, editor); asking again while it stops answers 202 again.',
+        params: idParams,
+        response: {
+          202: runSchema,
+          409: errorResponse('The run has ended (succeeded or failed): there is nothing to cancel.'),
+          503: errorResponse('Temporal did not take the cancel within 5 s: the run is unchanged; Retry-After says when to try again.'),
+        },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await runs.cancel(callerOf(request), request.params.id)),
+  );
+
   app.get(
     '/api/runs/:id/steps',
     {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sendPage } from '../pagination';
 import { errorResponse, idParams } from '../schemas/common';
-import { expectedFireSchema, expectedFiresQuery, previewQuery, previewTimeSchema, schedulePreviewQuery } from '../schemas/triggers';
+import { expectedFireSchema, expectedFiresQuery, previewQuery, previewTimeSchema, schedulePreviewQuery } from '../schemas/schedule-truth';
 import type { ScheduleTruthService } from '../services/schedule-truth-service';
 import { callerOf, type App } from '../types';
 

@@ -1,13 +1,8 @@
 import { z } from 'zod';
 import { pageRequest, sendPage } from '../pagination';
 import { agentIdParams, errorResponse, idParams, listQuery, noContent } from '../schemas/common';
-import {
-  createTriggerBody,
-  createUserTriggerBody,
-  triggerSchema,
-  updateTriggerBody,
-  updateUserTriggerBody,
-} from '../schemas/triggers';
+import { createTriggerBody, createUserTriggerBody, updateTriggerBody, updateUserTriggerBody } from '../schemas/trigger-bodies';
+import { triggerSchema } from '../schemas/triggers';
 import type { TriggerService } from '../services/trigger-service';
 import { callerOf, type App } from '../types';
 

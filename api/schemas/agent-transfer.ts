@@ -4,7 +4,9 @@ import { jsonObject, maxJsonBytes } from './common';
 import { CONNECTOR_TYPES, connectorConfigSchemas, connectorSchema } from './connectors';
 import { documentedAs } from './documentation';
 import { TOOL_TYPES, toolConfigSchemas, toolSchema } from './tools';
-import { TRIGGER_TYPE_DOCS, TRIGGER_TYPES, triggerSchema } from './triggers';
+import { TRIGGER_TYPES } from './trigger-configs';
+import { TRIGGER_TYPE_DOCS } from './trigger-type-docs';
+import { triggerSchema } from './triggers';
 
 /**
  * An agent moved between accounts (GET /api/agents/:id/export, POST /api/agents/import): the agent, its

@@ -29,6 +29,14 @@ export const deliveryAttemptSchema = z
     statusCode: z.int().nullable(),
     error: z.string().nullable(),
     durationMs: z.int().min(0),
+    responseSnippet: z
+      .string()
+      .max(1024)
+      .nullable()
+      .describe(
+        "The first 1 KiB (1,024 bytes of UTF-8) at most of the receiver's response body, cut before a character that would not fit; " +
+          'null when there was no response, the body was empty, or it was not text (a binary media type, a compressed body, bytes that are not UTF-8)',
+      ),
     createdAt: timestamp,
   })
   .meta({ id: 'DeliveryAttempt' });

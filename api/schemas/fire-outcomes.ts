@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES } from './deliveries';
 import { timestamp } from './common';
-import { expectedFireSchema } from './triggers';
+import { expectedFireSchema } from './schedule-truth';
 
 /** A delivery of an event that followed a fire (its own event, or its run's result). */
 export const fireDeliverySchema = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WEBHOOK_PATH } from './triggers';
+import { WEBHOOK_PATH } from './trigger-configs';
 
 /** Any JSON value: the sender's payload, passed on as it came. */
 export const hookPayload = z.unknown().describe('Any JSON value (≤ 1 MiB); passed on as data.payload / the run\'s input.payload');

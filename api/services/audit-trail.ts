@@ -16,7 +16,7 @@ export type AuditAction =
   // Written by the engine (actor null), not through this trail: engine/deliveries/attempts.ts.
   | 'webhook.disable'
   | 'delivery.retry'
-  | 'run.create'
+  | 'run.create' | 'run.cancel'
   | 'team.invite' | 'team.update' | 'team.remove' | 'team.accept';
 
 /**

@@ -124,7 +124,7 @@ export function createServices(deps: ServiceDeps) {
     account: createAccountService({ db, accounts: repos.accounts }),
     audit,
     agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost, allowedModels: config.model.allowed }),
-    health: createHealthService({ db, temporal: deps.temporal }),
+    health: createHealthService({ db, temporal: deps.temporal, temporalSettings: config.temporal.connection }),
     connectors: createConnectorService({
       db,
       agents: repos.agents,
@@ -188,7 +188,7 @@ export function createServices(deps: ServiceDeps) {
       temporal: deps.temporalClient,
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
-    runs: createRunService({ db, agents: repos.agents, handOff, audit, config }),
+    runs: createRunService({ db, agents: repos.agents, handOff, audit, fanOut, temporal: deps.temporalClient, config }),
     runEvents: createRunEventService({
       db,
       listener: deps.runEventsListener,

@@ -1,28 +1,69 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import { listRunStepsPage } from '../../db/repositories/run-steps';
-import { findAccountRun, insertRun, listAccountRuns, listAgentRuns } from '../../db/repositories/runs';
+import { insertEvent } from '../../db/repositories/events';
+import { cancelRunWithoutWorkflow, findAccountRun, insertRun, listAccountRuns, listAgentRuns, type RunRow } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { modelTokensToday } from '../../db/repositories/usage';
 import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
 import { startRun } from '../../engine/outbox/starts';
+import type { EventFanOut } from '../../engine/events/fan-out';
+import type { FirstAttempt } from '../../engine/outbox/starts';
+import { workflowIds } from '../../engine/temporal/names';
+import { RUN_CANCELLED_ERROR } from '../../engine/contract';
 import type { Config } from '../../lib/config';
 import type { HandOff } from '../../engine/outbox/handoff';
 import { runLineLimits } from '../../engine/runs/run-line';
-import { ConflictError, NotFoundError, TooManyRequestsError } from '../errors';
+import { ConflictError, NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 
-export function createRunService(deps: { db: Db; agents: AgentsRepository; handOff: HandOff; audit: AuditTrail; config: Pick<Config, 'runs' | 'model'> }) {
-  const { db, agents, handOff, audit } = deps;
+/** How long a cancel waits for Temporal to take it. */
+const CANCEL_DEADLINE_MS = 5_000;
+
+export function createRunService(deps: {
+  db: Db;
+  agents: AgentsRepository;
+  handOff: HandOff;
+  audit: AuditTrail;
+  fanOut: EventFanOut;
+  /** The process's one Temporal client: a cancel asks the run's workflow to stop. */
+  temporal: Client;
+  config: Pick<Config, 'runs' | 'model'>;
+}) {
+  const { db, agents, handOff, audit, fanOut } = deps;
   const line = runLineLimits(deps.config);
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
+  }
+
+  /** Asks the run's workflow to stop; false when it has none (not started yet, or already closed). */
+  async function cancelWorkflow(runId: string): Promise<boolean> {
+    try {
+      // Bounded: a Temporal that does not answer is a 503 in seconds, not a request that hangs.
+      await deps.temporal.withDeadline(Date.now() + CANCEL_DEADLINE_MS, () => deps.temporal.workflow.getHandle(workflowIds.run(runId)).cancel());
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw new ServiceUnavailableError('Temporal did not take the cancel in time: the run is unchanged; try again', 5);
+    }
+  }
+
+  /** agent.failed for a run cancelled before its workflow began it, as the workflow's failRun emits it. */
+  async function emitFailed(tx: Parameters<typeof insertEvent>[0], run: RunRow): Promise<FirstAttempt[]> {
+    const event = await insertEvent(tx, {
+      accountId: run.account_id,
+      type: 'agent.failed',
+      data: { agentId: run.agent_id, runId: run.id, error: run.error, chainDepth: run.chain_depth },
+      chainDepth: run.chain_depth,
+    });
+    return (await fanOut.fanOutEvent(tx, event, { agentId: run.agent_id, triggerId: run.trigger_id })).held;
   }
 
   return {
@@ -51,6 +92,44 @@ export function createRunService(deps: { db: Db; agents: AgentsRepository; handO
       });
       handOff.kick();
       return toRun(run);
+    },
+
+    /**
+     * Cancels a queued or running run (POST /api/runs/:id/cancel); an ended one is a 409. A run with a
+     * workflow is cancelled through Temporal: the step in flight is cancelled (its call torn down), no
+     * further step is made, and the workflow fails the run with "the run was cancelled" and emits
+     * agent.failed (workflows/run.ts), so the answer is the run as it stands when the cancel was asked
+     * for. A queued run with no workflow yet (parked in its account's line, or its start not yet handed
+     * off) is failed here the same way, at once; a workflow that starts later finds it ended and stops.
+     * So is a running run whose workflow is gone (terminated by an operator). A run that changed state
+     * meanwhile (its workflow began it) is looked at again: it then has a workflow, or has ended.
+     */
+    async cancel(caller: Caller, id: string): Promise<Run> {
+      for (;;) {
+        const row = await findAccountRun(db, caller.accountId, id);
+        if (!row) throw new NotFoundError('Run');
+        if (row.status !== 'queued' && row.status !== 'running') {
+          throw new ConflictError(`Run has ended (${row.status}): only a queued or running run can be cancelled`);
+        }
+        const from = row.status;
+        if (await cancelWorkflow(id)) {
+          await withTransaction(db, (tx) => audit.record(tx, caller, 'run.cancel', id));
+          return toRun(row);
+        }
+        const held: FirstAttempt[] = [];
+        const cancelled = await withTransaction(db, async (tx) => {
+          const ended = await cancelRunWithoutWorkflow(tx, caller.accountId, id, from, RUN_CANCELLED_ERROR);
+          if (!ended) return null;
+          held.push(...(await emitFailed(tx, ended)));
+          await audit.record(tx, caller, 'run.cancel', id);
+          return ended;
+        });
+        if (cancelled) {
+          handOff.kick(held);
+          return toRun(cancelled);
+        }
+        // Its state moved meanwhile: its workflow began it (cancel that), or it ended (409).
+      }
     },
 
     async list(caller: Caller, agentId: string, page: PageRequest) {

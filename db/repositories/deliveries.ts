@@ -30,6 +30,7 @@ export interface DeliveryAttemptRow {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+  response_snippet: string | null;
   created_at: Date;
 }
 
@@ -39,6 +40,8 @@ export interface AttemptResult {
   error: string | null;
   durationMs: number;
   succeeded: boolean;
+  /** The first 1 KiB at most of the response body, when it was text (lib/response-snippet.ts). */
+  responseSnippet?: string | null;
 }
 
 const COLUMNS = `d.id, d.account_id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.generation, d.attempts,
@@ -99,7 +102,7 @@ export function createDeliveriesRepository(db: Queryable) {
     /** Every attempt of every generation, oldest first. */
     async attempts(deliveryId: string, q: Queryable = db): Promise<DeliveryAttemptRow[]> {
       const { rows } = await q.query<DeliveryAttemptRow>(
-        `SELECT delivery_id, generation, attempt, status_code, error, duration_ms, created_at FROM delivery_attempts
+        `SELECT delivery_id, generation, attempt, status_code, error, duration_ms, response_snippet, created_at FROM delivery_attempts
          WHERE delivery_id = $1 ORDER BY generation, attempt`,
         [deliveryId],
       );
@@ -153,11 +156,12 @@ export function createDeliveriesRepository(db: Queryable) {
       result: AttemptResult,
     ): Promise<DeliveryStatus | null> {
       await q.query(
-        `INSERT INTO delivery_attempts (delivery_id, generation, attempt, status_code, error, duration_ms)
-         VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO delivery_attempts (delivery_id, generation, attempt, status_code, error, duration_ms, response_snippet)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (delivery_id, generation, attempt) DO UPDATE
-           SET status_code = EXCLUDED.status_code, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms, created_at = now()`,
-        [at.deliveryId, at.generation, at.attempt, result.statusCode, result.error, result.durationMs],
+           SET status_code = EXCLUDED.status_code, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms,
+               response_snippet = EXCLUDED.response_snippet, created_at = now()`,
+        [at.deliveryId, at.generation, at.attempt, result.statusCode, result.error, result.durationMs, result.responseSnippet ?? null],
       );
       const status: DeliveryStatus = result.succeeded ? 'succeeded' : at.nextDelayMs === null ? 'failed' : 'pending';
       const { rows } = await q.query<{ status: DeliveryStatus }>(
@@ -193,7 +197,7 @@ export function createDeliveriesRepository(db: Queryable) {
     /** The attempt already stored for this (generation, attempt), if any: a retried activity's earlier result. */
     async findAttempt(deliveryId: string, generation: number, attempt: number, q: Queryable = db): Promise<DeliveryAttemptRow | null> {
       const { rows } = await q.query<DeliveryAttemptRow>(
-        `SELECT delivery_id, generation, attempt, status_code, error, duration_ms, created_at FROM delivery_attempts
+        `SELECT delivery_id, generation, attempt, status_code, error, duration_ms, response_snippet, created_at FROM delivery_attempts
          WHERE delivery_id = $1 AND generation = $2 AND attempt = $3`,
         [deliveryId, generation, attempt],
       );

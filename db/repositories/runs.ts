@@ -290,6 +290,21 @@ export async function markRunRunning(q: Queryable, id: string, executor: RunExec
   return rows[0] ?? null;
 }
 
+/**
+ * A run that has no workflow cancelled: failed with `error`, and out of its account's line. `status`: the
+ * state it is ended from (queued: parked, or its start not handed off yet; running: its workflow is gone).
+ * Null when it is no longer in that state (its workflow began it meanwhile, or it ended).
+ */
+export async function cancelRunWithoutWorkflow(q: Queryable, accountId: string, id: string, status: 'queued' | 'running', error: string): Promise<RunRow | null> {
+  const { rows } = await q.query<RunRow>(
+    `UPDATE runs SET status = 'failed', error = $4, parked = false, finished_at = now(), waiting_at = NULL, updated_at = now()
+     WHERE id = $1 AND account_id = $2 AND status = $3
+     RETURNING ${RUN_COLUMNS}`,
+    [id, accountId, status, error],
+  );
+  return rows[0] ?? null;
+}
+
 /** Locks the run's row for its begin or end; null when it is gone. */
 export async function findRunForUpdate(q: Queryable, id: string): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [id]);

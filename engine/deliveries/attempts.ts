@@ -18,6 +18,8 @@ import type { AttemptAnswer } from '../contract';
 import type { Config } from '../../lib/config';
 import type { EventFanOut } from '../events/fan-out';
 import { OutboundError, retryAfterMs, sendOutbound } from '../../lib/outbound-http';
+import { responseSnippet } from '../../lib/response-snippet';
+import { inSpan } from '../../lib/tracing/context';
 import type { SecretBox } from '../../lib/secrets';
 import type { SlotWaits } from './slot-waits';
 import { standardWebhookHeaders } from '../../lib/standard-webhooks';
@@ -86,18 +88,22 @@ export function createDeliveryAttempts(deps: {
   const { disableAfter } = config.webhooks;
 
   /** One POST of the envelope; an HTTP failure is a result to store, not an activity failure. */
-  async function send(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult & { retryAfterMs: number | null }> {
+  async function send(url: string, headers: Record<string, string>, body: string, timeoutMs: number, signal?: AbortSignal): Promise<AttemptResult & { retryAfterMs: number | null }> {
     const started = performance.now();
     const durationMs = () => Math.round(performance.now() - started);
     try {
       const res = await sendOutbound({
         url, method: 'POST', headers, body, timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, dnsServers: config.network.dnsServers, maxResponseBytes: 4096,
+        signal,
       });
       const succeeded = res.status >= 200 && res.status < 300;
       const asked = RETRY_AFTER_STATUSES.has(res.status) ? retryAfterMs(res.headers['retry-after']) : null;
-      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked };
+      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked, responseSnippet: responseSnippet(res.body, res.headers) };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err; // a bug, not the receiver: let Temporal retry the activity
+      // Cut by us (the worker shutting down past its grace), not by the receiver: no attempt is recorded;
+      // Temporal makes it again, with the same webhook-id.
+      if (signal?.aborted) throw err;
       return { statusCode: null, error: err.message.slice(0, MAX_ERROR_CHARS), durationMs: durationMs(), succeeded: false, retryAfterMs: null };
     }
   }
@@ -161,7 +167,7 @@ export function createDeliveryAttempts(deps: {
      * signal of an attempt that ends. 'stopped' when the delivery is gone, no longer pending,
      * superseded by a manual retry, or its webhook was disabled (the delivery is then cancelled).
      */
-    attempt: async (input: AttemptInput): Promise<AttemptAnswer> => (await attemptAt(input)).step,
+    attempt: async (input: AttemptInput, signal?: AbortSignal): Promise<AttemptAnswer> => (await attemptAt(input, signal)).step,
 
     /** The same, also naming the delivery's account and webhook once it was found (a first attempt that must wait). */
     attemptAt,
@@ -177,15 +183,18 @@ export function createDeliveryAttempts(deps: {
     },
   };
 
-  /** One attempt, as `attempt` above says. */
-  async function attemptAt(input: AttemptInput): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
-    const target = await deliveries.loadForAttempt(input.deliveryId);
-    if (!target) return { step: 'stopped' };
-    const step = await attemptOn(target, input);
-    return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
+  /** One attempt, as `attempt` above says, in a span of its own (tracing on): its POST is a child span, and sends `traceparent`. */
+  function attemptAt(input: AttemptInput, signal?: AbortSignal): Promise<{ step: AttemptAnswer; accountId?: string; webhookId?: string }> {
+    const attributes = { 'delivery.id': input.deliveryId, 'delivery.generation': input.generation, 'delivery.attempt': input.attempt };
+    return inSpan('delivery attempt', attributes, async () => {
+      const target = await deliveries.loadForAttempt(input.deliveryId);
+      if (!target) return { step: 'stopped' as const };
+      const step = await attemptOn(target, input, signal);
+      return { step, accountId: target.delivery.account_id, webhookId: target.webhook.id };
+    });
   }
 
-  async function attemptOn(target: AttemptTarget, input: AttemptInput): Promise<AttemptAnswer> {
+  async function attemptOn(target: AttemptTarget, input: AttemptInput, signal?: AbortSignal): Promise<AttemptAnswer> {
     const slot: SlotRequest = { webhookId: target.webhook.id, deliveryId: input.deliveryId, generation: input.generation };
     if (target.delivery.generation !== input.generation) {
       await releaseSlot(slot);
@@ -213,7 +222,7 @@ export function createDeliveryAttempts(deps: {
       if (webhook.secret_sealed !== null) {
         Object.assign(headers, standardWebhookHeaders(secrets.open(webhook.secret_sealed), event.id, body, new Date()));
       }
-      const { retryAfterMs: asked, ...result } = await send(webhook.url, headers, body, input.timeoutMs);
+      const { retryAfterMs: asked, ...result } = await send(webhook.url, headers, body, input.timeoutMs, signal);
       const delayMs = nextDelay(input.nextDelayMs, asked);
 
       const { status, disabled } = await withTransaction(db, async (tx) => {

@@ -11,6 +11,7 @@ import { parseDuration } from '../../lib/durations';
 import { startDelivery, startEventFire, startEventMatching, type FirstAttempt } from '../outbox/starts';
 import { matchEventFilters, REGEX_WORK_BUDGET, regexUnits } from '../../lib/event-filter';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
+import { inSpan } from '../../lib/tracing/context';
 
 /** The largest JSON body a hook accepts (api/app.ts bodyLimit): the longest value a filter must match in full. */
 export const MAX_MATCHED_VALUE = 1024 * 1024;
@@ -131,8 +132,13 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
       for (const trigger of unevaluated) await insertEventFireNotMade(tx, notMade(event, trigger), { status: 'skipped', reason: 'filter_budget' });
     },
 
-    /** The whole fan-out of a new event, in its transaction (see above). */
-    async fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[] }> {
+    /** The whole fan-out of a new event, in its transaction (see above), in a span of its own (tracing on). */
+    fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[] }> {
+      return inSpan('event fan-out', { 'event.id': event.id, 'event.type': event.type }, () => this.fanOutNow(tx, event, about));
+    },
+
+    /** fanOutEvent's work. */
+    async fanOutNow(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[] }> {
       // Written with nothing listening (insertEvent): its fan-out is done already.
       if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [] };
       const written = await this.writeDeliveries(tx, event, about);

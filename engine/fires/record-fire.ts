@@ -37,6 +37,45 @@ export class FireRateExceeded extends Error {
   }
 }
 
+/**
+ * Why a fire is skipped before it counts against the rate, or null: a disabled trigger, one linked to a
+ * template or paused agent, or to an agent whose runs use the model while its account has spent
+ * MODEL_TOKENS_PER_DAY.
+ */
+export function skipReason(
+  trigger: Pick<FiringTriggerRow, 'enabled' | 'agent_id' | 'agent_status' | 'agent_model' | 'tokens_today'>,
+  model: Config['model'],
+): FireReason | null {
+  if (!trigger.enabled) return 'trigger_disabled';
+  const notRun = trigger.agent_status !== null ? NOT_RUN[trigger.agent_status] : undefined;
+  if (notRun) return notRun;
+  if (trigger.agent_id && runsWithModel({ model: trigger.agent_model }, model) && overModelBudget(trigger.tokens_today, model.tokensPerDay)) {
+    return 'model_tokens_per_day';
+  }
+  return null;
+}
+
+/** A fire over its account's FIRES_PER_MINUTE: a schedule or event fire is throttled, a manual or hook fire refused. */
+export function overRate(source: FireSource, perMinute: number, retryAfterSeconds: number): { status: FireStatus; reason: FireReason } {
+  if (source === 'manual' || source === 'webhook') throw new FireRateExceeded(perMinute, retryAfterSeconds);
+  return { status: 'throttled', reason: 'fires_per_minute' };
+}
+
+/** The chain a fire's event belongs to: an event fire's stays in its cause's chain; any other fire that goes ahead roots a new one. */
+export function rootEventOf(input: Pick<FireInput, 'rootEventId'>, status: FireStatus, eventId: string): string | null {
+  return input.rootEventId ?? (status === 'fired' ? eventId : null);
+}
+
+/** The event a fire that went ahead writes: agent.triggered with its run when the trigger is linked to an agent, else trigger.fired. */
+export function firedEvent(
+  trigger: Pick<FiringTriggerRow, 'id' | 'agent_id'>,
+  fire: { fireId: string; source: FireSource; runId: string | null },
+): { type: 'agent.triggered' | 'trigger.fired'; data: Record<string, unknown> } {
+  const data: Record<string, unknown> = { triggerId: trigger.id, fireId: fire.fireId, source: fire.source };
+  if (trigger.agent_id) Object.assign(data, { agentId: trigger.agent_id, runId: fire.runId });
+  return { type: trigger.agent_id ? 'agent.triggered' : 'trigger.fired', data };
+}
+
 /** A fire to record: its input, and the fire key that makes it once (`schedule-<time>`, `manual-<id>`, `hook-<id>`, `event-<eventId>`). */
 export type FireToRecord = FireInput & { fireKey: string };
 
@@ -55,20 +94,11 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
    * taken after the trigger's lock, in every process, so two fires never wait on each other's locks.
    */
   async function admit(trigger: FiringTriggerRow, source: FireSource, tx: Queryable): Promise<{ status: FireStatus; reason: FireReason | null }> {
-    if (!trigger.enabled) return { status: 'skipped', reason: 'trigger_disabled' };
-    const notRun = trigger.agent_status !== null ? NOT_RUN[trigger.agent_status] : undefined;
-    if (notRun) return { status: 'skipped', reason: notRun };
-    if (
-      trigger.agent_id &&
-      runsWithModel({ model: trigger.agent_model }, config.model) &&
-      overModelBudget(trigger.tokens_today, config.model.tokensPerDay)
-    ) {
-      return { status: 'skipped', reason: 'model_tokens_per_day' };
-    }
+    const skipped = skipReason(trigger, config.model);
+    if (skipped) return { status: 'skipped', reason: skipped };
     const over = await createFireRateRepository(tx).take(trigger.account_id, config.fires.perMinute, tx);
     if (!over) return { status: 'fired', reason: null };
-    if (source === 'manual' || source === 'webhook') throw new FireRateExceeded(config.fires.perMinute, over.retryAfterSeconds);
-    return { status: 'throttled', reason: 'fires_per_minute' };
+    return overRate(source, config.fires.perMinute, over.retryAfterSeconds);
   }
 
   return {
@@ -101,7 +131,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
       const chainDepth = input.chainDepth ?? 0;
       const payload = await payloadOf(tx, input);
       const eventId = randomUUID();
-      const rootEventId = input.rootEventId ?? (status === 'fired' ? eventId : null);
+      const rootEventId = rootEventOf(input, status, eventId);
       const fireId = await fires.insertOnce(
         {
           id: input.fireId ?? null,
@@ -140,13 +170,10 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
         runId = run.id;
       }
 
-      const data: Record<string, unknown> = { triggerId: trigger.id, fireId, source: input.source };
-      if (trigger.agent_id) Object.assign(data, { agentId: trigger.agent_id, runId });
       const event = await insertEvent(tx, {
         id: eventId,
         accountId: trigger.account_id,
-        type: trigger.agent_id ? 'agent.triggered' : 'trigger.fired',
-        data,
+        ...firedEvent(trigger, { fireId, source: input.source, runId }),
         chainDepth,
         rootEventId,
       });

@@ -6,6 +6,7 @@ import type { FirstAttempts } from '../deliveries/first-attempts';
 import { syncTriggerSchedule } from '../fires/schedules';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE } from '../temporal/names';
 import type { FirstAttempt } from './starts';
+import { withTraceCarrier } from '../../lib/tracing/context';
 
 const BATCH = 100;
 /**
@@ -53,7 +54,8 @@ export function createHandOff(deps: {
     }
     const start = item.payload;
     try {
-      await call(() =>
+      // In the trace of the work's cause (its stored context), whichever process hands it off.
+      await withTraceCarrier(start.trace, () => call(() =>
         deps.client.workflow.start(start.workflowType, {
           workflowId: start.workflowId,
           taskQueue: TASK_QUEUE,
@@ -61,7 +63,7 @@ export function createHandOff(deps: {
           typedSearchAttributes: searchAttributePairs(start.tags),
           priority: fairnessOf(start.tags, start.backlog),
         }),
-      );
+      ));
     } catch (err) {
       // A repeated hand-off of the same id is a no-op, never a duplicate.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -2,10 +2,11 @@ import type { ScheduleOptionsAction } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../../db/pool';
 import type { EventRow } from '../../db/repositories/events';
-import { insertScheduleSync, insertWorkflowStart } from '../../db/repositories/outbox';
+import { insertScheduleSync, insertWorkflowStart as insertStart } from '../../db/repositories/outbox';
 import { accountRunLineFull, parkRun, type RunRow } from '../../db/repositories/runs';
-import { fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowTags } from '../contract';
+import { fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowStart, type WorkflowTags } from '../contract';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, workflowIds } from '../temporal/names';
+import { traceCarrier } from '../../lib/tracing/context';
 
 /**
  * Every piece of work handed to Temporal is asked for here, and nowhere else (docs/architecture.md). Each verb
@@ -31,6 +32,11 @@ import { fairnessOf, searchAttributePairs, TASK_QUEUE, workflowIds } from '../te
  * update of a cron/schedule trigger, so no code path or cascade (deleting an agent deletes its
  * triggers) can change a trigger without its schedule following. Only the reconciler asks explicitly.
  */
+
+/** Every workflow start is stored with the active trace context (tracing on), so its workflow joins the trace of its cause. */
+function insertWorkflowStart(q: Queryable, start: WorkflowStart, holdMs = 0): Promise<number> {
+  return insertStart(q, { ...start, trace: traceCarrier() }, holdMs);
+}
 
 /** A trigger as the fires it starts need it. */
 export interface FiringTrigger {

@@ -28,7 +28,7 @@ export const runLineLimits = (config: Pick<Config, 'runs'>): RunLineLimits => ({
  * bucket holding up to the account's concurrency, refilled at RUN_BACKLOG_PER_SECOND. Full buckets are
  * dropped (a full bucket and none are the same).
  */
-function createPace(perSecond: number, burst: number) {
+export function createPace(perSecond: number, burst: number) {
   const backlogBuckets = new Map<string, { tokens: number; at: number }>();
   const refilled = (accountId: string) => {
     const now = Date.now();
@@ -154,7 +154,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
 export type RunLine = ReturnType<typeof createRunLine>;
 
 /** Runs each key's calls one at a time, in the order they came (other keys are not held up). */
-function createTurns() {
+export function createTurns() {
   const tails = new Map<string, Promise<void>>();
   return async function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const before = tails.get(key);

@@ -131,7 +131,7 @@ interface Fixture {
     'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery' | 'recovery',
     string
   >;
-  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'recoverable' | 'member' | 'apiKey' | 'delivery' | 'invitation', string> & {
+  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'recoverable' | 'member' | 'apiKey' | 'delivery' | 'invitation' | 'run', string> & {
     invitationToken: string;
   };
 }
@@ -235,6 +235,8 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'GET /api/runs': (f) => ({ url: `/api/runs?agentId=${f.shared.agent}` }),
   'GET /api/runs/{id}': (f) => ({ url: `/api/runs/${f.shared.run}` }),
   'GET /api/runs/{id}/steps': (f) => ({ url: `/api/runs/${f.shared.run}/steps` }),
+  // A run of the actor's own: a cancel ends it (an ended run is a 409), so each actor cancels its own.
+  'POST /api/runs/{id}/cancel': (f) => ({ url: `/api/runs/${f.own.run}/cancel` }),
   'GET /api/runs/{id}/events': (f) => ({ url: `/api/runs/${f.shared.finishedRun}/events` }),
   'GET /api/agents/{id}/threads/{threadId}/messages': (f) => ({ url: `/api/agents/${f.shared.agent}/threads/matrix/messages` }),
 
@@ -321,6 +323,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
       member: await created('/api/team', { email: `victim-${unique()}@example.com`, role: 'viewer' }),
       apiKey: key.json().id,
       delivery: await failedDelivery(),
+      run: await created(`/api/agents/${shared.agent}/runs`, {}),
       invitation: invitation.json().id,
       invitationToken: invitation.json().inviteToken,
     };

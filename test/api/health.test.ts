@@ -31,15 +31,34 @@ describe('health', () => {
     assert.deepEqual(res.json(), { ok: true });
   });
 
-  it('answers 503 { ok: false } when Temporal or the database is unreachable', async (t) => {
+  it('GET /api/health/ready answers ok when the database answers and has every migration', async () => {
+    const res = await api(app).get('/api/health/ready');
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { ok: true });
+  });
+
+  it('GET /api/health/ready answers 503 naming the migrations the database lacks; liveness stays 200', async (t) => {
+    const { app: behind, database } = await startTestApp(t);
+    await database.db.query('DELETE FROM migrations WHERE id IN (19, 20)');
+    const res = await api(behind).get('/api/health/ready');
+    assert.equal(res.statusCode, 503);
+    assert.deepEqual(res.json(), { ok: false, message: 'The database lacks migrations 19, 20: run npm run migrate' });
+    assert.equal((await api(behind).get('/api/health')).statusCode, 200);
+  });
+
+  it('answers 503 { ok: false, message } when Temporal or the database is unreachable', async (t) => {
     // Port 1 on loopback: nothing listens there.
     const { app: broken, database } = await startTestApp(t, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     const temporal = await api(broken).get('/api/health/temporal');
     assert.equal(temporal.statusCode, 503);
-    assert.deepEqual(temporal.json(), { ok: false });
+    assert.deepEqual(temporal.json(), { ok: false, message: 'Temporal at 127.0.0.1:1 did not answer within 3 s' });
     await database.drop(); // ends the pool: the database is now unreachable for this app
-    const d = await api(broken).get('/api/health/db');
-    assert.equal(d.statusCode, 503);
-    assert.deepEqual(d.json(), { ok: false });
+    for (const path of ['/api/health/db', '/api/health/ready']) {
+      const d = await api(broken).get(path);
+      assert.equal(d.statusCode, 503, path);
+      assert.equal(d.json().ok, false, path);
+      assert.match(d.json().message, /^Postgres did not answer within 3 s/, path);
+    }
+    assert.equal((await api(broken).get('/api/health')).statusCode, 200);
   });
 });

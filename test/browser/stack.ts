@@ -57,6 +57,8 @@ export async function startBrowserStack(t: Cleanup, overrides: Record<string, st
     TEMPORAL_UI_URL: 'http://127.0.0.1:8233',
     // Two attempts a second apart: a delivery to a failing receiver is failed (and can be retried) at once.
     WEBHOOK_RETRY_SCHEDULE: '0s,1s',
+    // A tool call that hangs stays in flight for two minutes: the cancel test (run-screens.spec.ts) cancels one.
+    TOOL_TIMEOUT_MS: '120000',
     ...overrides,
   });
   const api = startProcess('api/server.ts', env);

@@ -4,7 +4,8 @@ import { checkScreen, expect, signUp, test } from './fixtures';
 /**
  * Issue test 2: an outgoing webhook and a cron trigger firing every second — fires arrive in `Fires` and
  * deliveries in `Deliveries` without reloading, each linked to the other through the trigger's timeline;
- * then the receiver fails, a delivery fails, `Retry` delivers it. The receiver is this test's own, on
+ * then the receiver fails, a delivery fails, `Retry` delivers it; each attempt shows the receiver's answer
+ * (status and response body). The receiver is this test's own, on
  * loopback; the stack's retry schedule is two attempts a second apart.
  */
 test('a cron trigger and an outgoing webhook: fires and deliveries live, a failed delivery retried', async ({ page }) => {
@@ -90,6 +91,14 @@ test('a cron trigger and an outgoing webhook: fires and deliveries live, a faile
     await expect(test_.getByRole('button', { name: 'Retry' })).toHaveCount(0);
     await test_.getByRole('button', { name: /Show attempts/ }).click();
     await expect(test_.getByRole('table', { name: 'Attempts' })).toContainText('retry 1');
+    // Each attempt shows what the receiver answered: the failures' text, then the retry's.
+    const attempts = test_.getByRole('table', { name: 'Attempts' }).getByRole('row');
+    await expect(attempts).toHaveCount(4);
+    await expect(attempts.nth(1)).toContainText('HTTP 503');
+    await expect(attempts.nth(1)).toContainText('down for maintenance');
+    await expect(attempts.nth(2)).toContainText('down for maintenance');
+    await expect(attempts.nth(3)).toContainText('HTTP 200');
+    await expect(attempts.nth(3).getByRole('cell').last()).toHaveText('ok');
     await expect(page.getByText(/attempts in the window/)).toBeVisible();
     await checkScreen(page, 'webhook-retried');
     const webhookTests = receiver.requests.filter((r) => r.body.includes('"webhook.test"'));

@@ -12,9 +12,9 @@ export interface RunningProcess {
   stop: (signal?: NodeJS.Signals, timeoutMs?: number) => Promise<number | string>;
 }
 
-/** Starts one of our entry points as a real process (`node --import tsx <entry>`). */
-export function startProcess(entry: string, env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+/** Starts one of our entry points as a real process (`node --import tsx <entry> [args]`). */
+export function startProcess(entry: string, env: Record<string, string>, args: string[] = []): RunningProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, metricsTokenProblem } from '../../lib/config';
+import { ConfigError, configVariables, loadConfig, metricsTokenProblem } from '../../lib/config';
 
 const valid = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
@@ -213,6 +215,13 @@ describe('config', () => {
           return true;
         },
       );
+    }
+  });
+
+  it('states each variable once in lib/config.ts: its name, parser, default and place in the config together', () => {
+    const text = readFileSync(path.join(__dirname, '../../lib/config.ts'), 'utf8');
+    for (const name of Object.keys(configVariables)) {
+      assert.equal(text.match(new RegExp(`\\b${name}\\b`, 'g'))?.length, 1, `${name} is named more than once in lib/config.ts`);
     }
   });
 });

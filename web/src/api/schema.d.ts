@@ -10,8 +10,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Is the API up
-         * @description Answers while the API process serves requests; it checks nothing else (see /api/health/db and /api/health/temporal). No credential.
+         * Is the API process alive (liveness)
+         * @description Answers while the API process serves requests; it checks nothing else (readiness: /api/health/ready; dependencies: /api/health/db and /api/health/temporal). No credential.
          */
         get: {
             parameters: {
@@ -44,7 +44,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/health/db": {
+    "/api/health/ready": {
         parameters: {
             query?: never;
             header?: never;
@@ -52,8 +52,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Is Postgres reachable
-         * @description Runs a query on the API's pool: 200 { ok: true }, or 503 { ok: false } when Postgres does not answer within 3 s. No credential.
+         * Can the API serve (readiness)
+         * @description 200 { ok: true } when Postgres answers within 3 s and has every migration this build carries; otherwise 503 { ok: false, message } naming what is missing. Temporal is not asked: the API serves while it is down (work waits in the outbox). No credential.
          */
         get: {
             parameters: {
@@ -75,7 +75,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The dependency did not answer within 3 s */
+                /** @description The dependency is not usable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -83,6 +83,62 @@ export interface paths {
                     content: {
                         "application/json": {
                             ok: boolean;
+                            /** @description What is wrong, in one line */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/health/db": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Is Postgres reachable
+         * @description Runs a query on the API's pool: 200 { ok: true }, or 503 { ok: false, message } when Postgres does not answer within 3 s. No credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                        };
+                    };
+                };
+                /** @description The dependency is not usable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                            /** @description What is wrong, in one line */
+                            message: string;
                         };
                     };
                 };
@@ -105,7 +161,7 @@ export interface paths {
         };
         /**
          * Is Temporal reachable
-         * @description Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false } when it does not answer within 3 s. The API keeps serving while Temporal is down (work waits in the outbox). No credential.
+         * @description Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false, message } when it does not answer within 3 s, naming the cause it can tell (the TLS handshake refused, a server certificate not trusted, credentials refused). The API keeps serving while Temporal is down (work waits in the outbox). No credential.
          */
         get: {
             parameters: {
@@ -127,7 +183,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The dependency did not answer within 3 s */
+                /** @description The dependency is not usable */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -135,6 +191,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             ok: boolean;
+                            /** @description What is wrong, in one line */
+                            message: string;
                         };
                     };
                 };
@@ -8051,6 +8109,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description Stops a queued or running run: 202 with the run as it stands when the cancel is asked for. A run with a workflow is cancelled through Temporal: the step in flight is cancelled (its model or tool call torn down, nothing recorded for it), no further step is made, and the run ends failed with the error "the run was cancelled" and emits agent.failed { agentId, runId, error, chainDepth }, usually within a second or two (follow it with GET /api/runs/:id/events). A queued run that waits in its account's line without a workflow yet is ended so at once (the answer shows it failed). The same right as starting a run (owner, admin, editor); asking again while it stops answers 202 again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                    /** @description Makes the POST safe to retry: the first response (errors included, not 400 or 5xx) is replayed for 24 h with Idempotent-Replayed: true */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted: the work is queued and happens shortly */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Your role in the account acted in is viewer: read-only. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The run has ended (succeeded or failed): there is nothing to cancel. A request with this Idempotency-Key is still in progress. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON: send Content-Type: application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Temporal did not take the cancel within 5 s: the run is unchanged; Retry-After says when to try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/steps": {
         parameters: {
             query?: never;
@@ -8940,6 +9125,762 @@ export interface components {
                 };
             };
         };
+        /** @description schedule and cron triggers */
+        TriggerScheduleConfigInput: {
+            cronExpression: string;
+            timezone: string;
+            /** @enum {string} */
+            overlapPolicy: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "allow_all";
+            catchupWindow: string;
+        };
+        /** @description webhook triggers */
+        TriggerWebhookConfigInput: {
+            webhookPath: string;
+            /** @description Shown in full only in the response to the request that set or generated it; masked ("••••" + last 4) after */
+            secretToken: string;
+        };
+        /** @description event, agent_finished and agent_output triggers */
+        TriggerEventConfigInput: {
+            /**
+             * @description The event type that fires the trigger
+             * @enum {string}
+             */
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventFilter: {
+                [key: string]: string | number | boolean | null | {
+                    $contains: string;
+                } | {
+                    $regex: string;
+                };
+            };
+        };
+        TriggerInput: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            accountId: string;
+            agentId: string | null;
+            /** @enum {string} */
+            type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+            name: string;
+            configJson: components["schemas"]["TriggerScheduleConfigInput"] | components["schemas"]["TriggerWebhookConfigInput"] | components["schemas"]["TriggerEventConfigInput"];
+            enabled: boolean;
+            fireCount: number;
+            lastFired: string | null;
+            /** @description Next scheduled fire of an enabled schedule/cron trigger; null otherwise */
+            nextFireAt: string | null;
+            /** @description Where a webhook trigger is fired (POST with X-Trigger-Token); null for other types */
+            hookUrl: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        AgentExportInput: {
+            /** @constant */
+            version: 1;
+            agent: {
+                name: string;
+                description: string;
+                goal: string;
+                persona: string;
+                voice: string;
+                systemPrompt: string;
+                policies: (string | {
+                    [key: string]: unknown;
+                })[];
+                memoryConfig: {
+                    /** @enum {string} */
+                    type: "conversation" | "summary" | "vector" | "none";
+                    maxMessages: number;
+                    ttlMinutes: number;
+                };
+                configJson: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                status: "draft" | "active" | "paused" | "template";
+                graph: components["schemas"]["AgentGraphInput"];
+            };
+            tools: {
+                /** @enum {string} */
+                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+                name: string;
+                description: string;
+                configJson: {
+                    [key: string]: unknown;
+                };
+                enabled: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets: string[];
+            }[];
+            connectors: {
+                /** @enum {string} */
+                type: "discord" | "slack" | "telegram";
+                name: string;
+                configJson: {
+                    [key: string]: unknown;
+                };
+                enabled: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets: string[];
+            }[];
+            triggers: {
+                /** @enum {string} */
+                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+                name: string;
+                /** @description Without webhookPath and secretToken: an import generates new ones */
+                configJson: {
+                    [key: string]: unknown;
+                };
+                enabled: boolean;
+            }[];
+        };
+        /** @description An export (GET /api/agents/{id}/export) with its secrets filled in */
+        ImportAgentInput: {
+            /**
+             * @description The export format: 1
+             * @constant
+             */
+            version: 1;
+            agent: components["schemas"]["CreateAgentInput"];
+            /** @description Default [] */
+            tools?: ({
+                /** @constant */
+                type: "dex_pairs";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["DexPairsToolConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "prediction_markets";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["PredictionMarketsToolConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "coin_prices";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CoinPricesToolConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "custom";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CustomToolConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            connectors?: ({
+                /** @constant */
+                type: "discord";
+                name: string;
+                configJson: components["schemas"]["DiscordConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "slack";
+                name: string;
+                configJson: components["schemas"]["SlackConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "telegram";
+                name: string;
+                configJson: components["schemas"]["TelegramConnectorConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            triggers?: ({
+                /** @constant */
+                type: "schedule";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "cron";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "webhook";
+                name: string;
+                configJson?: components["schemas"]["WebhookTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "event";
+                name: string;
+                configJson: components["schemas"]["EventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_finished";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_output";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+        };
+        ImportedAgentInput: {
+            agent: components["schemas"]["AgentInput"];
+            tools: components["schemas"]["ToolInput"][];
+            connectors: components["schemas"]["ConnectorInput"][];
+            triggers: components["schemas"]["TriggerInput"][];
+        };
+        RegisterRequestInput: {
+            /**
+             * Format: email
+             * @description At most 64 characters before the @, 254 in all
+             */
+            email: string;
+            password: string;
+            name?: string;
+        };
+        LoginRequestInput: {
+            email: string;
+            password: string;
+        };
+        RefreshRequestInput: {
+            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
+            refreshToken?: string;
+        };
+        UserInput: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            name: string;
+            /** @description Units in your account; never below zero */
+            balance: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        TokenPairInput: {
+            accessToken: string;
+            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+        };
+        SessionInput: {
+            accessToken: string;
+            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+            user: components["schemas"]["UserInput"];
+        };
+        CreateApiKeyInput: {
+            name: string;
+        };
+        ApiKeyInput: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            prefix: string;
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        CreatedApiKeyInput: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            prefix: string;
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /** @description The key itself; shown only in this response */
+            key: string;
+        };
+        DeliveryInput: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
+             */
+            eventId: string;
+            eventType: string;
+            /**
+             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            /** @description Attempts made so far, manual retries included */
+            attempts: number;
+            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
+            lastError: string | null;
+            /** @description When the next attempt is due; null unless pending */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        DeliveryAttemptInput: {
+            /** @description 1-based position in its generation's schedule */
+            attempt: number;
+            /** @description 0 for the scheduled attempts; each manual retry is the next generation */
+            generation: number;
+            statusCode: number | null;
+            error: string | null;
+            durationMs: number;
+            /** @description The first 1 KiB (1,024 bytes of UTF-8) at most of the receiver's response body, cut before a character that would not fit; null when there was no response, the body was empty, or it was not text (a binary media type, a compressed body, bytes that are not UTF-8) */
+            responseSnippet: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        DeliveryDetailInput: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
+             */
+            eventId: string;
+            eventType: string;
+            /**
+             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            /** @description Attempts made so far, manual retries included */
+            attempts: number;
+            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
+            lastError: string | null;
+            /** @description When the next attempt is due; null unless pending */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /** @description Every attempt, oldest first */
+            attemptsDetail: components["schemas"]["DeliveryAttemptInput"][];
+        };
+        WebhookTestEventInput: {
+            /**
+             * Format: uuid
+             * @description The webhook.test event; its delivery shows in the delivery log shortly
+             */
+            eventId: string;
+        };
+        /** @description Optional; no body or an empty object sends the default test event. */
+        WebhookTestInput: {
+            /** @description Any JSON value (≤ 64 KiB serialized), delivered as data.payload, to try a receiver on a body of your choosing */
+            payload?: unknown;
+        } | null;
+        RecoverDeliveriesInput: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant: deliveries created at or after it are recovered
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant, exclusive; default: now. After since, and at most 30 days after it
+             */
+            until?: string;
+        };
+        DeliveryRecoveryInput: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            webhookId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            until: string;
+            /**
+             * @description running: deliveries are still being handed their new attempt; completed: every one has been; failed: the recovery stopped (the webhook was disabled or turned incoming, or the engine failed)
+             * @enum {string}
+             */
+            status: "running" | "completed" | "failed";
+            /** @description Failed deliveries created in the window when the recovery was asked for */
+            total: number;
+            /** @description Of those, the ones given a new attempt so far (a delivery retried or deleted meanwhile is skipped) */
+            attempted: number;
+            /** @description Of the attempted, those whose new attempt succeeded (so far) */
+            succeeded: number;
+            /** @description Of the attempted, those whose new attempt failed (so far) */
+            failed: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /** @description When it stopped running; null while running */
+            completedAt: string | null;
+        };
+        ExpectedFireInput: {
+            /**
+             * Format: date-time
+             * @description When the trigger should have fired (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            scheduledAt: string;
+            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
+            localTime: string;
+            /**
+             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
+             * @enum {string}
+             */
+            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
+            /** @description The fire recorded for this time (GET …/fires/:fireId) */
+            fireId: string | null;
+            /** @description The run it started (linked triggers) */
+            runId: string | null;
+            /** @description When that fire was recorded */
+            firedAt: string | null;
+            /** @description firedAt − scheduledAt, in ms */
+            lagMs: number | null;
+        };
+        PreviewTimeInput: {
+            /**
+             * Format: date-time
+             * @description When it will fire (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            at: string;
+            /** @description On the wall clock of the trigger's time zone, with its offset */
+            localTime: string;
+        };
+        FireDeliveryInput: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The outgoing webhook it was handed to (GET /api/webhooks/:id/deliveries/:deliveryId)
+             */
+            webhookId: string;
+            webhookName: string;
+            /** Format: uuid */
+            eventId: string;
+            /** @description agent.triggered or trigger.fired (the fire's own event); agent.completed or agent.failed (its run's result) */
+            eventType: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            attempts: number;
+            lastStatusCode: number | null;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        TimelineEntryInput: {
+            /**
+             * Format: date-time
+             * @description When the trigger should have fired (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            scheduledAt: string;
+            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
+            localTime: string;
+            /**
+             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
+             * @enum {string}
+             */
+            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
+            /** @description The fire recorded for this time (GET …/fires/:fireId) */
+            fireId: string | null;
+            /** @description The run it started (linked triggers) */
+            runId: string | null;
+            /** @description When that fire was recorded */
+            firedAt: string | null;
+            /** @description firedAt − scheduledAt, in ms */
+            lagMs: number | null;
+            /** @description The status now of the run the fire started (runId); null when it started none */
+            runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
+            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
+            deliveries: components["schemas"]["FireDeliveryInput"][];
+        };
+        FireInput: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the fire was recorded
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            firedAt: string;
+            /**
+             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
+             * @enum {string}
+             */
+            source: "schedule" | "manual" | "webhook" | "event";
+            /** @description The agent run it started (linked triggers only) */
+            runId: string | null;
+            /**
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @enum {string}
+             */
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
+            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
+            scheduledAt: string | null;
+        };
+        FireDetailInput: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the fire was recorded
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            firedAt: string;
+            /**
+             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
+             * @enum {string}
+             */
+            source: "schedule" | "manual" | "webhook" | "event";
+            /** @description The agent run it started (linked triggers only) */
+            runId: string | null;
+            /**
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @enum {string}
+             */
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
+            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
+            scheduledAt: string | null;
+            /** @description What it fired with: manual: the body's payload; webhook: the JSON body its hook received; event: the event's data; schedule: null. A linked agent run gets it as input.payload. */
+            payload: unknown;
+        };
+        /** @description Optional; no body or an empty object fires with payload null. */
+        FireTriggerInput: {
+            /** @description Any JSON value; handed to the linked agent's run as input.payload */
+            payload?: unknown;
+        } | null;
+        FireAcceptedInput: {
+            /**
+             * Format: uuid
+             * @description The id the fire is recorded with (GET …/fires) once it has run
+             */
+            fireId: string;
+        };
+        WebhookHookAcceptedInput: {
+            /**
+             * Format: uuid
+             * @description The first emitted event
+             */
+            id: string;
+            /** @description One event per type in the webhook's events, in that order */
+            eventIds: string[];
+        };
+        /** @description Optional; no body or an empty object runs with input null. */
+        CreateRunInput: {
+            /** @description Any JSON value (at most 64 KiB), handed to the executor. With a language model it is the user's message (a string as it is, other JSON as its text); with the tool executor custom tools fill their bodyTemplate from it. Default null */
+            input?: unknown;
+            /** @description Runs of the agent with the same threadId share a conversation: the model sees the thread's newest messages (memoryConfig.maxMessages, younger than memoryConfig.ttlMinutes), and a succeeded run adds its input and answer to it */
+            threadId?: string;
+        } | null;
+        RunInput: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            accountId: string;
+            /** Format: uuid */
+            agentId: string;
+            /** @description The trigger whose fire started the run; null for a run started through the API */
+            triggerId: string | null;
+            /** @description That fire (see the trigger's fires); null for a run started through the API */
+            fireId: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
+            input: unknown;
+            /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
+            output: unknown;
+            /** @description Why the run failed: the model provider refused or stayed unavailable (its message), maxSteps reached, every tool failed (tool executor), "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it */
+            error: string | null;
+            /** @description 0 for a run started directly; +1 per chained agent_finished / agent_output trigger (at most 10) */
+            chainDepth: number;
+            /** @description The conversation the run belongs to; null when it has none */
+            threadId: string | null;
+            /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
+            executor: ("tools" | "model") | null;
+            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
+            usage: {
+                /** @description Prompt tokens of its model calls, as the provider counted them */
+                promptTokens: number;
+                /** @description Completion tokens of its model calls */
+                completionTokens: number;
+                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
+                toolCalls: number;
+            };
+            startedAt: string | null;
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        RunStepInput: {
+            /** @description Position in the run, from 0: the order the steps are made in */
+            index: number;
+            /**
+             * @description tool: a call of one of the agent's tools; model: a call of the language model
+             * @enum {string}
+             */
+            type: "tool" | "model";
+            /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
+            name: string;
+            /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
+            toolId: string | null;
+            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters), remembered (how many of messages are the thread's) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
+            input: unknown;
+            /** @description What the step returned: a model step its answer { content, toolCalls: [{ id, name, arguments }], finishReason }, a tool step its result; at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed */
+            output: unknown;
+            /** @description Why the step failed: the provider refused the model call or stayed unavailable (its message, never the key); the tool answered non-2xx, timed out, was refused, or the model's arguments did not match its parameters */
+            error: string | null;
+            /** @description Tokens a model step used: { promptTokens, completionTokens }; null for tool steps */
+            usage: unknown;
+            /** @description When its call started; null until then */
+            startedAt: string | null;
+            /** @description When its call returned and was recorded; a step that finished is never made again */
+            finishedAt: string | null;
+        };
+        ThreadMessageInput: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            agentId: string;
+            threadId: string;
+            /** @description The run that added it (its id stays after the run itself is deleted by retention) */
+            runId: string | null;
+            /**
+             * @description user: a run's input; assistant: the model's answer
+             * @enum {string}
+             */
+            role: "user" | "assistant";
+            content: string;
+            /**
+             * Format: date-time
+             * @description When it was said: a user message when its run was created, an answer when its run finished
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        RunEventInput: {
+            /** @constant */
+            event: "step";
+            /** @description The step's index: send it back as Last-Event-ID to resume after it */
+            id: string;
+            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "done";
+            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
+            id?: string;
+            /** @description The run, finished (status succeeded or failed), as JSON */
+            data: string;
+            retry?: number;
+        };
+        SettingsInput: {
+            /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
+            agentCreateCost: number;
+            /** @description Where a workflow-backed object is seen in Temporal: {uiUrl}/namespaces/{namespace}/workflows/{workflowId} for run:<runId>, delivery:<deliveryId>, event:<eventId>, fire:<triggerId>:<fireKey>; {uiUrl}/namespaces/{namespace}/schedules/trigger:<triggerId> for a schedule */
+            temporal: {
+                /** @description The Temporal namespace of every workflow and schedule */
+                namespace: string;
+                /** @description Base URL of the Temporal UI that shows them (TEMPORAL_UI_URL); null when none is configured */
+                uiUrl: string | null;
+            };
+        };
         /** @description A trigger of one type, with that type's config (configJson: at most 16 KiB serialized) */
         CreateTriggerInput: {
             /** @constant */
@@ -9374,760 +10315,6 @@ export interface components {
                         $regex: string;
                     }) | null;
                 } | null;
-            };
-        };
-        /** @description schedule and cron triggers */
-        TriggerScheduleConfigInput: {
-            cronExpression: string;
-            timezone: string;
-            /** @enum {string} */
-            overlapPolicy: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "allow_all";
-            catchupWindow: string;
-        };
-        /** @description webhook triggers */
-        TriggerWebhookConfigInput: {
-            webhookPath: string;
-            /** @description Shown in full only in the response to the request that set or generated it; masked ("••••" + last 4) after */
-            secretToken: string;
-        };
-        /** @description event, agent_finished and agent_output triggers */
-        TriggerEventConfigInput: {
-            /**
-             * @description The event type that fires the trigger
-             * @enum {string}
-             */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
-            eventFilter: {
-                [key: string]: string | number | boolean | null | {
-                    $contains: string;
-                } | {
-                    $regex: string;
-                };
-            };
-        };
-        TriggerInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            accountId: string;
-            agentId: string | null;
-            /** @enum {string} */
-            type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
-            name: string;
-            configJson: components["schemas"]["TriggerScheduleConfigInput"] | components["schemas"]["TriggerWebhookConfigInput"] | components["schemas"]["TriggerEventConfigInput"];
-            enabled: boolean;
-            fireCount: number;
-            lastFired: string | null;
-            /** @description Next scheduled fire of an enabled schedule/cron trigger; null otherwise */
-            nextFireAt: string | null;
-            /** @description Where a webhook trigger is fired (POST with X-Trigger-Token); null for other types */
-            hookUrl: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        ExpectedFireInput: {
-            /**
-             * Format: date-time
-             * @description When the trigger should have fired (UTC)
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            scheduledAt: string;
-            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
-            localTime: string;
-            /**
-             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
-             * @enum {string}
-             */
-            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
-            /** @description The fire recorded for this time (GET …/fires/:fireId) */
-            fireId: string | null;
-            /** @description The run it started (linked triggers) */
-            runId: string | null;
-            /** @description When that fire was recorded */
-            firedAt: string | null;
-            /** @description firedAt − scheduledAt, in ms */
-            lagMs: number | null;
-        };
-        PreviewTimeInput: {
-            /**
-             * Format: date-time
-             * @description When it will fire (UTC)
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            at: string;
-            /** @description On the wall clock of the trigger's time zone, with its offset */
-            localTime: string;
-        };
-        AgentExportInput: {
-            /** @constant */
-            version: 1;
-            agent: {
-                name: string;
-                description: string;
-                goal: string;
-                persona: string;
-                voice: string;
-                systemPrompt: string;
-                policies: (string | {
-                    [key: string]: unknown;
-                })[];
-                memoryConfig: {
-                    /** @enum {string} */
-                    type: "conversation" | "summary" | "vector" | "none";
-                    maxMessages: number;
-                    ttlMinutes: number;
-                };
-                configJson: {
-                    [key: string]: unknown;
-                };
-                /** @enum {string} */
-                status: "draft" | "active" | "paused" | "template";
-                graph: components["schemas"]["AgentGraphInput"];
-            };
-            tools: {
-                /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
-                name: string;
-                description: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
-                enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets: string[];
-            }[];
-            connectors: {
-                /** @enum {string} */
-                type: "discord" | "slack" | "telegram";
-                name: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
-                enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets: string[];
-            }[];
-            triggers: {
-                /** @enum {string} */
-                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
-                name: string;
-                /** @description Without webhookPath and secretToken: an import generates new ones */
-                configJson: {
-                    [key: string]: unknown;
-                };
-                enabled: boolean;
-            }[];
-        };
-        /** @description An export (GET /api/agents/{id}/export) with its secrets filled in */
-        ImportAgentInput: {
-            /**
-             * @description The export format: 1
-             * @constant
-             */
-            version: 1;
-            agent: components["schemas"]["CreateAgentInput"];
-            /** @description Default [] */
-            tools?: ({
-                /** @constant */
-                type: "dex_pairs";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["DexPairsToolConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "prediction_markets";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["PredictionMarketsToolConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "coin_prices";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["CoinPricesToolConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "custom";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["CustomToolConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            })[];
-            /** @description Default [] */
-            connectors?: ({
-                /** @constant */
-                type: "discord";
-                name: string;
-                configJson: components["schemas"]["DiscordConnectorConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "slack";
-                name: string;
-                configJson: components["schemas"]["SlackConnectorConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "telegram";
-                name: string;
-                configJson: components["schemas"]["TelegramConnectorConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            })[];
-            /** @description Default [] */
-            triggers?: ({
-                /** @constant */
-                type: "schedule";
-                name: string;
-                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "cron";
-                name: string;
-                configJson: components["schemas"]["ScheduleTriggerConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "webhook";
-                name: string;
-                configJson?: components["schemas"]["WebhookTriggerConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "event";
-                name: string;
-                configJson: components["schemas"]["EventTriggerConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "agent_finished";
-                name: string;
-                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "agent_output";
-                name: string;
-                configJson?: components["schemas"]["AgentEventTriggerConfigInput"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            })[];
-        };
-        ImportedAgentInput: {
-            agent: components["schemas"]["AgentInput"];
-            tools: components["schemas"]["ToolInput"][];
-            connectors: components["schemas"]["ConnectorInput"][];
-            triggers: components["schemas"]["TriggerInput"][];
-        };
-        RegisterRequestInput: {
-            /**
-             * Format: email
-             * @description At most 64 characters before the @, 254 in all
-             */
-            email: string;
-            password: string;
-            name?: string;
-        };
-        LoginRequestInput: {
-            email: string;
-            password: string;
-        };
-        RefreshRequestInput: {
-            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
-            refreshToken?: string;
-        };
-        UserInput: {
-            /** Format: uuid */
-            id: string;
-            email: string;
-            name: string;
-            /** @description Units in your account; never below zero */
-            balance: number;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        TokenPairInput: {
-            accessToken: string;
-            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-        };
-        SessionInput: {
-            accessToken: string;
-            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-            user: components["schemas"]["UserInput"];
-        };
-        CreateApiKeyInput: {
-            name: string;
-        };
-        ApiKeyInput: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            prefix: string;
-            lastUsedAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        CreatedApiKeyInput: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            prefix: string;
-            lastUsedAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /** @description The key itself; shown only in this response */
-            key: string;
-        };
-        DeliveryInput: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
-             */
-            eventId: string;
-            eventType: string;
-            /**
-             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed" | "cancelled";
-            /** @description Attempts made so far, manual retries included */
-            attempts: number;
-            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
-            lastStatusCode: number | null;
-            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
-            lastError: string | null;
-            /** @description When the next attempt is due; null unless pending */
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        DeliveryAttemptInput: {
-            /** @description 1-based position in its generation's schedule */
-            attempt: number;
-            /** @description 0 for the scheduled attempts; each manual retry is the next generation */
-            generation: number;
-            statusCode: number | null;
-            error: string | null;
-            durationMs: number;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        DeliveryDetailInput: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
-             */
-            eventId: string;
-            eventType: string;
-            /**
-             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed" | "cancelled";
-            /** @description Attempts made so far, manual retries included */
-            attempts: number;
-            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
-            lastStatusCode: number | null;
-            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
-            lastError: string | null;
-            /** @description When the next attempt is due; null unless pending */
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /** @description Every attempt, oldest first */
-            attemptsDetail: components["schemas"]["DeliveryAttemptInput"][];
-        };
-        WebhookTestEventInput: {
-            /**
-             * Format: uuid
-             * @description The webhook.test event; its delivery shows in the delivery log shortly
-             */
-            eventId: string;
-        };
-        /** @description Optional; no body or an empty object sends the default test event. */
-        WebhookTestInput: {
-            /** @description Any JSON value (≤ 64 KiB serialized), delivered as data.payload, to try a receiver on a body of your choosing */
-            payload?: unknown;
-        } | null;
-        RecoverDeliveriesInput: {
-            /**
-             * Format: date-time
-             * @description ISO 8601 instant: deliveries created at or after it are recovered
-             */
-            since: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 instant, exclusive; default: now. After since, and at most 30 days after it
-             */
-            until?: string;
-        };
-        DeliveryRecoveryInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            webhookId: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            since: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            until: string;
-            /**
-             * @description running: deliveries are still being handed their new attempt; completed: every one has been; failed: the recovery stopped (the webhook was disabled or turned incoming, or the engine failed)
-             * @enum {string}
-             */
-            status: "running" | "completed" | "failed";
-            /** @description Failed deliveries created in the window when the recovery was asked for */
-            total: number;
-            /** @description Of those, the ones given a new attempt so far (a delivery retried or deleted meanwhile is skipped) */
-            attempted: number;
-            /** @description Of the attempted, those whose new attempt succeeded (so far) */
-            succeeded: number;
-            /** @description Of the attempted, those whose new attempt failed (so far) */
-            failed: number;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /** @description When it stopped running; null while running */
-            completedAt: string | null;
-        };
-        FireDeliveryInput: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The outgoing webhook it was handed to (GET /api/webhooks/:id/deliveries/:deliveryId)
-             */
-            webhookId: string;
-            webhookName: string;
-            /** Format: uuid */
-            eventId: string;
-            /** @description agent.triggered or trigger.fired (the fire's own event); agent.completed or agent.failed (its run's result) */
-            eventType: string;
-            /** @enum {string} */
-            status: "pending" | "succeeded" | "failed" | "cancelled";
-            attempts: number;
-            lastStatusCode: number | null;
-            lastError: string | null;
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        TimelineEntryInput: {
-            /**
-             * Format: date-time
-             * @description When the trigger should have fired (UTC)
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            scheduledAt: string;
-            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
-            localTime: string;
-            /**
-             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
-             * @enum {string}
-             */
-            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
-            /** @description The fire recorded for this time (GET …/fires/:fireId) */
-            fireId: string | null;
-            /** @description The run it started (linked triggers) */
-            runId: string | null;
-            /** @description When that fire was recorded */
-            firedAt: string | null;
-            /** @description firedAt − scheduledAt, in ms */
-            lagMs: number | null;
-            /** @description The status now of the run the fire started (runId); null when it started none */
-            runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
-            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
-            deliveries: components["schemas"]["FireDeliveryInput"][];
-        };
-        FireInput: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: date-time
-             * @description When the fire was recorded
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            firedAt: string;
-            /**
-             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
-             * @enum {string}
-             */
-            source: "schedule" | "manual" | "webhook" | "event";
-            /** @description The agent run it started (linked triggers only) */
-            runId: string | null;
-            /**
-             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
-             * @enum {string}
-             */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
-            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
-            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
-            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
-            scheduledAt: string | null;
-        };
-        FireDetailInput: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: date-time
-             * @description When the fire was recorded
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            firedAt: string;
-            /**
-             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
-             * @enum {string}
-             */
-            source: "schedule" | "manual" | "webhook" | "event";
-            /** @description The agent run it started (linked triggers only) */
-            runId: string | null;
-            /**
-             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
-             * @enum {string}
-             */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
-            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
-            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
-            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
-            scheduledAt: string | null;
-            /** @description What it fired with: manual: the body's payload; webhook: the JSON body its hook received; event: the event's data; schedule: null. A linked agent run gets it as input.payload. */
-            payload: unknown;
-        };
-        /** @description Optional; no body or an empty object fires with payload null. */
-        FireTriggerInput: {
-            /** @description Any JSON value; handed to the linked agent's run as input.payload */
-            payload?: unknown;
-        } | null;
-        FireAcceptedInput: {
-            /**
-             * Format: uuid
-             * @description The id the fire is recorded with (GET …/fires) once it has run
-             */
-            fireId: string;
-        };
-        WebhookHookAcceptedInput: {
-            /**
-             * Format: uuid
-             * @description The first emitted event
-             */
-            id: string;
-            /** @description One event per type in the webhook's events, in that order */
-            eventIds: string[];
-        };
-        /** @description Optional; no body or an empty object runs with input null. */
-        CreateRunInput: {
-            /** @description Any JSON value (at most 64 KiB), handed to the executor. With a language model it is the user's message (a string as it is, other JSON as its text); with the tool executor custom tools fill their bodyTemplate from it. Default null */
-            input?: unknown;
-            /** @description Runs of the agent with the same threadId share a conversation: the model sees the thread's newest messages (memoryConfig.maxMessages, younger than memoryConfig.ttlMinutes), and a succeeded run adds its input and answer to it */
-            threadId?: string;
-        } | null;
-        RunInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            accountId: string;
-            /** Format: uuid */
-            agentId: string;
-            /** @description The trigger whose fire started the run; null for a run started through the API */
-            triggerId: string | null;
-            /** @description That fire (see the trigger's fires); null for a run started through the API */
-            fireId: string | null;
-            /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
-            /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
-            input: unknown;
-            /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
-            output: unknown;
-            /** @description Why the run failed: the model provider refused or stayed unavailable (its message), maxSteps reached, every tool failed (tool executor), "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it */
-            error: string | null;
-            /** @description 0 for a run started directly; +1 per chained agent_finished / agent_output trigger (at most 10) */
-            chainDepth: number;
-            /** @description The conversation the run belongs to; null when it has none */
-            threadId: string | null;
-            /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
-            executor: ("tools" | "model") | null;
-            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
-            usage: {
-                /** @description Prompt tokens of its model calls, as the provider counted them */
-                promptTokens: number;
-                /** @description Completion tokens of its model calls */
-                completionTokens: number;
-                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
-                toolCalls: number;
-            };
-            startedAt: string | null;
-            finishedAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        RunStepInput: {
-            /** @description Position in the run, from 0: the order the steps are made in */
-            index: number;
-            /**
-             * @description tool: a call of one of the agent's tools; model: a call of the language model
-             * @enum {string}
-             */
-            type: "tool" | "model";
-            /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
-            name: string;
-            /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
-            toolId: string | null;
-            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters), remembered (how many of messages are the thread's) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
-            input: unknown;
-            /** @description What the step returned: a model step its answer { content, toolCalls: [{ id, name, arguments }], finishReason }, a tool step its result; at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed */
-            output: unknown;
-            /** @description Why the step failed: the provider refused the model call or stayed unavailable (its message, never the key); the tool answered non-2xx, timed out, was refused, or the model's arguments did not match its parameters */
-            error: string | null;
-            /** @description Tokens a model step used: { promptTokens, completionTokens }; null for tool steps */
-            usage: unknown;
-            /** @description When its call started; null until then */
-            startedAt: string | null;
-            /** @description When its call returned and was recorded; a step that finished is never made again */
-            finishedAt: string | null;
-        };
-        ThreadMessageInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            agentId: string;
-            threadId: string;
-            /** @description The run that added it (its id stays after the run itself is deleted by retention) */
-            runId: string | null;
-            /**
-             * @description user: a run's input; assistant: the model's answer
-             * @enum {string}
-             */
-            role: "user" | "assistant";
-            content: string;
-            /**
-             * Format: date-time
-             * @description When it was said: a user message when its run was created, an answer when its run finished
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
-        RunEventInput: {
-            /** @constant */
-            event: "step";
-            /** @description The step's index: send it back as Last-Event-ID to resume after it */
-            id: string;
-            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
-            data: string;
-            retry?: number;
-        } | {
-            /** @constant */
-            event: "done";
-            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
-            id?: string;
-            /** @description The run, finished (status succeeded or failed), as JSON */
-            data: string;
-            retry?: number;
-        };
-        SettingsInput: {
-            /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
-            agentCreateCost: number;
-            /** @description Where a workflow-backed object is seen in Temporal: {uiUrl}/namespaces/{namespace}/workflows/{workflowId} for run:<runId>, delivery:<deliveryId>, event:<eventId>, fire:<triggerId>:<fireKey>; {uiUrl}/namespaces/{namespace}/schedules/trigger:<triggerId> for a schedule */
-            temporal: {
-                /** @description The Temporal namespace of every workflow and schedule */
-                namespace: string;
-                /** @description Base URL of the Temporal UI that shows them (TEMPORAL_UI_URL); null when none is configured */
-                uiUrl: string | null;
             };
         };
         WebhookStatsWindowInput: {
@@ -11008,6 +11195,762 @@ export interface components {
                 };
             };
         };
+        /** @description schedule and cron triggers */
+        TriggerScheduleConfig: {
+            cronExpression: string;
+            timezone: string;
+            /** @enum {string} */
+            overlapPolicy: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "allow_all";
+            catchupWindow: string;
+        };
+        /** @description webhook triggers */
+        TriggerWebhookConfig: {
+            webhookPath: string;
+            /** @description Shown in full only in the response to the request that set or generated it; masked ("••••" + last 4) after */
+            secretToken: string;
+        };
+        /** @description event, agent_finished and agent_output triggers */
+        TriggerEventConfig: {
+            /**
+             * @description The event type that fires the trigger
+             * @enum {string}
+             */
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventFilter: {
+                [key: string]: string | number | boolean | null | {
+                    $contains: string;
+                } | {
+                    $regex: string;
+                };
+            };
+        };
+        Trigger: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            accountId: string;
+            agentId: string | null;
+            /** @enum {string} */
+            type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+            name: string;
+            configJson: components["schemas"]["TriggerScheduleConfig"] | components["schemas"]["TriggerWebhookConfig"] | components["schemas"]["TriggerEventConfig"];
+            enabled: boolean;
+            fireCount: number;
+            lastFired: string | null;
+            /** @description Next scheduled fire of an enabled schedule/cron trigger; null otherwise */
+            nextFireAt: string | null;
+            /** @description Where a webhook trigger is fired (POST with X-Trigger-Token); null for other types */
+            hookUrl: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        AgentExport: {
+            /** @constant */
+            version: 1;
+            agent: {
+                name: string;
+                description: string;
+                goal: string;
+                persona: string;
+                voice: string;
+                systemPrompt: string;
+                policies: (string | {
+                    [key: string]: unknown;
+                })[];
+                memoryConfig: {
+                    /** @enum {string} */
+                    type: "conversation" | "summary" | "vector" | "none";
+                    maxMessages: number;
+                    ttlMinutes: number;
+                };
+                configJson: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                status: "draft" | "active" | "paused" | "template";
+                graph: components["schemas"]["AgentGraph"];
+            };
+            tools: {
+                /** @enum {string} */
+                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+                name: string;
+                description: string;
+                configJson: {
+                    [key: string]: unknown;
+                };
+                enabled: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets: string[];
+            }[];
+            connectors: {
+                /** @enum {string} */
+                type: "discord" | "slack" | "telegram";
+                name: string;
+                configJson: {
+                    [key: string]: unknown;
+                };
+                enabled: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets: string[];
+            }[];
+            triggers: {
+                /** @enum {string} */
+                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
+                name: string;
+                /** @description Without webhookPath and secretToken: an import generates new ones */
+                configJson: {
+                    [key: string]: unknown;
+                };
+                enabled: boolean;
+            }[];
+        };
+        /** @description An export (GET /api/agents/{id}/export) with its secrets filled in */
+        ImportAgent: {
+            /**
+             * @description The export format: 1
+             * @constant
+             */
+            version: 1;
+            agent: components["schemas"]["CreateAgent"];
+            /** @description Default [] */
+            tools?: ({
+                /** @constant */
+                type: "dex_pairs";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["DexPairsToolConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "prediction_markets";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["PredictionMarketsToolConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "coin_prices";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CoinPricesToolConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "custom";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["CustomToolConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            connectors?: ({
+                /** @constant */
+                type: "discord";
+                name: string;
+                configJson: components["schemas"]["DiscordConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "slack";
+                name: string;
+                configJson: components["schemas"]["SlackConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "telegram";
+                name: string;
+                configJson: components["schemas"]["TelegramConnectorConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+            /** @description Default [] */
+            triggers?: ({
+                /** @constant */
+                type: "schedule";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "cron";
+                name: string;
+                configJson: components["schemas"]["ScheduleTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "webhook";
+                name: string;
+                configJson?: components["schemas"]["WebhookTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "event";
+                name: string;
+                configJson: components["schemas"]["EventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_finished";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "agent_output";
+                name: string;
+                configJson?: components["schemas"]["AgentEventTriggerConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            })[];
+        };
+        ImportedAgent: {
+            agent: components["schemas"]["Agent"];
+            tools: components["schemas"]["Tool"][];
+            connectors: components["schemas"]["Connector"][];
+            triggers: components["schemas"]["Trigger"][];
+        };
+        RegisterRequest: {
+            /**
+             * Format: email
+             * @description At most 64 characters before the @, 254 in all
+             */
+            email: string;
+            password: string;
+            name?: string;
+        };
+        LoginRequest: {
+            email: string;
+            password: string;
+        };
+        RefreshRequest: {
+            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
+            refreshToken?: string;
+        };
+        User: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            name: string;
+            /** @description Units in your account; never below zero */
+            balance: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        TokenPair: {
+            accessToken: string;
+            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+        };
+        Session: {
+            accessToken: string;
+            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+            user: components["schemas"]["User"];
+        };
+        CreateApiKey: {
+            name: string;
+        };
+        ApiKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            prefix: string;
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        CreatedApiKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            prefix: string;
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /** @description The key itself; shown only in this response */
+            key: string;
+        };
+        Delivery: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
+             */
+            eventId: string;
+            eventType: string;
+            /**
+             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            /** @description Attempts made so far, manual retries included */
+            attempts: number;
+            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
+            lastError: string | null;
+            /** @description When the next attempt is due; null unless pending */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        DeliveryAttempt: {
+            /** @description 1-based position in its generation's schedule */
+            attempt: number;
+            /** @description 0 for the scheduled attempts; each manual retry is the next generation */
+            generation: number;
+            statusCode: number | null;
+            error: string | null;
+            durationMs: number;
+            /** @description The first 1 KiB (1,024 bytes of UTF-8) at most of the receiver's response body, cut before a character that would not fit; null when there was no response, the body was empty, or it was not text (a binary media type, a compressed body, bytes that are not UTF-8) */
+            responseSnippet: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        DeliveryDetail: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
+             */
+            eventId: string;
+            eventType: string;
+            /**
+             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            /** @description Attempts made so far, manual retries included */
+            attempts: number;
+            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
+            lastError: string | null;
+            /** @description When the next attempt is due; null unless pending */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /** @description Every attempt, oldest first */
+            attemptsDetail: components["schemas"]["DeliveryAttempt"][];
+        };
+        WebhookTestEvent: {
+            /**
+             * Format: uuid
+             * @description The webhook.test event; its delivery shows in the delivery log shortly
+             */
+            eventId: string;
+        };
+        /** @description Optional; no body or an empty object sends the default test event. */
+        WebhookTest: {
+            /** @description Any JSON value (≤ 64 KiB serialized), delivered as data.payload, to try a receiver on a body of your choosing */
+            payload?: unknown;
+        } | null;
+        RecoverDeliveries: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant: deliveries created at or after it are recovered
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant, exclusive; default: now. After since, and at most 30 days after it
+             */
+            until?: string;
+        };
+        DeliveryRecovery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            webhookId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            until: string;
+            /**
+             * @description running: deliveries are still being handed their new attempt; completed: every one has been; failed: the recovery stopped (the webhook was disabled or turned incoming, or the engine failed)
+             * @enum {string}
+             */
+            status: "running" | "completed" | "failed";
+            /** @description Failed deliveries created in the window when the recovery was asked for */
+            total: number;
+            /** @description Of those, the ones given a new attempt so far (a delivery retried or deleted meanwhile is skipped) */
+            attempted: number;
+            /** @description Of the attempted, those whose new attempt succeeded (so far) */
+            succeeded: number;
+            /** @description Of the attempted, those whose new attempt failed (so far) */
+            failed: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /** @description When it stopped running; null while running */
+            completedAt: string | null;
+        };
+        ExpectedFire: {
+            /**
+             * Format: date-time
+             * @description When the trigger should have fired (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            scheduledAt: string;
+            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
+            localTime: string;
+            /**
+             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
+             * @enum {string}
+             */
+            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
+            /** @description The fire recorded for this time (GET …/fires/:fireId) */
+            fireId: string | null;
+            /** @description The run it started (linked triggers) */
+            runId: string | null;
+            /** @description When that fire was recorded */
+            firedAt: string | null;
+            /** @description firedAt − scheduledAt, in ms */
+            lagMs: number | null;
+        };
+        PreviewTime: {
+            /**
+             * Format: date-time
+             * @description When it will fire (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            at: string;
+            /** @description On the wall clock of the trigger's time zone, with its offset */
+            localTime: string;
+        };
+        FireDelivery: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The outgoing webhook it was handed to (GET /api/webhooks/:id/deliveries/:deliveryId)
+             */
+            webhookId: string;
+            webhookName: string;
+            /** Format: uuid */
+            eventId: string;
+            /** @description agent.triggered or trigger.fired (the fire's own event); agent.completed or agent.failed (its run's result) */
+            eventType: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            attempts: number;
+            lastStatusCode: number | null;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        TimelineEntry: {
+            /**
+             * Format: date-time
+             * @description When the trigger should have fired (UTC)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            scheduledAt: string;
+            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
+            localTime: string;
+            /**
+             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
+             * @enum {string}
+             */
+            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
+            /** @description The fire recorded for this time (GET …/fires/:fireId) */
+            fireId: string | null;
+            /** @description The run it started (linked triggers) */
+            runId: string | null;
+            /** @description When that fire was recorded */
+            firedAt: string | null;
+            /** @description firedAt − scheduledAt, in ms */
+            lagMs: number | null;
+            /** @description The status now of the run the fire started (runId); null when it started none */
+            runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
+            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
+            deliveries: components["schemas"]["FireDelivery"][];
+        };
+        Fire: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the fire was recorded
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            firedAt: string;
+            /**
+             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
+             * @enum {string}
+             */
+            source: "schedule" | "manual" | "webhook" | "event";
+            /** @description The agent run it started (linked triggers only) */
+            runId: string | null;
+            /**
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @enum {string}
+             */
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
+            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
+            scheduledAt: string | null;
+        };
+        FireDetail: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the fire was recorded
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            firedAt: string;
+            /**
+             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
+             * @enum {string}
+             */
+            source: "schedule" | "manual" | "webhook" | "event";
+            /** @description The agent run it started (linked triggers only) */
+            runId: string | null;
+            /**
+             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
+             * @enum {string}
+             */
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
+            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
+            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
+            scheduledAt: string | null;
+            /** @description What it fired with: manual: the body's payload; webhook: the JSON body its hook received; event: the event's data; schedule: null. A linked agent run gets it as input.payload. */
+            payload: unknown;
+        };
+        /** @description Optional; no body or an empty object fires with payload null. */
+        FireTrigger: {
+            /** @description Any JSON value; handed to the linked agent's run as input.payload */
+            payload?: unknown;
+        } | null;
+        FireAccepted: {
+            /**
+             * Format: uuid
+             * @description The id the fire is recorded with (GET …/fires) once it has run
+             */
+            fireId: string;
+        };
+        WebhookHookAccepted: {
+            /**
+             * Format: uuid
+             * @description The first emitted event
+             */
+            id: string;
+            /** @description One event per type in the webhook's events, in that order */
+            eventIds: string[];
+        };
+        /** @description Optional; no body or an empty object runs with input null. */
+        CreateRun: {
+            /** @description Any JSON value (at most 64 KiB), handed to the executor. With a language model it is the user's message (a string as it is, other JSON as its text); with the tool executor custom tools fill their bodyTemplate from it. Default null */
+            input?: unknown;
+            /** @description Runs of the agent with the same threadId share a conversation: the model sees the thread's newest messages (memoryConfig.maxMessages, younger than memoryConfig.ttlMinutes), and a succeeded run adds its input and answer to it */
+            threadId?: string;
+        } | null;
+        Run: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            accountId: string;
+            /** Format: uuid */
+            agentId: string;
+            /** @description The trigger whose fire started the run; null for a run started through the API */
+            triggerId: string | null;
+            /** @description That fire (see the trigger's fires); null for a run started through the API */
+            fireId: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
+            input: unknown;
+            /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
+            output: unknown;
+            /** @description Why the run failed: the model provider refused or stayed unavailable (its message), maxSteps reached, every tool failed (tool executor), "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it */
+            error: string | null;
+            /** @description 0 for a run started directly; +1 per chained agent_finished / agent_output trigger (at most 10) */
+            chainDepth: number;
+            /** @description The conversation the run belongs to; null when it has none */
+            threadId: string | null;
+            /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
+            executor: ("tools" | "model") | null;
+            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
+            usage: {
+                /** @description Prompt tokens of its model calls, as the provider counted them */
+                promptTokens: number;
+                /** @description Completion tokens of its model calls */
+                completionTokens: number;
+                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
+                toolCalls: number;
+            };
+            startedAt: string | null;
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        RunStep: {
+            /** @description Position in the run, from 0: the order the steps are made in */
+            index: number;
+            /**
+             * @description tool: a call of one of the agent's tools; model: a call of the language model
+             * @enum {string}
+             */
+            type: "tool" | "model";
+            /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
+            name: string;
+            /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
+            toolId: string | null;
+            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters), remembered (how many of messages are the thread's) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
+            input: unknown;
+            /** @description What the step returned: a model step its answer { content, toolCalls: [{ id, name, arguments }], finishReason }, a tool step its result; at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed */
+            output: unknown;
+            /** @description Why the step failed: the provider refused the model call or stayed unavailable (its message, never the key); the tool answered non-2xx, timed out, was refused, or the model's arguments did not match its parameters */
+            error: string | null;
+            /** @description Tokens a model step used: { promptTokens, completionTokens }; null for tool steps */
+            usage: unknown;
+            /** @description When its call started; null until then */
+            startedAt: string | null;
+            /** @description When its call returned and was recorded; a step that finished is never made again */
+            finishedAt: string | null;
+        };
+        ThreadMessage: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            agentId: string;
+            threadId: string;
+            /** @description The run that added it (its id stays after the run itself is deleted by retention) */
+            runId: string | null;
+            /**
+             * @description user: a run's input; assistant: the model's answer
+             * @enum {string}
+             */
+            role: "user" | "assistant";
+            content: string;
+            /**
+             * Format: date-time
+             * @description When it was said: a user message when its run was created, an answer when its run finished
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        RunEvent: {
+            /** @constant */
+            event: "step";
+            /** @description The step's index: send it back as Last-Event-ID to resume after it */
+            id: string;
+            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "done";
+            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
+            id?: string;
+            /** @description The run, finished (status succeeded or failed), as JSON */
+            data: string;
+            retry?: number;
+        };
+        Settings: {
+            /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
+            agentCreateCost: number;
+            /** @description Where a workflow-backed object is seen in Temporal: {uiUrl}/namespaces/{namespace}/workflows/{workflowId} for run:<runId>, delivery:<deliveryId>, event:<eventId>, fire:<triggerId>:<fireKey>; {uiUrl}/namespaces/{namespace}/schedules/trigger:<triggerId> for a schedule */
+            temporal: {
+                /** @description The Temporal namespace of every workflow and schedule */
+                namespace: string;
+                /** @description Base URL of the Temporal UI that shows them (TEMPORAL_UI_URL); null when none is configured */
+                uiUrl: string | null;
+            };
+        };
         /** @description A trigger of one type, with that type's config (configJson: at most 16 KiB serialized) */
         CreateTrigger: {
             /** @constant */
@@ -11442,760 +12385,6 @@ export interface components {
                         $regex: string;
                     }) | null;
                 } | null;
-            };
-        };
-        /** @description schedule and cron triggers */
-        TriggerScheduleConfig: {
-            cronExpression: string;
-            timezone: string;
-            /** @enum {string} */
-            overlapPolicy: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "allow_all";
-            catchupWindow: string;
-        };
-        /** @description webhook triggers */
-        TriggerWebhookConfig: {
-            webhookPath: string;
-            /** @description Shown in full only in the response to the request that set or generated it; masked ("••••" + last 4) after */
-            secretToken: string;
-        };
-        /** @description event, agent_finished and agent_output triggers */
-        TriggerEventConfig: {
-            /**
-             * @description The event type that fires the trigger
-             * @enum {string}
-             */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
-            eventFilter: {
-                [key: string]: string | number | boolean | null | {
-                    $contains: string;
-                } | {
-                    $regex: string;
-                };
-            };
-        };
-        Trigger: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            accountId: string;
-            agentId: string | null;
-            /** @enum {string} */
-            type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
-            name: string;
-            configJson: components["schemas"]["TriggerScheduleConfig"] | components["schemas"]["TriggerWebhookConfig"] | components["schemas"]["TriggerEventConfig"];
-            enabled: boolean;
-            fireCount: number;
-            lastFired: string | null;
-            /** @description Next scheduled fire of an enabled schedule/cron trigger; null otherwise */
-            nextFireAt: string | null;
-            /** @description Where a webhook trigger is fired (POST with X-Trigger-Token); null for other types */
-            hookUrl: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        ExpectedFire: {
-            /**
-             * Format: date-time
-             * @description When the trigger should have fired (UTC)
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            scheduledAt: string;
-            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
-            localTime: string;
-            /**
-             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
-             * @enum {string}
-             */
-            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
-            /** @description The fire recorded for this time (GET …/fires/:fireId) */
-            fireId: string | null;
-            /** @description The run it started (linked triggers) */
-            runId: string | null;
-            /** @description When that fire was recorded */
-            firedAt: string | null;
-            /** @description firedAt − scheduledAt, in ms */
-            lagMs: number | null;
-        };
-        PreviewTime: {
-            /**
-             * Format: date-time
-             * @description When it will fire (UTC)
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            at: string;
-            /** @description On the wall clock of the trigger's time zone, with its offset */
-            localTime: string;
-        };
-        AgentExport: {
-            /** @constant */
-            version: 1;
-            agent: {
-                name: string;
-                description: string;
-                goal: string;
-                persona: string;
-                voice: string;
-                systemPrompt: string;
-                policies: (string | {
-                    [key: string]: unknown;
-                })[];
-                memoryConfig: {
-                    /** @enum {string} */
-                    type: "conversation" | "summary" | "vector" | "none";
-                    maxMessages: number;
-                    ttlMinutes: number;
-                };
-                configJson: {
-                    [key: string]: unknown;
-                };
-                /** @enum {string} */
-                status: "draft" | "active" | "paused" | "template";
-                graph: components["schemas"]["AgentGraph"];
-            };
-            tools: {
-                /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
-                name: string;
-                description: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
-                enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets: string[];
-            }[];
-            connectors: {
-                /** @enum {string} */
-                type: "discord" | "slack" | "telegram";
-                name: string;
-                configJson: {
-                    [key: string]: unknown;
-                };
-                enabled: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets: string[];
-            }[];
-            triggers: {
-                /** @enum {string} */
-                type: "schedule" | "cron" | "webhook" | "event" | "agent_finished" | "agent_output";
-                name: string;
-                /** @description Without webhookPath and secretToken: an import generates new ones */
-                configJson: {
-                    [key: string]: unknown;
-                };
-                enabled: boolean;
-            }[];
-        };
-        /** @description An export (GET /api/agents/{id}/export) with its secrets filled in */
-        ImportAgent: {
-            /**
-             * @description The export format: 1
-             * @constant
-             */
-            version: 1;
-            agent: components["schemas"]["CreateAgent"];
-            /** @description Default [] */
-            tools?: ({
-                /** @constant */
-                type: "dex_pairs";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["DexPairsToolConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "prediction_markets";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["PredictionMarketsToolConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "coin_prices";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["CoinPricesToolConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "custom";
-                name: string;
-                description?: string;
-                configJson: components["schemas"]["CustomToolConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            })[];
-            /** @description Default [] */
-            connectors?: ({
-                /** @constant */
-                type: "discord";
-                name: string;
-                configJson: components["schemas"]["DiscordConnectorConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "slack";
-                name: string;
-                configJson: components["schemas"]["SlackConnectorConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "telegram";
-                name: string;
-                configJson: components["schemas"]["TelegramConnectorConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            })[];
-            /** @description Default [] */
-            triggers?: ({
-                /** @constant */
-                type: "schedule";
-                name: string;
-                configJson: components["schemas"]["ScheduleTriggerConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "cron";
-                name: string;
-                configJson: components["schemas"]["ScheduleTriggerConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "webhook";
-                name: string;
-                configJson?: components["schemas"]["WebhookTriggerConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "event";
-                name: string;
-                configJson: components["schemas"]["EventTriggerConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "agent_finished";
-                name: string;
-                configJson?: components["schemas"]["AgentEventTriggerConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            } | {
-                /** @constant */
-                type: "agent_output";
-                name: string;
-                configJson?: components["schemas"]["AgentEventTriggerConfig"];
-                /** @description Default true */
-                enabled?: boolean;
-                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
-                secrets?: string[];
-            })[];
-        };
-        ImportedAgent: {
-            agent: components["schemas"]["Agent"];
-            tools: components["schemas"]["Tool"][];
-            connectors: components["schemas"]["Connector"][];
-            triggers: components["schemas"]["Trigger"][];
-        };
-        RegisterRequest: {
-            /**
-             * Format: email
-             * @description At most 64 characters before the @, 254 in all
-             */
-            email: string;
-            password: string;
-            name?: string;
-        };
-        LoginRequest: {
-            email: string;
-            password: string;
-        };
-        RefreshRequest: {
-            /** @description The refresh token. A request with X-Client: console may send {} instead: its ap_refresh cookie is read (without that header the cookie never is) */
-            refreshToken?: string;
-        };
-        User: {
-            /** Format: uuid */
-            id: string;
-            email: string;
-            name: string;
-            /** @description Units in your account; never below zero */
-            balance: number;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        TokenPair: {
-            accessToken: string;
-            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-        };
-        Session: {
-            accessToken: string;
-            /** @description Absent for a request with X-Client: console: it is in the ap_refresh cookie instead */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-            user: components["schemas"]["User"];
-        };
-        CreateApiKey: {
-            name: string;
-        };
-        ApiKey: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            prefix: string;
-            lastUsedAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        CreatedApiKey: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            prefix: string;
-            lastUsedAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /** @description The key itself; shown only in this response */
-            key: string;
-        };
-        Delivery: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
-             */
-            eventId: string;
-            eventType: string;
-            /**
-             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed" | "cancelled";
-            /** @description Attempts made so far, manual retries included */
-            attempts: number;
-            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
-            lastStatusCode: number | null;
-            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
-            lastError: string | null;
-            /** @description When the next attempt is due; null unless pending */
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        DeliveryAttempt: {
-            /** @description 1-based position in its generation's schedule */
-            attempt: number;
-            /** @description 0 for the scheduled attempts; each manual retry is the next generation */
-            generation: number;
-            statusCode: number | null;
-            error: string | null;
-            durationMs: number;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        DeliveryDetail: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The event delivered; also the `webhook-id` header of every attempt, retries included
-             */
-            eventId: string;
-            eventType: string;
-            /**
-             * @description pending: an attempt is due; succeeded: a 2xx arrived; failed: the last scheduled attempt failed; cancelled: the webhook was disabled
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed" | "cancelled";
-            /** @description Attempts made so far, manual retries included */
-            attempts: number;
-            /** @description HTTP status of the last attempt; null when it got no response or none was made yet */
-            lastStatusCode: number | null;
-            /** @description Why the last attempt failed (HTTP status, timeout, refused target, connection error) */
-            lastError: string | null;
-            /** @description When the next attempt is due; null unless pending */
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /** @description Every attempt, oldest first */
-            attemptsDetail: components["schemas"]["DeliveryAttempt"][];
-        };
-        WebhookTestEvent: {
-            /**
-             * Format: uuid
-             * @description The webhook.test event; its delivery shows in the delivery log shortly
-             */
-            eventId: string;
-        };
-        /** @description Optional; no body or an empty object sends the default test event. */
-        WebhookTest: {
-            /** @description Any JSON value (≤ 64 KiB serialized), delivered as data.payload, to try a receiver on a body of your choosing */
-            payload?: unknown;
-        } | null;
-        RecoverDeliveries: {
-            /**
-             * Format: date-time
-             * @description ISO 8601 instant: deliveries created at or after it are recovered
-             */
-            since: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 instant, exclusive; default: now. After since, and at most 30 days after it
-             */
-            until?: string;
-        };
-        DeliveryRecovery: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            webhookId: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            since: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            until: string;
-            /**
-             * @description running: deliveries are still being handed their new attempt; completed: every one has been; failed: the recovery stopped (the webhook was disabled or turned incoming, or the engine failed)
-             * @enum {string}
-             */
-            status: "running" | "completed" | "failed";
-            /** @description Failed deliveries created in the window when the recovery was asked for */
-            total: number;
-            /** @description Of those, the ones given a new attempt so far (a delivery retried or deleted meanwhile is skipped) */
-            attempted: number;
-            /** @description Of the attempted, those whose new attempt succeeded (so far) */
-            succeeded: number;
-            /** @description Of the attempted, those whose new attempt failed (so far) */
-            failed: number;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /** @description When it stopped running; null while running */
-            completedAt: string | null;
-        };
-        FireDelivery: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The outgoing webhook it was handed to (GET /api/webhooks/:id/deliveries/:deliveryId)
-             */
-            webhookId: string;
-            webhookName: string;
-            /** Format: uuid */
-            eventId: string;
-            /** @description agent.triggered or trigger.fired (the fire's own event); agent.completed or agent.failed (its run's result) */
-            eventType: string;
-            /** @enum {string} */
-            status: "pending" | "succeeded" | "failed" | "cancelled";
-            attempts: number;
-            lastStatusCode: number | null;
-            lastError: string | null;
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        TimelineEntry: {
-            /**
-             * Format: date-time
-             * @description When the trigger should have fired (UTC)
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            scheduledAt: string;
-            /** @description The same time on the wall clock of the trigger's time zone, with its offset (2027-03-28T03:30:00+02:00) */
-            localTime: string;
-            /**
-             * @description fired / throttled: a fire was recorded for this time, as such. paused: it was skipped because the agent was paused or a template. disabled: the trigger was disabled (its schedule paused). before-created: before the trigger existed. overlap-skipped: the fire before it was still running and the overlap policy starts nothing meanwhile. catchup-skipped: the schedule could not run until this time's catch-up window had closed. pending: no fire yet, but its catch-up window (+ MISSED_FIRE_GRACE_MS) is still open. missed: none of these (it also emitted trigger.missed once).
-             * @enum {string}
-             */
-            status: "fired" | "throttled" | "paused" | "disabled" | "before-created" | "overlap-skipped" | "catchup-skipped" | "pending" | "missed";
-            /** @description The fire recorded for this time (GET …/fires/:fireId) */
-            fireId: string | null;
-            /** @description The run it started (linked triggers) */
-            runId: string | null;
-            /** @description When that fire was recorded */
-            firedAt: string | null;
-            /** @description firedAt − scheduledAt, in ms */
-            lagMs: number | null;
-            /** @description The status now of the run the fire started (runId); null when it started none */
-            runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
-            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
-            deliveries: components["schemas"]["FireDelivery"][];
-        };
-        Fire: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: date-time
-             * @description When the fire was recorded
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            firedAt: string;
-            /**
-             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
-             * @enum {string}
-             */
-            source: "schedule" | "manual" | "webhook" | "event";
-            /** @description The agent run it started (linked triggers only) */
-            runId: string | null;
-            /**
-             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
-             * @enum {string}
-             */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
-            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
-            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
-            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
-            scheduledAt: string | null;
-        };
-        FireDetail: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: date-time
-             * @description When the fire was recorded
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            firedAt: string;
-            /**
-             * @description schedule: its cron/schedule; manual: POST …/fire; webhook: its hook URL; event: a matching event
-             * @enum {string}
-             */
-            source: "schedule" | "manual" | "webhook" | "event";
-            /** @description The agent run it started (linked triggers only) */
-            runId: string | null;
-            /**
-             * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
-             * @enum {string}
-             */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
-            /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
-            reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
-            /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
-            scheduledAt: string | null;
-            /** @description What it fired with: manual: the body's payload; webhook: the JSON body its hook received; event: the event's data; schedule: null. A linked agent run gets it as input.payload. */
-            payload: unknown;
-        };
-        /** @description Optional; no body or an empty object fires with payload null. */
-        FireTrigger: {
-            /** @description Any JSON value; handed to the linked agent's run as input.payload */
-            payload?: unknown;
-        } | null;
-        FireAccepted: {
-            /**
-             * Format: uuid
-             * @description The id the fire is recorded with (GET …/fires) once it has run
-             */
-            fireId: string;
-        };
-        WebhookHookAccepted: {
-            /**
-             * Format: uuid
-             * @description The first emitted event
-             */
-            id: string;
-            /** @description One event per type in the webhook's events, in that order */
-            eventIds: string[];
-        };
-        /** @description Optional; no body or an empty object runs with input null. */
-        CreateRun: {
-            /** @description Any JSON value (at most 64 KiB), handed to the executor. With a language model it is the user's message (a string as it is, other JSON as its text); with the tool executor custom tools fill their bodyTemplate from it. Default null */
-            input?: unknown;
-            /** @description Runs of the agent with the same threadId share a conversation: the model sees the thread's newest messages (memoryConfig.maxMessages, younger than memoryConfig.ttlMinutes), and a succeeded run adds its input and answer to it */
-            threadId?: string;
-        } | null;
-        Run: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            accountId: string;
-            /** Format: uuid */
-            agentId: string;
-            /** @description The trigger whose fire started the run; null for a run started through the API */
-            triggerId: string | null;
-            /** @description That fire (see the trigger's fires); null for a run started through the API */
-            fireId: string | null;
-            /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
-            /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
-            input: unknown;
-            /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
-            output: unknown;
-            /** @description Why the run failed: the model provider refused or stayed unavailable (its message), maxSteps reached, every tool failed (tool executor), "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it */
-            error: string | null;
-            /** @description 0 for a run started directly; +1 per chained agent_finished / agent_output trigger (at most 10) */
-            chainDepth: number;
-            /** @description The conversation the run belongs to; null when it has none */
-            threadId: string | null;
-            /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
-            executor: ("tools" | "model") | null;
-            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
-            usage: {
-                /** @description Prompt tokens of its model calls, as the provider counted them */
-                promptTokens: number;
-                /** @description Completion tokens of its model calls */
-                completionTokens: number;
-                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
-                toolCalls: number;
-            };
-            startedAt: string | null;
-            finishedAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        RunStep: {
-            /** @description Position in the run, from 0: the order the steps are made in */
-            index: number;
-            /**
-             * @description tool: a call of one of the agent's tools; model: a call of the language model
-             * @enum {string}
-             */
-            type: "tool" | "model";
-            /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
-            name: string;
-            /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
-            toolId: string | null;
-            /** @description The step's own input. The first model step: the run's context { model, temperature, maxSteps, messages (the system message, the thread's remembered messages that fit MODEL_CONTEXT_MAX_BYTES, the user's message), tools (the functions offered: name, toolId, toolType, description, parameters), remembered (how many of messages are the thread's) }; later model steps: null (they continue the conversation). A tool step of a model run: { callId, arguments } as the model gave them; of the tool executor: null (it takes the run's input) */
-            input: unknown;
-            /** @description What the step returned: a model step its answer { content, toolCalls: [{ id, name, arguments }], finishReason }, a tool step its result; at most 256 KiB of JSON, else { truncated: true, bytes }; null until it finished or when it failed */
-            output: unknown;
-            /** @description Why the step failed: the provider refused the model call or stayed unavailable (its message, never the key); the tool answered non-2xx, timed out, was refused, or the model's arguments did not match its parameters */
-            error: string | null;
-            /** @description Tokens a model step used: { promptTokens, completionTokens }; null for tool steps */
-            usage: unknown;
-            /** @description When its call started; null until then */
-            startedAt: string | null;
-            /** @description When its call returned and was recorded; a step that finished is never made again */
-            finishedAt: string | null;
-        };
-        ThreadMessage: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            agentId: string;
-            threadId: string;
-            /** @description The run that added it (its id stays after the run itself is deleted by retention) */
-            runId: string | null;
-            /**
-             * @description user: a run's input; assistant: the model's answer
-             * @enum {string}
-             */
-            role: "user" | "assistant";
-            content: string;
-            /**
-             * Format: date-time
-             * @description When it was said: a user message when its run was created, an answer when its run finished
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
-        RunEvent: {
-            /** @constant */
-            event: "step";
-            /** @description The step's index: send it back as Last-Event-ID to resume after it */
-            id: string;
-            /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
-            data: string;
-            retry?: number;
-        } | {
-            /** @constant */
-            event: "done";
-            /** @description The last step event's id, when there was one (an SSE id lasts until replaced) */
-            id?: string;
-            /** @description The run, finished (status succeeded or failed), as JSON */
-            data: string;
-            retry?: number;
-        };
-        Settings: {
-            /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
-            agentCreateCost: number;
-            /** @description Where a workflow-backed object is seen in Temporal: {uiUrl}/namespaces/{namespace}/workflows/{workflowId} for run:<runId>, delivery:<deliveryId>, event:<eventId>, fire:<triggerId>:<fireKey>; {uiUrl}/namespaces/{namespace}/schedules/trigger:<triggerId> for a schedule */
-            temporal: {
-                /** @description The Temporal namespace of every workflow and schedule */
-                namespace: string;
-                /** @description Base URL of the Temporal UI that shows them (TEMPORAL_UI_URL); null when none is configured */
-                uiUrl: string | null;
             };
         };
         WebhookStatsWindow: {

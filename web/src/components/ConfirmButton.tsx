@@ -13,6 +13,7 @@ export function ConfirmButton({
   title,
   message,
   confirmLabel,
+  dismissLabel = 'Cancel',
   onConfirm,
   pending,
   error,
@@ -22,6 +23,8 @@ export function ConfirmButton({
   title: string;
   message: ReactNode;
   confirmLabel: string;
+  /** The dialog's button that leaves things as they are ("Cancel" unless given: a run's cancel says "Keep running"). */
+  dismissLabel?: string;
   onConfirm: () => unknown;
   pending?: boolean;
   error?: unknown;
@@ -39,7 +42,7 @@ export function ConfirmButton({
           <ApiErrorAlert error={error} />
           <Group justify="flex-end">
             <Button variant="default" onClick={close} data-autofocus>
-              Cancel
+              {dismissLabel}
             </Button>
             <Button color="red" loading={pending} onClick={() => void onConfirm()}>
               {confirmLabel}

@@ -4,15 +4,18 @@ import { Link, useParams } from 'react-router';
 import { client } from '../../api/client';
 import { unwrap } from '../../api/errors';
 import { ApiErrorAlert } from '../../components/ApiErrorAlert';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { DateTime } from '../../components/DateTime';
 import { JsonBlock } from '../../components/JsonBlock';
 import { PageHeader } from '../../components/PageHeader';
 import { EmptyState, QueryState } from '../../components/states';
 import { TemporalLink } from '../../components/TemporalLink';
 import { formatDuration } from '../../lib/dates';
+import { useWrite } from '../../lib/mutations';
 import { workflowIds } from '../../lib/temporal';
 import { useAccountId, useAccountKey } from '../../session/account';
-import { isFinished, RunStatusBadge, usageOf, type Run } from './run-status';
+import { Can } from '../../session/permissions';
+import { CANCELLED_ERROR, isFinished, RunStatusBadge, usageOf, type Run } from './run-status';
 import { StepItem } from './StepItem';
 import { ThreadMessages } from './ThreadMessages';
 import { useRunEvents } from './use-run-events';
@@ -33,8 +36,9 @@ export function RunPage() {
   const { runId = '' } = useParams();
   const accountId = useAccountId();
   const events = useRunEvents(runId, accountId);
+  const runKey = useAccountKey('runs', runId);
   const query = useQuery({
-    queryKey: useAccountKey('runs', runId),
+    queryKey: runKey,
     queryFn: async () => unwrap(await client.GET('/api/runs/{id}', { params: { path: { id: runId } } })),
     // The stream says when it is done; until then (or if the stream is refused) the run is read again now and then.
     refetchInterval: (q) => (events.run || (q.state.data && isFinished(q.state.data.status)) ? false : 3_000),
@@ -47,6 +51,10 @@ export function RunPage() {
     refetchInterval: (q) => (query.data && isFinished(query.data.status) && q.state.dataUpdatedAt > query.dataUpdatedAt ? false : 3_000),
   });
   const steps = events.error ? (polledSteps.data ?? []) : events.steps;
+  const cancel = useWrite(async () => unwrap(await client.POST('/api/runs/{id}/cancel', { params: { path: { id: runId } } })), {
+    invalidates: [runKey],
+    success: (r) => (isFinished(r.status) ? 'The run was cancelled' : 'Cancelling: the run stops after its step in flight is torn down'),
+  });
   const agent = useQuery({
     queryKey: useAccountKey('agents', query.data?.agentId),
     enabled: Boolean(query.data?.agentId),
@@ -84,7 +92,26 @@ export function RunPage() {
                   )}
                 </Group>
               }
-              actions={<TemporalLink workflowId={workflowIds.run(run.id)} />}
+              actions={
+                <>
+                  {!isFinished(run.status) && (
+                    <Can right="write">
+                      <ConfirmButton
+                        title="Cancel this run?"
+                        message="Its step in flight is stopped and no further step is made; the run ends failed, with agent.failed, as the error “the run was cancelled”."
+                        confirmLabel="Cancel run"
+                        dismissLabel="Keep running"
+                        onConfirm={() => cancel.mutate(undefined)}
+                        pending={cancel.isPending}
+                        error={cancel.error}
+                      >
+                        Cancel run
+                      </ConfirmButton>
+                    </Can>
+                  )}
+                  <TemporalLink workflowId={workflowIds.run(run.id)} />
+                </>
+              }
             />
             <Paper withBorder p="md">
               <SimpleGrid cols={{ base: 2, md: 5 }}>
@@ -112,7 +139,11 @@ export function RunPage() {
                 <Fact label="Chain depth">{run.chainDepth}</Fact>
               </SimpleGrid>
             </Paper>
-            {run.error && <ApiErrorAlert error={new Error(run.error)} title="The run failed" />}
+            {run.error === CANCELLED_ERROR ? (
+              <ApiErrorAlert error={new Error('It was stopped on request: its step in flight did not finish, and no further step was made.')} title="The run was cancelled" />
+            ) : (
+              run.error && <ApiErrorAlert error={new Error(run.error)} title="The run failed" />
+            )}
             {text !== undefined && (
               <Paper withBorder p="md">
                 <Title order={2} size="h4" mb="xs">

@@ -6,6 +6,9 @@ export type RunStatus = Run['status'];
 export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed'];
 const COLORS: Record<RunStatus, string> = { queued: 'gray', running: 'blue', succeeded: 'teal', failed: 'red' };
 
+/** The error of a run ended by POST /api/runs/:id/cancel (docs/api.md § Agent runs: a cancelled run is a failed run that says so). */
+export const CANCELLED_ERROR = 'the run was cancelled';
+
 export const isFinished = (status: RunStatus) => status === 'succeeded' || status === 'failed';
 
 /** A run's status as a badge whose text is the status itself (tests read it). */

@@ -1,4 +1,4 @@
-import { Badge, Button, Collapse, Group, List, Paper, Stack, Table, Text } from '@mantine/core';
+import { Badge, Button, Code, Collapse, Group, List, Paper, Stack, Table, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { client } from '../../api/client';
@@ -18,7 +18,7 @@ import { DELIVERY_STATUS_COLOR, type Delivery } from './webhook-api';
 /**
  * The webhook's delivery log, newest first, refreshed every 2 s so deliveries and their outcomes appear
  * without reloading: each delivery's event, status, attempts, last answer and next attempt; opened, every
- * attempt (status code or error, duration); a failed one has Retry. `openId` opens one (a shared link).
+ * attempt (status code or error, duration, the first 1 KiB of the receiver's text answer); a failed one has Retry. `openId` opens one (a shared link).
  */
 export function DeliveriesList({ webhookId, openId }: { webhookId: string; openId?: string | null }) {
   const list = useCursorList(
@@ -112,7 +112,7 @@ function DeliveryItem({ webhookId, delivery, initiallyOpen }: { webhookId: strin
   );
 }
 
-/** Every attempt of one delivery (GET …/deliveries/:id), oldest first; manual retries as later generations. */
+/** Every attempt of one delivery (GET …/deliveries/:id), oldest first, with what the receiver answered; manual retries as later generations. */
 function Attempts({ webhookId, deliveryId }: { webhookId: string; deliveryId: string }) {
   const detail = useQuery({
     queryKey: useAccountKey('webhooks', webhookId, 'deliveries', deliveryId),
@@ -135,6 +135,7 @@ function Attempts({ webhookId, deliveryId }: { webhookId: string; deliveryId: st
                   <Table.Th>When</Table.Th>
                   <Table.Th>Answer</Table.Th>
                   <Table.Th>Took</Table.Th>
+                  <Table.Th>Response body</Table.Th>
                 </Table.Tr>
               </Table.Thead>
               <Table.Tbody>
@@ -153,6 +154,17 @@ function Attempts({ webhookId, deliveryId }: { webhookId: string; deliveryId: st
                       </Text>
                     </Table.Td>
                     <Table.Td>{formatDuration(a.durationMs)}</Table.Td>
+                    <Table.Td>
+                      {a.responseSnippet !== null ? (
+                        <Code block style={{ maxHeight: 160, maxWidth: 480, overflow: 'auto', whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
+                          {a.responseSnippet}
+                        </Code>
+                      ) : (
+                        <Text size="sm" c="dimmed">
+                          {a.statusCode === null ? 'no response' : 'none (empty or not text)'}
+                        </Text>
+                      )}
+                    </Table.Td>
                   </Table.Tr>
                 ))}
               </Table.Tbody>

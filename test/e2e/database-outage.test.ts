@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { onCleanup } from '../helpers/cleanup';
+import { testEnv } from '../helpers/config';
+import { createTestDatabase } from '../helpers/database';
+import { testNamespace } from '../helpers/namespace';
+import { freePort, startProcess, waitForApi } from '../helpers/processes';
+import { startTcpProxy } from '../helpers/tcp-proxy';
+
+/**
+ * A database that goes away is an outage, not a server error: the real API on a TCP proxy in front of
+ * Postgres, hook requests sent at a steady rate while the proxy is cut (every connection dropped, new ones
+ * refused) and restored. Every answer is 202 or 503 with Retry-After; every 202 was recorded.
+ */
+
+const RATE_PER_SECOND = 20;
+
+describe('a database outage', () => {
+  it('answers 503 { message } with Retry-After while Postgres is unreachable, never 500; nothing accepted is lost', async (t) => {
+    const database = await createTestDatabase(t);
+    const target = new URL(database.url);
+    const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
+    const proxied = new URL(database.url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const apiProcess = startProcess(
+      'api/server.ts',
+      testEnv(proxied.toString(), { TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn' }),
+    );
+    onCleanup(t, () => apiProcess.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+    const user = await registerUser(base);
+    const agent = await api(base, user).ok('POST', '/api/agents', { name: 'outage' });
+    const trigger = await api(base, user).ok('POST', `/api/agents/${agent.id}/triggers`, { name: 'hook', type: 'webhook' });
+
+    const answers: Array<{ status: number; retryAfter: string | null; body: string; i: number }> = [];
+    const send = async (i: number) => {
+      const res = await fetch(`${base}/api/hooks/triggers/${trigger.configJson.webhookPath}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-trigger-token': trigger.configJson.secretToken },
+        body: JSON.stringify({ i }),
+      });
+      answers.push({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text(), i });
+    };
+    const inFlight: Promise<void>[] = [];
+    let ready503: { status: number; body: string } | undefined;
+    const started = Date.now();
+    let terminated = 0;
+    for (let i = 0; Date.now() - started < 7_000; i++) {
+      const at = Date.now() - started;
+      if (at >= 2_000 && at < 2_000 + 1_000 / RATE_PER_SECOND) await proxy.cut();
+      if (at >= 2_500 && !ready503) {
+        const res = await fetch(`${base}/api/health/ready`);
+        ready503 = { status: res.status, body: await res.text() };
+      }
+      if (at >= 4_000 && at < 4_000 + 1_000 / RATE_PER_SECOND) await proxy.restore();
+      // Then as a restarting server does: every backend of the API ends with 57P01 (admin_shutdown).
+      if (at >= 5_500 && terminated === 0) {
+        const { rows } = await database.db.query<{ n: number }>(
+          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        terminated = rows[0]!.n;
+      }
+      inFlight.push(send(i));
+      await sleep(1_000 / RATE_PER_SECOND);
+    }
+    await Promise.all(inFlight);
+
+    const byStatus = new Map<number, number>();
+    for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+    console.log(`hook requests at ${RATE_PER_SECOND}/s, a 2 s outage and ${terminated} backends terminated: ${[...byStatus].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    for (const a of answers) {
+      assert.ok(a.status === 202 || a.status === 503, `request ${a.i}: ${a.status} ${a.body}`);
+      if (a.status === 503) {
+        assert.equal(a.retryAfter, '5', `request ${a.i}: 503 without Retry-After`);
+        assert.deepEqual(JSON.parse(a.body), { message: 'The database is unavailable; try again in 5 s' });
+      }
+    }
+    assert.ok((byStatus.get(503) ?? 0) >= 10, 'the outage was seen');
+    assert.ok((byStatus.get(202) ?? 0) >= 40, 'requests were accepted before and after it');
+    assert.equal(ready503?.status, 503, 'not ready during the outage');
+    assert.match(JSON.parse(ready503!.body).message, /^Postgres did not answer/);
+    assert.equal((await fetch(`${base}/api/health/ready`)).status, 200, 'ready again');
+
+    // Every accepted request was recorded: one fire per 202, with its body.
+    const fires = await database.db.query<{ payload: { i: number } }>(`SELECT payload FROM fires WHERE trigger_id = $1`, [trigger.id]);
+    const accepted = answers.filter((a) => a.status === 202).map((a) => a.i).sort((x, y) => x - y);
+    assert.deepEqual(fires.rows.map((r) => r.payload.i).sort((x, y) => x - y), accepted);
+    assert.ok(!/"statusCode":500|Internal server error/.test(apiProcess.output()), apiProcess.output());
+  });
+});

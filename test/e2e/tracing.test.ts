@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { api } from '../helpers/api';
+import { registerUser } from '../helpers/app';
+import { onCleanup, type Cleanup } from '../helpers/cleanup';
+import { testEnv } from '../helpers/config';
+import { createTestDatabase } from '../helpers/database';
+import { testNamespace } from '../helpers/namespace';
+import { startModelServer, textReply, toolCallsReply } from '../helpers/model-server';
+import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+
+/**
+ * Tracing (docs/operations.md § Tracing) across the real API and worker processes: one hook request is
+ * one trace, from the API's request span through the event's fan-out, the outbox and Temporal to each
+ * delivery attempt's POST, which carries the trace's `traceparent` to the receiver; with no OTLP
+ * endpoint nothing is exported and nothing propagated.
+ */
+
+/** A span as OTLP/HTTP JSON carries it, with the service that exported it. */
+interface ExportedSpan {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, unknown>;
+}
+
+const SPAN_KIND_SERVER = 2;
+const SPAN_KIND_CLIENT = 3;
+
+type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
+const valueOf = (v: AnyValue) => v.stringValue ?? v.intValue ?? v.boolValue ?? v.doubleValue;
+
+/** Every span the OTLP receiver was sent (JSON: OTEL_EXPORTER_OTLP_PROTOCOL=http/json). */
+function exportedSpans(otlp: Receiver): ExportedSpan[] {
+  const spans: ExportedSpan[] = [];
+  for (const req of otlp.requests) {
+    assert.equal(req.url, '/v1/traces');
+    const body = JSON.parse(req.body) as {
+      resourceSpans: { resource: { attributes: { key: string; value: AnyValue }[] }; scopeSpans: { spans: (Omit<ExportedSpan, 'service' | 'attributes'> & { attributes?: { key: string; value: AnyValue }[] })[] }[] }[];
+    };
+    for (const rs of body.resourceSpans) {
+      const service = String(valueOf(rs.resource.attributes.find((a) => a.key === 'service.name')!.value));
+      for (const ss of rs.scopeSpans) {
+        for (const s of ss.spans) spans.push({ ...s, service, attributes: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, valueOf(a.value)])) });
+      }
+    }
+  }
+  return spans;
+}
+
+/** The API and worker processes with `extraEnv` (and the API also `apiEnv`), killed when `t` ends. */
+async function startStack(t: Cleanup, extraEnv: Record<string, string>, apiEnv: Record<string, string> = {}) {
+  const database = await createTestDatabase(t);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = testEnv(database.url, {
+    TEMPORAL_NAMESPACE: testNamespace(__filename),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: base,
+    WEBHOOK_RETRY_SCHEDULE: '0s,1s',
+    WEBHOOK_TIMEOUT_MS: '3000',
+    RECONCILE_INTERVAL_MS: '500',
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  });
+  const apiProcess = startProcess('api/server.ts', { ...env, ...apiEnv });
+  const worker = startProcess('worker/main.ts', env);
+  onCleanup(t, () => apiProcess.stop('SIGKILL'));
+  onCleanup(t, () => worker.stop('SIGKILL'));
+  await waitForApi(base, apiProcess);
+  await waitFor('the worker to poll', async () => worker.output().includes('[worker] polling task queue'), 60_000).catch((err) => {
+    throw new Error(`${err}\n--- worker output ---\n${worker.output()}`);
+  });
+  return { base, api: apiProcess, worker };
+}
+
+/** A receiver that refuses each delivery's first attempt (503), so the second is made by its workflow on the worker. */
+function refusingFirstAttempts(t: Cleanup) {
+  const seen = new Set<string>();
+  return startReceiver(t, (req) => {
+    const id = req.headers['webhook-id']!;
+    if (seen.has(id)) return { status: 200 };
+    seen.add(id);
+    return { status: 503 };
+  });
+}
+
+/** An incoming webhook whose event an outgoing webhook to `receiver` is subscribed to; answers the hook's path. */
+async function hookToReceiver(base: string, receiver: Receiver): Promise<string> {
+  const user = await registerUser(base);
+  await api(base, user).ok('POST', '/api/webhooks', { name: 'out', url: `${receiver.url}/hook`, events: ['webhook.received'] });
+  const incoming = await api(base, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
+  return `/api/hooks/webhooks/${incoming.id}`;
+}
+
+describe('tracing: one trace from the hook request to the delivery', () => {
+  it('with an OTLP endpoint: the hook, the fan-out, the outbox, Temporal and both attempts are one trace, and the receiver sees its traceparent', async (t) => {
+    const otlp = await startReceiver(t);
+    const receiver = await refusingFirstAttempts(t);
+    // The API cannot reach Temporal: every workflow start waits in the outbox and the worker's reconciler
+    // hands it off, so the trace gets from one process to the other through Postgres alone.
+    const stack = await startStack(
+      t,
+      { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' },
+      { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` },
+    );
+    const hook = await hookToReceiver(stack.base, receiver);
+
+    // The caller's own trace: the API continues it.
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpanId = randomBytes(8).toString('hex');
+    const accepted = await api(stack.base).post(hook, JSON.stringify({ hello: 'trace' }), { traceparent: `00-${traceId}-${callerSpanId}-01` });
+    assert.equal(accepted.statusCode, 202, accepted.body);
+
+    await waitFor('both attempts at the receiver', async () => receiver.requests.length >= 2, 45_000);
+    assert.equal(receiver.requests.length, 2);
+    for (const req of receiver.requests) {
+      assert.match(req.headers.traceparent ?? '', new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'each POST carries the hook\'s trace');
+    }
+
+    const expected = (spans: ExportedSpan[]) => {
+      const inTrace = spans.filter((s) => s.traceId === traceId);
+      const named = (service: string, name: string | RegExp) => inTrace.filter((s) => s.service === service && (typeof name === 'string' ? s.name === name : name.test(s.name)));
+      return {
+        inTrace,
+        request: named('agent-platform-api', 'request').filter((s) => s.kind === SPAN_KIND_SERVER && s.attributes['http.route'] === '/api/hooks/webhooks/:id'),
+        fanOut: named('agent-platform-api', 'event fan-out'),
+        queries: named('agent-platform-api', /^pg\.query/),
+        startWorkflow: inTrace.filter((s) => s.name === 'StartWorkflow:deliverWebhookWorkflow'),
+        runWorkflow: named('agent-platform-worker', 'RunWorkflow:deliverWebhookWorkflow'),
+        activity: named('agent-platform-worker', 'RunActivity:attemptDelivery'),
+        attempts: inTrace.filter((s) => s.name === 'delivery attempt'),
+        posts: inTrace.filter((s) => s.kind === SPAN_KIND_CLIENT && s.name === 'POST'),
+      };
+    };
+    const found = await waitFor(
+      'the whole trace at the OTLP receiver',
+      async () => {
+        const f = expected(exportedSpans(otlp));
+        return f.request.length === 1 && f.fanOut.length === 1 && f.runWorkflow.length >= 1 && f.activity.length >= 1 && f.attempts.length >= 2 && f.posts.length >= 2 && f;
+      },
+      30_000,
+    ).catch((err) => {
+      const names = exportedSpans(otlp).map((s) => `${s.service} ${s.traceId === traceId ? 'in' : 'out'} ${s.name}`);
+      throw new Error(`${err}\nspans:\n${names.join('\n')}\n--- api ---\n${stack.api.output()}\n--- worker ---\n${stack.worker.output()}`);
+    });
+
+    // The API's request span continues the caller's trace; the fan-out and its queries run inside it.
+    assert.equal(found.request[0]!.parentSpanId, callerSpanId);
+    assert.ok(found.queries.length > 0, 'Postgres queries are spans of the trace');
+    // (The API tried too, and failed: its start span is in the trace as well.)
+    assert.ok(found.startWorkflow.some((s) => s.service === 'agent-platform-worker'), 'the workflow start, handed off by the worker\'s reconciler, is in the trace');
+    // One attempt by the API (the first) and one by the worker (the workflow's), each with its POST.
+    assert.deepEqual(found.attempts.map((s) => s.service).sort(), ['agent-platform-api', 'agent-platform-worker']);
+    assert.deepEqual(found.posts.map((s) => s.service).sort(), ['agent-platform-api', 'agent-platform-worker']);
+    // Each POST's span is the one whose id the receiver saw, a child of its attempt.
+    const seenIds = receiver.requests.map((r) => r.headers.traceparent!.split('-')[2]).sort();
+    assert.deepEqual(found.posts.map((s) => s.spanId).sort(), seenIds);
+    const attemptIds = new Set(found.attempts.map((s) => s.spanId));
+    for (const post of found.posts) assert.ok(attemptIds.has(post.parentSpanId!), `POST ${post.spanId} is a child of a delivery attempt`);
+    // One tree: every span's parent is in the trace, up to the caller's span.
+    const ids = new Set(found.inTrace.map((s) => s.spanId));
+    const worker = found.attempts.find((s) => s.service === 'agent-platform-worker')!;
+    const byId = new Map(found.inTrace.map((s) => [s.spanId, s]));
+    const chain: string[] = [];
+    for (let s: ExportedSpan | undefined = worker; s; s = byId.get(s.parentSpanId ?? '')) chain.push(s.name);
+    assert.equal(chain.at(-1), 'request', `the worker's attempt leads back to the hook request: ${chain.join(' < ')}`);
+    await waitFor('every parent exported', async () => found.inTrace.every((s) => s.parentSpanId === callerSpanId || ids.has(s.parentSpanId!)), 5_000).catch(() => {
+      const orphans = found.inTrace.filter((s) => s.parentSpanId !== callerSpanId && !ids.has(s.parentSpanId!));
+      assert.fail(`spans whose parent is not in the trace: ${orphans.map((s) => `${s.service} ${s.name}`).join(', ')}`);
+    });
+  });
+
+  it('a run started with a traceparent: its model calls and its tool call carry the trace, each a client span of the worker', async (t) => {
+    const otlp = await startReceiver(t);
+    const models = await startModelServer(t);
+    models.script('m-traced', (_call, n) => (n === 0 ? toolCallsReply([{ name: 'probe', arguments: { q: 1 } }]) : textReply('done')));
+    const tools = await startReceiver(t, () => ({ body: { probed: true } }));
+    const stack = await startStack(t, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      MODEL_BASE_URL: models.baseUrl,
+      MODEL_API_KEY: 'sk-tracing-test-key',
+    });
+    const user = await registerUser(stack.base);
+    const agent = await api(stack.base, user).ok('POST', '/api/agents', { name: 'thinks', configJson: { model: 'm-traced' } });
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/tools`, { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST', bodyTemplate: '{{input}}' } });
+    const traceId = randomBytes(16).toString('hex');
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'probe it' }, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
+
+    await waitFor('both model calls', async () => models.callsFor('m-traced').length >= 2, 30_000);
+    const sent = [...models.callsFor('m-traced').map((c) => c.headers.traceparent), tools.requests[0]?.headers.traceparent];
+    for (const tp of sent) assert.match(String(tp), new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the model and the tool are called in the run\'s trace');
+    const seen = new Set(sent.map((tp) => String(tp).split('-')[2]));
+    // Each traceparent names a client span the worker exported in that trace (the model's by fetch, the tool's by http).
+    await waitFor('the client spans at the OTLP receiver', async () => {
+      const clients = exportedSpans(otlp).filter((s) => s.traceId === traceId && s.kind === SPAN_KIND_CLIENT && s.service === 'agent-platform-worker');
+      return [...seen].every((id) => clients.some((s) => s.spanId === id));
+    }, 15_000);
+  });
+
+  it('without an OTLP endpoint: nothing is exported and no traceparent is sent on', async (t) => {
+    const otlp = await startReceiver(t);
+    const receiver = await refusingFirstAttempts(t);
+    // The other OTEL_* variables alone turn nothing on.
+    const stack = await startStack(t, { OTEL_SERVICE_NAME: 'should-not-export', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_EXPORTER_OTLP_HEADERS: `x-otlp=${otlp.url}` });
+    const hook = await hookToReceiver(stack.base, receiver);
+    const traceId = randomBytes(16).toString('hex');
+    const accepted = await api(stack.base).post(hook, JSON.stringify({ hello: 'no trace' }), { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    await waitFor('both attempts at the receiver', async () => receiver.requests.length >= 2, 45_000);
+    await sleep(500); // several export intervals, were anything batched
+    for (const req of receiver.requests) assert.equal(req.headers.traceparent, undefined, 'no trace context is sent on');
+    assert.equal(otlp.requests.length, 0);
+  });
+});
