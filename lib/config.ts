@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { databaseUrlProblem, withSslEnvironment } from './database-url';
 import { DAY_MS, parseDuration, tryParseDuration } from './durations';
 
 /**
@@ -106,8 +107,17 @@ const nameservers = z
     return entries;
   });
 
+/** libpq's sslmode values that pg can honour ('allow', plain text first, it cannot). */
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+const sslMode = z.enum(SSL_MODES, { message: `must be one of ${SSL_MODES.join(', ')}` });
+
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
+  PGSSLMODE: sslMode.optional(),
+  PGSSLROOTCERT: z.string().min(1).optional(),
+  PGSSLCERT: z.string().min(1).optional(),
+  PGSSLKEY: z.string().min(1).optional(),
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_UI_URL: httpUrl.optional(),
@@ -195,7 +205,14 @@ export const configVariables = envSchema.shape;
 export type TrustProxy = false | number | string[];
 
 export interface Config {
+  /**
+   * DATABASE_URL as every connection of the process opens it (db/pool.ts, db/migrate.ts, the LISTEN
+   * connection): PGSSLMODE, PGSSLROOTCERT, PGSSLCERT and PGSSLKEY added as `sslmode=`… where the URL names
+   * none (the URL wins, as in libpq), and read with libpq's meaning of sslmode (lib/database-url.ts).
+   */
   databaseUrl: string;
+  /** DATABASE_POOL_SIZE: the most connections this process's pool opens (one more for LISTEN in the API). */
+  databasePoolSize: number;
   /** uiUrl: the Temporal UI the console links workflows to (null: no links). */
   temporal: { address: string; namespace: string; uiUrl: string | null };
   http: { port: number; host: string; publicBaseUrl: string; trustProxy: TrustProxy };
@@ -319,8 +336,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.MODEL_NAME && e.MODEL_ALLOWED && !e.MODEL_ALLOWED.includes(e.MODEL_NAME)) {
     throw new ConfigError(`Invalid configuration:\n  MODEL_NAME: ${e.MODEL_NAME} is not among MODEL_ALLOWED (${e.MODEL_ALLOWED.join(', ')})`);
   }
+  const databaseUrl = withSslEnvironment(e.DATABASE_URL, { sslmode: e.PGSSLMODE, sslrootcert: e.PGSSLROOTCERT, sslcert: e.PGSSLCERT, sslkey: e.PGSSLKEY });
+  const databaseProblem = databaseUrlProblem(databaseUrl, SSL_MODES);
+  if (databaseProblem) throw new ConfigError(`Invalid configuration:\n  ${databaseProblem}`);
   return {
-    databaseUrl: e.DATABASE_URL,
+    databaseUrl,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, uiUrl: e.TEMPORAL_UI_URL ?? null },
     http: { port: e.PORT, host: e.HOST, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY },
     auth: {
