@@ -116,7 +116,10 @@ export async function buildApp(deps: AppDeps) {
         log: (msg, err) => app.log.warn({ err }, msg),
         snapshotMs: config.metrics.snapshotMs,
       }) : null;
-  if (metrics) measureRequests(app, metrics);
+  if (metrics) {
+    measureRequests(app, metrics);
+    app.addHook('onClose', () => metrics.idle());
+  }
 
   // Only the console's refresh cookie is read (api/console-session.ts); nothing is signed with it.
   await app.register(cookie);

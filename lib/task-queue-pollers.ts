@@ -11,7 +11,7 @@ export interface TaskQueuePollers {
 /** temporal.api.enums.v1.TaskQueueType (the proto package is not a runtime dependency). */
 const TASK_QUEUE_TYPES = { workflow: 1, activity: 2 } as const;
 /** The queues our workers poll, and for what: workflows and activities on the main queue, delivery attempts on their own. */
-const POLLED = [
+export const POLLED_QUEUES = [
   { taskQueue: TASK_QUEUE, type: 'workflow' },
   { taskQueue: TASK_QUEUE, type: 'activity' },
   { taskQueue: DELIVERY_TASK_QUEUE, type: 'activity' },
@@ -29,10 +29,17 @@ function secondsOf(value: unknown): number {
   return typeof long.toNumber === 'function' ? long.toNumber() : Number(value);
 }
 
+/** How long Temporal has to answer (its SDK retries an unavailable server until then). */
+export const DESCRIBE_DEADLINE_MS = 3_000;
+
 /** The worker processes (distinct identities) Temporal saw polling each of our task queues lately (DescribeTaskQueue). */
-export async function taskQueuePollers(client: Client, now = Date.now()): Promise<TaskQueuePollers[]> {
+export function taskQueuePollers(client: Client, now = Date.now()): Promise<TaskQueuePollers[]> {
+  return client.withDeadline(now + DESCRIBE_DEADLINE_MS, () => describeAll(client, now));
+}
+
+function describeAll(client: Client, now: number): Promise<TaskQueuePollers[]> {
   return Promise.all(
-    POLLED.map(async ({ taskQueue, type }) => {
+    POLLED_QUEUES.map(async ({ taskQueue, type }) => {
       const described = await client.workflowService.describeTaskQueue({
         namespace: client.options.namespace,
         taskQueue: { name: taskQueue },

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type LabelValues, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
 import type { HistogramCounts, MetricsRepository } from '../../db/repositories/metrics';
-import type { TaskQueuePollers } from '../../lib/task-queue-pollers';
+import { DESCRIBE_DEADLINE_MS, POLLED_QUEUES, type TaskQueuePollers } from '../../lib/task-queue-pollers';
 
 /** Seconds. An API request; a delivery attempt (up to WEBHOOK_TIMEOUT_MS); a schedule fire's lag. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -106,6 +106,9 @@ class RequestMetrics {
     return values;
   }
 }
+
+/** A scrape waits this long for Temporal's list of pollers (its own deadline is DESCRIBE_DEADLINE_MS). */
+const POLLERS_WAIT_MS = DESCRIBE_DEADLINE_MS + 500;
 
 const NO_OBSERVATIONS = (bounds: readonly number[]): HistogramCounts => ({ count: 0, sum: 0, buckets: bounds.map(() => 0) });
 
@@ -254,12 +257,26 @@ export function createMetricsService(deps: {
     outboxAge.set(state.outboxOldestAgeSeconds);
   }
 
+  /**
+   * The last question to Temporal, settled or not: a scrape waits for it at most POLLERS_WAIT_MS (a connection
+   * that never opens must not hold /metrics), the process's close until it settles (the SDK's retries of
+   * an unavailable server run on timers until the call's deadline, and must not outlive the connection).
+   */
+  let asking: Promise<unknown> = Promise.resolve();
   async function readPollers(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      for (const queue of await deps.pollers()) pollers.set({ task_queue: queue.taskQueue, type: queue.type }, queue.pollers);
+      const asked = deps.pollers();
+      asking = asked.catch(() => {});
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Temporal did not answer within ${POLLERS_WAIT_MS} ms`)), POLLERS_WAIT_MS);
+      });
+      for (const queue of await Promise.race([asked, late])) pollers.set({ task_queue: queue.taskQueue, type: queue.type }, queue.pollers);
     } catch (err) {
-      for (const series of (await pollers.get()).values) pollers.set(series.labels as { task_queue: string; type: string }, 0);
+      for (const queue of POLLED_QUEUES) pollers.set({ task_queue: queue.taskQueue, type: queue.type }, 0);
       deps.log('metrics: could not ask Temporal which workers poll', err);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -294,6 +311,9 @@ export function createMetricsService(deps: {
 
   return {
     contentType: registry.contentType,
+
+    /** Resolves once no question to Temporal is outstanding (called when the app closes, before its Temporal connection does). */
+    idle: () => asking,
 
     /** Called once per response (api/plugins/metrics.ts). `route` is the route's pattern, never the URL. */
     observeRequest(method: string, route: string, status: number, seconds: number): void {

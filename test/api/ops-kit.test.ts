@@ -4,8 +4,10 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { suiteContext } from '../helpers/cleanup';
+import { DESCRIBE_DEADLINE_MS } from '../../lib/task-queue-pollers';
+import { startTestApp } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { waitFor } from '../helpers/processes';
+import { freePort, waitFor } from '../helpers/processes';
 import { TEST_METRICS_SNAPSHOT_MS } from '../helpers/prometheus';
 
 const ROOT = path.join(__dirname, '../..');
@@ -101,5 +103,20 @@ describe('the Grafana dashboard and the Prometheus alert rules', () => {
     const res = await h.app.inject({ method: 'GET', url: '/metrics' });
     const values = res.body.split('\n').filter((l) => l.startsWith('agent_platform_task_queue_pollers{'));
     assert.ok(values.every((l) => Number(l.split(' ').pop()) === 1), values.join('\n'));
+  });
+});
+
+describe('the pollers gauge when Temporal does not answer', () => {
+  it('reads 0 for every task queue (so AgentPlatformWorkerNotPolling fires), and the scrape does not wait on Temporal', async (t) => {
+    const { app } = await startTestApp(t, { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, METRICS_SNAPSHOT_MS: String(TEST_METRICS_SNAPSHOT_MS) });
+    const started = Date.now();
+    const res = await app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(res.statusCode, 200);
+    assert.ok(Date.now() - started < 5_000, `the scrape took ${Date.now() - started} ms`);
+    const lines = res.body.split('\n').filter((l) => l.startsWith('agent_platform_task_queue_pollers{'));
+    assert.equal(lines.length, 3, res.body);
+    assert.ok(lines.every((l) => l.endsWith(' 0')), lines.join('\n'));
+    // The SDK retries the unanswered call on timers until its deadline; the connection closes after that.
+    await new Promise((r) => setTimeout(r, DESCRIBE_DEADLINE_MS + 1_000));
   });
 });
