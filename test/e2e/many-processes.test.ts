@@ -210,7 +210,7 @@ describe('many processes: two APIs behind a round-robin proxy, two workers, one 
     assert.ok(pids.size >= 2, `one worker made every step of the run: ${identities.join(', ')}`);
 
     phase('run done');
-    // Cron fires: each scheduled second recorded once, with no gap since the first.
+    // Cron fires: each scheduled second recorded once (by two workers' fire workflows, one of them killed meanwhile).
     const fires = await waitFor('ten fires', async () => {
       const { rows } = await database.db.query(`SELECT scheduled_at FROM fires WHERE trigger_id = $1 AND status = 'fired' ORDER BY scheduled_at`, [cron.id]);
       return rows.length >= 10 && rows;
