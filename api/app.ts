@@ -41,6 +41,7 @@ import { webhookStatsRoutes } from './routes/webhook-stats';
 import { webhookRoutes } from './routes/webhooks';
 import { requestIdOf } from './request-id';
 import { createRepositories, createServices } from './services';
+import { taskQueuePollers } from '../lib/task-queue-pollers';
 import { createMetricsService } from './services/metrics-service';
 import './types';
 
@@ -109,8 +110,16 @@ export async function buildApp(deps: AppDeps) {
   app.addHook('onClose', () => runEventsListener.close());
   const publicBaseUrl = config.http.publicBaseUrl;
   // METRICS_ENABLED=false: no /metrics, and nothing measured per request.
-  const metrics = config.metrics.enabled ? createMetricsService({ metrics: repositories.metrics, log: (msg, err) => app.log.warn({ err }, msg), snapshotMs: config.metrics.snapshotMs }) : null;
-  if (metrics) measureRequests(app, metrics);
+  const metrics = config.metrics.enabled ? createMetricsService({
+        metrics: repositories.metrics,
+        pollers: () => taskQueuePollers(deps.temporal.client),
+        log: (msg, err) => app.log.warn({ err }, msg),
+        snapshotMs: config.metrics.snapshotMs,
+      }) : null;
+  if (metrics) {
+    measureRequests(app, metrics);
+    app.addHook('onClose', () => metrics.idle());
+  }
 
   // Only the console's refresh cookie is read (api/console-session.ts); nothing is signed with it.
   await app.register(cookie);

@@ -1,9 +1,12 @@
+import { withSslEnvironment } from '../lib/database-url';
 import { ensureDatabase } from './admin';
 import { runMigrations } from './migrate';
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is required');
+  if (!process.env.DATABASE_URL) throw new Error('DATABASE_URL is required');
+  // sslmode and the PGSSL* variables as the API and worker read them (lib/config.ts).
+  const { PGSSLMODE: sslmode, PGSSLROOTCERT: sslrootcert, PGSSLCERT: sslcert, PGSSLKEY: sslkey } = process.env;
+  const url = withSslEnvironment(process.env.DATABASE_URL, { sslmode, sslrootcert, sslcert, sslkey });
   await ensureDatabase(url);
   await runMigrations(url);
   console.log('migrations applied');

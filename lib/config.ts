@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { databaseUrlProblem, withSslEnvironment } from './database-url';
 import { DAY_MS, parseDuration, tryParseDuration } from './durations';
 import { loadTemporalSettings, TemporalSettingsError, type TemporalConnectionSettings, type TemporalSettings } from './temporal-settings';
 
@@ -113,11 +114,22 @@ const nameservers = z
     return entries;
   });
 
+/** libpq's sslmode values that pg can honour ('allow', plain text first, it cannot). */
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+const sslMode = z.enum(SSL_MODES, { message: `must be one of ${SSL_MODES.join(', ')}` });
+
 /** `false`, a hop count, or trusted proxy addresses/CIDRs (see `trustProxy` above). */
 export type TrustProxy = false | number | string[];
 
 export interface Config {
+  /**
+   * The database's URL as every connection of the process opens it (db/pool.ts, db/migrate.ts, the LISTEN
+   * connection): the standard TLS variables (sslVariables) added as `sslmode=`… where the URL names none (the
+   * URL wins, as in libpq), and read with libpq's meaning of sslmode (lib/database-url.ts).
+   */
   databaseUrl: string;
+  /** The most connections this process's pool opens (one more for LISTEN in the API). */
+  databasePoolSize: number;
   /**
    * uiUrl: the Temporal UI the console links workflows to (null: no links). address and namespace as resolved
    * from the environment and the Temporal config file's profile; connection: what Connection / NativeConnection
@@ -270,6 +282,7 @@ type Built<D> = D extends Variable<infer T> ? T : D extends Fixed<infer T> ? T :
  */
 const declared = {
   databaseUrl: read('DATABASE_URL', z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')),
+  databasePoolSize: read('DATABASE_POOL_SIZE', z.coerce.number().int().min(1).max(1_000).default(10)),
   temporal: { uiUrl: read('TEMPORAL_UI_URL', httpUrl.optional(), orNull) },
   http: {
     port: read('PORT', port.default(3000)),
@@ -391,6 +404,14 @@ const declared = {
 /** Config but the Temporal connection's settings, which lib/temporal-settings.ts resolves from the variables below. */
 type DeclaredConfig = Omit<Config, 'temporal'> & { temporal: Pick<Config['temporal'], 'uiUrl'> };
 
+/** libpq's standard TLS variables, added to the database's URL where it names none (lib/database-url.ts). */
+const sslVariables = {
+  sslmode: read('PGSSLMODE', sslMode.optional()),
+  sslrootcert: read('PGSSLROOTCERT', z.string().min(1).optional()),
+  sslcert: read('PGSSLCERT', z.string().min(1).optional()),
+  sslkey: read('PGSSLKEY', z.string().min(1).optional()),
+};
+
 /**
  * The Temporal connection's variables: read by @temporalio/envconfig as the Temporal CLI reads them
  * (lib/temporal-settings.ts), declared here to be validated and documented. The address may come from a TOML profile instead.
@@ -449,7 +470,7 @@ const tracingVariables = {
 };
 
 export const configVariables: Record<string, z.ZodType> = Object.fromEntries(
-  [...temporalVariables, ...variablesOf(tracingVariables), ...variablesOf(declared)].map((v) => [v.env, v.schema]),
+  [...variablesOf(sslVariables), ...temporalVariables, ...variablesOf(tracingVariables), ...variablesOf(declared)].map((v) => [v.env, v.schema]),
 );
 
 const envSchema = z.object(configVariables);
@@ -473,6 +494,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const built = build(declared, parsed.data);
+  const databaseUrl = withSslEnvironment(built.databaseUrl, build(sslVariables, parsed.data));
+  const databaseProblem = databaseUrlProblem(databaseUrl, SSL_MODES);
+  if (databaseProblem) throw new ConfigError(`Invalid configuration:\n  ${databaseProblem}`);
   let temporal: TemporalSettings;
   try {
     temporal = loadTemporalSettings(cleaned as Record<string, string>);
@@ -482,6 +506,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const config: Config = {
     ...built,
+    databaseUrl,
     temporal: {
       ...built.temporal,
       address: temporal.connection.address,

@@ -1,9 +1,12 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type LabelValues, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
 import type { HistogramCounts, MetricsRepository } from '../../db/repositories/metrics';
+import { DESCRIBE_DEADLINE_MS, POLLED_QUEUES, type TaskQueuePollers } from '../../lib/task-queue-pollers';
 
 /** Seconds. An API request; a delivery attempt (up to WEBHOOK_TIMEOUT_MS); a schedule fire's lag. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const ATTEMPT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60];
+/** Seconds, a run from its creation (queued) to its end: tool runs take seconds, model runs minutes (RUN_TIMEOUT_MS 5 min). */
+const RUN_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const FIRE_LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
 const FIRE_SOURCES = ['schedule', 'manual', 'webhook', 'event'];
@@ -104,6 +107,9 @@ class RequestMetrics {
   }
 }
 
+/** A scrape waits this long for Temporal's list of pollers (its own deadline is DESCRIBE_DEADLINE_MS). */
+const POLLERS_WAIT_MS = DESCRIBE_DEADLINE_MS + 500;
+
 const NO_OBSERVATIONS = (bounds: readonly number[]): HistogramCounts => ({ count: 0, sum: 0, buckets: bounds.map(() => 0) });
 
 /**
@@ -117,7 +123,13 @@ const NO_OBSERVATIONS = (bounds: readonly number[]): HistogramCounts => ({ count
  *   the outbox and the queues as they stand, at most once per METRICS_SNAPSHOT_MS (5 s) however many scrape.
  *   Counters begin at the process's first scrape.
  */
-export function createMetricsService(deps: { metrics: MetricsRepository; log: (msg: string, err: unknown) => void; snapshotMs: number }) {
+export function createMetricsService(deps: {
+  metrics: MetricsRepository;
+  /** The worker processes polling each task queue, as Temporal reports them (lib/task-queue-pollers.ts). */
+  pollers: () => Promise<TaskQueuePollers[]>;
+  log: (msg: string, err: unknown) => void;
+  snapshotMs: number;
+}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -164,6 +176,12 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
     labelNames: ['status'] as const,
     registers,
   });
+  const runDuration = new CountedHistogram<'status'>(
+    'agent_platform_run_duration_seconds',
+    'Agent runs finished: time from the run being created (queued) to its end, by status (succeeded, failed)',
+    RUN_BUCKETS,
+    registry,
+  );
   const corrections = new Counter({
     name: 'agent_platform_reconciler_corrections_total',
     help: "Schedules the reconciler's sweep found different from Postgres and corrected, by reason (missing, orphaned, paused, unpaused)",
@@ -183,6 +201,14 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
     help: 'Age of the oldest outbox row (0 when empty): how far the hand-off to Temporal is behind',
     registers,
   });
+  const pollers = new Gauge({
+    name: 'agent_platform_task_queue_pollers',
+    help:
+      'Worker processes Temporal saw polling a task queue in the last 2 minutes, by task queue and type (workflow, activity); ' +
+      '0 when Temporal could not be asked',
+    labelNames: ['task_queue', 'type'] as const,
+    registers,
+  });
   const engineUp = new Gauge({
     name: 'agent_platform_engine_metrics_up',
     help: '1 when this scrape read the engine figures from Postgres, 0 when it could not (they then keep their last values)',
@@ -197,7 +223,10 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
     attemptDuration.add({ outcome }, NO_OBSERVATIONS(ATTEMPT_BUCKETS));
   }
   fireLag.add({}, NO_OBSERVATIONS(FIRE_LAG_BUCKETS));
-  for (const status of RUN_OUTCOMES) runsFinished.inc({ status }, 0);
+  for (const status of RUN_OUTCOMES) {
+    runsFinished.inc({ status }, 0);
+    runDuration.add({ status }, NO_OBSERVATIONS(RUN_BUCKETS));
+  }
   for (const reason of CORRECTIONS) corrections.inc({ reason }, 0);
   missedFires.inc(0);
 
@@ -207,7 +236,7 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
   async function readEngine(): Promise<void> {
     const until = await deps.metrics.settledBound(countedUntil);
     if (countedUntil !== null && until !== countedUntil) {
-      const seen = await deps.metrics.activity(countedUntil, until, { fireLag: FIRE_LAG_BUCKETS, attempt: ATTEMPT_BUCKETS });
+      const seen = await deps.metrics.activity(countedUntil, until, { fireLag: FIRE_LAG_BUCKETS, attempt: ATTEMPT_BUCKETS, run: RUN_BUCKETS });
       for (const row of seen.fires) fires.inc({ source: row.source, status: row.status }, row.n);
       fireLag.add({}, seen.fireLag);
       for (const row of seen.attempts) {
@@ -216,6 +245,7 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
       }
       for (const row of seen.deliveries) deliveries.inc({ outcome: row.status }, row.n);
       for (const row of seen.runs) runsFinished.inc({ status: row.status }, row.n);
+      for (const row of seen.runDurations) runDuration.add({ status: row.status }, row.duration);
       for (const row of seen.corrections) corrections.inc({ reason: row.reason }, row.n);
       missedFires.inc(seen.missedFires);
     }
@@ -225,6 +255,29 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
     pendingDeliveries.set(state.pendingDeliveries);
     outboxRows.set(state.outboxRows);
     outboxAge.set(state.outboxOldestAgeSeconds);
+  }
+
+  /**
+   * The last question to Temporal, settled or not: a scrape waits for it at most POLLERS_WAIT_MS (a connection
+   * that never opens must not hold /metrics), the process's close until it settles (the SDK's retries of
+   * an unavailable server run on timers until the call's deadline, and must not outlive the connection).
+   */
+  let asking: Promise<unknown> = Promise.resolve();
+  async function readPollers(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const asked = deps.pollers();
+      asking = asked.catch(() => {});
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Temporal did not answer within ${POLLERS_WAIT_MS} ms`)), POLLERS_WAIT_MS);
+      });
+      for (const queue of await Promise.race([asked, late])) pollers.set({ task_queue: queue.taskQueue, type: queue.type }, queue.pollers);
+    } catch (err) {
+      for (const queue of POLLED_QUEUES) pollers.set({ task_queue: queue.taskQueue, type: queue.type }, 0);
+      deps.log('metrics: could not ask Temporal which workers poll', err);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -241,6 +294,7 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
     if (Date.now() - readAt < deps.snapshotMs) return Promise.resolve();
     readAt = Date.now();
     reading = (async () => {
+      const polled = readPollers();
       try {
         await readEngine();
         engineUp.set(1);
@@ -248,6 +302,7 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
         engineUp.set(0);
         deps.log('metrics: could not read the engine figures from Postgres', err);
       } finally {
+        await polled;
         reading = null;
       }
     })();
@@ -256,6 +311,9 @@ export function createMetricsService(deps: { metrics: MetricsRepository; log: (m
 
   return {
     contentType: registry.contentType,
+
+    /** Resolves once no question to Temporal is outstanding (called when the app closes, before its Temporal connection does). */
+    idle: () => asking,
 
     /** Called once per response (api/plugins/metrics.ts). `route` is the route's pattern, never the URL. */
     observeRequest(method: string, route: string, status: number, seconds: number): void {

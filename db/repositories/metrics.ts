@@ -15,6 +15,8 @@ export interface EngineActivity {
   attempts: { outcome: 'succeeded' | 'failed'; duration: HistogramCounts }[];
   deliveries: { status: string; n: number }[];
   runs: { status: string; n: number }[];
+  /** Runs finished: seconds from the run's creation (queued) to its end, by status. */
+  runDurations: { status: string; duration: HistogramCounts }[];
   corrections: { reason: string; n: number }[];
   missedFires: number;
 }
@@ -62,7 +64,7 @@ export function createMetricsRepository(db: Queryable) {
       return rows[0]!.bound;
     },
 
-    async activity(after: string, until: string, bounds: { fireLag: readonly number[]; attempt: readonly number[] }, q: Queryable = db): Promise<EngineActivity> {
+    async activity(after: string, until: string, bounds: { fireLag: readonly number[]; attempt: readonly number[]; run: readonly number[] }, q: Queryable = db): Promise<EngineActivity> {
       const window = [after, until];
       // One after the other: a scrape holds one connection of the pool, never several.
       const fires = await q.query<{ source: string; status: string; n: number }>(
@@ -88,6 +90,11 @@ export function createMetricsRepository(db: Queryable) {
         `SELECT status, count(*)::int AS n FROM runs WHERE finished_at > $1 AND finished_at <= $2 GROUP BY status`,
         window,
       );
+      const runDurations = await q.query<HistogramCounts & { status: string }>(
+        `SELECT status, ${histogramColumns('extract(epoch FROM finished_at - created_at)', bounds.run)}
+         FROM runs WHERE finished_at > $1 AND finished_at <= $2 GROUP BY status`,
+        window,
+      );
       const corrections = await q.query<{ reason: string; n: number }>(
         `SELECT reason, count(*)::int AS n FROM schedule_corrections WHERE created_at > $1 AND created_at <= $2 GROUP BY reason`,
         window,
@@ -99,6 +106,7 @@ export function createMetricsRepository(db: Queryable) {
         attempts: attempts.rows.map(({ outcome, ...duration }) => ({ outcome, duration })),
         deliveries: deliveries.rows,
         runs: runs.rows,
+        runDurations: runDurations.rows.map(({ status, ...duration }) => ({ status, duration })),
         corrections: corrections.rows,
         missedFires: missed.rows[0]!.n,
       };

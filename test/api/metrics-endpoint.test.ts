@@ -206,7 +206,7 @@ describe('the engine figures\' snapshot', () => {
   it('reads the database once per METRICS_SNAPSHOT_MS however many scrape, concurrent scrapes sharing one read', async (t) => {
     const { db } = await createTestDatabase(t);
     const counted = countedRepository(db);
-    const metrics = createMetricsService({ metrics: counted.repository, log: () => {}, snapshotMs: 5_000 });
+    const metrics = createMetricsService({ metrics: counted.repository, pollers: async () => [], log: () => {}, snapshotMs: 5_000 });
     const started = Date.now();
     const first = await Promise.all(Array.from({ length: 50 }, () => metrics.render()));
     const concurrent = counted.reads();
@@ -221,7 +221,7 @@ describe('the engine figures\' snapshot', () => {
   it('is never older than METRICS_SNAPSHOT_MS: the first scrape after it reads again, and a row written meanwhile shows', async (t) => {
     const { db } = await createTestDatabase(t);
     const counted = countedRepository(db);
-    const metrics = createMetricsService({ metrics: counted.repository, log: () => {}, snapshotMs: 300 });
+    const metrics = createMetricsService({ metrics: counted.repository, pollers: async () => [], log: () => {}, snapshotMs: 300 });
     const rows = (text: string) => Number(/^agent_platform_outbox_rows (\d+)$/m.exec(text)![1]);
     const before = rows(await metrics.render());
     await db.query(
