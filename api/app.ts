@@ -41,7 +41,7 @@ import { webhookStatsRoutes } from './routes/webhook-stats';
 import { webhookRoutes } from './routes/webhooks';
 import { requestIdOf } from './request-id';
 import { createRepositories, createServices } from './services';
-import { taskQueuePollers } from '../lib/task-queue-pollers';
+import { taskQueuePollers } from '../engine/temporal/pollers';
 import { createMetricsService } from './services/metrics-service';
 import './types';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { suiteContext } from '../helpers/cleanup';
-import { DESCRIBE_DEADLINE_MS } from '../../lib/task-queue-pollers';
+import { DESCRIBE_DEADLINE_MS } from '../../engine/temporal/pollers';
 import { startTestApp } from '../helpers/app';
 import { startEngine, type EngineHarness } from '../helpers/engine';
 import { freePort, waitFor } from '../helpers/processes';

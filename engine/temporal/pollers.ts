@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from './temporal-names';
+import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from './names';
 
 /** How many worker processes poll one task queue for one kind of task. */
 export interface TaskQueuePollers {
