@@ -112,7 +112,8 @@ describe('live run streams: caps and access', () => {
   it('a place held by a process that died (its row no longer renewed) counts until it expires', async () => {
     // No stream open in either instance, so neither sweeps expired places meanwhile: the count alone must skip them.
     open.splice(0).forEach((s) => s.close());
-    await waitFor('the other tests\' places given back', async () => (await db.query(`SELECT 1 FROM run_stream_leases`)).rows.length === 0, 5_000);
+    // Each place is given back when its API sees the close, which a loaded machine can take seconds to do.
+    await waitFor('the other tests\' places given back', async () => (await db.query(`SELECT 1 FROM run_stream_leases`)).rows.length === 0, 15_000);
     const user = await registerUser(a);
     const runId = await queuedRun(user.auth);
     await db.query(
