@@ -21,22 +21,25 @@ const GRACE_MS = 8_000;
 /** What the exit may take past the work it waits for: closing the connections and the pool. */
 const SLACK_MS = 3_000;
 
+/** A receiver's handler: each delivery's first attempt refused (503), its later ones answered 200 after `delayMs`. */
+function refusedFirstThenAnsweredAfter(delayMs: number) {
+  const seen = new Set<string>();
+  return (req: { headers: Record<string, string | string[] | undefined> }) => {
+    const id = String(req.headers['webhook-id']);
+    if (seen.has(id)) return { status: 200, delayMs };
+    seen.add(id);
+    return { status: 503 };
+  };
+}
+
 describe('ready vs alive; drain on SIGTERM', () => {
   it('the worker: /health alive, /ready once polling; on SIGTERM an activity in flight finishes, then it exits 0', async (t) => {
     const database = await createTestDatabase(t);
     const port = await freePort();
     const healthPort = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const seen = new Set<string>();
     // The first attempt (the API's own) is refused; the retry, an activity of the worker, is answered after 3 s.
-    const receiver = await startReceiver(t, (req) => {
-      const id = req.headers['webhook-id']!;
-      if (!seen.has(id)) {
-        seen.add(id);
-        return { status: 503 };
-      }
-      return { status: 200, delayMs: 3_000 };
-    });
+    const receiver = await startReceiver(t, refusedFirstThenAnsweredAfter(3_000));
     const env = testEnv(database.url, {
       TEMPORAL_NAMESPACE: testNamespace(__filename),
       PORT: String(port),
@@ -86,16 +89,8 @@ describe('ready vs alive; drain on SIGTERM', () => {
     const database = await createTestDatabase(t);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const seen = new Set<string>();
     // The retry, an activity of the worker, would be answered after 20 s: far past the grace.
-    const receiver = await startReceiver(t, (req) => {
-      const id = req.headers['webhook-id']!;
-      if (!seen.has(id)) {
-        seen.add(id);
-        return { status: 503 };
-      }
-      return { status: 200, delayMs: 20_000 };
-    });
+    const receiver = await startReceiver(t, refusedFirstThenAnsweredAfter(20_000));
     const env = testEnv(database.url, {
       TEMPORAL_NAMESPACE: testNamespace(__filename),
       PORT: String(port),

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { onCleanup, type Cleanup } from './cleanup';
+import { joinSockets, socketSet } from './sockets';
 
 export interface TcpProxy {
   port: number;
@@ -12,24 +13,9 @@ export interface TcpProxy {
 
 /** A TCP proxy on loopback to `target` (host:port) that can be cut and restored; closed when `t` ends. */
 export async function startTcpProxy(t: Cleanup, target: { host: string; port: number }): Promise<TcpProxy> {
-  const sockets = new Set<net.Socket>();
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  };
+  const sockets = socketSet();
   const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    track(client);
-    track(upstream);
-    client.pipe(upstream).pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end);
-    upstream.on('error', end);
-    client.on('close', end);
-    upstream.on('close', end);
+    joinSockets(sockets.add(client), sockets.add(net.connect(target.port, target.host)));
   });
   const listen = (port: number) => new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -42,7 +28,7 @@ export async function startTcpProxy(t: Cleanup, target: { host: string; port: nu
   const port = (server.address() as AddressInfo).port;
   const cut = () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of sockets) socket.destroy();
+    sockets.destroyAll();
     return closed;
   };
   onCleanup(t, () => (server.listening ? cut() : undefined));

@@ -3,6 +3,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { onCleanup, type Cleanup } from './cleanup';
+import { joinSockets, socketSet } from './sockets';
 
 export interface TlsProxy {
   /** 127.0.0.1:<port>, as TEMPORAL_ADDRESS takes it. */
@@ -21,7 +22,7 @@ export async function startTlsProxy(t: Cleanup, options: { target: string; cert:
   const targetHost = options.target.slice(0, colon);
   const targetPort = Number(options.target.slice(colon + 1));
   const counts = { accepted: 0, refused: 0 };
-  const sockets = new Set<net.Socket>();
+  const sockets = socketSet();
   const server = tls.createServer(
     {
       cert: fs.readFileSync(options.cert),
@@ -33,28 +34,14 @@ export async function startTlsProxy(t: Cleanup, options: { target: string; cert:
     },
     (client) => {
       counts.accepted++;
-      const upstream = net.connect(targetPort, targetHost);
-      sockets.add(upstream);
-      upstream.on('close', () => sockets.delete(upstream));
-      client.pipe(upstream).pipe(client);
-      const end = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('error', end);
-      upstream.on('error', end);
-      client.on('close', end);
-      upstream.on('close', end);
+      joinSockets(client, sockets.add(net.connect(targetPort, targetHost)));
     },
   );
   server.on('tlsClientError', () => counts.refused++);
-  server.on('connection', (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
+  server.on('connection', (socket: net.Socket) => sockets.add(socket));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onCleanup(t, () => {
-    for (const socket of sockets) socket.destroy();
+    sockets.destroyAll();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return { address: `127.0.0.1:${(server.address() as AddressInfo).port}`, counts };
