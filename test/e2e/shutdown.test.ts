@@ -5,9 +5,8 @@ import { describe, it } from 'node:test';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { onCleanup } from '../helpers/cleanup';
-import { testEnv } from '../helpers/config';
+import { processEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
-import { testNamespace } from '../helpers/namespace';
 import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 import { openSse } from '../helpers/sse';
@@ -40,14 +39,9 @@ describe('ready vs alive; drain on SIGTERM', () => {
     const base = `http://127.0.0.1:${port}`;
     // The first attempt (the API's own) is refused; the retry, an activity of the worker, is answered after 3 s.
     const receiver = await startReceiver(t, refusedFirstThenAnsweredAfter(3_000));
-    const env = testEnv(database.url, {
-      TEMPORAL_NAMESPACE: testNamespace(__filename),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: base,
+    const env = processEnv(database.url, __filename, port, {
       WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
       SHUTDOWN_GRACE_MS: String(GRACE_MS),
-      LOG_LEVEL: 'warn',
     });
     const apiProcess = startProcess('api/server.ts', env);
     onCleanup(t, () => apiProcess.stop('SIGKILL'));
@@ -91,15 +85,10 @@ describe('ready vs alive; drain on SIGTERM', () => {
     const base = `http://127.0.0.1:${port}`;
     // The retry, an activity of the worker, would be answered after 20 s: far past the grace.
     const receiver = await startReceiver(t, refusedFirstThenAnsweredAfter(20_000));
-    const env = testEnv(database.url, {
-      TEMPORAL_NAMESPACE: testNamespace(__filename),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: base,
+    const env = processEnv(database.url, __filename, port, {
       WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
       WEBHOOK_TIMEOUT_MS: '30000',
       SHUTDOWN_GRACE_MS: String(grace),
-      LOG_LEVEL: 'warn',
     });
     const apiProcess = startProcess('api/server.ts', env);
     onCleanup(t, () => apiProcess.stop('SIGKILL'));
@@ -125,13 +114,8 @@ describe('ready vs alive; drain on SIGTERM', () => {
     const database = await createTestDatabase(t);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env = testEnv(database.url, {
-      TEMPORAL_NAMESPACE: testNamespace(__filename),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_BASE_URL: base,
+    const env = processEnv(database.url, __filename, port, {
       SHUTDOWN_GRACE_MS: String(GRACE_MS),
-      LOG_LEVEL: 'warn',
     });
     // No worker: the run stays queued, so its stream stays open until the API ends it.
     const apiProcess = startProcess('api/server.ts', env);

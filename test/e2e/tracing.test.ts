@@ -5,9 +5,8 @@ import { describe, it } from 'node:test';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { onCleanup, type Cleanup } from '../helpers/cleanup';
-import { testEnv } from '../helpers/config';
+import { processEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
-import { testNamespace } from '../helpers/namespace';
 import { startModelServer, textReply, toolCallsReply } from '../helpers/model-server';
 import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
@@ -59,15 +58,10 @@ async function startStack(t: Cleanup, extraEnv: Record<string, string>, apiEnv: 
   const database = await createTestDatabase(t);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = testEnv(database.url, {
-    TEMPORAL_NAMESPACE: testNamespace(__filename),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_BASE_URL: base,
+  const env = processEnv(database.url, __filename, port, {
     WEBHOOK_RETRY_SCHEDULE: '0s,1s',
     WEBHOOK_TIMEOUT_MS: '3000',
     RECONCILE_INTERVAL_MS: '500',
-    LOG_LEVEL: 'warn',
     ...extraEnv,
   });
   const apiProcess = startProcess('api/server.ts', { ...env, ...apiEnv });

@@ -1,3 +1,4 @@
+import { testNamespace } from './namespace';
 import { loadConfig, type Config } from '../../lib/config';
 import { createSecretBox } from '../../lib/secrets';
 
@@ -18,6 +19,21 @@ export function testEnv(databaseUrl: string, overrides: Record<string, string> =
     LOG_LEVEL: 'silent',
     ...overrides,
   };
+}
+
+/**
+ * testEnv for an API or worker process of the test file `testFile` (its own Temporal namespace) listening
+ * on loopback `port`, with its public URL there; quiet but for warnings.
+ */
+export function processEnv(databaseUrl: string, testFile: string, port: number, overrides: Record<string, string> = {}): Record<string, string> {
+  return testEnv(databaseUrl, {
+    TEMPORAL_NAMESPACE: testNamespace(testFile),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  });
 }
 
 /** A valid configuration for tests; overrides are environment-style values. */
