@@ -11,6 +11,8 @@
  *   traced-read / traced-write: the API's read and write with tracing on (every request a trace: the request
  *           and handler spans, a span per query; exported over OTLP/HTTP to a loopback sink in this process)  vs
  *           the same with tracing off (target ≥ 0.9)
+ *   traced-bare: the bare Fastify + pg read with the same tracing (bench/serve-bare-traced.ts)  vs  without: what
+ *           tracing costs the baseline on this machine; printed beside traced-read's ratio
  *
  * Approach: this process only generates load (autocannon, same connections/duration/warm-up for every
  * target, one target at a time). Each server runs in its own child process (`node --import tsx
@@ -29,7 +31,7 @@
  * Settings: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (3),
  * BENCH_ROUNDS (1; with more, api and bare alternate which goes first and the table shows medians),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432; DATABASE_URL's server if set),
- * BENCH_SCENARIOS (read,write,acting,metrics,traced-read,traced-write: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
+ * BENCH_SCENARIOS (read,write,acting,metrics,traced-read,traced-write,traced-bare: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
  * <dir>/api and <dir>/bare when they exit; summarize with `npx tsx bench/profile-summary.ts <dir>/api`).
  * Exits 1 if any response is not 2xx or a request errored.
  */
@@ -47,7 +49,7 @@ const METRICS_RATIO_TARGET = 0.95;
 /** Tracing every request may cost a read or a write at most 10 %. */
 const TRACING_RATIO_TARGET = 0.9;
 
-type Scenario = 'read' | 'write' | 'acting' | 'metrics' | 'traced-read' | 'traced-write';
+type Scenario = 'read' | 'write' | 'acting' | 'metrics' | 'traced-read' | 'traced-write' | 'traced-bare';
 
 /** Each scenario measures `subject` against `baseline` in the same run; the ratio is subject/baseline. */
 interface Pair {
@@ -104,22 +106,26 @@ async function main(): Promise<number> {
     const db = await createBenchDatabase();
     cleanups.push(db.drop);
     const env = { BENCH_DATABASE_URL: db.url };
-    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics,traced-read,traced-write').split(',').map((w) => w.trim());
+    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics,traced-read,traced-write,traced-bare').split(',').map((w) => w.trim());
     const servers: ChildServer[] = [];
     cleanups.push(() => Promise.all(servers.map((s) => s.stop())).then(() => {}));
     // The tracing scenarios' OTLP endpoint: accepts every export and keeps nothing.
     const tracing = wanted.some((w) => w.startsWith('traced-'));
     const otlpSink = tracing ? await startReceiver() : undefined;
     if (otlpSink) cleanups.push(otlpSink.close);
-    const [api, bare, unmeasured, traced] = await Promise.all([
+    const [api, bare, unmeasured, traced, tracedBare] = await Promise.all([
       startChildServer('api', 'serve-api.ts', env),
       startChildServer('bare', 'serve-bare.ts', env),
       // The same API with METRICS_ENABLED=false (no hook per response, no /metrics), for the metrics scenario.
       wanted.includes('metrics') ? startChildServer('api, metrics off', 'serve-api.ts', { ...env, BENCH_METRICS_ENABLED: 'false' }) : undefined,
       // The same API with tracing on, for the tracing scenarios.
       otlpSink ? startChildServer('api, tracing on', 'serve-api-traced.ts', { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url }) : undefined,
+      // The bare baseline with the same tracing: what tracing costs a bare Fastify + pg read on this machine.
+      otlpSink && wanted.includes('traced-bare')
+        ? startChildServer('bare, tracing on', 'serve-bare-traced.ts', { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url })
+        : undefined,
     ]);
-    servers.push(api, bare, ...(unmeasured ? [unmeasured] : []), ...(traced ? [traced] : []));
+    servers.push(api, bare, ...[unmeasured, traced, tracedBare].filter((s): s is ChildServer => s !== undefined));
 
     // One user, one agent, created over HTTP like any client.
     const session = await postJson<{ accessToken: string }>(
@@ -209,6 +215,16 @@ async function main(): Promise<number> {
             baseline: kind === 'read' ? ownRead : ownWrite,
           }))
         : []),
+      ...(tracedBare
+        ? [
+            {
+              scenario: 'traced-bare' as const,
+              labels: ['bare, tracing on', 'bare, tracing off'] as [string, string],
+              subject: { name: 'bare read, tracing on', url: `${tracedBare.baseUrl}/agents/${agentId}`, method: 'GET' as const, expectStatus: 200 },
+              baseline: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET' as const, expectStatus: 200 },
+            },
+          ]
+        : []),
     ];
     const scenarios = allScenarios.filter((s) => wanted.includes(s.scenario));
     if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write, acting, metrics, traced-read and/or traced-write, got "${process.env.BENCH_SCENARIOS}"`);
@@ -256,6 +272,14 @@ async function main(): Promise<number> {
         `${s.scenario} ratio ${s.labels[0]} / ${s.labels[1]}: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
           `p99 ${(a.p99 / b.p99).toFixed(2)}x; server CPU/req ${(a.cpuPerRequest / b.cpuPerRequest).toFixed(2)}x`,
       );
+    }
+
+    // Tracing's cost to our read beside its cost to the bare baseline's read, measured in the same run.
+    const ratioOf = (scenario: Scenario) =>
+      runs.has(`${scenario}/subject`) ? combine(runs.get(`${scenario}/subject`)!).requestsPerSecond / combine(runs.get(`${scenario}/baseline`)!).requestsPerSecond : null;
+    const [ours, bares] = [ratioOf('traced-read'), ratioOf('traced-bare')];
+    if (ours !== null && bares !== null) {
+      console.log(`tracing on / off, read: ours ${ours.toFixed(2)}, bare Fastify + pg ${bares.toFixed(2)} (ours / bare ${(ours / bares).toFixed(2)})`);
     }
 
     const bad = rows.filter((r) => r.m.non2xx > 0 || r.m.errors > 0);
