@@ -74,7 +74,7 @@ export default tseslint.config(
   },
   {
     files: ['lib/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, { ...fromLib, allowTypeImports: true }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, fromLib] }] },
   },
   {
     files: ['db/**/*.ts'],

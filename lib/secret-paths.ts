@@ -1,6 +1,4 @@
-import type { ConnectorType } from '../db/repositories/connectors';
-import type { ToolType } from '../db/repositories/tools';
-import type { TriggerKind } from '../db/repositories/triggers';
+import type { ConnectorType, ToolType, TriggerKind } from './resource-types';
 import type { Config, SecretPath } from './secret-config';
 
 /**

@@ -1,7 +1,9 @@
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 
-export type ConnectorType = 'discord' | 'slack' | 'telegram';
+import type { ConnectorType } from '../../lib/resource-types';
+
+export type { ConnectorType };
 
 export interface ConnectorRow {
   id: string;

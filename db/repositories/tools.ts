@@ -1,7 +1,9 @@
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 
-export type ToolType = 'dex_pairs' | 'prediction_markets' | 'coin_prices' | 'custom';
+import type { ToolType } from '../../lib/resource-types';
+
+export type { ToolType };
 
 export interface ToolRow {
   id: string;

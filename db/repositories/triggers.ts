@@ -1,11 +1,12 @@
 import type { EventFilter } from '../../lib/event-filter';
+import type { TriggerKind } from '../../lib/resource-types';
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 import type { AgentStatus } from './agents';
 import { listeningTrigger } from './event-listeners';
 
 export type TriggerScope = 'agent' | 'user';
-export type TriggerKind = 'schedule' | 'cron' | 'webhook' | 'event' | 'agent_finished' | 'agent_output';
+export type { TriggerKind };
 
 export interface TriggerRow {
   id: string;
