@@ -52,8 +52,14 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
   // Incoming requests are Fastify's (below); outgoing ones only inside a trace (a delivery attempt, a tool step).
   if (wanted('http')) instrumentations.push(new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }));
   if (wanted('undici')) instrumentations.push(new UndiciInstrumentation({ requireParentforSpans: true }));
-  // Statement text without its values; only inside a trace, so the reconciler's polling makes no traces.
-  if (wanted('pg')) instrumentations.push(new PgInstrumentation({ requireParentSpan: true }));
+  // Statement text without its values; only inside a trace, so the reconciler's polling makes no traces. A span
+  // per query, none per checkout from the pool (pg-pool.connect doubled the spans of every request's queries).
+  class QuerySpans extends PgInstrumentation {
+    override init() {
+      return super.init().filter((definition) => definition.name !== 'pg-pool');
+    }
+  }
+  if (wanted('pg')) instrumentations.push(new QuerySpans({ requireParentSpan: true }));
   if (options.fastify && wanted('fastify')) {
     const { FastifyOtelInstrumentation } = require('@fastify/otel') as typeof import('@fastify/otel');
     instrumentations.push(
