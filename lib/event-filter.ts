@@ -172,19 +172,27 @@ export function regexUnits(filter: EventFilter, data: unknown): number {
   return units;
 }
 
+/**
+ * What `condition` says of `value` without running a regex: true or false, or the regex to run and the text
+ * it runs on (a string value and a pattern that compiles).
+ */
+function heldWithoutRegex(condition: FilterCondition, value: unknown): boolean | { pattern: string; text: string } {
+  if (condition === null || typeof condition !== 'object') return value === condition;
+  if (typeof value !== 'string') return false;
+  if ('$contains' in condition) return value.includes(condition.$contains);
+  return compileRegex(condition.$regex).ok ? { pattern: condition.$regex, text: value } : false;
+}
+
 async function evaluate(filter: EventFilter, data: unknown, match: RegexMatcher): Promise<Evaluation> {
   let units = 0;
   for (const [path, condition] of Object.entries(filter)) {
     const value = valueAtPath(data, path);
-    let holds: boolean;
-    if (condition === null || typeof condition !== 'object') holds = value === condition;
-    else if (typeof value !== 'string') holds = false;
-    else if ('$contains' in condition) holds = value.includes(condition.$contains);
-    else if (!compileRegex(condition.$regex).ok) holds = false;
-    else {
-      const cost = regexCost(condition.$regex, value);
+    let holds = heldWithoutRegex(condition, value);
+    if (typeof holds === 'object') {
+      const { pattern, text } = holds;
+      const cost = regexCost(pattern, text);
       try {
-        holds = await match(condition.$regex, value, cost);
+        holds = await match(pattern, text, cost);
       } catch (err) {
         if (err instanceof FilterBudgetSpent) return { matched: null, units };
         throw err;
@@ -201,14 +209,10 @@ function evaluateHere(filter: EventFilter, data: unknown): Evaluation {
   let units = 0;
   for (const [path, condition] of Object.entries(filter)) {
     const value = valueAtPath(data, path);
-    let holds: boolean;
-    if (condition === null || typeof condition !== 'object') holds = value === condition;
-    else if (typeof value !== 'string') holds = false;
-    else if ('$contains' in condition) holds = value.includes(condition.$contains);
-    else if (!compileRegex(condition.$regex).ok) holds = false;
-    else {
-      units += regexCost(condition.$regex, value);
-      holds = searchRegex(condition.$regex, value);
+    let holds = heldWithoutRegex(condition, value);
+    if (typeof holds === 'object') {
+      units += regexCost(holds.pattern, holds.text);
+      holds = searchRegex(holds.pattern, holds.text);
     }
     if (!holds) return { matched: false, units };
   }
