@@ -1,5 +1,8 @@
 import { NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { Activities } from '../../activities';
+import type { Client } from '@temporalio/client';
+import { createActivities, type Activities } from '../../activities';
+import { composeEngine } from '../../engine/compose';
+import { testSecretBox } from './config';
 import type { ActivityDeps } from '../../activities/deps';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
@@ -9,6 +12,14 @@ import { bundleWorkflows, createEngineWorker, type EngineWorker } from '../../wo
 import { startTestApp, type TestApp } from './app';
 import { onCleanup, type Cleanup } from './cleanup';
 import { testNamespace } from './namespace';
+
+/**
+ * The real activities over an engine composed for a test's database and Temporal client; deliveries go to
+ * their workflows at once (no first attempt in this process).
+ */
+export function engineActivities(db: Db, config: Config, client: Client): Activities {
+  return createActivities(composeEngine({ db, config, secrets: testSecretBox, client, firstAttempts: false }));
+}
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 let runtimeInstalled = false;

@@ -5,18 +5,17 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import pg from 'pg';
-import { createActivities, type Activities } from '../../activities';
+import type { Activities } from '../../activities';
 import { isDeterministicFailure, withFailureClassification } from '../../activities/failures';
 import { insertEvent } from '../../db/repositories/events';
-import { composeEngine } from '../../engine/compose';
 import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
 import { WORKFLOW_TYPES } from '../../engine/contract';
 import { ATTEMPT_RETRY, ENGINE_RETRY } from '../../workflows/retry-policies';
 import type { DeliveryInput, FireInput } from '../../engine/contract';
 import { suiteContext } from '../helpers/cleanup';
-import { testConfig, testSecretBox } from '../helpers/config';
+import { testConfig } from '../helpers/config';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { quietRuntime, whileWorkersRun } from '../helpers/engine';
+import { engineActivities, quietRuntime, whileWorkersRun } from '../helpers/engine';
 import { startTimeSkippingServer } from '../helpers/time-skipping';
 
 /**
@@ -35,15 +34,7 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
     quietRuntime('ERROR'); // the failures below are on purpose
     env = await startTimeSkippingServer(suite);
     database = await createTestDatabase(suite);
-    real = createActivities(
-      composeEngine({
-        db: database.db,
-        config: testConfig(database.url),
-        secrets: testSecretBox,
-        client: env.client,
-        firstAttempts: false,
-      }),
-    );
+    real = engineActivities(database.db, testConfig(database.url), env.client);
   });
 
   /** Runs `workflowType` once on a worker with these activities; answers its result or its failure. */

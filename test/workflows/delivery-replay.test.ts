@@ -6,15 +6,13 @@ import { before, describe, it } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { createActivities } from '../../activities';
-import { composeEngine } from '../../engine/compose';
 import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
 import { WORKFLOW_TYPES } from '../../engine/contract';
 import type { DeliveryInput } from '../../engine/contract';
 import { suiteContext } from '../helpers/cleanup';
-import { testConfig, testSecretBox } from '../helpers/config';
+import { testConfig } from '../helpers/config';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { quietRuntime, whileWorkersRun, workflowBundle } from '../helpers/engine';
+import { engineActivities, quietRuntime, whileWorkersRun, workflowBundle } from '../helpers/engine';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { startTimeSkippingServer } from '../helpers/time-skipping';
 
@@ -60,15 +58,7 @@ describe('delivery workflow replay (time-skipping server)', () => {
       [`${randomUUID()}@example.com`, `${receiver.url}/hook`],
     );
     const deliveryId = rows[0]!.delivery_id;
-    const activities = createActivities(
-      composeEngine({
-        db: database.db,
-        config,
-        secrets: testSecretBox,
-        client: env.client,
-        firstAttempts: false,
-      }),
-    );
+    const activities = engineActivities(database.db, config, env.client);
     const input: DeliveryInput = { deliveryId, generation: 0, delaysMs: [0, 1000, 1000, 1000], timeoutMs: 5000 };
     const history = await whileWorkersRun(env.nativeConnection, activities, async () => {
       const h = await env.client.workflow.start(WORKFLOW_TYPES.delivery, { workflowId: workflowIds.delivery(deliveryId), taskQueue: TASK_QUEUE, args: [input] });

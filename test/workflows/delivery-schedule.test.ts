@@ -2,16 +2,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createActivities } from '../../activities';
 import { parseDuration } from '../../lib/durations';
-import { composeEngine } from '../../engine/compose';
 import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
 import { WORKFLOW_TYPES } from '../../engine/contract';
 import type { AttemptOutcome, DeliveryInput } from '../../engine/contract';
 import { suiteContext } from '../helpers/cleanup';
 import { testConfig, testSecretBox } from '../helpers/config';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { quietRuntime, whileWorkersRun } from '../helpers/engine';
+import { engineActivities, quietRuntime, whileWorkersRun } from '../helpers/engine';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { startTimeSkippingServer } from '../helpers/time-skipping';
 
@@ -50,15 +48,7 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
     );
     const { delivery_id: deliveryId, event_id: eventId } = rows[0]!;
 
-    const activities = createActivities(
-      composeEngine({
-        db: database.db,
-        config,
-        secrets: testSecretBox,
-        client: env.client,
-        firstAttempts: false,
-      }),
-    );
+    const activities = engineActivities(database.db, config, env.client);
 
     const input: DeliveryInput = { deliveryId, generation: 0, delaysMs, timeoutMs: config.webhooks.timeoutMs };
     const startedAt = await env.currentTimeMs();
