@@ -9,10 +9,11 @@
  *           counted and timed)  vs  the same read on a third server process with METRICS_ENABLED=false
  *           (target ≥ 0.95)
  *   traced-read / traced-write: the API's read and write with tracing on (every request a trace: the request
- *           and handler spans, a span per query; exported over OTLP/HTTP to a loopback sink in this process)  vs
+ *           span and a span per query; exported over OTLP/HTTP to a loopback sink in this process)  vs
  *           the same with tracing off (target ≥ 0.9)
- *   traced-bare: the bare Fastify + pg read with the same tracing (bench/serve-bare-traced.ts)  vs  without: what
- *           tracing costs the baseline on this machine; printed beside traced-read's ratio
+ *   traced-bare / traced-bare-write: the bare Fastify + pg read and write with the same tracing
+ *           (bench/serve-bare-traced.ts)  vs  without: what tracing costs the baseline on this machine, printed
+ *           beside ours as a req/s ratio and as the server CPU it adds per request
  *
  * Approach: this process only generates load (autocannon, same connections/duration/warm-up for every
  * target, one target at a time). Each server runs in its own child process (`node --import tsx
@@ -31,7 +32,7 @@
  * Settings: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (3),
  * BENCH_ROUNDS (1; with more, api and bare alternate which goes first and the table shows medians),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432; DATABASE_URL's server if set),
- * BENCH_SCENARIOS (read,write,acting,metrics,traced-read,traced-write,traced-bare: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
+ * BENCH_SCENARIOS (read,write,acting,metrics,traced-read,traced-write,traced-bare,traced-bare-write: which to run), BENCH_CPU_PROF=<dir> (V8 CPU profiles of the servers in
  * <dir>/api and <dir>/bare when they exit; summarize with `npx tsx bench/profile-summary.ts <dir>/api`).
  * Exits 1 if any response is not 2xx or a request errored.
  */
@@ -49,7 +50,7 @@ const METRICS_RATIO_TARGET = 0.95;
 /** Tracing every request may cost a read or a write at most 10 %. */
 const TRACING_RATIO_TARGET = 0.9;
 
-type Scenario = 'read' | 'write' | 'acting' | 'metrics' | 'traced-read' | 'traced-write' | 'traced-bare';
+type Scenario = 'read' | 'write' | 'acting' | 'metrics' | 'traced-read' | 'traced-write' | 'traced-bare' | 'traced-bare-write';
 
 /** Each scenario measures `subject` against `baseline` in the same run; the ratio is subject/baseline. */
 interface Pair {
@@ -106,7 +107,7 @@ async function main(): Promise<number> {
     const db = await createBenchDatabase();
     cleanups.push(db.drop);
     const env = { BENCH_DATABASE_URL: db.url };
-    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics,traced-read,traced-write,traced-bare').split(',').map((w) => w.trim());
+    const wanted = (process.env.BENCH_SCENARIOS || 'read,write,acting,metrics,traced-read,traced-write,traced-bare,traced-bare-write').split(',').map((w) => w.trim());
     const servers: ChildServer[] = [];
     cleanups.push(() => Promise.all(servers.map((s) => s.stop())).then(() => {}));
     // The tracing scenarios' OTLP endpoint: accepts every export and keeps nothing.
@@ -121,7 +122,7 @@ async function main(): Promise<number> {
       // The same API with tracing on, for the tracing scenarios.
       otlpSink ? startChildServer('api, tracing on', 'serve-api-traced.ts', { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url }) : undefined,
       // The bare baseline with the same tracing: what tracing costs a bare Fastify + pg read on this machine.
-      otlpSink && wanted.includes('traced-bare')
+      otlpSink && wanted.some((w) => w.startsWith('traced-bare'))
         ? startChildServer('bare, tracing on', 'serve-bare-traced.ts', { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url })
         : undefined,
     ]);
@@ -159,29 +160,21 @@ async function main(): Promise<number> {
       body: JSON.stringify({ name: 'bench agent' }),
       expectStatus: 201,
     };
-    const onTraced = (t: Target): Target => ({ ...t, name: `${t.name}, tracing on`, url: t.url.replace(api.baseUrl, traced!.baseUrl) });
+    const bareRead: Target = { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET', expectStatus: 200 };
+    const bareWrite: Target = {
+      name: 'bare write',
+      url: `${bare.baseUrl}/agents`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accountId, name: 'bench agent' }),
+      expectStatus: 201,
+    };
+    /** The same target on the server of the same kind with tracing on. */
+    const onTraced = (t: Target, from: ChildServer, to: ChildServer): Target => ({ ...t, name: `${t.name}, tracing on`, url: t.url.replace(from.baseUrl, to.baseUrl) });
 
     const allScenarios: Pair[] = [
-      {
-        scenario: 'read',
-        labels: ['api', 'bare'],
-        ratioTarget: READ_RATIO_TARGET,
-        subject: ownRead,
-        baseline: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET', expectStatus: 200 },
-      },
-      {
-        scenario: 'write',
-        labels: ['api', 'bare'],
-        subject: ownWrite,
-        baseline: {
-          name: 'bare write',
-          url: `${bare.baseUrl}/agents`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ accountId, name: 'bench agent' }),
-          expectStatus: 201,
-        },
-      },
+      { scenario: 'read', labels: ['api', 'bare'], ratioTarget: READ_RATIO_TARGET, subject: ownRead, baseline: bareRead },
+      { scenario: 'write', labels: ['api', 'bare'], subject: ownWrite, baseline: bareWrite },
       {
         scenario: 'acting',
         labels: ['api, Account-Id', 'api, own'],
@@ -211,23 +204,21 @@ async function main(): Promise<number> {
             scenario: `traced-${kind}` as const,
             labels: ['api, tracing on', 'api, tracing off'] as [string, string],
             ratioTarget: TRACING_RATIO_TARGET,
-            subject: onTraced(kind === 'read' ? ownRead : ownWrite),
+            subject: onTraced(kind === 'read' ? ownRead : ownWrite, api, traced),
             baseline: kind === 'read' ? ownRead : ownWrite,
           }))
         : []),
       ...(tracedBare
-        ? [
-            {
-              scenario: 'traced-bare' as const,
-              labels: ['bare, tracing on', 'bare, tracing off'] as [string, string],
-              subject: { name: 'bare read, tracing on', url: `${tracedBare.baseUrl}/agents/${agentId}`, method: 'GET' as const, expectStatus: 200 },
-              baseline: { name: 'bare read', url: `${bare.baseUrl}/agents/${agentId}`, method: 'GET' as const, expectStatus: 200 },
-            },
-          ]
+        ? (['read', 'write'] as const).map((kind) => ({
+            scenario: kind === 'read' ? ('traced-bare' as const) : ('traced-bare-write' as const),
+            labels: ['bare, tracing on', 'bare, tracing off'] as [string, string],
+            subject: onTraced(kind === 'read' ? bareRead : bareWrite, bare, tracedBare),
+            baseline: kind === 'read' ? bareRead : bareWrite,
+          }))
         : []),
     ];
     const scenarios = allScenarios.filter((s) => wanted.includes(s.scenario));
-    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected read, write, acting, metrics, traced-read and/or traced-write, got "${process.env.BENCH_SCENARIOS}"`);
+    if (!scenarios.length) throw new Error(`BENCH_SCENARIOS: expected some of read, write, acting, metrics, traced-read, traced-write, traced-bare, traced-bare-write, got "${process.env.BENCH_SCENARIOS}"`);
 
     const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(
@@ -274,12 +265,17 @@ async function main(): Promise<number> {
       );
     }
 
-    // Tracing's cost to our read beside its cost to the bare baseline's read, measured in the same run.
-    const ratioOf = (scenario: Scenario) =>
-      runs.has(`${scenario}/subject`) ? combine(runs.get(`${scenario}/subject`)!).requestsPerSecond / combine(runs.get(`${scenario}/baseline`)!).requestsPerSecond : null;
-    const [ours, bares] = [ratioOf('traced-read'), ratioOf('traced-bare')];
-    if (ours !== null && bares !== null) {
-      console.log(`tracing on / off, read: ours ${ours.toFixed(2)}, bare Fastify + pg ${bares.toFixed(2)} (ours / bare ${(ours / bares).toFixed(2)})`);
+    // Tracing's cost to our read and write beside its cost to the bare baseline's, measured in the same run: as a
+    // req/s ratio, and as the server CPU it adds per request (on − off), which the load generator and Postgres
+    // sharing the machine move much less.
+    const tracingCost = (scenario: Scenario) => {
+      if (!runs.has(`${scenario}/subject`)) return null;
+      const [on, off] = [combine(runs.get(`${scenario}/subject`)!), combine(runs.get(`${scenario}/baseline`)!)];
+      return `${(on.requestsPerSecond / off.requestsPerSecond).toFixed(2)} (+${Math.round(on.cpuPerRequest - off.cpuPerRequest)} µs CPU/req)`;
+    };
+    for (const [kind, ours, bares] of [['read', 'traced-read', 'traced-bare'], ['write', 'traced-write', 'traced-bare-write']] as const) {
+      const [a, b] = [tracingCost(ours), tracingCost(bares)];
+      if (a && b) console.log(`tracing on / off, ${kind}: ours ${a}, bare Fastify + pg ${b}`);
     }
 
     const bad = rows.filter((r) => r.m.non2xx > 0 || r.m.errors > 0);
