@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const refused = metricsTokenProblem(config);
   if (refused) throw new ConfigError(refused);
-  const db = createPool(config.databaseUrl, config.databasePoolSize);
+  const db = createPool(config.databaseUrl, config.databasePoolSize, config.databaseConnectTimeoutMs);
   const temporal = createTemporalClient(config);
   const app = await buildApp({ config, db, temporal });
 

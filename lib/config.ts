@@ -130,6 +130,8 @@ export interface Config {
   databaseUrl: string;
   /** The most connections this process's pool opens (one more for LISTEN in the API). */
   databasePoolSize: number;
+  /** How long a query waits for a connection (a free one of the pool, or a new one's handshake) before the database counts as unavailable. */
+  databaseConnectTimeoutMs: number;
   /**
    * uiUrl: the Temporal UI the console links workflows to (null: no links). address and namespace as resolved
    * from the environment and the Temporal config file's profile; connection: what Connection / NativeConnection
@@ -283,6 +285,7 @@ type Built<D> = D extends Variable<infer T> ? T : D extends Fixed<infer T> ? T :
 const declared = {
   databaseUrl: read('DATABASE_URL', z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')),
   databasePoolSize: read('DATABASE_POOL_SIZE', z.coerce.number().int().min(1).max(1_000).default(10)),
+  databaseConnectTimeoutMs: read('DATABASE_CONNECT_TIMEOUT_MS', z.coerce.number().int().min(100).max(600_000).default(5_000)),
   temporal: { uiUrl: read('TEMPORAL_UI_URL', httpUrl.optional(), orNull) },
   http: {
     port: read('PORT', port.default(3000)),

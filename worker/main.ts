@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const healthPort = healthPortFlag() ?? config.workerHealthPort;
   // We handle signals ourselves so the order of shutdown is explicit.
   Runtime.install({ shutdownSignals: [], logger: new WorkerLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'WARN') });
-  const db = createPool(config.databaseUrl, config.databasePoolSize);
+  const db = createPool(config.databaseUrl, config.databasePoolSize, config.databaseConnectTimeoutMs);
   const stop = new AbortController();
   let engine: EngineWorker | undefined;
 

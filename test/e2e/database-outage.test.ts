@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { onCleanup } from '../helpers/cleanup';
 import { testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
-import { freePort, startProcess, waitForApi } from '../helpers/processes';
+import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
 import { startTcpProxy } from '../helpers/tcp-proxy';
 
 /**
@@ -18,22 +18,28 @@ import { startTcpProxy } from '../helpers/tcp-proxy';
 
 const RATE_PER_SECOND = 20;
 
+/** The real API on a TCP proxy in front of a fresh database of its own. */
+async function apiBehindProxy(t: TestContext, overrides: Record<string, string> = {}) {
+  const database = await createTestDatabase(t);
+  const target = new URL(database.url);
+  const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
+  const proxied = new URL(database.url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const apiProcess = startProcess(
+    'api/server.ts',
+    testEnv(proxied.toString(), { TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn', ...overrides }),
+  );
+  onCleanup(t, () => apiProcess.stop('SIGKILL'));
+  await waitForApi(base, apiProcess);
+  return { database, proxy, base, apiProcess };
+}
+
 describe('a database outage', () => {
   it('answers 503 { message } with Retry-After while Postgres is unreachable, never 500; nothing accepted is lost', async (t) => {
-    const database = await createTestDatabase(t);
-    const target = new URL(database.url);
-    const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-    const proxied = new URL(database.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(proxy.port);
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const apiProcess = startProcess(
-      'api/server.ts',
-      testEnv(proxied.toString(), { TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn' }),
-    );
-    onCleanup(t, () => apiProcess.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const { database, proxy, base, apiProcess } = await apiBehindProxy(t);
     const user = await registerUser(base);
     const agent = await api(base, user).ok('POST', '/api/agents', { name: 'outage' });
     const trigger = await api(base, user).ok('POST', `/api/agents/${agent.id}/triggers`, { name: 'hook', type: 'webhook' });
@@ -92,5 +98,23 @@ describe('a database outage', () => {
     const accepted = answers.filter((a) => a.status === 202).map((a) => a.i).sort((x, y) => x - y);
     assert.deepEqual(fires.rows.map((r) => r.payload.i).sort((x, y) => x - y), accepted);
     assert.ok(!/"statusCode":500|Internal server error/.test(apiProcess.output()), apiProcess.output());
+  });
+
+  it('a database host that drops packets: 503 once no connection comes within DATABASE_CONNECT_TIMEOUT_MS, not a request that hangs', async (t) => {
+    const { base, proxy } = await apiBehindProxy(t, { DATABASE_CONNECT_TIMEOUT_MS: '1000' });
+    const user = await registerUser(base);
+    const agent = await api(base, user).ok('POST', '/api/agents', { name: 'held' });
+    // Every open connection is dropped; new ones are accepted and never answered.
+    proxy.hold();
+    await sleep(200); // the pool has seen its connections end
+    const read = () => fetch(`${base}/api/agents/${agent.id}`, { headers: { authorization: `Bearer ${user.accessToken}` }, signal: AbortSignal.timeout(15_000) });
+    const answers = await Promise.all(Array.from({ length: 12 }, read)); // more than the pool holds: some wait for a slot
+    for (const res of answers) {
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get('retry-after'), '5');
+      assert.deepEqual(await res.json(), { message: 'The database is unavailable; try again in 5 s' });
+    }
+    await proxy.restore();
+    await waitFor('reads answered again', async () => (await read()).status === 200, 15_000);
   });
 });

@@ -7,15 +7,22 @@ export interface TcpProxy {
   port: number;
   /** Refuses new connections and drops every open one, as a database host that went away does. */
   cut: () => Promise<void>;
-  /** Listens again on the same port. */
+  /** Listens again on the same port (after cut), or forwards again (after hold). */
   restore: () => Promise<void>;
+  /**
+   * Drops every open connection and accepts new ones without ever answering, as a database host behind a
+   * firewall that drops packets: a client's handshake waits for its own timeout.
+   */
+  hold: () => void;
 }
 
 /** A TCP proxy on loopback to `target` (host:port) that can be cut and restored; closed when `t` ends. */
 export async function startTcpProxy(t: Cleanup, target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = socketSet();
+  let holding = false;
   const server = net.createServer((client) => {
-    joinSockets(sockets.add(client), sockets.add(net.connect(target.port, target.host)));
+    if (holding) sockets.add(client); // accepted, never answered
+    else joinSockets(sockets.add(client), sockets.add(net.connect(target.port, target.host)));
   });
   const listen = (port: number) => new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -32,5 +39,16 @@ export async function startTcpProxy(t: Cleanup, target: { host: string; port: nu
     return closed;
   };
   onCleanup(t, () => (server.listening ? cut() : undefined));
-  return { port, cut, restore: () => listen(port) };
+  const hold = () => {
+    holding = true;
+    sockets.destroyAll();
+  };
+  const restore = async () => {
+    if (holding) {
+      holding = false;
+      sockets.destroyAll();
+    }
+    if (!server.listening) await listen(port);
+  };
+  return { port, cut, restore, hold };
 }
