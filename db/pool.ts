@@ -23,9 +23,13 @@ type Call = (...args: unknown[]) => unknown;
 const MAX_NAMED_STATEMENTS = 1_000;
 const statements = { generation: 0, names: new Map<string, string>() };
 
+/** A statement's name: its first keyword and a number (`select_0_12`), so a trace's query span says what it does (`pg.query:select_0_12`). */
 function statementName(text: string): string | undefined {
   let name = statements.names.get(text);
-  if (!name && statements.names.size < MAX_NAMED_STATEMENTS) statements.names.set(text, (name = `s${statements.generation}_${statements.names.size}`));
+  if (!name && statements.names.size < MAX_NAMED_STATEMENTS) {
+    const verb = /^\s*([a-z]{1,12})/i.exec(text)?.[1]?.toLowerCase() ?? 's';
+    statements.names.set(text, (name = `${verb}_${statements.generation}_${statements.names.size}`));
+  }
   return name;
 }
 
@@ -36,7 +40,7 @@ function isStalePlan(err: unknown): boolean {
 function prepareStatements(client: pg.PoolClient | pg.Client): void {
   const query = client.query.bind(client) as Call;
   const forget = (name: string) => (err: unknown) => {
-    if (isStalePlan(err) && name.startsWith(`s${statements.generation}_`)) {
+    if (isStalePlan(err) && name.split('_')[1] === String(statements.generation)) {
       statements.generation++;
       statements.names.clear();
     }

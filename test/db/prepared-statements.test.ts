@@ -19,6 +19,8 @@ describe('prepared statements', () => {
       assert.equal((await tx.query<{ n: number }>(text, [1])).rows[0]!.n, 2);
       const names = await prepared(tx);
       assert.ok(names.get(text), `"${text}" was not prepared: ${JSON.stringify([...names])}`);
+      // Named by its first keyword, which a trace's query span shows (pg.query:select_…).
+      assert.match(names.get(text)!, /^select_\d+_\d+$/);
       assert.ok(![...names.keys()].some((s) => s.includes('pg_prepared_statements')), 'a statement without parameters was prepared');
     });
     // Through the pool too (the same one connection), under the same name.

@@ -149,6 +149,8 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     // The API's request span continues the caller's trace; the fan-out and its queries run inside it.
     assert.equal(found.request[0]!.parentSpanId, callerSpanId);
     assert.ok(found.queries.length > 0, 'Postgres queries are spans of the trace');
+    // Each says what it does: its statement's first keyword, not a bare prepared-statement number.
+    for (const q of found.queries) assert.match(q.name, /^pg\.query:(?:(?:begin|commit|rollback|select|insert|update|delete|with)_\d+_\d+|BEGIN|COMMIT|ROLLBACK|SELECT|INSERT|UPDATE|DELETE|WITH) /, q.name);
     // (The API tried too, and failed: its start span is in the trace as well.)
     assert.ok(found.startWorkflow.some((s) => s.service === 'agent-platform-worker'), 'the workflow start, handed off by the worker\'s reconciler, is in the trace');
     // One attempt by the API (the first) and one by the worker (the workflow's), each with its POST.
