@@ -11,6 +11,15 @@ import { startModelServer, textReply, toolCallsReply } from '../helpers/model-se
 import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
+/** OTLP's protobuf message, as the SDK's own exporter encodes it. */
+interface ProtobufMessage {
+  decode(bytes: Uint8Array): unknown;
+  toObject(message: unknown, options: { bytes: typeof String }): unknown;
+}
+const { ExportTraceServiceRequest } = (
+  require('@opentelemetry/otlp-transformer/build/src/generated/root') as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtobufMessage } } } } } }
+).opentelemetry.proto.collector.trace.v1;
+
 /**
  * Tracing (docs/operations.md § Tracing) across the real API and worker processes: one hook request is
  * one trace, from the API's request span through the event's fan-out, the outbox and Temporal to each
@@ -216,5 +225,36 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     await sleep(500); // several export intervals, were anything batched
     for (const req of receiver.requests) assert.equal(req.headers.traceparent, undefined, 'no trace context is sent on');
     assert.equal(otlp.requests.length, 0);
+  });
+
+  it('over the default protocol, http/protobuf: the API\'s request span and its query spans arrive, decoded as a collector does', async (t) => {
+    const otlp = await startReceiver(t);
+    const database = await createTestDatabase(t);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    // No OTEL_EXPORTER_OTLP_PROTOCOL: what an operator who sets only the endpoint gets.
+    const apiProcess = startProcess('api/server.ts', processEnv(database.url, __filename, port, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' }));
+    onCleanup(t, () => apiProcess.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+    const user = await registerUser(base);
+    const traceId = randomBytes(16).toString('hex');
+    const read = await fetch(`${base}/api/agents`, { headers: { authorization: `Bearer ${user.accessToken}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    assert.equal(read.status, 200);
+    const spans = await waitFor(
+      'the read\'s spans at the OTLP receiver',
+      async () => {
+        const inTrace = otlp.requests.flatMap((req) => {
+          assert.equal(req.url, '/v1/traces');
+          assert.equal(req.headers['content-type'], 'application/x-protobuf');
+          const decoded = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(req.bytes), { bytes: String }) as {
+            resourceSpans?: { scopeSpans?: { spans?: { traceId: string; name: string }[] }[] }[];
+          };
+          return (decoded.resourceSpans ?? []).flatMap((rs) => (rs.scopeSpans ?? []).flatMap((ss) => ss.spans ?? []));
+        }).filter((s) => Buffer.from(s.traceId, 'base64').toString('hex') === traceId);
+        return inTrace.some((s) => s.name === 'request') && inTrace.some((s) => s.name.startsWith('pg.query:select_')) && inTrace;
+      },
+      15_000,
+    );
+    assert.ok(spans.length >= 2);
   });
 });

@@ -9,6 +9,8 @@ export interface ReceivedRequest {
   /** Lower-case names; a header sent several times is joined with ", ". */
   headers: Record<string, string>;
   body: string;
+  /** The body as sent (a binary one, such as protobuf, is not text). */
+  bytes: Buffer;
   receivedAt: number;
   /** Set when the client closed the connection before the answer was sent (an aborted call). */
   aborted?: boolean;
@@ -50,7 +52,8 @@ export async function startReceiver(t: Cleanup, answer: (req: ReceivedRequest, i
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
-      const request: ReceivedRequest = { method: req.method ?? '', url: req.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+      const bytes = Buffer.concat(chunks);
+      const request: ReceivedRequest = { method: req.method ?? '', url: req.url ?? '', headers, body: bytes.toString('utf8'), bytes, receivedAt: Date.now() };
       requests.push(request);
       res.on('close', () => {
         if (!res.writableEnded) request.aborted = true;
