@@ -38,9 +38,8 @@ export function bodyProblem(body: unknown): string | null {
 
 /** Runs before schema validation on every route, so no handler, validator or database sees such a body. */
 export function guardBodies(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined) return;
-    const problem = bodyProblem(request.body);
-    if (problem) throw new ValidationError(problem);
+  app.addHook('preValidation', (request, _reply, done) => {
+    const problem = request.body === undefined ? null : bodyProblem(request.body);
+    done(problem ? new ValidationError(problem) : undefined);
   });
 }

@@ -99,10 +99,10 @@ export function installErrorHandling(app: FastifyInstance, pages?: PageFallback)
     for (const method of [route.method].flat()) methods.add(method);
     ownedPaths.set(route.url, methods);
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (!/[:*]/.test(request.routeOptions.url ?? '')) return;
-    const owned = ownedPaths.get(routerPath(request));
-    if (owned && !owned.has(request.method)) return methodNotAllowed(request, reply, [...owned].sort());
+  app.addHook('onRequest', (request, reply, done) => {
+    const owned = /[:*]/.test(request.routeOptions.url ?? '') ? ownedPaths.get(routerPath(request)) : undefined;
+    if (owned && !owned.has(request.method)) methodNotAllowed(request, reply, [...owned].sort()); // answered: done is not called
+    else done();
   });
 }
 

@@ -79,8 +79,10 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
   }
 
   // Callback style, so that the handler runs inside `unit.run` (an async hook's context would not
-  // reach it): every query of the handler joins the unit's transaction.
+  // reach it): every query of the handler joins the unit's transaction. A request without a key (every
+  // read) passes straight through, as in the two hooks below: no promise made for it (api/app.ts).
   app.addHook('preHandler', (request, reply, done) => {
+    if (request.method !== 'POST' || request.headers['idempotency-key'] === undefined) return done();
     claim(request, reply).then(
       (unit) => {
         // A replay is already being sent: the handler must not run (`done` is not called).
@@ -92,10 +94,15 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     );
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const claimed = request.idempotency;
-    if (!claimed) return payload;
+    if (!claimed) return done(null, payload);
     request.idempotency = undefined;
+    complete(request, reply, claimed, payload).then((sent) => done(null, sent), done);
+  });
+
+  /** Keeps the response of a request that claimed its key, with the work it did; or rolls both back. */
+  async function complete(request: FastifyRequest, reply: FastifyReply, claimed: NonNullable<FastifyRequest['idempotency']>, payload: unknown): Promise<unknown> {
     const { unit } = claimed;
     // Error answers that say when to ask again (429, a 409 with Retry-After) describe a passing state; a
     // success is kept whatever its headers.
@@ -116,12 +123,13 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
       reply.code(500).type('application/json; charset=utf-8').removeHeader('location');
       return JSON.stringify({ message: 'Internal server error' });
     }
-  });
+  }
 
   // A unit whose response was never sent (onSend did not run) is not left holding its connection.
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     const claimed = request.idempotency;
+    if (!claimed) return done();
     request.idempotency = undefined;
-    await claimed?.unit.rollback();
+    claimed.unit.rollback().then(() => done(), done);
   });
 }
