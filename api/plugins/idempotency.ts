@@ -98,7 +98,14 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     const claimed = request.idempotency;
     if (!claimed) return done(null, payload);
     request.idempotency = undefined;
-    complete(request, reply, claimed, payload).then((sent) => done(null, sent), done);
+    complete(request, reply, claimed, payload).then((sent) => {
+      // As for an async hook: an error thrown while the response is written goes to the error handler.
+      try {
+        done(null, sent);
+      } catch (err) {
+        done(err as Error);
+      }
+    }, done);
   });
 
   /** Keeps the response of a request that claimed its key, with the work it did; or rolls both back. */
