@@ -101,6 +101,7 @@ export async function buildApp(deps: AppDeps) {
   const runEventsListener = createNotificationListener({
     connectionString: config.databaseUrl,
     channel: 'run_events',
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
     log: (msg, err) => app.log.warn({ err }, msg),
   });
   const services = createServices({

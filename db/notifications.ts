@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { connectionLimits } from './pool';
 
 /**
  * One LISTEN connection per process for a notification channel (run_events: migration 10 notifies
@@ -21,7 +22,13 @@ export interface NotificationListener {
 
 const MAX_BACKOFF_MS = 30_000;
 
-export function createNotificationListener(opts: { connectionString: string; channel: string; log?: (msg: string, err?: unknown) => void }): NotificationListener {
+export function createNotificationListener(opts: {
+  connectionString: string;
+  channel: string;
+  /** A handshake not answered in time fails and is tried again (DATABASE_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs: number;
+  log?: (msg: string, err?: unknown) => void;
+}): NotificationListener {
   const { channel } = opts;
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
   const subscribers = new Set<NotificationSubscriber>();
@@ -32,7 +39,7 @@ export function createNotificationListener(opts: { connectionString: string; cha
   let closed = false;
 
   async function connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: opts.connectionString });
+    const c = new pg.Client({ connectionString: opts.connectionString, ...connectionLimits(opts.connectTimeoutMs) });
     c.on('notification', (n) => {
       if (n.channel !== channel || n.payload === undefined) return;
       for (const s of subscribers) s.notified(n.payload);

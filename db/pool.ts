@@ -65,16 +65,24 @@ function prepareStatements(client: pg.PoolClient | pg.Client): void {
 }
 
 /**
+ * How every connection of a process opens (the pool's, and the API's LISTEN connection): a handshake not
+ * answered within `connectTimeoutMs` fails; TCP keep-alive probes a connection idle for 10 s, so one whose
+ * host went away (a long-lived LISTEN connection above all) is found and replaced.
+ */
+export function connectionLimits(connectTimeoutMs: number): Pick<pg.ClientConfig, 'connectionTimeoutMillis' | 'keepAlive' | 'keepAliveInitialDelayMillis'> {
+  return { connectionTimeoutMillis: connectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+}
+
+/**
  * The process's pool. Inside a write unit (db/write-unit.ts) its `query` runs on the unit's connection,
  * in the unit's transaction, and `connect` is refused: a request in a unit holds exactly one connection,
  * so a burst of them can never leave the pool waiting on itself.
  * A query that gets no connection within `connectTimeoutMs` (none free, or a new one's handshake not
  * answered: a database host that drops packets) fails with node-postgres' timeout error, which the API
- * answers 503 (api/plugins/error-handler.ts isDatabaseUnavailable). TCP keep-alive finds a peer that went
- * away while a connection was idle.
+ * answers 503 (api/plugins/error-handler.ts isDatabaseUnavailable).
  */
 export function createPool(databaseUrl: string, max = 10, connectTimeoutMs = 5_000): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, ...connectionLimits(connectTimeoutMs) });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   pool.on('connect', (client) => prepareStatements(client));

@@ -108,7 +108,11 @@ describe('a database outage', () => {
     proxy.hold();
     await sleep(200); // the pool has seen its connections end
     const read = () => fetch(`${base}/api/agents/${agent.id}`, { headers: { authorization: `Bearer ${user.accessToken}` }, signal: AbortSignal.timeout(15_000) });
+    const started = Date.now();
     const answers = await Promise.all(Array.from({ length: 12 }, read)); // more than the pool holds: some wait for a slot
+    const waited = Date.now() - started;
+    // The setting is what they waited for, not the 5 s default (nor a hang, which the signal ends at 15 s).
+    assert.ok(waited < 4_000, `answered after ${waited} ms with DATABASE_CONNECT_TIMEOUT_MS=1000`);
     for (const res of answers) {
       assert.equal(res.status, 503);
       assert.equal(res.headers.get('retry-after'), '5');

@@ -21,7 +21,7 @@ export async function startTcpProxy(t: Cleanup, target: { host: string; port: nu
   const sockets = socketSet();
   let holding = false;
   const server = net.createServer((client) => {
-    if (holding) sockets.add(client); // accepted, never answered
+    if (holding) sockets.add(client).on('error', () => {}); // accepted, never answered
     else joinSockets(sockets.add(client), sockets.add(net.connect(target.port, target.host)));
   });
   const listen = (port: number) => new Promise<void>((resolve, reject) => {
