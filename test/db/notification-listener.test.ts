@@ -5,21 +5,17 @@ import { createNotificationListener } from '../../db/notifications';
 import { onCleanup } from '../helpers/cleanup';
 import { createTestDatabase } from '../helpers/database';
 import { waitFor } from '../helpers/processes';
-import { startTcpProxy } from '../helpers/tcp-proxy';
+import { proxyToDatabase } from '../helpers/tcp-proxy';
 
 /** db/notifications.ts: the one LISTEN connection of a process, against a database host that drops packets. */
 describe('the LISTEN connection', () => {
   it('gives up a handshake nobody answers within its connect timeout, tries again, and listens once the host answers', async (t) => {
     const database = await createTestDatabase(t);
-    const target = new URL(database.url);
-    const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-    const proxied = new URL(database.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(proxy.port);
+    const { proxy, url: proxied } = await proxyToDatabase(t, database.url);
     proxy.hold(); // connections are accepted and never answered
 
     const logged: string[] = [];
-    const listener = createNotificationListener({ connectionString: proxied.toString(), channel: 'listener_probe', connectTimeoutMs: 300, log: (msg) => logged.push(msg) });
+    const listener = createNotificationListener({ connectionString: proxied, channel: 'listener_probe', connectTimeoutMs: 300, log: (msg) => logged.push(msg) });
     // Bounded: a listener stuck in a handshake (the defect this tests for) would hold close() for ever.
     onCleanup(t, () => Promise.race([listener.close(), sleep(2_000)]));
     const payloads: string[] = [];

@@ -8,7 +8,7 @@ import { testEnv } from '../helpers/config';
 import { createTestDatabase } from '../helpers/database';
 import { testNamespace } from '../helpers/namespace';
 import { freePort, startProcess, waitFor, waitForApi } from '../helpers/processes';
-import { startTcpProxy } from '../helpers/tcp-proxy';
+import { proxyToDatabase } from '../helpers/tcp-proxy';
 
 /**
  * A database that goes away is an outage, not a server error: the real API on a TCP proxy in front of
@@ -21,16 +21,12 @@ const RATE_PER_SECOND = 20;
 /** The real API on a TCP proxy in front of a fresh database of its own. */
 async function apiBehindProxy(t: TestContext, overrides: Record<string, string> = {}) {
   const database = await createTestDatabase(t);
-  const target = new URL(database.url);
-  const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-  const proxied = new URL(database.url);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String(proxy.port);
+  const { proxy, url: proxied } = await proxyToDatabase(t, database.url);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const apiProcess = startProcess(
     'api/server.ts',
-    testEnv(proxied.toString(), { TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn', ...overrides }),
+    testEnv(proxied, { TEMPORAL_NAMESPACE: testNamespace(__filename), PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn', ...overrides }),
   );
   onCleanup(t, () => apiProcess.stop('SIGKILL'));
   await waitForApi(base, apiProcess);

@@ -52,3 +52,13 @@ export async function startTcpProxy(t: Cleanup, target: { host: string; port: nu
   };
   return { port, cut, restore, hold };
 }
+
+/** A proxy in front of the Postgres server of `databaseUrl`, and the same URL through it. */
+export async function proxyToDatabase(t: Cleanup, databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(databaseUrl);
+  const proxy = await startTcpProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
+  const proxied = new URL(databaseUrl);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  return { proxy, url: proxied.toString() };
+}
