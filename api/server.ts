@@ -2,7 +2,7 @@
 import { tracing } from './tracing';
 import { ConfigError, loadConfig, metricsTokenProblem } from '../lib/config';
 import { createTemporalClient } from '../engine/temporal/client';
-import { createPool } from '../db/pool';
+import { createConfiguredPool } from '../db/pool';
 import { buildApp } from './app';
 
 /** Production entry for the API alone: listen, then close in order on SIGINT/SIGTERM. */
@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const refused = metricsTokenProblem(config);
   if (refused) throw new ConfigError(refused);
-  const db = createPool(config.databaseUrl, config.databasePoolSize, config.databaseConnectTimeoutMs);
+  const db = createConfiguredPool(config);
   const temporal = createTemporalClient(config);
   const app = await buildApp({ config, db, temporal });
 

@@ -1,6 +1,6 @@
 /** Child process of `npm run bench`: the real API (buildApp) on a free loopback port. */
 import { buildApp } from '../api/app';
-import { createPool } from '../db/pool';
+import { createConfiguredPool } from '../db/pool';
 import { loadConfig } from '../lib/config';
 import { createTemporalClient } from '../engine/temporal/client';
 import { requiredEnv, serveUnderParent } from './kit/child-server';
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     // bench/run.ts's metrics scenario starts a second API with metrics off.
     METRICS_ENABLED: process.env.BENCH_METRICS_ENABLED ?? 'true',
   });
-  const db = createPool(config.databaseUrl, config.databasePoolSize, config.databaseConnectTimeoutMs); // the server's pool, as api/server.ts
+  const db = createConfiguredPool(config); // the server's pool, as api/server.ts
   const temporal = createTemporalClient(config);
   const app = await buildApp({ config, db, temporal, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });

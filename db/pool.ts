@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Config } from '../lib/config';
 import { joinedUnit } from './write-unit';
 
 // Return bigint columns (ledger sums, counters) as JS numbers; all our amounts fit in 2^53.
@@ -97,6 +98,11 @@ export function createPool(databaseUrl: string, max = 10, connectTimeoutMs = 5_0
     return poolConnect(...args);
   }) as Db['connect'];
   return pool;
+}
+
+/** The pool of an API or worker process, as its configuration says (DATABASE_URL, DATABASE_POOL_SIZE, DATABASE_CONNECT_TIMEOUT_MS). */
+export function createConfiguredPool(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutMs'>): Db {
+  return createPool(config.databaseUrl, config.databasePoolSize, config.databaseConnectTimeoutMs);
 }
 
 /** Runs fn in one transaction; commits on success, rolls back on any error. Inside a write unit, a savepoint of it. */

@@ -3,7 +3,7 @@ import { tracing } from './tracing';
 import { parseArgs } from 'node:util';
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../lib/config';
-import { createPool } from '../db/pool';
+import { createConfiguredPool } from '../db/pool';
 import { startHealthServer } from './health-server';
 import { WorkerLogger } from './sdk-logger';
 import { bundleWorkflows, connectWithRetry, createEngineWorker, type EngineWorker } from './worker';
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const healthPort = healthPortFlag() ?? config.workerHealthPort;
   // We handle signals ourselves so the order of shutdown is explicit.
   Runtime.install({ shutdownSignals: [], logger: new WorkerLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'WARN') });
-  const db = createPool(config.databaseUrl, config.databasePoolSize, config.databaseConnectTimeoutMs);
+  const db = createConfiguredPool(config);
   const stop = new AbortController();
   let engine: EngineWorker | undefined;
 

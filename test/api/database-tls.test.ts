@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { createPool } from '../../db/pool';
+import { createConfiguredPool } from '../../db/pool';
 import { loadConfig } from '../../lib/config';
 import { suiteContext } from '../helpers/cleanup';
 import { testEnv } from '../helpers/config';
@@ -32,7 +32,7 @@ describe('DATABASE_URL with sslmode, over TLS', () => {
     const url = new URL(database.url);
     url.host = `127.0.0.1:${port}`;
     const config = loadConfig(testEnv(`${url.toString()}${query}`, env));
-    const pool = createPool(config.databaseUrl, config.databasePoolSize);
+    const pool = createConfiguredPool(config);
     try {
       const { rows } = await pool.query('SELECT current_database() AS name');
       assert.equal(rows[0].name, new URL(database.url).pathname.slice(1));

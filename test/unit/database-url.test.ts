@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { createPool } from '../../db/pool';
+import { createConfiguredPool } from '../../db/pool';
 import { loadConfig } from '../../lib/config';
 
 const valid = {
@@ -43,7 +43,7 @@ describe('DATABASE_URL, DATABASE_POOL_SIZE and the PGSSL* variables', () => {
   it('sizes the pool from DATABASE_POOL_SIZE (10 unless set, 1 to 1000)', async () => {
     assert.equal(loadConfig(valid).databasePoolSize, 10);
     const config = loadConfig({ ...valid, DATABASE_POOL_SIZE: '3' });
-    const pool = createPool(config.databaseUrl, config.databasePoolSize);
+    const pool = createConfiguredPool(config);
     assert.equal(pool.options.max, 3);
     await pool.end();
     for (const bad of ['0', '1001', 'many']) assert.throws(() => loadConfig({ ...valid, DATABASE_POOL_SIZE: bad }), /DATABASE_POOL_SIZE/, bad);
