@@ -59,14 +59,20 @@ export function createAgentService(deps: {
 
   /**
    * Every agent change emits its event in the change's own transaction (`emit`: the event and its
-   * fan-out), then hands off what it queued and makes the first attempts of its deliveries.
+   * fan-out), then hands off what it queued and makes the first attempts of its deliveries. A change
+   * whose fan-out queued nothing skips the hand-off (its claim of the outbox is a query) unless
+   * `writesOutbox`: it writes rows whose database triggers queue outbox rows (a trigger's schedule
+   * sync), so the hand-off looks.
    */
-  async function committed<T>(fn: (tx: PoolClient, emit: Emit) => Promise<T>): Promise<T> {
+  async function committed<T>(fn: (tx: PoolClient, emit: Emit) => Promise<T>, writesOutbox = false): Promise<T> {
     const held: FirstAttempt[] = [];
+    let queued = writesOutbox;
     const result = await withTransaction(db, (tx) => fn(tx, async (event, about) => {
-      held.push(...(await fanOut.fanOutEvent(tx, event, about)).held);
+      const fannedOut = await fanOut.fanOutEvent(tx, event, about);
+      held.push(...fannedOut.held);
+      queued ||= fannedOut.queued;
     }));
-    handOff.kick(held);
+    if (queued) handOff.kick(held);
     return result;
   }
 
@@ -134,7 +140,8 @@ export function createAgentService(deps: {
      */
     async createWith<T>(caller: Caller, input: CreateAgentInput, more: (tx: PoolClient, agent: AgentRow) => Promise<T>): Promise<T> {
       checkModel(input.configJson, 'body.agent.configJson.model');
-      return committed(async (tx, emit) => more(tx, await insertAgent(tx, emit, caller, input)));
+      // An import writes the agent's triggers.
+      return committed(async (tx, emit) => more(tx, await insertAgent(tx, emit, caller, input)), true);
     },
 
     async get(caller: Caller, id: string) {
@@ -174,7 +181,7 @@ export function createAgentService(deps: {
         const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) });
         await emit(event, { agentId: id });
         await audit.record(tx, caller, 'agent.delete', id);
-      });
+      }, true); // its triggers go with it
     },
   };
 }

@@ -78,7 +78,7 @@ export interface EventAbout {
  * When the listening filters could cost more than INLINE_MATCH_UNITS, step 2 is left to the worker: the
  * event's matching is queued (startEventMatching, `event:<id>`) and the event stays undispatched until
  * it has run. The caller kicks its hand-off after the commit, with the deliveries held for their first
- * attempt (`held`).
+ * attempt (`held`); `queued` says whether the fan-out wrote anything to the outbox for it to hand off.
  *
  * `holdMs` (engine/compose.ts decides it, for a fan-out whose caller's hand-off makes first attempts):
  * each delivery's workflow start is held back that long while the caller's process makes the first
@@ -133,14 +133,14 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
     },
 
     /** The whole fan-out of a new event, in its transaction (see above), in a span of its own (tracing on). */
-    fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[] }> {
+    fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[]; queued: boolean }> {
       return inSpan('event fan-out', { 'event.id': event.id, 'event.type': event.type }, () => this.fanOutNow(tx, event, about));
     },
 
     /** fanOutEvent's work. */
-    async fanOutNow(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[] }> {
+    async fanOutNow(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[]; queued: boolean }> {
       // Written with nothing listening (insertEvent): its fan-out is done already.
-      if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [] };
+      if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [], queued: false };
       const written = await this.writeDeliveries(tx, event, about);
       const deliveries = written.length;
       const held = holdMs > 0 ? written : [];
@@ -153,16 +153,16 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
           const partial: FanOutResult = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
           await dispatches.keepPartialResult(event.id, partial, tx);
           await startEventMatching(tx, event, about);
-          return { ...partial, deferred: true, held };
+          return { ...partial, deferred: true, held, queued: true };
         }
         const { matches } = await matchEventFilters(checks);
         const outcome = { deliveries, ...(await this.queueFires(tx, event, candidates.filter((_, i) => matches[i]))), unevaluated: 0 };
         await dispatches.markDispatched(event.id, outcome, tx);
-        return { ...outcome, deferred: false, held };
+        return { ...outcome, deferred: false, held, queued: deliveries > 0 || outcome.fires > 0 };
       }
       const outcome = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
       await dispatches.markDispatched(event.id, outcome, tx);
-      return { ...outcome, deferred: false, held };
+      return { ...outcome, deferred: false, held, queued: deliveries > 0 };
     },
   };
 }

@@ -32,12 +32,12 @@ describe('events nothing listens for', () => {
   /** Writes and fans out one event of the account; what insertEvent said, the fan-out's outcome and the row. */
   async function emit(e: Omit<NewEvent, 'accountId'>) {
     const fanOut = createEventFanOut(s.config);
-    const { settled, outcome, id } = await withTransaction(s.db, async (tx) => {
+    const { settled, outcome, queued, id } = await withTransaction(s.db, async (tx) => {
       const event = await insertEvent(tx, { accountId, ...e });
-      const { deferred, held, ...outcome } = await fanOut.fanOutEvent(tx, event, { agentId });
+      const { deferred, held, queued, ...outcome } = await fanOut.fanOutEvent(tx, event, { agentId });
       assert.equal(deferred, false);
       assert.deepEqual(held, []);
-      return { settled: event.settled, outcome, id: event.id };
+      return { settled: event.settled, outcome, queued, id: event.id };
     });
     const { rows } = await s.db.query<{ dispatch_status: string | null; dispatch_result: unknown; deliveries: number; fires: number }>(
       `SELECT dispatch_status, dispatch_result,
@@ -46,13 +46,14 @@ describe('events nothing listens for', () => {
        FROM events e WHERE id = $1`,
       [id],
     );
-    return { settled, outcome, row: rows[0]! };
+    return { settled, outcome, queued, row: rows[0]! };
   }
 
   it('nothing listening: written done, with the fan-out of nothing', async () => {
-    const { settled, outcome, row } = await emit({ type: 'agent.updated', data: { n: 1 } });
+    const { settled, outcome, queued, row } = await emit({ type: 'agent.updated', data: { n: 1 } });
     assert.equal(settled, true);
     assert.deepEqual(outcome, NOTHING_LISTENS);
+    assert.equal(queued, false, 'nothing for the hand-off');
     assert.equal(row.dispatch_status, 'done');
     assert.deepEqual(row.dispatch_result, NOTHING_LISTENS);
     assert.equal(row.deliveries, 0);
@@ -64,6 +65,7 @@ describe('events nothing listens for', () => {
     assert.equal(first.settled, false);
     assert.equal(first.row.dispatch_status, 'done');
     assert.deepEqual(first.outcome, { ...NOTHING_LISTENS, deliveries: 1 });
+    assert.equal(first.queued, true, 'its delivery for the hand-off');
     assert.equal(first.row.deliveries, 1);
     // Another type than the one subscribed to: nothing listens.
     assert.equal((await emit({ type: 'agent.created', data: {} })).settled, true);
@@ -91,9 +93,11 @@ describe('events nothing listens for', () => {
     const below = await emit({ type: 'agent.updated', data: {}, chainDepth: MAX_CHAIN_DEPTH - 1 });
     assert.equal(below.settled, false);
     assert.equal(below.outcome.fires, 1);
+    assert.equal(below.queued, true, 'its fire for the hand-off');
     const at = await emit({ type: 'agent.updated', data: {}, chainDepth: MAX_CHAIN_DEPTH });
     assert.equal(at.settled, true);
     assert.deepEqual(at.outcome, NOTHING_LISTENS);
+    assert.equal(at.queued, false);
     // Another account's listener is not this account's.
     const other = await registerUser(s.app);
     await api(s.app, other).ok('POST', '/api/user-triggers', { type: 'event', name: 'theirs', configJson: { eventType: 'agent.deleted' } });

@@ -227,6 +227,42 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     assert.equal(otlp.requests.length, 0);
   });
 
+  it('an agent created with nothing listening makes no outbox claim (its trace has none); one with a webhook listening hands its delivery off', async (t) => {
+    const otlp = await startReceiver(t);
+    const receiver = await startReceiver(t);
+    const database = await createTestDatabase(t);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const apiProcess = startProcess(
+      'api/server.ts',
+      processEnv(database.url, __filename, port, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' }),
+    );
+    onCleanup(t, () => apiProcess.stop('SIGKILL'));
+    await waitForApi(base, apiProcess);
+    const user = await registerUser(base);
+    const create = async (name: string) => {
+      const traceId = randomBytes(16).toString('hex');
+      const res = await fetch(`${base}/api/agents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+        body: JSON.stringify({ name }),
+      });
+      assert.equal(res.status, 201, await res.text());
+      return traceId;
+    };
+    const statementsOf = (traceId: string) => exportedSpans(otlp).filter((s) => s.traceId === traceId && s.name.startsWith('pg.query')).map((s) => String(s.attributes['db.statement']));
+    const claims = (statements: string[]) => statements.filter((q) => /^UPDATE outbox SET available_at/.test(q));
+
+    const quiet = await create('nothing listens');
+    await waitFor('the quiet create\'s query spans', async () => statementsOf(quiet).some((q) => q.startsWith('INSERT INTO agents')), 15_000);
+    // Then one with a webhook subscribed: its commit is handed off (the claim), in the request's trace.
+    await api(base, user).ok('POST', '/api/webhooks', { name: 'out', url: `${receiver.url}/hook`, events: ['agent.created'] });
+    const heard = await create('a webhook listens');
+    await waitFor('the delivery of agent.created', async () => receiver.requests.length === 1, 15_000);
+    await waitFor('the heard create\'s claim of the outbox', async () => claims(statementsOf(heard)).length > 0, 15_000);
+    assert.deepEqual(claims(statementsOf(quiet)), [], 'the quiet create claimed the outbox');
+  });
+
   it('over the default protocol, http/protobuf: the API\'s request span and its query spans arrive, decoded as a collector does', async (t) => {
     const otlp = await startReceiver(t);
     const database = await createTestDatabase(t);
