@@ -134,13 +134,15 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
 
     /** The whole fan-out of a new event, in its transaction (see above), in a span of its own (tracing on). */
     fanOutEvent(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout = {}): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[]; queued: boolean }> {
-      return inSpan('event fan-out', { 'event.id': event.id, 'event.type': event.type }, () => this.fanOutNow(tx, event, about));
+      return inSpan('event fan-out', { 'event.id': event.id, 'event.type': event.type }, () =>
+        this.fanOutNow(tx, event, about).then((r) => ({ ...r, queued: r.deferred || r.deliveries > 0 || r.fires > 0 })),
+      );
     },
 
     /** fanOutEvent's work. */
-    async fanOutNow(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[]; queued: boolean }> {
+    async fanOutNow(tx: Queryable, event: EventRow & { settled?: boolean }, about: EventAbout): Promise<FanOutResult & { deferred: boolean; held: FirstAttempt[] }> {
       // Written with nothing listening (insertEvent): its fan-out is done already.
-      if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [], queued: false };
+      if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [] };
       const written = await this.writeDeliveries(tx, event, about);
       const deliveries = written.length;
       const held = holdMs > 0 ? written : [];
@@ -153,16 +155,16 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
           const partial: FanOutResult = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
           await dispatches.keepPartialResult(event.id, partial, tx);
           await startEventMatching(tx, event, about);
-          return { ...partial, deferred: true, held, queued: true };
+          return { ...partial, deferred: true, held };
         }
         const { matches } = await matchEventFilters(checks);
         const outcome = { deliveries, ...(await this.queueFires(tx, event, candidates.filter((_, i) => matches[i]))), unevaluated: 0 };
         await dispatches.markDispatched(event.id, outcome, tx);
-        return { ...outcome, deferred: false, held, queued: deliveries > 0 || outcome.fires > 0 };
+        return { ...outcome, deferred: false, held };
       }
       const outcome = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
       await dispatches.markDispatched(event.id, outcome, tx);
-      return { ...outcome, deferred: false, held, queued: deliveries > 0 };
+      return { ...outcome, deferred: false, held };
     },
   };
 }

@@ -84,6 +84,17 @@ async function startStack(t: Cleanup, extraEnv: Record<string, string>, apiEnv: 
   return { base, api: apiProcess, worker };
 }
 
+/** The API process alone, exporting to `otlpUrl` (with `extraEnv`), killed when `t` ends; its base URL. */
+async function startTracedApi(t: Cleanup, otlpUrl: string, extraEnv: Record<string, string> = {}): Promise<string> {
+  const database = await createTestDatabase(t);
+  const port = await freePort();
+  const apiProcess = startProcess('api/server.ts', processEnv(database.url, __filename, port, { OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_BSP_SCHEDULE_DELAY: '100', ...extraEnv }));
+  onCleanup(t, () => apiProcess.stop('SIGKILL'));
+  const base = `http://127.0.0.1:${port}`;
+  await waitForApi(base, apiProcess);
+  return base;
+}
+
 /** A receiver that refuses each delivery's first attempt (503), so the second is made by its workflow on the worker. */
 function refusingFirstAttempts(t: Cleanup) {
   const seen = new Set<string>();
@@ -230,15 +241,7 @@ describe('tracing: one trace from the hook request to the delivery', () => {
   it('an agent created with nothing listening makes no outbox claim (its trace has none); one with a webhook listening hands its delivery off', async (t) => {
     const otlp = await startReceiver(t);
     const receiver = await startReceiver(t);
-    const database = await createTestDatabase(t);
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const apiProcess = startProcess(
-      'api/server.ts',
-      processEnv(database.url, __filename, port, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' }),
-    );
-    onCleanup(t, () => apiProcess.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const base = await startTracedApi(t, otlp.url, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
     const user = await registerUser(base);
     const create = async (name: string) => {
       const traceId = randomBytes(16).toString('hex');
@@ -265,13 +268,8 @@ describe('tracing: one trace from the hook request to the delivery', () => {
 
   it('over the default protocol, http/protobuf: the API\'s request span and its query spans arrive, decoded as a collector does', async (t) => {
     const otlp = await startReceiver(t);
-    const database = await createTestDatabase(t);
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
     // No OTEL_EXPORTER_OTLP_PROTOCOL: what an operator who sets only the endpoint gets.
-    const apiProcess = startProcess('api/server.ts', processEnv(database.url, __filename, port, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' }));
-    onCleanup(t, () => apiProcess.stop('SIGKILL'));
-    await waitForApi(base, apiProcess);
+    const base = await startTracedApi(t, otlp.url);
     const user = await registerUser(base);
     const traceId = randomBytes(16).toString('hex');
     const read = await fetch(`${base}/api/agents`, { headers: { authorization: `Bearer ${user.accessToken}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
