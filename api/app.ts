@@ -159,7 +159,7 @@ export async function buildApp(deps: AppDeps) {
     accountRoutes(scoped, { account: services.account, audit: services.audit, publicBaseUrl });
     agentRoutes(scoped, { agents: services.agents, transfer: services.transfer, publicBaseUrl });
     connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
-    toolRoutes(scoped, { tools: services.tools, publicBaseUrl });
+    toolRoutes(scoped, { tools: services.tools, toolFunctions: services.toolFunctions, publicBaseUrl });
     webhookRoutes(scoped, { webhooks: services.webhooks, publicBaseUrl });
     triggerRoutes(scoped, { triggers: services.triggers, publicBaseUrl });
     teamRoutes(scoped, { team: services.team, publicBaseUrl });

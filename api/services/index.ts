@@ -43,6 +43,7 @@ import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
 import { createTokenService } from './tokens';
 import { createTargetChecks } from './target-checks';
+import { createToolFunctionService } from './tool-functions';
 import { createToolService } from './tool-service';
 import { createTriggerService } from './trigger-service';
 import { createWebhookService } from './webhook-service';
@@ -144,6 +145,7 @@ export function createServices(deps: ServiceDeps) {
       quota: config.quotas.toolsPerAgent,
       audit,
     }),
+    toolFunctions: createToolFunctionService({ tools: repos.tools, secrets, config }),
     webhooks: createWebhookService({
       db,
       webhooks: repos.webhooks,
