@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AGENT_STATUSES } from '../schemas/agents';
 import { maxJsonBytes } from '../schemas/common';
 import { threadId } from '../schemas/runs';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError } from '../errors';
 import type { Run } from '../mappers';
 import type { Access, Caller } from '../services/access';
 import type { AgentService } from '../services/agent-service';
@@ -100,7 +100,6 @@ export const MCP_TOOLS: McpToolEntry[] = [
     readOnly: false,
     async run({ caller, runs, runWaits, signal }, { agentId, input, threadId, waitSeconds }) {
       requireUuid(agentId, 'Agent');
-      if (input === undefined) throw new ValidationError('input: is required (the user\'s message, or any JSON value)');
       const started = await runs.create(caller, agentId, { input, ...(threadId !== undefined ? { threadId } : {}) });
       await runWaits.untilEnded(caller.accountId, started.id, (waitSeconds ?? 30) * 1000, signal);
       const run = await runs.get(caller, started.id);
