@@ -196,12 +196,14 @@ describe('MCP server (docs/api.md § MCP server)', () => {
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
     const headers = { ...bearer(owner), accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
     const send = (app: typeof h.app, extra: Record<string, string>) => app.inject({ method: 'POST', url: '/api/mcp', headers: { ...headers, ...extra }, payload: initialize });
-    for (const extra of [{ host: 'evil.example.com' }, { host: 'evil.example.com:3000' }, { host: 'localhost:3000', origin: 'http://evil.example.com' }, { host: 'localhost', origin: 'null' }]) {
+    const refused: Record<string, string>[] = [{ host: 'evil.example.com' }, { host: 'evil.example.com:3000' }, { host: 'localhost:3000', origin: 'http://evil.example.com' }, { host: 'localhost', origin: 'null' }];
+    for (const extra of refused) {
       const res = await send(h.app, extra);
       assert.equal(res.statusCode, 403, JSON.stringify(extra));
       assert.match(res.json().message, /DNS rebinding protection/);
     }
-    for (const extra of [{ host: 'localhost:3000' }, { host: '127.0.0.1:8080', origin: 'http://localhost:6274' }, { host: '[::1]:3000' }]) {
+    const answered: Record<string, string>[] = [{ host: 'localhost:3000' }, { host: '127.0.0.1:8080', origin: 'http://localhost:6274' }, { host: '[::1]:3000' }];
+    for (const extra of answered) {
       assert.equal((await send(h.app, extra)).statusCode, 200, JSON.stringify(extra));
     }
     // A deployment behind its public name.

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { onCleanup, type Cleanup } from './cleanup';
 import { freePort } from './processes';
@@ -80,7 +80,6 @@ export async function startHttpServer(t: Cleanup, handle: http.RequestListener):
  * Streamable HTTP, answering in JSON; `calls` counts the requests by JSON-RPC method.
  */
 export async function startOwnMcpServer(t: Cleanup, setUp: (server: Server) => void): Promise<{ url: string; calls: Map<string, number>; stop: () => Promise<void> }> {
-  const { Server: SdkServer } = await import('@modelcontextprotocol/sdk/server/index.js');
   const calls = new Map<string, number>();
   const started = await startHttpServer(t, (req, res) => {
     if (req.method !== 'POST') {
@@ -92,7 +91,7 @@ export async function startOwnMcpServer(t: Cleanup, setUp: (server: Server) => v
     req.on('end', async () => {
       const parsed = body ? JSON.parse(body) : undefined;
       for (const message of [parsed].flat()) if (message?.method) calls.set(message.method, (calls.get(message.method) ?? 0) + 1);
-      const server = new SdkServer({ name: 'own', version: '1.0.0' }, { capabilities: { tools: {} } });
+      const server = new Server({ name: 'own', version: '1.0.0' }, { capabilities: { tools: {} } });
       setUp(server);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => void server.close());
