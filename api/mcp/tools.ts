@@ -15,7 +15,7 @@ import type { RunWaits } from '../services/run-waits';
  * schema, the right the REST call it stands for needs (api/services/access.ts, checked as the route
  * would: a refusal is a result with `isError` and the REST API's message), and what it does — through
  * the same service the REST route calls, so quotas, rate limits, audit and events are the REST call's.
- * `decide_approval` (DESIGN §13) joins as one more entry once approvals exist.
+ * `decide_approval` (docs/api.md § MCP server) joins as one more entry once approvals exist.
  */
 
 export interface McpToolContext {

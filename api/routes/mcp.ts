@@ -14,7 +14,7 @@ import { callerOf, type App } from '../types';
  * agents. Authenticated like every route (Bearer access token or API key, `Account-Id`), with the lowest
  * right (read) at the door: each tool checks the right of the REST call it stands for. Without a
  * credential: 401 with `WWW-Authenticate: Bearer`. Stateless: `GET` (a server-sent stream) and `DELETE`
- * (ending a session) answer 405.
+ * (ending a session) have no route, so they answer the API's 405 with `Allow: POST` (plugins/error-handler.ts).
  */
 export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunService; runWaits: RunWaits; publicBaseUrl: string }): void {
   const hostRefusal = createHostCheck(deps.publicBaseUrl);
@@ -35,12 +35,13 @@ export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunServi
         description:
           'A stateless MCP server (Model Context Protocol, Streamable HTTP, protocol 2025-06-18 and later; answers in JSON) for the ' +
           "account the credential acts in. Tools: " + MCP_TOOLS.map((t) => `${t.name} (${t.access === 'read' ? 'any role' : 'editor or admin'})`).join(', ') +
-          '. A tool the caller has no right to answers a result with isError and the message the REST API would give; run_agent ' +
+          '. A body of notifications only (notifications/initialized) answers 202 without a body. A tool the caller has no right to answers a result with isError and the message the REST API would give; run_agent ' +
           'is charged, limited and audited like POST /api/agents/:id/runs. The body is a JSON-RPC message or batch; protocol errors ' +
           "are JSON-RPC error bodies. Requests must be addressed to PUBLIC_BASE_URL's host or a loopback name (Host, and Origin when " +
           'sent): others answer 403 (DNS rebinding protection). Without a credential: 401 with WWW-Authenticate: Bearer.',
         body: z.unknown().describe('A JSON-RPC 2.0 message (or batch) of MCP'),
         response: {
+          200: z.unknown().describe('The JSON-RPC response (or batch of responses), Content-Type application/json'),
           403: errorResponse("The request's Host or Origin is not this server's (DNS rebinding protection)."),
         },
       },
@@ -60,7 +61,7 @@ export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunServi
           (msg, err) => request.log.error({ err }, msg),
         );
         // Any status the transport chose (200, 202, 4xx with a JSON-RPC error): only 403 is this route's own.
-        reply.code(answer.status as 403);
+        reply.code(answer.status as 200);
         for (const [name, value] of answer.headers) reply.header(name, value);
         return reply.send(answer.body === '' ? undefined : answer.body);
       } finally {
@@ -68,17 +69,4 @@ export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunServi
       }
     },
   );
-
-  app.route({
-    method: ['GET', 'DELETE'],
-    url: '/api/mcp',
-    config: { public: true },
-    schema: {
-      tags,
-      summary: 'MCP server: no stream, no session',
-      description: 'The MCP server is stateless and answers every request in JSON: no server-sent stream (GET) and no session to end (DELETE). 405 with Allow: POST.',
-      response: { 405: errorResponse('Only POST is answered.') },
-    },
-    handler: async (_request, reply) => reply.code(405).header('Allow', 'POST').send({ message: 'The MCP endpoint answers POST only: it is stateless (no server-sent stream, no session)' }),
-  });
 }

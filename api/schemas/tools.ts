@@ -163,15 +163,6 @@ const CREATE_EXAMPLES: Record<ToolType, Record<string, unknown>> = {
   },
 };
 
-/** The title of each type's create body: what the console offers in its Type field. */
-const TYPE_TITLES: Record<ToolType, string> = {
-  dex_pairs: 'dex_pairs',
-  prediction_markets: 'prediction_markets',
-  coin_prices: 'coin_prices',
-  custom: 'custom',
-  mcp: 'MCP server',
-};
-
 const createOf = <T extends ToolType>(type: T) =>
   z
     .strictObject({
@@ -181,7 +172,7 @@ const createOf = <T extends ToolType>(type: T) =>
       configJson: toolConfigSchemas[type],
       enabled: enabled.optional(),
     })
-    .meta({ title: TYPE_TITLES[type], examples: [CREATE_EXAMPLES[type]] });
+    .meta({ title: type, examples: [CREATE_EXAMPLES[type]] });
 
 /** A union on `type`, so each type's config is documented and an error names the config field that is wrong. */
 export const createToolBody = z

@@ -23,7 +23,7 @@ export function allowedFunctions(listed: readonly McpFunction[], config: Pick<Mc
 }
 
 /**
- * The name a model calls a function by (DESIGN §14): `<tool name>_<function name>`, each character outside
+ * The name a model calls a function by (docs/api.md § MCP): `<tool name>_<function name>`, each character outside
  * `[A-Za-z0-9_-]` made `_`, at most 64 characters, and unique in the run (`_2`, `_3` … when taken).
  */
 export function mcpFunctionName(toolName: string, functionName: string, taken: Set<string>): string {

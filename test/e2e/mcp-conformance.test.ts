@@ -10,7 +10,7 @@ import { onCleanup, suiteContext } from '../helpers/cleanup';
 
 const run = promisify(execFile);
 const CONFORMANCE = path.resolve(__dirname, '../../node_modules/@modelcontextprotocol/conformance/dist/index.js');
-/** The scenarios of the conformance suite that apply to a tools-only server (DESIGN §14). */
+/** The scenarios of the conformance suite that apply to a tools-only server (docs/api.md § MCP server). */
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
 /** The conformance tool runs on Node 22 or later. */
 const MIN_NODE = 22;

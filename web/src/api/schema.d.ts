@@ -7787,61 +7787,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * MCP server: no stream, no session
-         * @description The MCP server is stateless and answers every request in JSON: no server-sent stream (GET) and no session to end (DELETE). 405 with Allow: POST.
-         */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Only POST is answered. */
-                405: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is larger than 1 MiB. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not JSON: send Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get?: never;
         put?: never;
         /**
          * MCP server (Streamable HTTP)
-         * @description A stateless MCP server (Model Context Protocol, Streamable HTTP, protocol 2025-06-18 and later; answers in JSON) for the account the credential acts in. Tools: list_agents (any role), run_agent (editor or admin), get_run (any role). A tool the caller has no right to answers a result with isError and the message the REST API would give; run_agent is charged, limited and audited like POST /api/agents/:id/runs. The body is a JSON-RPC message or batch; protocol errors are JSON-RPC error bodies. Requests must be addressed to PUBLIC_BASE_URL's host or a loopback name (Host, and Origin when sent): others answer 403 (DNS rebinding protection). Without a credential: 401 with WWW-Authenticate: Bearer.
+         * @description A stateless MCP server (Model Context Protocol, Streamable HTTP, protocol 2025-06-18 and later; answers in JSON) for the account the credential acts in. Tools: list_agents (any role), run_agent (editor or admin), get_run (any role). A body of notifications only (notifications/initialized) answers 202 without a body. A tool the caller has no right to answers a result with isError and the message the REST API would give; run_agent is charged, limited and audited like POST /api/agents/:id/runs. The body is a JSON-RPC message or batch; protocol errors are JSON-RPC error bodies. Requests must be addressed to PUBLIC_BASE_URL's host or a loopback name (Host, and Origin when sent): others answer 403 (DNS rebinding protection). Without a credential: 401 with WWW-Authenticate: Bearer.
          */
         post: {
             parameters: {
@@ -7862,6 +7812,15 @@ export interface paths {
                 };
             };
             responses: {
+                /** @description The JSON-RPC response (or batch of responses), Content-Type application/json */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
                 /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
                 400: {
                     headers: {
@@ -7936,57 +7895,7 @@ export interface paths {
                 };
             };
         };
-        /**
-         * MCP server: no stream, no session
-         * @description The MCP server is stateless and answers every request in JSON: no server-sent stream (GET) and no session to end (DELETE). 405 with Allow: POST.
-         */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Only POST is answered. */
-                405: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is larger than 1 MiB. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not JSON: send Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

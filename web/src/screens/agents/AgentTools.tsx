@@ -15,6 +15,7 @@ const tools: ChildApi<Tool> = {
     'Tools are what the agent can call while it runs: market data, any HTTP endpoint of yours (custom), or the functions of an MCP server. ' +
     'Header values are secrets: shown masked once saved.',
   fieldLabels: { url: 'URL', functions: 'Functions (allow-list)' },
+  typeLabels: { mcp: 'MCP server' },
   list: async (agentId, cursor) => pageOf(await client.GET('/api/agents/{agentId}/tools', { params: { path: { agentId }, query: { cursor, limit: 50 } } })),
   create: async (agentId, body) => unwrap(await client.POST('/api/agents/{agentId}/tools', { params: { path: { agentId } }, body: body as Schemas['CreateTool'] })),
   update: async (id, body: ChildBody) => unwrap(await client.PATCH('/api/tools/{id}', { params: { path: { id } }, body: body as Schemas['UpdateTool'] })),

@@ -47,6 +47,8 @@ export interface ChildApi<T extends ChildItem> {
   summary(item: T): string;
   /** Labels of config fields that words alone would spell wrong (`url` → "URL"). */
   fieldLabels?: Record<string, string>;
+  /** What the Type field calls a type, when not its name (`mcp` → "MCP server"). */
+  typeLabels?: Record<string, string>;
   /** The item's own page (a path), when it has one: its name links there. */
   pageOf?(item: T): string;
 }
@@ -236,8 +238,7 @@ function ChildForm<T extends ChildItem>({ agentId, api, item, listKey, onClose }
                   setConfig({});
                   setErrors([]);
                 }}
-                // Each type as its create schema titles it ("MCP server" for mcp).
-                data={types.map((t) => ({ value: t, label: variants?.get(t)?.title ?? t }))}
+                data={types.map((t) => ({ value: t, label: api.typeLabels?.[t] ?? t }))}
                 description={item ? 'Changing the type replaces the whole configuration.' : undefined}
               />
               <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={errorOf('name')} maxLength={200} data-autofocus />
@@ -256,7 +257,7 @@ function ChildForm<T extends ChildItem>({ agentId, api, item, listKey, onClose }
               {variant.properties?.configJson && (
                 <Paper withBorder p="sm">
                   <Text fw={500} size="sm" mb="xs">
-                    {variant.title && variant.title !== chosen ? variant.title : labelOf(chosen)} configuration
+                    {api.typeLabels?.[chosen] ?? labelOf(chosen)} configuration
                   </Text>
                   <SchemaFields key={chosen} schema={variant.properties.configJson} value={config} onChange={setConfig} errors={errors} path="configJson" labels={api.fieldLabels} />
                 </Paper>
