@@ -138,7 +138,7 @@ describe('MCP tools (docs/api.md § MCP)', () => {
       assert.equal(res.statusCode, 400, res.body);
       assert.match(res.json().message, message);
     }
-    const { app: strict } = await startTestApp(suite, { ALLOW_PRIVATE_TARGETS: 'false' });
+    const { app: strict, db: strictDb } = await startTestApp(suite, { ALLOW_PRIVATE_TARGETS: 'false' });
     const owner = await registerUser(strict);
     const agent = (await api(strict, owner).ok('POST', '/api/agents', { name: 'Host', status: 'template' })).id;
     for (const url of [everything.url, 'http://localhost:9/mcp', 'http://10.0.0.1/mcp']) {
@@ -146,6 +146,15 @@ describe('MCP tools (docs/api.md § MCP)', () => {
       assert.equal(res.statusCode, 400, res.body);
       assert.match(res.json().message, /^body\.configJson\.url: must not point at a (private, )?loopback/);
     }
+    // Checked again when the server is asked, not only when the URL is written: a tool stored while
+    // private targets were allowed (here, written past the API) is refused at connect time.
+    const { rows } = await strictDb.query<{ id: string }>(
+      `INSERT INTO tools (account_id, agent_id, type, name, config_json) SELECT account_id, id, 'mcp', 'stored', $2 FROM agents WHERE id = $1 RETURNING id`,
+      [agent, JSON.stringify({ url: everything.url, headers: {} })],
+    );
+    const listed = await api(strict, owner).get(`/api/tools/${rows[0]!.id}/functions`);
+    assert.equal(listed.statusCode, 502, listed.body);
+    assert.match(listed.json().message, /^the MCP server could not be reached: target not allowed: must not point at a private, loopback or link-local address \(127\.0\.0\.1\)$/);
   });
 
   it('keeps header values and secret query values write-only: masked on read, absent from exports, required again when the url changes', async () => {
