@@ -32,8 +32,7 @@ describe('MCP server (docs/api.md § MCP server)', () => {
 
   before(async () => {
     models = await startModelServer(suite);
-    // A small pool: run_agent's waits must hold no connection, or eight of them would starve the worker.
-    h = await startEngine(suite, __filename, { MODEL_BASE_URL: models.baseUrl, MODEL_API_KEY: 'sk-test', MODEL_MAX_RETRIES: '0', MODEL_TOKENS_PER_DAY: '1000', DATABASE_POOL_SIZE: '5' });
+    h = await startEngine(suite, __filename, { MODEL_BASE_URL: models.baseUrl, MODEL_API_KEY: 'sk-test', MODEL_MAX_RETRIES: '0', MODEL_TOKENS_PER_DAY: '1000' });
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
     models.script('mcp-answer', (call) => textReply(`You said: ${call.body.messages.at(-1)!.content}`));
@@ -164,12 +163,15 @@ describe('MCP server (docs/api.md § MCP server)', () => {
     assert.match(text(over), /^MODEL_TOKENS_PER_DAY reached: .*start again in \d+ seconds$/);
   });
 
-  it('waits hold no database connection: eight at once on a pool of five all get their answer', async () => {
-    models.script('mcp-slow', (c) => ({ ...textReply(`slow: ${c.body.messages.at(-1)!.content}`), delayMs: 1500 }));
+  it('waits hold no database connection: more waits at once than the pool has connections all get their answer', async () => {
+    // The test database's pool (20 connections) serves the API and the worker alike: waits that held one
+    // each would leave the worker none, and no run would end within the wait.
+    const waits = 24;
+    models.script('mcp-slow', (c) => ({ ...textReply(`slow: ${c.body.messages.at(-1)!.content}`), delayMs: 1000 }));
     const slow = (await api(h.app, owner).ok('POST', '/api/agents', { name: 'slow', configJson: { model: 'mcp-slow' } })).id;
     const client = await connect(bearer(owner));
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => call(client, 'run_agent', { agentId: slow, input: `n${i}`, waitSeconds: 30 })));
-    assert.deepEqual(answers.map(text), Array.from({ length: 8 }, (_, i) => `slow: n${i}`));
+    const answers = await Promise.all(Array.from({ length: waits }, (_, i) => call(client, 'run_agent', { agentId: slow, input: `n${i}`, waitSeconds: 20 })));
+    assert.deepEqual(answers.map(text), Array.from({ length: waits }, (_, i) => `slow: n${i}`));
   });
 
   it('without a credential: 401 with WWW-Authenticate: Bearer; GET and DELETE: 405', async () => {
