@@ -18,6 +18,13 @@ const hasNoCredentials = (url: string) => {
   return !parsed || (parsed.username === '' && parsed.password === '');
 };
 
+/** A URL a tool calls (a custom tool's endpoint, an MCP tool's server): http(s), without credentials. */
+const targetUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
+  .max(2000)
+  // Credentials in a URL are shown wherever the URL is; a header holds them as a secret.
+  .refine(hasNoCredentials, 'must not contain credentials (user:password@); send them in a header');
+
 const maxEntries = (n: number) => (record: Record<string, unknown>) => Object.keys(record).length <= n;
 
 const headers = z
@@ -45,17 +52,12 @@ const predictionMarketsConfig = z
 const coinPricesConfig = z.strictObject({ coinIds: ids('Coin ids', 1, 500) }).meta({ id: 'CoinPricesToolConfig' });
 const customConfig = z
   .strictObject({
-    endpoint: z
-      .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
-      .max(2000)
-      // Credentials in a URL are shown wherever the URL is; a header holds them as a secret.
-      .refine(hasNoCredentials, 'must not contain credentials (user:password@); send them in a header')
-      .describe(
-        'Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and ' +
-          'link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. ' +
-          'Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: ' +
-          'masked on read; the URL sent back exactly as read keeps them; an export leaves them out.',
-      ),
+    endpoint: targetUrl.describe(
+      'Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and ' +
+        'link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. ' +
+        'Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: ' +
+        'masked on read; the URL sent back exactly as read keeps them; an export leaves them out.',
+    ),
     method: z.enum(HTTP_METHODS).default('GET'),
     headers: headers.default({}),
     bodyTemplate: z.string().max(65_536).optional(),
@@ -86,16 +88,12 @@ const MCP_TRANSPORT_HEADERS = new Set(['accept', 'content-type', 'content-length
 
 const mcpConfig = z
   .strictObject({
-    url: z
-      .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
-      .max(2000)
-      .refine(hasNoCredentials, 'must not contain credentials (user:password@); send them in a header')
-      .describe(
-        "The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; " +
-          'private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s ' +
-          'is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name ' +
-          'contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.',
-      ),
+    url: targetUrl.describe(
+      "The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; " +
+        'private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s ' +
+        'is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name ' +
+        'contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.',
+    ),
     headers: headers
       .refine((h) => !Object.keys(h).some((name) => MCP_TRANSPORT_HEADERS.has(name.toLowerCase())), {
         message: `must not set ${[...MCP_TRANSPORT_HEADERS].join(', ')}: the MCP transport sets them`,
