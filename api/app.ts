@@ -31,6 +31,7 @@ import { deliveryRoutes } from './routes/deliveries';
 import { fireOutcomeRoutes } from './routes/fire-outcomes';
 import { fireRoutes } from './routes/fires';
 import { hookRoutes } from './routes/hooks';
+import { mcpRoutes } from './routes/mcp';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
@@ -159,7 +160,7 @@ export async function buildApp(deps: AppDeps) {
     accountRoutes(scoped, { account: services.account, audit: services.audit, publicBaseUrl });
     agentRoutes(scoped, { agents: services.agents, transfer: services.transfer, publicBaseUrl });
     connectorRoutes(scoped, { connectors: services.connectors, publicBaseUrl });
-    toolRoutes(scoped, { tools: services.tools, publicBaseUrl });
+    toolRoutes(scoped, { tools: services.tools, toolFunctions: services.toolFunctions, publicBaseUrl });
     webhookRoutes(scoped, { webhooks: services.webhooks, publicBaseUrl });
     triggerRoutes(scoped, { triggers: services.triggers, publicBaseUrl });
     teamRoutes(scoped, { team: services.team, publicBaseUrl });
@@ -176,6 +177,7 @@ export async function buildApp(deps: AppDeps) {
     settingsRoutes(scoped, {
       settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
     });
+    mcpRoutes(scoped, { agents: services.agents, runs: services.runs, runWaits: services.runWaits, publicBaseUrl });
     runRoutes(scoped, {
       runs: services.runs,
       runEvents: services.runEvents,

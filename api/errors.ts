@@ -72,3 +72,10 @@ export class ServiceUnavailableError extends AppError {
     super(503, message, retryAfterSeconds);
   }
 }
+
+/** A server the request depends on (an MCP server of a tool) could not be reached or answered wrongly; the message says which. */
+export class BadGatewayError extends AppError {
+  constructor(message: string) {
+    super(502, message);
+  }
+}

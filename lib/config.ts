@@ -186,8 +186,11 @@ export interface Config {
    * system's (dns.getServers(), read from /etc/resolv.conf); /etc/hosts is read first either way.
    */
   network: { dnsServers: string[] | null };
-  /** The default executor's tools: per-call time limit and the data tools' public API base URLs. */
-  tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string };
+  /**
+   * Agent tools: the time limit of each call (and of each MCP server's listing), the data tools' public API
+   * base URLs, and how long what an MCP server lists is kept per tool (as written, and in ms).
+   */
+  tools: { timeoutMs: number; coinGeckoBaseUrl: string; dexScreenerBaseUrl: string; polymarketBaseUrl: string; mcpListTtl: { text: string; ms: number } };
   /** docs/api.md § Quotas and charges: how many of each resource an account (or an agent) may hold. */
   quotas: { triggersPerAccount: number; webhooksPerAccount: number; toolsPerAgent: number; connectorsPerAgent: number };
   /** Requests per second each public hook accepts (docs/api.md § Rate limits). */
@@ -342,6 +345,16 @@ const declared = {
     coinGeckoBaseUrl: read('COINGECKO_BASE_URL', httpUrl.default('https://api.coingecko.com/api/v3')),
     dexScreenerBaseUrl: read('DEXSCREENER_BASE_URL', httpUrl.default('https://api.dexscreener.com')),
     polymarketBaseUrl: read('POLYMARKET_BASE_URL', httpUrl.default('https://gamma-api.polymarket.com')),
+    mcpListTtl: read(
+      'MCP_LIST_TTL',
+      duration
+        .refine((text) => {
+          const parsed = tryParseDuration(text);
+          return !('ms' in parsed) || parsed.ms <= DAY_MS;
+        }, 'must be at most 1d')
+        .default('5m'),
+      withMs,
+    ),
   },
   quotas: {
     triggersPerAccount: read('QUOTA_TRIGGERS', z.coerce.number().int().min(0).default(500)),

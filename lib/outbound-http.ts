@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { assertPublicAddresses, hostOf, isLocalhost, parseTarget, resolveHost, TargetNotAllowedError } from './network';
+import { assertPublicAddresses, hostOf, isLocalhost, LookupsBusyError, parseTarget, resolveHost, TargetNotAllowedError } from './network';
 
 /**
  * The one way the engine calls out (webhook deliveries, custom tools, data tools): Node's own HTTP
@@ -59,8 +59,11 @@ export function pinnedLookup(addresses: readonly string[]): LookupFunction {
 /**
  * The addresses a request may connect to: resolved without the thread pool, and public unless allowed.
  * A refused target says so ("target not allowed: …"); a name that does not resolve says that alone.
+ * `accountId`: whose share of lookups it takes (lib/network.ts); the engine's own requests take none.
  */
-async function checkedAddresses(req: OutboundRequest): Promise<{ url: URL; addresses: string[] }> {
+export async function checkedAddresses(
+  req: Pick<OutboundRequest, 'url' | 'allowPrivate' | 'dnsServers' | 'signal'> & { accountId?: string | null },
+): Promise<{ url: URL; addresses: string[] }> {
   let url: URL;
   try {
     url = parseTarget(req.url, true);
@@ -71,8 +74,9 @@ async function checkedAddresses(req: OutboundRequest): Promise<{ url: URL; addre
   const host = hostOf(url);
   let addresses: string[];
   try {
-    addresses = await resolveHost(host, { servers: req.dnsServers, accountId: null, signal: req.signal });
+    addresses = await resolveHost(host, { servers: req.dnsServers, accountId: req.accountId ?? null, signal: req.signal });
   } catch (err) {
+    if (err instanceof LookupsBusyError) throw err; // the account's share of lookups is full: a 429 for the API, not the target's fault
     throw new OutboundError((err as Error).message);
   }
   try {
@@ -159,7 +163,7 @@ type SocketError = Error & { code?: string; address?: string; errors?: SocketErr
  * connected to (`connect ECONNREFUSED 10.0.0.7:443`, or several in an AggregateError when both address
  * families were tried): it is replaced by the host as written, so no stored text maps internal DNS.
  */
-function describe(err: SocketError, host: string): string {
+export function describe(err: SocketError, host: string): string {
   if (err instanceof TargetNotAllowedError) return `target not allowed: ${err.message}`;
   const addresses = new Set([err, ...(err.errors ?? [])].map((e) => e.address).filter((a): a is string => typeof a === 'string' && a !== host));
   let message = err.message || (err.errors ?? []).map((e) => e.message).join('; ');

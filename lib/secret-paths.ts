@@ -28,8 +28,8 @@ export const TRIGGER_SECRET_PATHS: Record<TriggerKind, readonly SecretPath[]> = 
  */
 export const PLAIN_HEADERS: ReadonlySet<string> = new Set(['content-type', 'accept', 'accept-language', 'user-agent']);
 
-/** A custom tool's secrets are the values of all its headers but PLAIN_HEADERS. */
+/** A custom or MCP tool's secrets are the values of all its headers but PLAIN_HEADERS. */
 export function toolSecretPaths(type: ToolType, config: Config): SecretPath[] {
-  if (type !== 'custom' || !config.headers || typeof config.headers !== 'object') return [];
+  if ((type !== 'custom' && type !== 'mcp') || !config.headers || typeof config.headers !== 'object') return [];
   return Object.keys(config.headers).filter((name) => !PLAIN_HEADERS.has(name.toLowerCase())).map((name) => ['headers', name]);
 }

@@ -1,5 +1,6 @@
 import type { RunStepRow } from '../../db/repositories/run-steps';
 import type { ToolRow } from '../../db/repositories/tools';
+import { MCP_NEEDS_MODEL } from './mcp-tool';
 import { capError, fitSlots, MAX_RUN_OUTPUT_BYTES, type Slot } from './output-cap';
 import type { AgentExecutor, ComposeContext, ExecutionResult, RunOutput, ToolOutcome } from './types';
 
@@ -52,7 +53,7 @@ export function createDefaultExecutor(): AgentExecutor {
       });
     },
 
-    toolCall: (_step, tool, runInput) => ({ tool, input: runInput }),
+    toolCall: (_step, tool, runInput) => (tool.type === 'mcp' ? { error: MCP_NEEDS_MODEL } : { tool, input: runInput }),
 
     compose({ input, steps, timedOut }: ComposeContext): ExecutionResult {
       const end = new Date();

@@ -3,6 +3,7 @@ import { modelNotAllowed, modelSettingsOf } from '../../lib/model-settings';
 import { capError, jsonBytes, MAX_RUN_OUTPUT_BYTES } from './output-cap';
 import { contextOf, fitRequest, requestOf, type ContextMessage, type ModelAnswer, type ModelContext, type ToolStepInput, type Usage } from './model-step';
 import { composeSystemMessage, userMessage } from './system-message';
+import { mcpCallOf, mcpToolRefs } from './mcp-tool';
 import { applyArguments, offerTools } from './tool-functions';
 import type { AgentExecutor, ComposeContext, ExecutionResult, PlanContext } from './types';
 
@@ -89,9 +90,11 @@ export function createModelExecutor(defaults: { model: string | null; allowed?: 
         temperature: settings.temperature,
         maxSteps: settings.maxSteps,
         messages,
-        tools: offerTools(tools),
+        tools: offerTools(tools.filter((t) => t.type !== 'mcp')),
         remembered: history.length,
       };
+      const mcpTools = mcpToolRefs(tools);
+      if (mcpTools) context.mcpTools = mcpTools;
       // Left out here, the oldest first, the remembered messages that do not fit beside the rest; when even
       // none fit, the first model step fails naming the limit (model-step.ts fitRequest) and sends nothing.
       const fit = fitRequest(requestOf(context, [], settings.maxSteps <= 1), context, contextMaxBytes);
@@ -104,7 +107,9 @@ export function createModelExecutor(defaults: { model: string | null; allowed?: 
     },
 
     toolCall(step, tool) {
-      return applyArguments(tool, (step.input as ToolStepInput | null)?.arguments ?? {});
+      const input = step.input as ToolStepInput | null;
+      if (tool.type === 'mcp') return mcpCallOf(tool, input?.function, input?.arguments ?? {});
+      return applyArguments(tool, input?.arguments ?? {});
     },
 
     compose({ steps, timedOut }: ComposeContext): ExecutionResult {

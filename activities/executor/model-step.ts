@@ -1,6 +1,7 @@
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { NewRunStep, RunStepRow } from '../../db/repositories/run-steps';
 import { jsonBytes, MAX_STEP_OUTPUT_BYTES } from './output-cap';
+import type { McpToolRef } from './mcp-tool';
 import { parseArguments, type OfferedTool } from './tool-functions';
 
 /**
@@ -23,6 +24,11 @@ export interface ModelContext {
   /** The system message, the thread's remembered messages, the user's message. */
   messages: ContextMessage[];
   tools: OfferedTool[];
+  /**
+   * The run's MCP tools (mcp-tool.ts): each model step offers, after `tools`, the functions their servers
+   * list then (kept per tool for MCP_LIST_TTL). Absent when it has none.
+   */
+  mcpTools?: McpToolRef[];
   /**
    * How many of `messages` are the thread's remembered ones (right after the system message, if any): the
    * ones left out, oldest first, when a request would be larger than MODEL_CONTEXT_MAX_BYTES. Absent in
@@ -49,6 +55,8 @@ export interface ModelAnswer {
 export interface ToolStepInput {
   callId: string;
   arguments: unknown;
+  /** The MCP function the call names (its server's name for it), for a step of an MCP tool. */
+  function?: string;
 }
 
 export interface Usage {
@@ -78,17 +86,21 @@ function toolResultText(step: RunStepRow): string {
  * The request of the model step at `index`. The last call a run may make (`maxSteps`) is asked to answer
  * in text (`tool_choice: "none"`).
  */
-export function modelRequest(steps: RunStepRow[], index: number): ChatCompletionCreateParamsNonStreaming {
+export function modelRequest(steps: RunStepRow[], index: number, offered?: OfferedTool[]): ChatCompletionCreateParamsNonStreaming {
   const context = contextOf(steps);
   return requestOf(
     context,
     steps.filter((s) => s.step_index < index),
     modelCallNumber(steps, index) >= context.maxSteps,
+    offered,
   );
 }
 
-/** The request sent with `context` after the `earlier` steps (in order); `last`: the run's last allowed call. */
-export function requestOf(context: ModelContext, earlier: RunStepRow[], last: boolean): ChatCompletionCreateParamsNonStreaming {
+/**
+ * The request sent with `context` after the `earlier` steps (in order); `last`: the run's last allowed call;
+ * `offered`: the functions offered (default: the context's tools; a run with MCP tools: mcp-tool.ts offeredFunctions).
+ */
+export function requestOf(context: ModelContext, earlier: RunStepRow[], last: boolean, offered: OfferedTool[] = context.tools): ChatCompletionCreateParamsNonStreaming {
   const messages: ChatCompletionMessageParam[] = context.messages.map((m) => ({ role: m.role, content: m.content }));
   for (const step of earlier) {
     if (step.type === 'model') {
@@ -104,14 +116,13 @@ export function requestOf(context: ModelContext, earlier: RunStepRow[], last: bo
       messages.push({ role: 'tool', tool_call_id: (step.input as ToolStepInput).callId, content: toolResultText(step) });
     }
   }
-  const offered = context.tools.length > 0;
   return {
     model: context.model,
     messages,
     ...(context.temperature !== null ? { temperature: context.temperature } : {}),
-    ...(offered
+    ...(offered.length > 0
       ? {
-          tools: context.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
+          tools: offered.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
           ...(last ? { tool_choice: 'none' as const } : {}),
         }
       : {}),
@@ -174,13 +185,17 @@ export function answerOf(completion: ChatCompletion): { answer: ModelAnswer; usa
  * a function it was not offered: that step fails, and the model reads why) and the model step after them;
  * nothing when it answered in text, or when it was the run's last allowed call.
  */
-export function stepsAfter(steps: RunStepRow[], index: number, answer: ModelAnswer): NewRunStep[] {
+export function stepsAfter(steps: RunStepRow[], index: number, answer: ModelAnswer, tools?: OfferedTool[]): NewRunStep[] {
   const context = contextOf(steps);
   if (answer.toolCalls.length === 0 || modelCallNumber(steps, index) >= context.maxSteps) return [];
-  const byName = new Map(context.tools.map((t) => [t.name, t]));
+  const byName = new Map((tools ?? context.tools).map((t) => [t.name, t]));
   const calls = answer.toolCalls.map((call): NewRunStep => {
     const offered = byName.get(call.name);
-    const input: ToolStepInput = { callId: call.id, arguments: parseArguments(call.arguments) };
+    const input: ToolStepInput = {
+      callId: call.id,
+      arguments: parseArguments(call.arguments),
+      ...(offered?.function !== undefined ? { function: offered.function } : {}),
+    };
     return { type: 'tool', name: call.name.slice(0, 200) || 'unnamed', toolId: offered?.toolId ?? null, toolType: offered?.toolType ?? null, input };
   });
   return [...calls, { type: 'model', name: context.model }];

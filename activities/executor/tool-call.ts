@@ -2,6 +2,8 @@ import type { ToolRow } from '../../db/repositories/tools';
 import type { Config } from '../../lib/config';
 import { runCustomTool, type CustomToolConfig } from './custom-tool';
 import { coinPrices, dexPairs, predictionMarkets } from './data-tools';
+import { callMcpTool } from './mcp-tool';
+import type { McpToolConfig } from '../../lib/mcp/functions';
 
 /**
  * Makes one tool step's call: the tool (secrets opened) with its input. Resolves with the result;
@@ -22,5 +24,9 @@ export function callTool(tool: ToolRow, input: unknown, config: Config, signal?:
       return dexPairs(c, tools, signal);
     case 'prediction_markets':
       return predictionMarkets(c, tools, signal);
+    case 'mcp':
+      return callMcpTool(c as McpToolConfig, input, {
+        timeoutMs: config.tools.timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, dnsServers: config.network.dnsServers, accountId: null, signal,
+      });
   }
 }

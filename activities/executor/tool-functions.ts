@@ -15,6 +15,8 @@ export interface OfferedTool {
   toolType: ToolRow['type'];
   description: string;
   parameters: Record<string, unknown>;
+  /** An MCP tool's function: its name on the server (mcp-tool.ts). */
+  function?: string;
 }
 
 const idList = (what: string, max: number, configured: string[]) => ({
@@ -44,6 +46,8 @@ function dataToolParameters(tool: ToolRow): Record<string, unknown> {
       };
     case 'custom':
       return ((c as Record<string, unknown>).parameters as Record<string, unknown> | undefined) ?? { type: 'object' };
+    case 'mcp': // its functions carry their own schemas (mcp-tool.ts)
+      return { type: 'object' };
   }
 }
 
@@ -52,6 +56,7 @@ const DEFAULT_DESCRIPTIONS: Record<ToolRow['type'], string> = {
   prediction_markets: 'Polymarket prediction markets: question, outcomes and prices',
   dex_pairs: 'DexScreener trading pairs: price, liquidity and volume',
   custom: 'Calls an HTTP endpoint',
+  mcp: 'The functions of an MCP server',
 };
 
 /** A tool's name as a function name: other characters become `_`, at most 64 characters, a suffix when taken. */

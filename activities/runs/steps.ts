@@ -9,7 +9,11 @@ import { toolSecretPaths } from '../../lib/secret-paths';
 import { ModelCallAborted, ModelError } from '../executor/model-client';
 import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type Usage } from '../executor/model-step';
 import { capError, capValue, MAX_STEP_OUTPUT_BYTES } from '../executor/output-cap';
+import { offeredFunctions } from '../executor/mcp-tool';
 import { callTool } from '../executor/tool-call';
+import type { OfferedTool } from '../executor/tool-functions';
+import { McpFailure } from '../../lib/mcp/client';
+import { createFunctionLists } from '../../lib/mcp/functions';
 import { activityContext, whileHeartbeating } from '../heartbeat';
 import { fromExecutor, toRef, type EndStatus, type RunContext } from './context';
 import type { RunEnd } from './end';
@@ -34,6 +38,33 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
   const { db, config } = deps;
   const toolsRepository = createToolsRepository(db);
   const { finishFrom } = runEnd;
+  const mcpLists = createFunctionLists(() => config.tools.mcpListTtl.ms);
+
+  /** A tool of the account, its secrets opened; null when it is gone. */
+  async function openedTool(accountId: string, id: string): Promise<ToolRow | null> {
+    const tool = await toolsRepository.findById(accountId, id);
+    return tool && { ...tool, config_json: openConfig(tool.config_json, toolSecretPaths(tool.type, tool.config_json), deps.secrets) };
+  }
+
+  /**
+   * The functions a model step offers: the planned ones, and the functions the run's MCP tools list now
+   * (executor/mcp-tool.ts), asked with no database connection held; or why they can't be listed.
+   */
+  async function offeredNow(run: Pick<RunRow, 'account_id'>, steps: RunStepRow[]): Promise<{ tools: OfferedTool[] } | { error: string }> {
+    const context = fromExecutor('read the run context', () => contextOf(steps));
+    try {
+      const options = { timeoutMs: config.tools.timeoutMs, allowPrivate: config.webhooks.allowPrivateTargets, dnsServers: config.network.dnsServers, accountId: null };
+      const tools = await whileHeartbeating((signal) =>
+        offeredFunctions(context.tools, context.mcpTools, { tool: (id) => openedTool(run.account_id, id), lists: mcpLists, options: { ...options, signal } }),
+      );
+      return { tools };
+    } catch (err) {
+      const interrupted = interruption();
+      if (interrupted) throw interrupted;
+      if (err instanceof McpFailure) return { error: err.message };
+      throw err;
+    }
+  }
 
   /** The call a tool step makes (its tool, secrets opened, and input); or why it can't be made (recorded as the step's error). */
   async function toolCallOf(
@@ -165,8 +196,9 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
     if (!step) throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
     if (step.finished_at) return answered(run.id, step.step_index);
 
+    const offered = await offeredNow(run, steps);
     // Within MODEL_CONTEXT_MAX_BYTES: the oldest remembered messages left out, or not sent at all.
-    const fit = fromExecutor('compose the model request', () => fitRequest(modelRequest(steps, step.step_index), contextOf(steps), config.model.contextMaxBytes));
+    const fit = 'error' in offered ? offered : fromExecutor('compose the model request', () => fitRequest(modelRequest(steps, step.step_index, offered.tools), contextOf(steps), config.model.contextMaxBytes));
     let answer: ModelAnswer | null = null;
     let usage: Usage | undefined;
     let error: string | null = null;
@@ -189,7 +221,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
         error = err.message;
       }
     }
-    const next = answer ? stepsAfter(steps, step.step_index, answer) : [];
+    const next = answer && !('error' in offered) ? stepsAfter(steps, step.step_index, answer, offered.tools) : [];
     const isLast = steps.at(-1)?.step_index === step.step_index;
     const last = isLast ? { run, steps: async () => steps } : undefined;
     return await recordStep(run.id, step, { output: answer, error, usage, startedAt, next }, last);

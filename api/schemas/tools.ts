@@ -3,7 +3,7 @@ import { parametersProblem } from '../../lib/json-schema';
 import { jsonObject, maxJsonBytes, timestamp } from './common';
 import { documentedAs, typedUpdateDocumentation } from './documentation';
 
-export const TOOL_TYPES = ['dex_pairs', 'prediction_markets', 'coin_prices', 'custom'] as const;
+export const TOOL_TYPES = ['dex_pairs', 'prediction_markets', 'coin_prices', 'custom', 'mcp'] as const;
 export type ToolType = (typeof TOOL_TYPES)[number];
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -17,6 +17,13 @@ const hasNoCredentials = (url: string) => {
   const parsed = URL.parse(url);
   return !parsed || (parsed.username === '' && parsed.password === '');
 };
+
+/** A URL a tool calls (a custom tool's endpoint, an MCP tool's server): http(s), without credentials. */
+const targetUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
+  .max(2000)
+  // Credentials in a URL are shown wherever the URL is; a header holds them as a secret.
+  .refine(hasNoCredentials, 'must not contain credentials (user:password@); send them in a header');
 
 const maxEntries = (n: number) => (record: Record<string, unknown>) => Object.keys(record).length <= n;
 
@@ -45,17 +52,12 @@ const predictionMarketsConfig = z
 const coinPricesConfig = z.strictObject({ coinIds: ids('Coin ids', 1, 500) }).meta({ id: 'CoinPricesToolConfig' });
 const customConfig = z
   .strictObject({
-    endpoint: z
-      .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
-      .max(2000)
-      // Credentials in a URL are shown wherever the URL is; a header holds them as a secret.
-      .refine(hasNoCredentials, 'must not contain credentials (user:password@); send them in a header')
-      .describe(
-        'Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and ' +
-          'link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. ' +
-          'Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: ' +
-          'masked on read; the URL sent back exactly as read keeps them; an export leaves them out.',
-      ),
+    endpoint: targetUrl.describe(
+      'Absolute http(s) URL without credentials (user:password@ → 400: send them in a header); private, loopback and ' +
+        'link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused. ' +
+        'Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: ' +
+        'masked on read; the URL sent back exactly as read keeps them; an export leaves them out.',
+    ),
     method: z.enum(HTTP_METHODS).default('GET'),
     headers: headers.default({}),
     bodyTemplate: z.string().max(65_536).optional(),
@@ -81,12 +83,46 @@ const customConfig = z
   })
   .meta({ id: 'CustomToolConfig' });
 
+/** Headers the MCP transport sets itself (a stored one would break the protocol, or hijack its session). */
+const MCP_TRANSPORT_HEADERS = new Set(['accept', 'content-type', 'content-length', 'host', 'connection', 'transfer-encoding', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+
+const mcpConfig = z
+  .strictObject({
+    url: targetUrl.describe(
+      "The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; " +
+        'private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s ' +
+        'is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name ' +
+        'contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.',
+    ),
+    headers: headers
+      .refine((h) => !Object.keys(h).some((name) => MCP_TRANSPORT_HEADERS.has(name.toLowerCase())), {
+        message: `must not set ${[...MCP_TRANSPORT_HEADERS].join(', ')}: the MCP transport sets them`,
+      })
+      .default({})
+      .describe(
+        'Headers sent with every request to the server, usually { "Authorization": "Bearer …" }. Every value is a secret except those of ' +
+          'Accept-Language and User-Agent: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) ' +
+          'afterwards, left out of exports; sending the masked value back keeps it, except when the update changes the url in any part: ' +
+          "then each secret header must be sent again in full, or null to remove it (400 otherwise). The transport's own headers " +
+          '(Accept, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, …) may not be set.',
+      ),
+    functions: z
+      .array(z.string().min(1).max(200))
+      .min(1)
+      .max(500)
+      .refine((names) => new Set(names).size === names.length, 'names the same function twice')
+      .optional()
+      .describe("An allow-list of the server's function (tool) names a model is offered; default: every function the server lists"),
+  })
+  .meta({ id: 'McpToolConfig' });
+
 /** The configJson schema of each type; also validates the merged config of an update (and fills defaults). */
 export const toolConfigSchemas = {
   dex_pairs: dexPairsConfig,
   prediction_markets: predictionMarketsConfig,
   coin_prices: coinPricesConfig,
   custom: customConfig,
+  mcp: mcpConfig,
 } satisfies Record<ToolType, z.ZodType>;
 
 const name = z.string().trim().min(1).max(200);
@@ -113,6 +149,16 @@ const CREATE_EXAMPLES: Record<ToolType, Record<string, unknown>> = {
       parameters: { type: 'object', properties: { email: { type: 'string', description: "The customer's email address" } }, required: ['email'] },
     },
   },
+  mcp: {
+    type: 'mcp',
+    name: 'github',
+    description: "GitHub's MCP server: issues and pull requests",
+    configJson: {
+      url: 'https://api.githubcopilot.com/mcp/',
+      headers: { Authorization: 'Bearer replace-with-your-github-token' },
+      functions: ['search_issues', 'get_issue'],
+    },
+  },
 };
 
 const createOf = <T extends ToolType>(type: T) =>
@@ -128,7 +174,7 @@ const createOf = <T extends ToolType>(type: T) =>
 
 /** A union on `type`, so each type's config is documented and an error names the config field that is wrong. */
 export const createToolBody = z
-  .discriminatedUnion('type', [createOf('dex_pairs'), createOf('prediction_markets'), createOf('coin_prices'), createOf('custom')], {
+  .discriminatedUnion('type', [createOf('dex_pairs'), createOf('prediction_markets'), createOf('coin_prices'), createOf('custom'), createOf('mcp')], {
     error: (issue) => (issue.code === 'invalid_union' ? `must be one of ${TOOL_TYPES.join(', ')}` : undefined),
   })
   .meta({ id: 'CreateTool' });
@@ -156,6 +202,7 @@ export const updateToolBody = documentedAs(
       prediction_markets: { configJson: { marketIds: ['253591', '253597'] } },
       coin_prices: { name: 'sol price', configJson: { coinIds: ['solana'] } },
       custom: { configJson: { headers: { 'X-Request-Source': 'agent-platform' }, responseMapping: null } },
+      mcp: { configJson: { functions: ['search_issues'] } },
     },
     sameTypeExample: { enabled: false },
   }).meta({ id: 'UpdateTool', description: 'Any subset of the writable fields; with type, configJson follows it' }),
@@ -172,10 +219,19 @@ export const toolSchema = z
     name: z.string(),
     description: z.string(),
     configJson: jsonObject.describe(
-      'The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig) with defaults filled, secrets masked',
+      'The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig, McpToolConfig) with defaults filled, secrets masked',
     ),
     enabled: z.boolean(),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
   .meta({ id: 'Tool' });
+
+/** GET /api/tools/:id/functions: one function a model is offered. */
+export const toolFunctionSchema = z
+  .object({
+    name: z.string().describe("For an mcp tool, the server's name of the function; for the other types, the function name a model run offers"),
+    description: z.string(),
+    inputSchema: jsonObject.describe('The JSON Schema of its arguments'),
+  })
+  .meta({ id: 'ToolFunction' });

@@ -16,7 +16,7 @@ import type { AuditTrail } from './audit-trail';
 import type { ConnectorService } from './connector-service';
 import { refuseWhenFull } from './quotas';
 import type { TargetChecks } from './target-checks';
-import type { ToolService } from './tool-service';
+import { TARGET_FIELD, type ToolService } from './tool-service';
 import type { TriggerService } from './trigger-service';
 
 /** Every row of a paged list, oldest first (the order an import recreates them in). */
@@ -50,16 +50,23 @@ function secretPath(name: string): SecretPath {
 /** Where the secrets were, sorted: a config's keys come back from the database in its own order. */
 const secretNames = (paths: readonly SecretPath[]) => paths.map((p) => p.join('.')).sort();
 
-/** A custom tool's endpoint with its secret query values left out (`?api_key=`), and their names (`endpoint?api_key`). */
-function endpointWithoutSecrets(config: Config): { config: Config; names: string[] } {
-  if (typeof config.endpoint !== 'string') return { config, names: [] };
-  return { config: { ...config, endpoint: withoutUrlSecrets(config.endpoint) }, names: secretQueryNames(config.endpoint).map((n) => `endpoint?${n}`) };
+/**
+ * A tool's URL (a custom tool's endpoint, an MCP tool's url: `key`) with its secret query values left out
+ * (`?api_key=`), and their names (`endpoint?api_key`, `url?api_key`).
+ */
+function urlWithoutSecrets(config: Config, key: string | undefined): { config: Config; names: string[] } {
+  const url = key === undefined ? undefined : config[key];
+  if (key === undefined || typeof url !== 'string') return { config, names: [] };
+  return { config: { ...config, [key]: withoutUrlSecrets(url) }, names: secretQueryNames(url).map((n) => `${key}?${n}`) };
 }
 
-/** `headers.Authorization` is filled when it holds a string; `endpoint?api_key` when the endpoint's api_key has a value. */
+/** `headers.Authorization` is filled when it holds a string; `endpoint?api_key` when the endpoint's api_key has a value (`url?…` alike). */
 const isFilled = (config: Config | undefined, name: string) => {
-  const query = /^endpoint\?(.*)$/s.exec(name);
-  if (query) return typeof config?.endpoint === 'string' && secretQueryNames(config.endpoint).includes(query[1]!);
+  const query = /^(endpoint|url)\?(.*)$/s.exec(name);
+  if (query) {
+    const url = config?.[query[1]!];
+    return typeof url === 'string' && secretQueryNames(url).includes(query[2]!);
+  }
   const value = config && valueAtSecretPath(config, secretPath(name));
   return typeof value === 'string' && value.length > 0;
 };
@@ -87,7 +94,7 @@ export function createAgentTransferService(deps: {
   /**
    * What an import must pass before anything waits on DNS, cheapest first: the quotas its new agent's
    * children must fit (a 1,000-tool document answers 403 at once), the secrets it must fill in, then
-   * every custom tool's endpoint in one bounded check (each host looked up once). A route runs it as its
+   * every custom tool's endpoint and MCP tool's url in one bounded check (each host looked up once). A route runs it as its
    * preflight, before an Idempotency-Key's transaction takes a connection; the import runs it again and
    * finds the endpoints already checked.
    */
@@ -108,9 +115,11 @@ export function createAgentTransferService(deps: {
       throw new ValidationError(`${missing.join(', ')}: ${missing.length === 1 ? 'is a secret' : 'are secrets'} the export left out; fill in each in full`);
     }
 
-    const endpoints = doc.tools.flatMap((t, i) =>
-      t.type === 'custom' && typeof t.configJson.endpoint === 'string' ? [{ url: t.configJson.endpoint, field: `body.tools.${i}.configJson.endpoint` }] : [],
-    );
+    const endpoints = doc.tools.flatMap((t, i) => {
+      const key = TARGET_FIELD[t.type];
+      const url = key === undefined ? undefined : t.configJson[key];
+      return typeof url === 'string' ? [{ url, field: `body.tools.${i}.configJson.${key}` }] : [];
+    });
     await deps.targetChecks(caller.accountId, endpoints);
   }
 
@@ -131,7 +140,7 @@ export function createAgentTransferService(deps: {
         agent,
         tools: tools.map((t) => {
           const paths = toolSecretPaths(t.type, t.config_json);
-          const endpoint = t.type === 'custom' ? endpointWithoutSecrets(t.config_json) : { config: t.config_json, names: [] };
+          const endpoint = urlWithoutSecrets(t.config_json, TARGET_FIELD[t.type]);
           return {
             type: t.type, name: t.name, description: t.description, enabled: t.enabled,
             configJson: withoutSecrets(endpoint.config, paths), secrets: [...secretNames(paths), ...endpoint.names.sort()],

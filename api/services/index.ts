@@ -43,6 +43,8 @@ import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
 import { createTokenService } from './tokens';
 import { createTargetChecks } from './target-checks';
+import { createToolFunctionService } from './tool-functions';
+import { createRunWaits } from './run-waits';
 import { createToolService } from './tool-service';
 import { createTriggerService } from './trigger-service';
 import { createWebhookService } from './webhook-service';
@@ -144,6 +146,7 @@ export function createServices(deps: ServiceDeps) {
       quota: config.quotas.toolsPerAgent,
       audit,
     }),
+    toolFunctions: createToolFunctionService({ tools: repos.tools, secrets, config }),
     webhooks: createWebhookService({
       db,
       webhooks: repos.webhooks,
@@ -199,6 +202,8 @@ export function createServices(deps: ServiceDeps) {
       checkMs: config.runEvents.checkMs,
       log: deps.log,
     }),
+    // MCP's run_agent waits on the live streams' notifications: at most 50 waits per account per process (more answer without waiting).
+    runWaits: createRunWaits({ db, listener: deps.runEventsListener, perAccount: 50, recheckMs: 5_000 }),
     hooks: createHookService({
       db,
       hooks: repos.hooks,

@@ -24,26 +24,35 @@ async function checkEndpoint(
   field: string,
   accountId: string,
 ) {
-  if (type !== 'custom') return;
-  const endpoint = config.endpoint as string;
-  if (current?.type === 'custom' && current.config.endpoint === endpoint) return;
-  await check(accountId, [{ url: endpoint, field: `${field}.endpoint` }]);
+  const key = TARGET_FIELD[type];
+  if (!key) return;
+  const target = config[key] as string;
+  if (current?.type === type && current.config[key] === target) return;
+  await check(accountId, [{ url: target, field: `${field}.${key}` }]);
 }
+
+/** The config field holding the URL a tool calls: a custom tool's endpoint, an MCP tool's server. */
+export const TARGET_FIELD: Partial<Record<ToolType, string>> = { custom: 'endpoint', mcp: 'url' };
 
 /**
  * docs/api.md § Secrets: a custom tool's secret headers were given for its endpoint, all of it (scheme,
- * host, port, path, query and fragment): another path on the same host is another target.
+ * host, port, path, query and fragment): another path on the same host is another target. So were an MCP
+ * tool's for its url.
  */
 function secretsStayBlocked(type: ToolType, next: Config, current: { type: ToolType; config: Config }): string | null {
-  if (type !== 'custom' || current.type !== 'custom') return null;
-  return sameTarget(next.endpoint, current.config.endpoint) ? null : 'the endpoint changed';
+  const key = TARGET_FIELD[type];
+  if (!key || current.type !== type) return null;
+  return sameTarget(next[key], current.config[key]) ? null : `the ${key} changed`;
 }
 
 /** The same URL, spelled alike or not (`https://h:443/x` is `https://h/x`); both were validated as URLs. */
 const sameTarget = (a: unknown, b: unknown) => a === b || new URL(String(a)).href === new URL(String(b)).href;
 
-/** A custom tool's endpoint may carry secret query values (`?api_key=…`). */
-const toolSecretUrls = (type: ToolType) => (type === 'custom' ? [['endpoint']] : []);
+/** A custom tool's endpoint and an MCP tool's url may carry secret query values (`?api_key=…`). */
+const toolSecretUrls = (type: ToolType) => {
+  const key = TARGET_FIELD[type];
+  return key ? [[key]] : [];
+};
 
 export function createToolService(deps: {
   db: Db;

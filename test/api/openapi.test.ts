@@ -242,7 +242,7 @@ describe('OpenAPI document covers every route', () => {
   it('documents configJson per type, on create and on update, as a union on type with an example each', () => {
     const TYPES = {
       triggers: ['schedule', 'cron', 'webhook', 'event', 'agent_finished', 'agent_output'],
-      tools: ['dex_pairs', 'prediction_markets', 'coin_prices', 'custom'],
+      tools: ['dex_pairs', 'prediction_markets', 'coin_prices', 'custom', 'mcp'],
       connectors: ['discord', 'slack', 'telegram'],
     };
     const bodies = [
@@ -296,6 +296,6 @@ describe('OpenAPI document covers every route', () => {
         }
       }
     }
-    assert.equal(checked, 2 * (7 + 7 + 5 + 4));
+    assert.equal(checked, 2 * (7 + 7 + 6 + 4));
   });
 });

@@ -92,7 +92,7 @@ describe('tools (README § Connectors and tools)', () => {
     const customWith = (config: Record<string, unknown>) => ({ type: 'custom', name: 'c', configJson: { endpoint: 'https://93.184.215.14/', ...config } });
     const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-H${i}`, 'v']));
     const cases: [unknown, RegExp][] = [
-      [{ ...coins, type: 'stock_prices' }, /^body\.type: must be one of dex_pairs, prediction_markets, coin_prices, custom$/],
+      [{ ...coins, type: 'stock_prices' }, /^body\.type: must be one of dex_pairs, prediction_markets, coin_prices, custom, mcp$/],
       [{ name: 'x', configJson: {} }, /^body\.type: is required$/],
       [{ ...dexPairs, configJson: {} }, /^body\.configJson\.chainIds: is required$/],
       [{ ...dexPairs, configJson: { chainIds: [] } }, /^body\.configJson\.chainIds: /],

@@ -11,16 +11,30 @@ export const BROWSER_NAMESPACE = 't-browser';
 /** The model the console's agents think with in these tests (MODEL_NAME of the stack's worker). */
 export const CONSOLE_MODEL = 'console-test';
 
+/** The words the scripted agent passes as each required string argument (an MCP echo says them back). */
+export const SCRIPTED_ARGUMENT = 'hello from the console';
+
+/** Arguments for a function's schema: each required string property gets SCRIPTED_ARGUMENT, each required number 1. */
+function argumentsFor(parameters: Record<string, unknown> | undefined): Record<string, unknown> {
+  const properties = (parameters?.properties ?? {}) as Record<string, { type?: string }>;
+  const required = (parameters?.required ?? []) as string[];
+  return Object.fromEntries(required.map((name) => [name, properties[name]?.type === 'number' || properties[name]?.type === 'integer' ? 1 : SCRIPTED_ARGUMENT]));
+}
+
 /**
- * A deterministic agent: with tools offered and no tool answer yet, it calls the first tool (with `{}`);
- * once a tool has answered, it says what the tool said. Each answer takes a second, so a run's steps arrive
- * one by one, a second apart, as a person watching would see them.
+ * A deterministic agent: with tools offered and no tool answer yet, it calls the first tool (its required
+ * arguments filled: argumentsFor); once a tool has answered, it says what the tool said. Each answer takes a
+ * second, so a run's steps arrive one by one, a second apart, as a person watching would see them.
  */
 export function scriptedAgent(call: ModelCall): ModelReply {
   const messages = call.body.messages;
   const toolAnswer = [...messages].reverse().find((m) => m.role === 'tool');
-  const tool = call.body.tools?.[0]?.function.name;
-  const reply = toolAnswer ? textReply(`The tool said: ${toolAnswer.content}`) : tool ? toolCallsReply([{ name: tool, arguments: {} }]) : textReply('Hello from the scripted model.');
+  const tool = call.body.tools?.[0]?.function;
+  const reply = toolAnswer
+    ? textReply(`The tool said: ${toolAnswer.content}`)
+    : tool
+      ? toolCallsReply([{ name: tool.name, arguments: argumentsFor(tool.parameters) }])
+      : textReply('Hello from the scripted model.');
   return { ...reply, delayMs: 1000 };
 }
 

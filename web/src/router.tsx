@@ -34,6 +34,7 @@ export const router = createBrowserRouter([
           },
           { path: 'runs', lazy: () => import('./screens/runs/RunsList').then((m) => ({ Component: m.RunsList })) },
           { path: 'runs/:runId', lazy: () => import('./screens/runs/RunPage').then((m) => ({ Component: m.RunPage })) },
+          { path: 'agents/:agentId/tools/:toolId', lazy: () => import('./screens/agents/ToolPage').then((m) => ({ Component: m.ToolPage })) },
           { path: 'agents/:agentId/triggers/:triggerId', lazy: () => import('./screens/triggers/TriggerPage').then((m) => ({ Component: m.AgentTriggerPage })) },
           { path: 'triggers', lazy: () => import('./screens/triggers/TriggersList').then((m) => ({ Component: m.TriggersList })) },
           { path: 'triggers/:triggerId', lazy: () => import('./screens/triggers/TriggerPage').then((m) => ({ Component: m.UserTriggerPage })) },

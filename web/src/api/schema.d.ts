@@ -2945,7 +2945,7 @@ export interface paths {
         put?: never;
         /**
          * Create a tool
-         * @description Creates a tool of the agent (dex_pairs, prediction_markets, coin_prices or custom; configJson per type); its runs call the enabled tools in created order. A custom tool's endpoint must be a public address unless ALLOW_PRIVATE_TARGETS; its secret headers (every header but Content-Type, Accept, Accept-Language, User-Agent) are stored encrypted and shown in full in this response only.
+         * @description Creates a tool of the agent (dex_pairs, prediction_markets, coin_prices, custom or mcp; configJson per type); its runs call the enabled tools in created order (with a model: offer them as functions). A custom tool's endpoint and an mcp tool's url must be public addresses unless ALLOW_PRIVATE_TARGETS; their secret headers (every header but Content-Type, Accept, Accept-Language, User-Agent) are stored encrypted and shown in full in this response only. An mcp tool offers a model run every function its server lists (or those of its allow-list `functions`), each named <tool name>_<function name>.
          */
         post: {
             parameters: {
@@ -3395,6 +3395,86 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/tools/{id}/functions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a tool's functions
+         * @description What the tool offers a model, as [{ name, description, inputSchema }]. For an mcp tool: the functions its server lists (tools/list, every page), within the tool's allow-list when it has one, named as the server names them; kept per tool for MCP_LIST_TTL (5m; an edit of the url or headers lists again). For the other types: the one function a model run offers (its name made a valid function name). A server that cannot be reached, refuses to initialize, answers a protocol error, does not answer within TOOL_TIMEOUT_MS or answers more than 1 MiB: 502 whose message says which.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ToolFunction"][];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This account has 8 requests waiting on MCP servers (or as many name lookups as it may) in this process; Retry-After says when to ask again. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The MCP server could not be reached, refused to initialize, answered a protocol error, did not answer in time or answered too much; the message says which. */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/webhooks": {
@@ -7700,6 +7780,127 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP server (Streamable HTTP)
+         * @description A stateless MCP server (Model Context Protocol, Streamable HTTP, protocol 2025-06-18 and later; answers in JSON) for the account the credential acts in. Tools: list_agents (any role), run_agent (editor or admin), get_run (any role). A body of notifications only (notifications/initialized) answers 202 without a body. A tool the caller has no right to answers a result with isError and the message the REST API would give; run_agent is charged, limited and audited like POST /api/agents/:id/runs. The body is a JSON-RPC message or batch; protocol errors are JSON-RPC error bodies. Requests must be addressed to PUBLIC_BASE_URL's host or a loopback name (Host, and Origin when sent): others answer 403 (DNS rebinding protection). Without a credential: 401 with WWW-Authenticate: Bearer.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                    /** @description Makes the POST safe to retry: the first response (errors included, not 400 or 5xx) is replayed for 24 h with Idempotent-Replayed: true */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description A JSON-RPC 2.0 message (or batch) of MCP */
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description The JSON-RPC response (or batch of responses), Content-Type application/json */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request's Host or Origin is not this server's (DNS rebinding protection). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in progress. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON: send Content-Type: application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{id}/runs": {
         parameters: {
             query?: never;
@@ -8891,6 +9092,22 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        McpToolConfigInput: {
+            /**
+             * Format: uri
+             * @description The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.
+             */
+            url: string;
+            /**
+             * @description Headers sent with every request to the server, usually { "Authorization": "Bearer …" }. Every value is a secret except those of Accept-Language and User-Agent: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it, except when the update changes the url in any part: then each secret header must be sent again in full, or null to remove it (400 otherwise). The transport's own headers (Accept, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, …) may not be set.
+             * @default {}
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description An allow-list of the server's function (tool) names a model is offered; default: every function the server lists */
+            functions?: string[];
+        };
         CreateToolInput: {
             /** @constant */
             type: "dex_pairs";
@@ -8925,6 +9142,15 @@ export interface components {
             /** @description Default "" */
             description?: string;
             configJson: components["schemas"]["CustomToolConfigInput"];
+            /** @description Default true */
+            enabled?: boolean;
+        } | {
+            /** @constant */
+            type: "mcp";
+            name: string;
+            /** @description Default "" */
+            description?: string;
+            configJson: components["schemas"]["McpToolConfigInput"];
             /** @description Default true */
             enabled?: boolean;
         };
@@ -8994,6 +9220,27 @@ export interface components {
                     [key: string]: unknown | null;
                 } | null;
             };
+        } | {
+            /** @constant */
+            type: "mcp";
+            name?: string;
+            description?: string;
+            /** @description Default true */
+            enabled?: boolean;
+            /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
+            configJson?: {
+                /**
+                 * Format: uri
+                 * @description The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.
+                 */
+                url?: string;
+                /** @description Headers sent with every request to the server, usually { "Authorization": "Bearer …" }. Every value is a secret except those of Accept-Language and User-Agent: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it, except when the update changes the url in any part: then each secret header must be sent again in full, or null to remove it (400 otherwise). The transport's own headers (Accept, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, …) may not be set. */
+                headers?: {
+                    [key: string]: string | null;
+                } | null;
+                /** @description An allow-list of the server's function (tool) names a model is offered; default: every function the server lists */
+                functions?: string[] | null;
+            };
         }) | {
             name?: string;
             description?: string;
@@ -9029,6 +9276,18 @@ export interface components {
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
+            } | {
+                /**
+                 * Format: uri
+                 * @description The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.
+                 */
+                url?: string;
+                /** @description Headers sent with every request to the server, usually { "Authorization": "Bearer …" }. Every value is a secret except those of Accept-Language and User-Agent: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it, except when the update changes the url in any part: then each secret header must be sent again in full, or null to remove it (400 otherwise). The transport's own headers (Accept, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, …) may not be set. */
+                headers?: {
+                    [key: string]: string | null;
+                } | null;
+                /** @description An allow-list of the server's function (tool) names a model is offered; default: every function the server lists */
+                functions?: string[] | null;
             };
         };
         ToolInput: {
@@ -9039,10 +9298,10 @@ export interface components {
             /** Format: uuid */
             agentId: string;
             /** @enum {string} */
-            type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+            type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom" | "mcp";
             name: string;
             description: string;
-            /** @description The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig) with defaults filled, secrets masked */
+            /** @description The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig, McpToolConfig) with defaults filled, secrets masked */
             configJson: {
                 [key: string]: unknown;
             };
@@ -9057,6 +9316,15 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             updatedAt: string;
+        };
+        ToolFunctionInput: {
+            /** @description For an mcp tool, the server's name of the function; for the other types, the function name a model run offers */
+            name: string;
+            description: string;
+            /** @description The JSON Schema of its arguments */
+            inputSchema: {
+                [key: string]: unknown;
+            };
         };
         /** @description schedule and cron triggers */
         ScheduleTriggerConfigInput: {
@@ -9210,7 +9478,7 @@ export interface components {
             };
             tools: {
                 /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom" | "mcp";
                 name: string;
                 description: string;
                 configJson: {
@@ -9287,6 +9555,16 @@ export interface components {
                 name: string;
                 description?: string;
                 configJson: components["schemas"]["CustomToolConfigInput"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "mcp";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["McpToolConfigInput"];
                 /** @description Default true */
                 enabled?: boolean;
                 /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
@@ -10961,6 +11239,22 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        McpToolConfig: {
+            /**
+             * Format: uri
+             * @description The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.
+             */
+            url: string;
+            /**
+             * @description Headers sent with every request to the server, usually { "Authorization": "Bearer …" }. Every value is a secret except those of Accept-Language and User-Agent: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it, except when the update changes the url in any part: then each secret header must be sent again in full, or null to remove it (400 otherwise). The transport's own headers (Accept, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, …) may not be set.
+             * @default {}
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description An allow-list of the server's function (tool) names a model is offered; default: every function the server lists */
+            functions?: string[];
+        };
         CreateTool: {
             /** @constant */
             type: "dex_pairs";
@@ -10995,6 +11289,15 @@ export interface components {
             /** @description Default "" */
             description?: string;
             configJson: components["schemas"]["CustomToolConfig"];
+            /** @description Default true */
+            enabled?: boolean;
+        } | {
+            /** @constant */
+            type: "mcp";
+            name: string;
+            /** @description Default "" */
+            description?: string;
+            configJson: components["schemas"]["McpToolConfig"];
             /** @description Default true */
             enabled?: boolean;
         };
@@ -11064,6 +11367,27 @@ export interface components {
                     [key: string]: unknown | null;
                 } | null;
             };
+        } | {
+            /** @constant */
+            type: "mcp";
+            name?: string;
+            description?: string;
+            /** @description Default true */
+            enabled?: boolean;
+            /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
+            configJson?: {
+                /**
+                 * Format: uri
+                 * @description The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.
+                 */
+                url?: string;
+                /** @description Headers sent with every request to the server, usually { "Authorization": "Bearer …" }. Every value is a secret except those of Accept-Language and User-Agent: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it, except when the update changes the url in any part: then each secret header must be sent again in full, or null to remove it (400 otherwise). The transport's own headers (Accept, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, …) may not be set. */
+                headers?: {
+                    [key: string]: string | null;
+                } | null;
+                /** @description An allow-list of the server's function (tool) names a model is offered; default: every function the server lists */
+                functions?: string[] | null;
+            };
         }) | {
             name?: string;
             description?: string;
@@ -11099,6 +11423,18 @@ export interface components {
                 parameters?: {
                     [key: string]: unknown | null;
                 } | null;
+            } | {
+                /**
+                 * Format: uri
+                 * @description The MCP server's Streamable HTTP endpoint (e.g. https://mcp.example.com/mcp). Absolute http(s) URL without credentials; private, loopback and link-local targets are refused unless ALLOW_PRIVATE_TARGETS, and a name that does not resolve within 3 s is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.
+                 */
+                url?: string;
+                /** @description Headers sent with every request to the server, usually { "Authorization": "Bearer …" }. Every value is a secret except those of Accept-Language and User-Agent: stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of exports; sending the masked value back keeps it, except when the update changes the url in any part: then each secret header must be sent again in full, or null to remove it (400 otherwise). The transport's own headers (Accept, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, …) may not be set. */
+                headers?: {
+                    [key: string]: string | null;
+                } | null;
+                /** @description An allow-list of the server's function (tool) names a model is offered; default: every function the server lists */
+                functions?: string[] | null;
             };
         };
         Tool: {
@@ -11109,10 +11445,10 @@ export interface components {
             /** Format: uuid */
             agentId: string;
             /** @enum {string} */
-            type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+            type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom" | "mcp";
             name: string;
             description: string;
-            /** @description The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig) with defaults filled, secrets masked */
+            /** @description The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig, McpToolConfig) with defaults filled, secrets masked */
             configJson: {
                 [key: string]: unknown;
             };
@@ -11127,6 +11463,15 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             updatedAt: string;
+        };
+        ToolFunction: {
+            /** @description For an mcp tool, the server's name of the function; for the other types, the function name a model run offers */
+            name: string;
+            description: string;
+            /** @description The JSON Schema of its arguments */
+            inputSchema: {
+                [key: string]: unknown;
+            };
         };
         /** @description schedule and cron triggers */
         ScheduleTriggerConfig: {
@@ -11280,7 +11625,7 @@ export interface components {
             };
             tools: {
                 /** @enum {string} */
-                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom";
+                type: "dex_pairs" | "prediction_markets" | "coin_prices" | "custom" | "mcp";
                 name: string;
                 description: string;
                 configJson: {
@@ -11357,6 +11702,16 @@ export interface components {
                 name: string;
                 description?: string;
                 configJson: components["schemas"]["CustomToolConfig"];
+                /** @description Default true */
+                enabled?: boolean;
+                /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
+                secrets?: string[];
+            } | {
+                /** @constant */
+                type: "mcp";
+                name: string;
+                description?: string;
+                configJson: components["schemas"]["McpToolConfig"];
                 /** @description Default true */
                 enabled?: boolean;
                 /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */

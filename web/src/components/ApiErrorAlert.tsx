@@ -11,6 +11,7 @@ const TITLES: Record<number, string> = {
   413: 'Too large',
   422: 'Not accepted',
   429: 'Too many requests',
+  502: 'A server it depends on failed',
 };
 
 /**

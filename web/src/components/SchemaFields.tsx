@@ -10,9 +10,12 @@ export function labelOf(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** The API marks write-only values in their description ("Secret: stored encrypted…", header values). */
+/**
+ * The API marks write-only values in their description ("Secret: stored encrypted…", header values). A URL
+ * is never one as a whole (only some of its query values are masked on read): it stays readable as typed.
+ */
 function isSecret(schema: JsonSchema): boolean {
-  return /\bsecret\b/i.test(schema.description ?? '') && schema.type === 'string';
+  return /\bsecret\b/i.test(schema.description ?? '') && schema.type === 'string' && schema.format !== 'uri';
 }
 
 function errorAt(errors: FieldError[], path: string): string | undefined {

@@ -1,5 +1,6 @@
-import { Badge, Button, Group, Modal, NativeSelect, Paper, Stack, Switch, Table, Text, Textarea, TextInput } from '@mantine/core';
+import { Anchor, Badge, Button, Group, Modal, NativeSelect, Paper, Stack, Switch, Table, Text, Textarea, TextInput } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
 import { fieldOfMessage } from '../../api/errors';
 import { useComponentSchema, validateAgainst, variantsByType, type FieldError } from '../../api/openapi-schema';
 import { ApiErrorAlert } from '../../components/ApiErrorAlert';
@@ -44,6 +45,12 @@ export interface ChildApi<T extends ChildItem> {
   remove(id: string): Promise<unknown>;
   /** A short line saying what the item is configured to do. */
   summary(item: T): string;
+  /** Labels of config fields that words alone would spell wrong (`url` → "URL"). */
+  fieldLabels?: Record<string, string>;
+  /** What the Type field calls a type, when not its name (`mcp` → "MCP server"). */
+  typeLabels?: Record<string, string>;
+  /** The item's own page (a path), when it has one: its name links there. */
+  pageOf?(item: T): string;
 }
 
 /**
@@ -103,7 +110,15 @@ export function ChildResources<T extends ChildItem>({ agentId, api }: { agentId:
                 <Table.Tbody>
                   {items.map((item) => (
                     <Table.Tr key={item.id}>
-                      <Table.Td fw={500}>{item.name}</Table.Td>
+                      <Table.Td fw={500}>
+                        {api.pageOf ? (
+                          <Anchor component={Link} to={api.pageOf(item)}>
+                            {item.name}
+                          </Anchor>
+                        ) : (
+                          item.name
+                        )}
+                      </Table.Td>
                       <Table.Td>
                         <Badge variant="light" color="gray">
                           {item.type}
@@ -223,7 +238,7 @@ function ChildForm<T extends ChildItem>({ agentId, api, item, listKey, onClose }
                   setConfig({});
                   setErrors([]);
                 }}
-                data={types}
+                data={types.map((t) => ({ value: t, label: api.typeLabels?.[t] ?? t }))}
                 description={item ? 'Changing the type replaces the whole configuration.' : undefined}
               />
               <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={errorOf('name')} maxLength={200} data-autofocus />
@@ -242,9 +257,9 @@ function ChildForm<T extends ChildItem>({ agentId, api, item, listKey, onClose }
               {variant.properties?.configJson && (
                 <Paper withBorder p="sm">
                   <Text fw={500} size="sm" mb="xs">
-                    {labelOf(chosen)} configuration
+                    {api.typeLabels?.[chosen] ?? labelOf(chosen)} configuration
                   </Text>
-                  <SchemaFields key={chosen} schema={variant.properties.configJson} value={config} onChange={setConfig} errors={errors} path="configJson" />
+                  <SchemaFields key={chosen} schema={variant.properties.configJson} value={config} onChange={setConfig} errors={errors} path="configJson" labels={api.fieldLabels} />
                 </Paper>
               )}
               {errors.length > 0 && !save.error && (
