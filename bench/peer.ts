@@ -143,6 +143,12 @@ async function startOurs(receiver: Receiver, cleanups: Cleanups): Promise<Stack>
     hookUrl: `${processes.base}/api/hooks/webhooks/${incoming.id}`,
     pids: () => [processes.api().pid, processes.worker().pid, ...(temporal.pid ? [temporal.pid] : []), ...postgresBackendPids(database.name)],
     sqlPids: () => [processes.api().pid, processes.worker().pid],
+    cpuGroups: () => ({
+      api: [processes.api().pid],
+      worker: [processes.worker().pid],
+      temporal: temporal.pid ? [temporal.pid] : [],
+      postgres: postgresBackendPids(database.name),
+    }),
     kill: (which) => processes.restart(which === 'api' ? 'api' : 'worker'),
     stop: async () => {},
   };
@@ -310,6 +316,8 @@ interface PhaseResult {
   /** SQL statements per message (the stack's sqlPids), and by text over the phase; NaN / none for a stack without. */
   statementsPerMessage: number;
   sql: SqlWindow | undefined;
+  /** CPU ms per message by part of the stack (its cpuGroups). */
+  cpuByPart: Record<string, number>;
   refused: Record<string, number>;
 }
 
@@ -325,8 +333,13 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
   const accepted = new Set<string>();
   const refused: Record<string, number> = {};
   const cpu = cpuMeter(stack.pids);
+  const parts = Object.keys(stack.cpuGroups?.() ?? {});
+  const partMeters = parts.map((part) => cpuMeter(() => stack.cpuGroups!()[part] ?? []));
   const sql = stack.sqlPids && !kill ? await sqlMeter(stack.sqlPids) : undefined;
   const t0 = performance.now();
+  // With BENCH_CPU_PROF: the phase's window on the monotonic clock the profiles use (bench/profile-summary.ts --from/--to).
+  const mark = () => process.hrtime.bigint() / 1000n;
+  const from = mark();
   const inFlight = new Set<Promise<void>>();
   let killing: Promise<void> | undefined;
   for (let i = 0; i < count; i++) {
@@ -358,6 +371,8 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
   await killing;
   await receiver.waitFor(() => [...accepted].every((s) => map.has(s)), SETTLE_MS);
   const cpuSecondsUsed = cpu();
+  if (process.env.BENCH_CPU_PROF) console.log(`    profile window of ${stack.name}'s phase: --from=${from} --to=${mark()}`);
+  const cpuByPart = Object.fromEntries(parts.map((part, i) => [part, (1000 * partMeters[i]!()) / Math.max(1, [...sentAt.keys()].filter((q) => map.has(q)).length)]));
   const statements = await sql?.();
   // Late repeats (a retried attempt after a kill) may come after the last first arrival.
   if (kill) await sleep(Math.min(SETTLE_MS, 10_000));
@@ -380,6 +395,7 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
     cpuMsPerMessage: (1000 * cpuSecondsUsed) / Math.max(1, mine.length),
     statementsPerMessage: statements ? statements.total / Math.max(1, mine.length) : NaN,
     sql: statements,
+    cpuByPart,
     refused,
   };
 }
@@ -410,6 +426,7 @@ async function main() {
           const r = await phase(s, receiver, p.count, p.interval);
           const key = `${p.label}|${s.name}`;
           results.set(key, [...(results.get(key) ?? []), r]);
+          if (Object.keys(r.cpuByPart).length) console.log(`    CPU ms/msg by part: ${Object.entries(r.cpuByPart).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
           if (process.env.BENCH_SQL && r.sql) {
             console.log(`    SQL statements per message, ${p.label}, ours (API + worker), most frequent first:`);
             for (const [text, n] of r.sql.byText.slice(0, 40)) console.log(`    ${(n / Math.max(1, r.received)).toFixed(2).padStart(6)}  ${text.slice(0, 150)}`);

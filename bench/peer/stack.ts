@@ -7,6 +7,8 @@ export interface Stack {
   hookUrl: string;
   /** Every process of the stack now (the CPU meters read them at both ends of a phase). */
   pids: () => number[];
+  /** The stack's processes by part (the API, the worker, …), for CPU per message by part; `pids` when absent. */
+  cpuGroups?: () => Record<string, number[]>;
   /** The processes whose SQL statements are counted (bench/kit/sql-counter.cjs), where the stack has any. */
   sqlPids?: () => number[];
   /** SIGKILL that process and start it again; resolves once it serves again. */

@@ -1,4 +1,5 @@
 import type { Queryable } from '../pool';
+import { hitUpTo } from './request-guards';
 
 /** The public hook endpoints find their target by id or path alone: the caller has no account. */
 
@@ -18,13 +19,27 @@ export interface HookTriggerRow {
 
 export function createHooksRepository(db: Queryable) {
   return {
-    /** An enabled incoming webhook, in any account. */
-    async findIncomingWebhook(id: string, q: Queryable = db): Promise<IncomingWebhookRow | null> {
-      const { rows } = await q.query<IncomingWebhookRow>(
-        `SELECT id, account_id, secret_sealed FROM webhooks WHERE id = $1 AND direction = 'incoming' AND enabled`,
-        [id],
+    /**
+     * An enabled incoming webhook, in any account, with its event types, and a hit on its requests' counter
+     * (`key`: a fixed window of `windowMs` holding at most `max`, request-guards' hitUpTo), in one
+     * statement; the counter is not touched when there is no such webhook. `allowed`: this hit is within
+     * the limit; `ttlMs`: until the window resets.
+     */
+    async findIncomingWebhookCounted(
+      id: string,
+      limit: { key: string; windowMs: number; max: number },
+      q: Queryable = db,
+    ): Promise<(IncomingWebhookRow & { events: string[]; allowed: boolean; ttlMs: number }) | null> {
+      const { ctes, counted } = hitUpTo('EXISTS (SELECT 1 FROM hook)');
+      const { rows } = await q.query<IncomingWebhookRow & { events: string[]; hits: number; ttl_ms: number }>(
+        `WITH hook AS (
+           SELECT id, account_id, secret_sealed, events FROM webhooks WHERE id = $4 AND direction = 'incoming' AND enabled
+         ), ${ctes}
+         SELECT hook.id, hook.account_id, hook.secret_sealed, hook.events, counted.hits, counted.ttl_ms FROM hook, ${counted} AS counted`,
+        [limit.key, limit.windowMs, limit.max, id],
       );
-      return rows[0] ?? null;
+      const r = rows[0];
+      return r ? { id: r.id, account_id: r.account_id, secret_sealed: r.secret_sealed, events: r.events, allowed: r.hits <= limit.max, ttlMs: r.ttl_ms } : null;
     },
 
     /**
