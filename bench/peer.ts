@@ -38,7 +38,9 @@
  * variables pass through from the environment. Settings: BENCH_N8N_VERSION (1.123.81), BENCH_BURST (500),
  * BENCH_IN_FLIGHT (50), BENCH_RATES (10,50), BENCH_PACED_SECONDS (10), BENCH_ROUNDS (1), BENCH_KILL
  * (worker,api,n8n,bullmq), BENCH_KILL_BURST (300), BENCH_SETTLE_SECONDS (30), BENCH_FINAL_SETTLE_SECONDS (120), BENCH_STACKS
- * (ours,n8n,bullmq), BENCH_SQL, BENCH_REDIS_SERVER (redis-server), BENCH_POSTGRES_URL (as bench/kit/stack.ts).
+ * (ours,n8n,bullmq), BENCH_SQL, BENCH_PG_STATEMENTS (bench/peer/pg-statements.ts: ours on a Postgres of its own, and
+ * Postgres's execution time per message by statement after each phase), BENCH_REDIS_SERVER (redis-server),
+ * BENCH_POSTGRES_URL (as bench/kit/stack.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,6 +58,7 @@ import { Cleanups, createBenchDatabase, startApiAndWorker, startDevServer } from
 import { sqlMeter, type SqlWindow } from './kit/sql-counts';
 import { median, percentile } from './kit/stats';
 import { startBullmq } from './peer/bullmq';
+import { startStatementsPostgres, statementsWindow } from './peer/pg-statements';
 import type { Stack, StackName } from './peer/stack';
 
 const REPO_ROOT = path.join(__dirname, '..');
@@ -143,6 +146,7 @@ async function startOurs(receiver: Receiver, cleanups: Cleanups): Promise<Stack>
     hookUrl: `${processes.base}/api/hooks/webhooks/${incoming.id}`,
     pids: () => [processes.api().pid, processes.worker().pid, ...(temporal.pid ? [temporal.pid] : []), ...postgresBackendPids(database.name)],
     sqlPids: () => [processes.api().pid, processes.worker().pid],
+    databaseUrl: database.url,
     cpuGroups: () => ({
       api: [processes.api().pid],
       worker: [processes.worker().pid],
@@ -336,6 +340,7 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
   const parts = Object.keys(stack.cpuGroups?.() ?? {});
   const partMeters = parts.map((part) => cpuMeter(() => stack.cpuGroups!()[part] ?? []));
   const sql = stack.sqlPids && !kill ? await sqlMeter(stack.sqlPids) : undefined;
+  const pgStatements = process.env.BENCH_PG_STATEMENTS && stack.databaseUrl && !kill ? await statementsWindow(stack.databaseUrl) : undefined;
   const t0 = performance.now();
   // With BENCH_CPU_PROF: the phase's window on the monotonic clock the profiles use (bench/profile-summary.ts --from/--to).
   const mark = () => process.hrtime.bigint() / 1000n;
@@ -374,6 +379,12 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
   if (process.env.BENCH_CPU_PROF) console.log(`    profile window of ${stack.name}'s phase: --from=${from} --to=${mark()}`);
   const cpuByPart = Object.fromEntries(parts.map((part, i) => [part, (1000 * partMeters[i]!()) / Math.max(1, [...sentAt.keys()].filter((q) => map.has(q)).length)]));
   const statements = await sql?.();
+  if (pgStatements) {
+    const times = await pgStatements();
+    const per = (v: number) => (v / Math.max(1, [...sentAt.keys()].filter((q) => map.has(q)).length)).toFixed(3);
+    console.log(`    Postgres execution time per message (pg_stat_statements), ${stack.name}: ${per(times.reduce((a, t) => a + t.totalMs, 0))} ms in all; costliest first (calls/msg, ms/msg):`);
+    for (const t of times.slice(0, 15)) console.log(`    ${per(t.calls).padStart(7)} ${per(t.totalMs).padStart(7)}  ${t.query.slice(0, 140)}`);
+  }
   // Late repeats (a retried attempt after a kill) may come after the last first arrival.
   if (kill) await sleep(Math.min(SETTLE_MS, 10_000));
   const mine = [...sentAt.keys()].map((s) => map.get(s)).filter((a): a is Arrival => !!a);
@@ -409,6 +420,12 @@ async function main() {
   const cleanups = new Cleanups();
   const stacks: Stack[] = [];
   try {
+    if (process.env.BENCH_PG_STATEMENTS) {
+      const own = await startStatementsPostgres();
+      cleanups.push(own.stop);
+      process.env.BENCH_POSTGRES_URL = own.serverUrl;
+      console.log('ours on a Postgres of its own with pg_stat_statements (BENCH_PG_STATEMENTS)');
+    }
     for (const name of STACKS) {
       const t = performance.now();
       const start = { ours: startOurs, n8n: startN8n, bullmq: (r: Receiver, c: Cleanups) => startBullmq({ url: `${r.base}/bullmq`, secret: SECRET }, c) }[name];

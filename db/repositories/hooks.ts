@@ -1,5 +1,6 @@
 import type { Queryable } from '../pool';
 import { hitUpTo } from './request-guards';
+import { countTriggeredSql } from './webhooks';
 
 /** The public hook endpoints find their target by id or path alone: the caller has no account. */
 
@@ -44,16 +45,17 @@ export function createHooksRepository(db: Queryable) {
 
     /**
      * Counts one accepted request, if the webhook is still an enabled incoming one (it may have changed
-     * since it was read); returns the event types to emit, or null.
+     * since it was read): false otherwise. The row is held shared to the commit (a user's change to it
+     * waits, and is waited for), and the count is added beside it (webhooks.ts countTriggeredSql), so
+     * concurrent calls of the webhook do not wait for each other.
      */
-    async countIncoming(id: string, q: Queryable): Promise<{ account_id: string; events: string[] } | null> {
-      const { rows } = await q.query<{ account_id: string; events: string[] }>(
-        `UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now()
-         WHERE id = $1 AND direction = 'incoming' AND enabled
-         RETURNING account_id, events`,
+    async countIncoming(id: string, q: Queryable): Promise<boolean> {
+      const { rowCount } = await q.query(
+        `WITH hook AS (SELECT id FROM webhooks WHERE id = $1 AND direction = 'incoming' AND enabled FOR SHARE)
+         ${countTriggeredSql('hook')}`,
         [id],
       );
-      return rows[0] ?? null;
+      return rowCount === 1;
     },
 
     /**

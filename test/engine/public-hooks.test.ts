@@ -144,7 +144,7 @@ describe('public hooks', () => {
       assert.equal((await eventsOf(webhook.id)).length, 2);
     });
 
-    it('counts the call last, under the webhook row it holds to the commit; disabled meanwhile, nothing of the call is kept', async () => {
+    it('counts the call last, holding the webhook row shared to the commit; disabled meanwhile, nothing of the call is kept', async () => {
       const owner = await registerUser(h.app);
       const webhook = await api(h.app, owner).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
       // Hold the webhook's row (as a user's update does), so that the call stops where it counts itself.
@@ -156,7 +156,7 @@ describe('public hooks', () => {
         call = api(base).post(`/api/hooks/webhooks/${webhook.id}`, '{"n": 1}');
         const waiting = await waitFor('the call to wait for the webhook row', async () => {
           const { rows } = await h.db.query(
-            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE webhooks SET trigger_count%'`,
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%webhook_trigger_counts%'`,
           );
           return rows[0]?.pid as number | undefined;
         }, 10_000);
