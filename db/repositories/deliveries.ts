@@ -235,7 +235,7 @@ export interface SlotRequest {
  * lease row until it ends (or its lease expires: a killed worker cannot keep a slot), and a delivery
  * that finds no slot waits in line by arrival. The rows of one webhook are changed under a
  * transaction-scoped advisory lock, so two workers never both take its last slot. Each call is one
- * statement, a function of migration 22 that takes the lock and does the work inside Postgres
+ * statement, a function of migration 23 that takes the lock and does the work inside Postgres
  * (docs/adr/0012-fewer-round-trips-per-hook.md).
  */
 export function createDeliverySlotsRepository(db: Db) {

@@ -33,7 +33,7 @@ export interface WebhookValues {
 }
 
 /**
- * The count kept on the row since before migration 23 plus the rows counted beside it (countTriggered), in
+ * The count kept on the row since before migration 24 plus the rows counted beside it (countTriggered), in
  * any statement on `webhooks` (a RETURNING too).
  */
 const COUNTED = `(SELECT coalesce(sum(c.trigger_count), 0) FROM webhook_trigger_counts c WHERE c.webhook_id = webhooks.id)`;
@@ -44,7 +44,7 @@ const COLUMNS = `id, account_id, name, direction, url, secret_sealed, events, en
 
 /**
  * Adds one to the triggerCount of each webhook `ids` yields (SQL: a set of uuids) and sets its lastTriggered,
- * in the row of this connection's own (migration 23): concurrent counts of one webhook take different rows,
+ * in the row of this connection's own (migration 24): concurrent counts of one webhook take different rows,
  * so none waits for another's commit.
  */
 export const countTriggeredSql = (ids: string) => `INSERT INTO webhook_trigger_counts AS c (webhook_id, slot, trigger_count, last_triggered_at)
