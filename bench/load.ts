@@ -33,6 +33,8 @@ export interface Measurement {
   statusCodes: Record<string, number>;
   /** Server-process CPU time per request, microseconds: less sensitive to a busy machine than req/s. */
   cpuPerRequest: number;
+  /** SQL statements (round trips to Postgres) the server sent per request. */
+  statementsPerRequest: number;
 }
 
 export function loadSettingsFromEnv(): LoadSettings {
@@ -67,14 +69,14 @@ export async function probe(target: Target): Promise<number> {
 }
 
 /**
- * Warm-up, then the measured run, with the same settings for every target. `serverCpuMicros` reads the
- * server process's CPU clock, sampled around the measured run.
+ * Warm-up, then the measured run, with the same settings for every target. `server` reads the server
+ * process's CPU clock and its count of SQL statements, sampled around the measured run.
  */
-export async function measure(target: Target, settings: LoadSettings, serverCpuMicros: () => Promise<number>): Promise<Measurement> {
+export async function measure(target: Target, settings: LoadSettings, server: { cpuMicros: () => Promise<number>; statements: () => Promise<number> }): Promise<Measurement> {
   if (settings.warmup > 0) await run(target, settings.connections, settings.warmup);
-  const cpuBefore = await serverCpuMicros();
+  const [cpuBefore, statementsBefore] = [await server.cpuMicros(), await server.statements()];
   const r = await run(target, settings.connections, settings.duration);
-  const cpuAfter = await serverCpuMicros();
+  const [cpuAfter, statementsAfter] = [await server.cpuMicros(), await server.statements()];
   const statusCodes: Record<string, number> = {};
   for (const [code, stat] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0;
   return {
@@ -87,6 +89,7 @@ export async function measure(target: Target, settings: LoadSettings, serverCpuM
     timeouts: r.timeouts,
     statusCodes,
     cpuPerRequest: r.requests.total ? (cpuAfter - cpuBefore) / r.requests.total : 0,
+    statementsPerRequest: r.requests.total ? (statementsAfter - statementsBefore) / r.requests.total : 0,
   };
 }
 
@@ -100,6 +103,7 @@ export function combine(runs: Measurement[]): Measurement {
     p50: median(runs.map((m) => m.p50)),
     p99: median(runs.map((m) => m.p99)),
     cpuPerRequest: median(runs.map((m) => m.cpuPerRequest)),
+    statementsPerRequest: median(runs.map((m) => m.statementsPerRequest)),
     total: sum((m) => m.total),
     non2xx: sum((m) => m.non2xx),
     errors: sum((m) => m.errors),

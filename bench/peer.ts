@@ -1,6 +1,6 @@
 /**
- * `npm run bench:peer`: our `npm start` stack beside n8n on the same machine, in the same run, on the
- * same job — a public hook whose body must reach a loopback receiver:
+ * `npm run bench:peer`: our `npm start` stack beside n8n and beside Fastify + BullMQ on the same machine, in
+ * the same run, on the same job — a public hook whose body must reach a loopback receiver:
  * - ours: the processes `npm start` runs — `api/server.ts` and `worker/main.ts` (each `node --import tsx`),
  *   a Temporal dev server on a SQLite file (retention 15 minutes, as scripts/dev-stack.ts starts it) and a fresh
  *   database `bench_<pid>` (bench/kit/stack.ts) — with an incoming webhook (`POST /api/hooks/webhooks/:id`
@@ -9,7 +9,10 @@
  *   `.data/peer/n8n` when absent — never a dependency of ours) on its default SQLite database in a temporary
  *   N8N_USER_FOLDER, offline (diagnostics, version notifications, templates, personalization off), with one
  *   workflow imported and activated through its CLI (`import:workflow`, `update:workflow --active=true`):
- *   Webhook node (POST, respond immediately) → HTTP Request node POSTing the body to the receiver.
+ *   Webhook node (POST, respond immediately) → HTTP Request node POSTing the body to the receiver;
+ * - bullmq: what a Node team would build for it in an afternoon (bench/peer/bullmq-server.ts, started by
+ *   bench/peer/bullmq.ts): Fastify queueing a BullMQ job per hook on a Redis of its own with its append-only
+ *   file fsynced every second, and a BullMQ worker POSTing it signed (Standard Webhooks), retried as BullMQ does.
  * Every hook request carries a unique `seq`; the receiver records its first arrival and counts repeats
  * (and, for ours, whether a repeat carried the same `webhook-id`, which a receiver de-duplicates).
  *
@@ -20,18 +23,23 @@
  *   the arrival at the receiver (one not arrived counts as infinitely late).
  * CPU per message: user + system time (/proc/<pid>/stat) over the phase of every process of the stack —
  * ours: the API, the worker, the Temporal dev server and the Postgres backends connected to `bench_<pid>`
- * (not Postgres's shared background processes); n8n: its process and all its descendants (task runner).
+ * (not Postgres's shared background processes); n8n: its process and all its descendants (task runner);
+ * bullmq: its server process and redis-server. SQL statements per message: ours' API and worker
+ * (bench/kit/sql-counter.cjs; BENCH_SQL=1 prints them by text, per message, after each of ours' phases).
  * Late: accepted (2xx) and not received BENCH_SETTLE_SECONDS after the phase's last arrival (the next phase
  * starts then); lost: accepted in any phase and not received at the end of the run, after up to
  * BENCH_FINAL_SETTLE_SECONDS without an arrival; duplicated: a seq received more than once.
- * Then BENCH_KILL (comma list of `worker`, `api`, `n8n`; empty for none): a burst of BENCH_KILL_BURST
- * during which that process is SIGKILLed once a third of the hooks were accepted and started again at
- * once (what the dev stack's supervisor does; n8n has none), and what was lost or duplicated.
+ * Then BENCH_KILL (comma list of `worker`, `api`, `n8n`, `bullmq` (its server), `redis`; empty for none): a
+ * burst of BENCH_KILL_BURST during which that process is SIGKILLed once a third of the hooks were accepted
+ * and started again at once (what the dev stack's supervisor does; n8n has none), and what was lost or
+ * duplicated.
  * BENCH_ROUNDS rounds; the table shows medians. HOOK_RATE_LIMIT and FIRES_PER_MINUTE are raised to
  * 1000000 for our processes (the default 50 hook requests/s would answer the burst 429); other engine
  * variables pass through from the environment. Settings: BENCH_N8N_VERSION (1.123.81), BENCH_BURST (500),
  * BENCH_IN_FLIGHT (50), BENCH_RATES (10,50), BENCH_PACED_SECONDS (10), BENCH_ROUNDS (1), BENCH_KILL
- * (worker,api,n8n), BENCH_KILL_BURST (300), BENCH_SETTLE_SECONDS (30), BENCH_FINAL_SETTLE_SECONDS (120), BENCH_STACKS (ours,n8n),
+ * (worker,api,n8n,bullmq), BENCH_KILL_BURST (300), BENCH_SETTLE_SECONDS (30), BENCH_FINAL_SETTLE_SECONDS (120), BENCH_STACKS
+ * (ours,n8n,bullmq), BENCH_SQL, BENCH_PG_STATEMENTS (bench/peer/pg-statements.ts: ours on a Postgres of its own, and
+ * Postgres's execution time per message by statement after each phase), BENCH_REDIS_SERVER (redis-server),
  * BENCH_POSTGRES_URL (as bench/kit/stack.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -47,7 +55,11 @@ import { cpuMeter, postgresBackendPids, processTree } from './kit/cpu';
 import { startReceiver as startLoopbackReceiver } from './kit/receiver';
 import { choiceSetting, listSetting, setting } from './kit/settings';
 import { Cleanups, createBenchDatabase, startApiAndWorker, startDevServer } from './kit/stack';
+import { sqlMeter, type SqlWindow } from './kit/sql-counts';
 import { median, percentile } from './kit/stats';
+import { startBullmq } from './peer/bullmq';
+import { startStatementsPostgres, statementsWindow } from './peer/pg-statements';
+import type { Stack, StackName } from './peer/stack';
 
 const REPO_ROOT = path.join(__dirname, '..');
 const N8N_DIR = path.join(REPO_ROOT, '.data', 'peer', 'n8n');
@@ -58,11 +70,11 @@ const IN_FLIGHT = Math.max(1, setting('BENCH_IN_FLIGHT', 50));
 const RATES = listSetting('BENCH_RATES', '10,50').map(Number);
 const PACED_SECONDS = Math.max(1, setting('BENCH_PACED_SECONDS', 10));
 const ROUNDS = Math.max(1, setting('BENCH_ROUNDS', 1));
-const KILLS = choiceSetting('BENCH_KILL', 'worker,api,n8n', ['worker', 'api', 'n8n']);
+const KILLS = choiceSetting('BENCH_KILL', 'worker,api,n8n,bullmq', ['worker', 'api', 'n8n', 'bullmq', 'redis']);
 const KILL_BURST = Math.max(3, setting('BENCH_KILL_BURST', 300));
 const SETTLE_MS = setting('BENCH_SETTLE_SECONDS', 30) * 1000;
 const FINAL_SETTLE_MS = setting('BENCH_FINAL_SETTLE_SECONDS', 120) * 1000;
-const STACKS = choiceSetting('BENCH_STACKS', 'ours,n8n', ['ours', 'n8n']);
+const STACKS = choiceSetting<StackName>('BENCH_STACKS', 'ours,n8n,bullmq', ['ours', 'n8n', 'bullmq']);
 const WARMUP = 20;
 const SECRET = `whsec_${Buffer.from('bench-secret-bench-secret-bench!').toString('base64')}`;
 for (const r of RATES) if (!(r > 0)) throw new Error(`BENCH_RATES must be positive numbers, got "${process.env.BENCH_RATES}"`);
@@ -75,13 +87,13 @@ interface Arrival {
   webhookIds: Set<string>;
 }
 
-/** The loopback endpoint both stacks deliver to: `/ours` and `/n8n`, 200 at once. */
+/** The loopback endpoint every stack delivers to: `/ours`, `/n8n` and `/bullmq`, 200 at once. */
 async function startReceiver() {
-  const arrivals = { ours: new Map<string, Arrival>(), n8n: new Map<string, Arrival>() };
+  const arrivals: Record<StackName, Map<string, Arrival>> = { ours: new Map(), n8n: new Map(), bullmq: new Map() };
   let unreadable = 0;
   let onArrival = () => {};
   const receiver = await startLoopbackReceiver(({ url, headers, body, at }) => {
-    const map = url === '/ours' ? arrivals.ours : url === '/n8n' ? arrivals.n8n : undefined;
+    const map = (['ours', 'n8n', 'bullmq'] as const).find((name) => url === `/${name}`);
     let seq: unknown;
     try {
       const parsed = JSON.parse(body) as { seq?: unknown; data?: { payload?: { seq?: unknown } } };
@@ -90,12 +102,12 @@ async function startReceiver() {
       // counted below
     }
     if (!map || typeof seq !== 'string') return void unreadable++;
-    const known = map.get(seq);
+    const known = arrivals[map].get(seq);
     const webhookId = String(headers['webhook-id'] ?? '');
     if (known) {
       known.count++;
       known.webhookIds.add(webhookId);
-    } else map.set(seq, { first: at, count: 1, webhookIds: new Set([webhookId]) });
+    } else arrivals[map].set(seq, { first: at, count: 1, webhookIds: new Set([webhookId]) });
     onArrival();
   });
   return {
@@ -116,15 +128,6 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 // ---------------------------------------------------------------------------------------------- stacks
 
-interface Stack {
-  name: 'ours' | 'n8n';
-  hookUrl: string;
-  pids: () => number[];
-  /** SIGKILL that process and start it again; resolves once it serves again. */
-  kill: (which: string) => Promise<void>;
-  stop: () => Promise<void>;
-}
-
 async function startOurs(receiver: Receiver, cleanups: Cleanups): Promise<Stack> {
   const database = await createBenchDatabase();
   cleanups.push(database.drop);
@@ -142,6 +145,14 @@ async function startOurs(receiver: Receiver, cleanups: Cleanups): Promise<Stack>
     name: 'ours',
     hookUrl: `${processes.base}/api/hooks/webhooks/${incoming.id}`,
     pids: () => [processes.api().pid, processes.worker().pid, ...(temporal.pid ? [temporal.pid] : []), ...postgresBackendPids(database.name)],
+    sqlPids: () => [processes.api().pid, processes.worker().pid],
+    databaseUrl: database.url,
+    cpuGroups: () => ({
+      api: [processes.api().pid],
+      worker: [processes.worker().pid],
+      temporal: temporal.pid ? [temporal.pid] : [],
+      postgres: postgresBackendPids(database.name),
+    }),
     kill: (which) => processes.restart(which === 'api' ? 'api' : 'worker'),
     stop: async () => {},
   };
@@ -306,6 +317,11 @@ interface PhaseResult {
   p50: number;
   p99: number;
   cpuMsPerMessage: number;
+  /** SQL statements per message (the stack's sqlPids), and by text over the phase; NaN / none for a stack without. */
+  statementsPerMessage: number;
+  sql: SqlWindow | undefined;
+  /** CPU ms per message by part of the stack (its cpuGroups). */
+  cpuByPart: Record<string, number>;
   refused: Record<string, number>;
 }
 
@@ -321,7 +337,14 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
   const accepted = new Set<string>();
   const refused: Record<string, number> = {};
   const cpu = cpuMeter(stack.pids);
+  const parts = Object.keys(stack.cpuGroups?.() ?? {});
+  const partMeters = parts.map((part) => cpuMeter(() => stack.cpuGroups!()[part] ?? []));
+  const sql = stack.sqlPids && !kill ? await sqlMeter(stack.sqlPids) : undefined;
+  const pgStatements = process.env.BENCH_PG_STATEMENTS && stack.databaseUrl && !kill ? await statementsWindow(stack.databaseUrl) : undefined;
   const t0 = performance.now();
+  // With BENCH_CPU_PROF: the phase's window on the monotonic clock the profiles use (bench/profile-summary.ts --from/--to).
+  const mark = () => process.hrtime.bigint() / 1000n;
+  const from = mark();
   const inFlight = new Set<Promise<void>>();
   let killing: Promise<void> | undefined;
   for (let i = 0; i < count; i++) {
@@ -353,6 +376,15 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
   await killing;
   await receiver.waitFor(() => [...accepted].every((s) => map.has(s)), SETTLE_MS);
   const cpuSecondsUsed = cpu();
+  if (process.env.BENCH_CPU_PROF) console.log(`    profile window of ${stack.name}'s phase: --from=${from} --to=${mark()}`);
+  const cpuByPart = Object.fromEntries(parts.map((part, i) => [part, (1000 * partMeters[i]!()) / Math.max(1, [...sentAt.keys()].filter((q) => map.has(q)).length)]));
+  const statements = await sql?.();
+  if (pgStatements) {
+    const times = await pgStatements();
+    const per = (v: number) => (v / Math.max(1, [...sentAt.keys()].filter((q) => map.has(q)).length)).toFixed(3);
+    console.log(`    Postgres execution time per message (pg_stat_statements), ${stack.name}: ${per(times.reduce((a, t) => a + t.totalMs, 0))} ms in all; costliest first (calls/msg, ms/msg):`);
+    for (const t of times.slice(0, 15)) console.log(`    ${per(t.calls).padStart(7)} ${per(t.totalMs).padStart(7)}  ${t.query.slice(0, 140)}`);
+  }
   // Late repeats (a retried attempt after a kill) may come after the last first arrival.
   if (kill) await sleep(Math.min(SETTLE_MS, 10_000));
   const mine = [...sentAt.keys()].map((s) => map.get(s)).filter((a): a is Arrival => !!a);
@@ -372,6 +404,9 @@ async function phase(stack: Stack, receiver: Receiver, count: number, intervalMs
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     cpuMsPerMessage: (1000 * cpuSecondsUsed) / Math.max(1, mine.length),
+    statementsPerMessage: statements ? statements.total / Math.max(1, mine.length) : NaN,
+    sql: statements,
+    cpuByPart,
     refused,
   };
 }
@@ -385,9 +420,16 @@ async function main() {
   const cleanups = new Cleanups();
   const stacks: Stack[] = [];
   try {
+    if (process.env.BENCH_PG_STATEMENTS) {
+      const own = await startStatementsPostgres();
+      cleanups.push(own.stop);
+      process.env.BENCH_POSTGRES_URL = own.serverUrl;
+      console.log('ours on a Postgres of its own with pg_stat_statements (BENCH_PG_STATEMENTS)');
+    }
     for (const name of STACKS) {
       const t = performance.now();
-      stacks.push(name === 'ours' ? await startOurs(receiver, cleanups) : await startN8n(receiver, cleanups));
+      const start = { ours: startOurs, n8n: startN8n, bullmq: (r: Receiver, c: Cleanups) => startBullmq({ url: `${r.base}/bullmq`, secret: SECRET }, c) }[name];
+      stacks.push(await start(receiver, cleanups));
       console.log(`${name} started in ${((performance.now() - t) / 1000).toFixed(0)} s`);
     }
     for (const s of stacks) await phase(s, receiver, WARMUP, 0);
@@ -401,10 +443,15 @@ async function main() {
           const r = await phase(s, receiver, p.count, p.interval);
           const key = `${p.label}|${s.name}`;
           results.set(key, [...(results.get(key) ?? []), r]);
+          if (Object.keys(r.cpuByPart).length) console.log(`    CPU ms/msg by part: ${Object.entries(r.cpuByPart).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+          if (process.env.BENCH_SQL && r.sql) {
+            console.log(`    SQL statements per message, ${p.label}, ours (API + worker), most frequent first:`);
+            for (const [text, n] of r.sql.byText.slice(0, 40)) console.log(`    ${(n / Math.max(1, r.received)).toFixed(2).padStart(6)}  ${text.slice(0, 150)}`);
+          }
           const refused = Object.entries(r.refused).map(([k, n]) => `${k}: ${n}`).join(', ');
           console.log(
-            `  round ${round + 1} ${p.label.padEnd(12)} ${s.name.padEnd(5)} ${r.perSecond.toFixed(1).padStart(7)} msg/s  p50 ${r.p50.toFixed(0).padStart(6)} ms  p99 ${r.p99.toFixed(0).padStart(6)} ms  ` +
-              `cpu ${r.cpuMsPerMessage.toFixed(2)} ms/msg  accepted ${r.accepted}/${r.sent} late ${r.late} dup ${r.duplicated}${refused ? `  refused {${refused}}` : ''}  load ${os.loadavg()[0]!.toFixed(1)}`,
+            `  round ${round + 1} ${p.label.padEnd(12)} ${s.name.padEnd(6)} ${r.perSecond.toFixed(1).padStart(7)} msg/s  p50 ${r.p50.toFixed(0).padStart(6)} ms  p99 ${r.p99.toFixed(0).padStart(6)} ms  ` +
+              `cpu ${r.cpuMsPerMessage.toFixed(2)} ms/msg${Number.isFinite(r.statementsPerMessage) ? `  SQL ${r.statementsPerMessage.toFixed(1)}/msg` : ''}  accepted ${r.accepted}/${r.sent} late ${r.late} dup ${r.duplicated}${refused ? `  refused {${refused}}` : ''}  load ${os.loadavg()[0]!.toFixed(1)}`,
           );
           loads.push(os.loadavg()[0]!);
         }
@@ -413,7 +460,8 @@ async function main() {
 
     const killResults: Array<[string, Stack, PhaseResult]> = [];
     for (const which of KILLS) {
-      const s = stacks.find((x) => (which === 'n8n' ? x.name === 'n8n' : x.name === 'ours'));
+      const owner: StackName = which === 'n8n' ? 'n8n' : which === 'bullmq' || which === 'redis' ? 'bullmq' : 'ours';
+      const s = stacks.find((x) => x.name === owner);
       if (!s) continue;
       const r = await phase(s, receiver, KILL_BURST, 0, which);
       killResults.push([which, s, r]);
@@ -429,12 +477,12 @@ async function main() {
       const seqs = allAccepted(s.name);
       await receiver.waitFor(() => seqs.every((q) => receiver.arrivals[s.name].has(q)), FINAL_SETTLE_MS);
     }
-    const lostOf = (name: 'ours' | 'n8n', seqs: string[]) => seqs.filter((q) => !receiver.arrivals[name].has(q)).length;
+    const lostOf = (name: StackName, seqs: string[]) => seqs.filter((q) => !receiver.arrivals[name].has(q)).length;
     const kills = killResults.map(([which, s, r]) => {
       const refused = Object.entries(r.refused).map(([k, n]) => `${k}: ${n}`).join(', ') || 'none';
       return (
-        `  SIGKILL ${(s.name === 'ours' ? `our ${which}` : 'n8n').padEnd(10)} mid-burst of ${KILL_BURST}: accepted ${r.accepted}, ` +
-        `LOST ${lostOf(s.name, r.acceptedSeqs)}, duplicated ${r.duplicated}${s.name === 'ours' ? ` (${r.sameWebhookId} with one webhook-id)` : ''}, ` +
+        `  SIGKILL ${({ ours: `our ${which}`, n8n: 'n8n', bullmq: which === 'redis' ? 'Redis' : 'BullMQ app' } as const)[s.name].padEnd(11)} mid-burst of ${KILL_BURST}: accepted ${r.accepted}, ` +
+        `LOST ${lostOf(s.name, r.acceptedSeqs)}, duplicated ${r.duplicated}${s.name !== 'n8n' ? ` (${r.sameWebhookId} with one webhook-id)` : ''}, ` +
         `received though unanswered ${r.unanswered}; refused while it was down: ${refused}`
       );
     });
@@ -442,16 +490,20 @@ async function main() {
       const arrivals = [...receiver.arrivals[s.name].values()];
       const dups = arrivals.filter((a) => a.count > 1);
       return (
-        `  ${s.name.padEnd(5)} whole run: ${allAccepted(s.name).length} accepted, LOST ${lostOf(s.name, allAccepted(s.name))}, ` +
-        `duplicated ${dups.length}${s.name === 'ours' ? ` (${dups.filter((a) => a.webhookIds.size === 1 && !a.webhookIds.has('')).length} with one webhook-id)` : ''}`
+        `  ${s.name.padEnd(6)} whole run: ${allAccepted(s.name).length} accepted, LOST ${lostOf(s.name, allAccepted(s.name))}, ` +
+        `duplicated ${dups.length}${s.name !== 'n8n' ? ` (${dups.filter((a) => a.webhookIds.size === 1 && !a.webhookIds.has('')).length} with one webhook-id)` : ''}`
       );
     });
 
     const f = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : 'never');
+    // Ours beside each peer run, and ours' ratio to each (≥ 1: ours ahead).
+    const peers = stacks.filter((s) => s.name !== 'ours').map((s) => s.name);
+    const names = stacks.map((s) => s.name);
+    const described = { ours: "ours (npm start's processes)", n8n: `n8n ${N8N_VERSION}`, bullmq: 'Fastify + BullMQ + Redis (AOF everysec)' };
     const lines = [
       '',
-      `peer: public hook → loopback receiver, ours (npm start's processes) beside n8n ${N8N_VERSION}; medians of ${ROUNDS} round(s)`,
-      `  ${'phase'.padEnd(14)} ${'figure'.padEnd(15)} ${'ours'.padStart(9)} ${'n8n'.padStart(9)} ${'ours/n8n'.padStart(9)}  (ratio ≥ 1 = ours ahead)`,
+      `peer: public hook → loopback receiver, ${names.map((n) => described[n]).join(' beside ')}; medians of ${ROUNDS} round(s)`,
+      `  ${'phase'.padEnd(14)} ${'figure'.padEnd(15)} ${names.map((n) => n.padStart(9)).join(' ')} ${names.includes('ours') ? peers.map((n) => `ours/${n}`.padStart(12)).join(' ') : ''}  (ratio ≥ 1 = ours ahead)`,
     ];
     const get = (label: string, name: string, pick: (r: PhaseResult) => number) => median((results.get(`${label}|${name}`) ?? []).map(pick));
     for (const p of phases) {
@@ -460,21 +512,25 @@ async function main() {
         ['p50 ms', (r) => r.p50, 0, false],
         ['p99 ms', (r) => r.p99, 0, false],
         ['CPU ms/msg', (r) => r.cpuMsPerMessage, 2, false],
+        ['SQL/msg', (r) => r.statementsPerMessage, 1, false],
         ['late', (r) => r.late, 0, false],
         ['duplicated', (r) => r.duplicated, 0, false],
       ];
       for (const [name, pick, digits, higherIsBetter] of figures) {
         if (p.interval === 0 && name.startsWith('p')) continue;
         if (p.interval > 0 && name === 'msg/s') continue;
+        const values = names.map((n) => get(p.label, n, pick));
         const ours = get(p.label, 'ours', pick);
-        const n8n = get(p.label, 'n8n', pick);
-        const ratio = name === 'late' || name === 'duplicated' ? '' : f(higherIsBetter ? ours / n8n : n8n / ours, 2);
-        lines.push(`  ${p.label.padEnd(14)} ${name.padEnd(15)} ${f(ours, digits).padStart(9)} ${f(n8n, digits).padStart(9)} ${ratio.padStart(9)}`);
+        const ratios = names.includes('ours') && !['late', 'duplicated', 'SQL/msg'].includes(name)
+          ? peers.map((n) => f(higherIsBetter ? ours / get(p.label, n, pick) : get(p.label, n, pick) / ours, 2).padStart(12)).join(' ')
+          : '';
+        const shown = (v: number) => (name === 'SQL/msg' && !Number.isFinite(v) ? '–' : f(v, digits));
+        lines.push(`  ${p.label.padEnd(14)} ${name.padEnd(15)} ${values.map((v) => shown(v).padStart(9)).join(' ')} ${ratios}`);
       }
     }
     lines.push(...kills, ...totals);
     lines.push(
-      `  CPU: ours = API + worker + Temporal dev server + Postgres backends of its database; n8n = its process tree.`,
+      `  CPU: ours = API + worker + Temporal dev server + Postgres backends of its database; n8n = its process tree; bullmq = its server + redis-server.`,
       `  settings: BENCH_BURST=${BURST} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RATES=${RATES.join(',')} BENCH_PACED_SECONDS=${PACED_SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_KILL=${KILLS.join(',')} BENCH_KILL_BURST=${KILL_BURST}`,
       `  ${os.cpus().length} cores, load average ${f(Math.min(...loads), 1)}–${f(Math.max(...loads), 1)} (median ${f(median(loads), 1)}); ${((performance.now() - started) / 1000).toFixed(0)} s in all; unreadable bodies ${receiver.unreadable()}`,
     );

@@ -1,9 +1,10 @@
 /**
  * Summarizes a V8 .cpuprofile (from BENCH_CPU_PROF): where the process spent its CPU, by self time per
  * function and per package/file, and the inclusive time under a few frames that matter for the API.
- *   npx tsx bench/profile-summary.ts /tmp/prof/api [top=25]
+ *   npx tsx bench/profile-summary.ts /tmp/prof/api [top=25] [--from=<µs> --to=<µs>]
  * Given a directory, it reads the largest .cpuprofile in it (the main thread; tsx's loader thread
- * writes a small one of its own).
+ * writes a small one of its own). `--from` / `--to`: only the samples in that window of the monotonic
+ * clock, in microseconds, as a bench prints it for a phase (`bench:peer` with BENCH_CPU_PROF).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -19,11 +20,13 @@ interface Node {
 }
 interface Profile {
   nodes: Node[];
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 }
 
-const [arg, topArg] = process.argv.slice(2);
+const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=') as [string, string]));
+const [arg, topArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 if (!arg) {
   console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile | directory> [top]');
   process.exit(2);
@@ -45,8 +48,13 @@ const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
+const [from, to] = [Number(flags.get('from') ?? -Infinity), Number(flags.get('to') ?? Infinity)];
 const selfMicros = new Map<number, number>();
-profile.samples.forEach((id, i) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+let at = profile.startTime;
+profile.samples.forEach((id, i) => {
+  at += profile.timeDeltas[i] ?? 0;
+  if (at >= from && at <= to) selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 const total = [...selfMicros.values()].reduce((a, b) => a + b, 0);
 const idle = [...selfMicros].filter(([id]) => ['(idle)', '(program)'].includes(byId.get(id)!.callFrame.functionName)).reduce((a, [, v]) => a + v, 0);
 const busy = total - idle;
@@ -93,6 +101,13 @@ const patterns: [string, RegExp][] = [
   ['api/plugins (auth, idempotency, errors)', /\/api\/plugins\//],
   ['api/services', /\/api\/services\//],
   ['api/mappers', /\/api\/mappers/],
+  ['engine/deliveries (attempts, first attempts)', /\/engine\/deliveries\//],
+  ['engine/events (fan-out)', /\/engine\/events\//],
+  ['engine/outbox (hand-off, starts)', /\/engine\/outbox\//],
+  ['lib/outbound-http (the POST)', /\/lib\/outbound-http/],
+  ['signatures (standardwebhooks, fast-sha256)', /node_modules\/(standardwebhooks|fast-sha256|@stablelib)\//],
+  ['Temporal client (@temporalio, grpc)', /node_modules\/(@temporalio|@grpc|protobufjs)\//],
+  ['logging (pino)', /node_modules\/(pino|sonic-boom)/],
   ['GC', /^$/],
 ];
 const inclusive = new Map<string, number>();

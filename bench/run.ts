@@ -70,7 +70,7 @@ interface Row {
 }
 
 function table(rows: Row[]): string {
-  const header = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'requests', 'non-2xx', 'errors'];
+  const header = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'SQL/req', 'requests', 'non-2xx', 'errors'];
   const lines = rows.map(({ scenario, target, m }) => [
     scenario,
     target,
@@ -78,6 +78,7 @@ function table(rows: Row[]): string {
     m.p50.toFixed(1),
     m.p99.toFixed(1),
     m.cpuPerRequest.toFixed(0),
+    m.statementsPerRequest.toFixed(1),
     String(m.total),
     String(m.non2xx),
     String(m.errors),
@@ -242,7 +243,7 @@ async function main(): Promise<number> {
         for (const side of round % 2 === 0 ? (['subject', 'baseline'] as const) : (['baseline', 'subject'] as const)) {
           const label = s.labels[side === 'subject' ? 0 : 1];
           process.stderr.write(`measuring ${s.scenario} ${label} (round ${round + 1}/${settings.rounds}) …\n`);
-          const m = await measure(s[side], settings, serverOf(s[side]).cpuMicros);
+          const m = await measure(s[side], settings, serverOf(s[side]));
           runs.set(`${s.scenario}/${side}`, [...(runs.get(`${s.scenario}/${side}`) ?? []), m]);
         }
       }
@@ -261,7 +262,7 @@ async function main(): Promise<number> {
       const verdict = s.ratioTarget !== undefined ? `  (target ≥ ${s.ratioTarget}: ${ratio >= s.ratioTarget ? 'met' : 'NOT met'})` : '';
       console.log(
         `${s.scenario} ratio ${s.labels[0]} / ${s.labels[1]}: req/s ${ratio.toFixed(2)}${verdict}; latency p50 ${(a.p50 / b.p50).toFixed(2)}x, ` +
-          `p99 ${(a.p99 / b.p99).toFixed(2)}x; server CPU/req ${(a.cpuPerRequest / b.cpuPerRequest).toFixed(2)}x`,
+          `p99 ${(a.p99 / b.p99).toFixed(2)}x; server CPU/req ${(a.cpuPerRequest / b.cpuPerRequest).toFixed(2)}x; SQL statements/req ${a.statementsPerRequest.toFixed(1)} vs ${b.statementsPerRequest.toFixed(1)}`,
       );
     }
 

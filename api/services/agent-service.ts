@@ -81,22 +81,30 @@ export function createAgentService(deps: {
       const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
       if (!row) throw new NotFoundError('Agent');
       const next = change(valuesOf(row));
-      // Leaving `template` is charged like a creation; otherwise templates would dodge the charge.
-      if (row.status === 'template' && next.status !== 'template') {
-        await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.from_template', resourceId: id, actorUserId: caller.userId });
-      }
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
       const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
       await emit(event, { agentId: id });
-      await audit.record(tx, caller, 'agent.update', id);
+      await audit.entry(tx, caller, 'agent.update', id);
+      // Leaving `template` is charged like a creation; otherwise templates would dodge the charge. Last, as in create.
+      if (row.status === 'template' && next.status !== 'template') await chargeCreation(tx, caller, id, 'agent.from_template');
+      await audit.holdMembership(tx, caller);
       return toAgent(updated);
     });
   }
 
   /**
-   * Inserts an agent with its charge (a non-template agent costs AGENT_CREATE_COST, 402 when short) and
-   * its agent.created event, in the caller's transaction.
+   * A non-template agent costs AGENT_CREATE_COST (402 when short). The charge locks the account's row until
+   * the commit, and every write that charges the account waits for it in turn, so each write takes it as its
+   * last statement (before a member's membership is held, as audit.record would): the row is held for one
+   * statement and the commit, as bare Fastify + pg holds it (docs/adr/0011-account-lock-last.md). Every lock
+   * the write needs besides (the webhooks its event's fan-out counts, the membership) is taken before it or
+   * shared, in that order in every agent write, so no cycle can form.
    */
+  async function chargeCreation(tx: PoolClient, caller: Caller, agentId: string, reason: 'agent.create' | 'agent.from_template'): Promise<void> {
+    await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason, resourceId: agentId, actorUserId: caller.userId });
+  }
+
+  /** Inserts an agent and its agent.created event, in the caller's transaction; the caller charges it (chargeCreation). */
   async function insertAgent(tx: PoolClient, emit: Emit, caller: Caller, input: CreateAgentInput): Promise<AgentRow> {
     const row = await agents.insert(
       caller.accountId,
@@ -115,9 +123,6 @@ export function createAgentService(deps: {
       },
       tx,
     );
-    if (row.status !== 'template') {
-      await charge(accounts, tx, { accountId: caller.accountId, amount: deps.agentCreateCost, reason: 'agent.create', resourceId: row.id, actorUserId: caller.userId });
-    }
     const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
     await emit(event, { agentId: row.id });
     return row;
@@ -129,7 +134,9 @@ export function createAgentService(deps: {
       checkModel(input.configJson, 'body.configJson.model');
       return committed(async (tx, emit) => {
         const row = await insertAgent(tx, emit, caller, input);
-        await audit.record(tx, caller, 'agent.create', row.id);
+        await audit.entry(tx, caller, 'agent.create', row.id);
+        if (row.status !== 'template') await chargeCreation(tx, caller, row.id, 'agent.create');
+        await audit.holdMembership(tx, caller);
         return toAgent(row);
       });
     },
@@ -141,7 +148,11 @@ export function createAgentService(deps: {
     async createWith<T>(caller: Caller, input: CreateAgentInput, more: (tx: PoolClient, agent: AgentRow) => Promise<T>): Promise<T> {
       checkModel(input.configJson, 'body.agent.configJson.model');
       // An import writes the agent's triggers.
-      return committed(async (tx, emit) => more(tx, await insertAgent(tx, emit, caller, input)), true);
+      return committed(async (tx, emit) => {
+        const row = await insertAgent(tx, emit, caller, input);
+        if (row.status !== 'template') await chargeCreation(tx, caller, row.id, 'agent.create');
+        return more(tx, row);
+      }, true);
     },
 
     async get(caller: Caller, id: string) {

@@ -38,8 +38,22 @@ export function createAuditTrail(deps: { audit: AuditRepository; team: TeamRepos
      * later waits for the write to commit. Either way the write and its entry commit together or not at all.
      */
     async record(tx: Queryable, caller: Caller, action: AuditAction, resourceId: string | null): Promise<void> {
-      if (caller.role !== 'owner' && !(await team.holdActiveMembership(caller.accountId, caller.userId, tx))) throw new NotFoundError('Account');
+      await this.holdMembership(tx, caller);
       await insert(tx, caller.accountId, caller.userId, action, resourceId);
+    },
+
+    /**
+     * `record` in two steps, for a write that takes a contended lock (the account row's, by a charge) and
+     * wants it last: the entry first, then that lock, then `holdMembership` — held from there to the
+     * commit as `record` holds it, so a removal mid-write still refuses the write whole.
+     */
+    async entry(tx: Queryable, caller: Caller, action: AuditAction, resourceId: string | null): Promise<void> {
+      await insert(tx, caller.accountId, caller.userId, action, resourceId);
+    },
+
+    /** A member's membership checked and held until the transaction ends (404 when it is gone); nothing for the owner. */
+    async holdMembership(tx: Queryable, caller: Caller): Promise<void> {
+      if (caller.role !== 'owner' && !(await team.holdActiveMembership(caller.accountId, caller.userId, tx))) throw new NotFoundError('Account');
     },
 
     /** Records a write made in an account the actor is not (yet) acting in: accepting its invitation. */

@@ -51,7 +51,9 @@ export function createHookService(deps: {
    * signature or token cost the flooder's budget too.
    */
   async function withinRateLimit(key: string): Promise<void> {
-    const { allowed, ttlMs } = await guards.hitRateLimitUpTo(key, 1000, deps.rateLimitPerSecond);
+    refuseOverLimit(await guards.hitRateLimitUpTo(key, 1000, deps.rateLimitPerSecond));
+  }
+  function refuseOverLimit({ allowed, ttlMs }: { allowed: boolean; ttlMs: number }): void {
     if (!allowed) {
       const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
       throw new TooManyRequestsError(`Too many requests to this hook (at most ${deps.rateLimitPerSecond} per second); retry in ${seconds} s`, seconds);
@@ -65,9 +67,10 @@ export function createHookService(deps: {
      * seen before answers the first request's ids and changes nothing (senders retry).
      */
     async receiveWebhook(id: string, request: { rawBody: string; payload: unknown; headers: SignatureHeaders }) {
-      const webhook = await hooks.findIncomingWebhook(id);
+      // Found and counted against its limit in one statement (withinRateLimit's counter).
+      const webhook = await hooks.findIncomingWebhookCounted(id, { key: `hook:webhook:${id}`, windowMs: 1000, max: deps.rateLimitPerSecond });
       if (!webhook) throw new NotFoundError('Webhook');
-      await withinRateLimit(`hook:webhook:${id}`);
+      refuseOverLimit(webhook);
       let messageId: string | null = null;
       if (webhook.secret_sealed !== null) {
         const { headers } = request;
@@ -87,17 +90,18 @@ export function createHookService(deps: {
         if (messageId !== null && !(await hooks.claimReceipt(id, messageId, tx))) {
           return { duplicate: true, eventIds: await hooks.receiptEvents(id, messageId, tx) };
         }
-        // Re-checked under the row lock: disabled or turned outgoing since it was read → nothing happened.
-        const counted = await hooks.countIncoming(id, tx);
-        if (!counted) throw new NotFoundError('Webhook');
+        // Emitted as the types the webhook had when it was read; counted last, under its row's lock, which every
+        // call of this webhook takes in turn: held over one statement and the commit
+        // (docs/adr/0012-fewer-round-trips-per-hook.md). Disabled or turned outgoing since it was read → nothing happened.
         const eventIds: string[] = [];
         const held: FirstAttempt[] = [];
-        for (const type of emittedByIncomingWebhook(counted.events)) {
-          const event = await insertEvent(tx, { accountId: counted.account_id, type, data: { webhookId: id, payload: request.payload } });
+        for (const type of emittedByIncomingWebhook(webhook.events)) {
+          const event = await insertEvent(tx, { accountId: webhook.account_id, type, data: { webhookId: id, payload: request.payload } });
           held.push(...(await fanOut.fanOutEvent(tx, event)).held);
           eventIds.push(event.id);
         }
         if (messageId !== null) await hooks.setReceiptEvents(id, messageId, eventIds, tx);
+        if (!(await hooks.countIncoming(id, tx))) throw new NotFoundError('Webhook');
         return { duplicate: false, eventIds, held };
       });
       if (!result.duplicate) handOff.kick(result.held);

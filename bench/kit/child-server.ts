@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
+import { sqlCounter, sqlCounts } from './sql-counts';
 import { profileFlags, stopChild } from './stack';
 
 /**
@@ -15,6 +16,8 @@ export interface ChildServer {
   baseUrl: string;
   /** CPU time (user + system, microseconds) the server process has used so far. */
   cpuMicros: () => Promise<number>;
+  /** SQL statements the server has sent so far (bench/kit/sql-counter.cjs). */
+  statements: () => Promise<number>;
   stop: () => Promise<void>;
 }
 
@@ -22,10 +25,11 @@ type ChildMessage = { port: number } | { cpu: { user: number; system: number } }
 
 /** Starts `bench/<entry>` (`node --import tsx`) with `env` over ours; BENCH_CPU_PROF profiles it in `<dir>/<name>/`. */
 export async function startChildServer(name: string, entry: string, env: Record<string, string>): Promise<ChildServer> {
+  const counter = sqlCounter();
   const child = fork(path.join(__dirname, '..', entry), [], {
     cwd: path.join(__dirname, '..', '..'),
-    execArgv: ['--import', 'tsx', ...profileFlags(name)],
-    env: { ...process.env, ...env },
+    execArgv: ['--import', 'tsx', ...counter.flags, ...profileFlags(name)],
+    env: { ...process.env, ...counter.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -54,6 +58,7 @@ export async function startChildServer(name: string, entry: string, env: Record<
         });
         child.send({ cpu: true });
       }),
+    statements: async () => [...(await sqlCounts(child.pid!)).values()].reduce((a, b) => a + b, 0),
     stop: () => stopChild(child),
   };
 }

@@ -12,6 +12,7 @@ import { bundleWorkflows, createEngineWorker, type EngineWorker } from '../../wo
 import { waitForHttp } from './api-client';
 import { temporalServerPid } from './cpu';
 import { listSetting } from './settings';
+import { sqlCounter } from './sql-counts';
 
 /**
  * The pieces a bench's stack is built from: a fresh database, a Temporal dev server, the production entries
@@ -124,9 +125,10 @@ export interface EntryProcess {
  * deployment runs, not a copy of their wiring.
  */
 export function startEntry(entry: string, env: Record<string, string>): EntryProcess {
-  const child = spawn(process.execPath, [...profileFlags(path.basename(path.dirname(entry))), '--import', 'tsx', entry], {
+  const counter = sqlCounter();
+  const child = spawn(process.execPath, [...profileFlags(path.basename(path.dirname(entry))), '--import', 'tsx', ...counter.flags, entry], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...counter.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

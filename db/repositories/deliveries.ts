@@ -1,6 +1,6 @@
 import { keysetTail, toPage, type Page, type PageRequest } from '../paging';
-import { withTransaction, type Db, type Queryable } from '../pool';
-import { findEvent, type EventRow } from './events';
+import type { Db, Queryable } from '../pool';
+import type { EventRow } from './events';
 import type { WebhookRow } from './webhooks';
 import { subscribedWebhook } from './event-listeners';
 
@@ -119,18 +119,28 @@ export function createDeliveriesRepository(db: Queryable) {
       return rows[0]!;
     },
 
-    /** Everything an attempt needs. Null when the delivery (or its webhook or event, by cascade) is gone. */
+    /** Everything an attempt needs, in one statement. Null when the delivery (or its webhook or event, by cascade) is gone. */
     async loadForAttempt(id: string, q: Queryable = db): Promise<AttemptTarget | null> {
-      const { rows } = await q.query<AttemptTarget['delivery'] & { event_id: string; webhook: AttemptTarget['webhook'] }>(
-        `SELECT d.id, d.account_id, d.status, d.generation, d.event_id,
-           json_build_object('id', w.id, 'enabled', w.enabled, 'direction', w.direction, 'url', w.url, 'secret_sealed', w.secret_sealed) AS webhook
-         FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = $1`,
+      const { rows } = await q.query<AttemptTarget['delivery'] & { webhook: AttemptTarget['webhook'] } & { [K in keyof EventRow as `event_${K}`]: EventRow[K] }>(
+        `SELECT d.id, d.account_id, d.status, d.generation,
+           json_build_object('id', w.id, 'enabled', w.enabled, 'direction', w.direction, 'url', w.url, 'secret_sealed', w.secret_sealed) AS webhook,
+           e.id AS event_id, e.account_id AS event_account_id, e.type AS event_type, e.data AS event_data, e.chain_depth AS event_chain_depth,
+           e.target_webhook_id AS event_target_webhook_id, coalesce(e.root_event_id, e.id) AS event_root_event_id, e.created_at AS event_created_at
+         FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id WHERE d.id = $1`,
         [id],
       );
       const r = rows[0];
       if (!r) return null;
-      const event = await findEvent(q, r.event_id);
-      if (!event) return null;
+      const event: EventRow = {
+        id: r.event_id,
+        account_id: r.event_account_id,
+        type: r.event_type,
+        data: r.event_data,
+        chain_depth: r.event_chain_depth,
+        target_webhook_id: r.event_target_webhook_id,
+        root_event_id: r.event_root_event_id,
+        created_at: r.event_created_at,
+      };
       return { delivery: { id: r.id, account_id: r.account_id, status: r.status, generation: r.generation }, webhook: r.webhook, event };
     },
 
@@ -224,13 +234,11 @@ export interface SlotRequest {
  * At most `limit` attempts in flight per webhook, across every worker process: each attempt holds a
  * lease row until it ends (or its lease expires: a killed worker cannot keep a slot), and a delivery
  * that finds no slot waits in line by arrival. The rows of one webhook are changed under a
- * transaction-scoped advisory lock, so two workers never both take its last slot.
+ * transaction-scoped advisory lock, so two workers never both take its last slot. Each call is one
+ * statement, a function of migration 23 that takes the lock and does the work inside Postgres
+ * (docs/adr/0012-fewer-round-trips-per-hook.md).
  */
 export function createDeliverySlotsRepository(db: Db) {
-  async function lockWebhook(webhookId: string, q: Queryable): Promise<void> {
-    await q.query(`SELECT pg_advisory_xact_lock(hashtext('delivery-slots'), hashtext($1))`, [webhookId]);
-  }
-
   return {
     /**
      * Takes a slot for the delivery: granted when fewer than `limit` attempts are in flight besides
@@ -240,31 +248,15 @@ export function createDeliverySlotsRepository(db: Db) {
      * the delivery asking again.
      */
     async acquire(s: SlotRequest, limit: number, leaseMs: number, waitMs: number): Promise<boolean> {
-      return withTransaction(db, async (q) => {
-        await lockWebhook(s.webhookId, q);
-        await q.query(`DELETE FROM delivery_slots WHERE webhook_id = $1 AND expires_at <= now()`, [s.webhookId]);
-        const { rows } = await q.query<{ holding: boolean }>(
-          `INSERT INTO delivery_slots (webhook_id, delivery_id, generation, holding, expires_at)
-           VALUES ($1, $2, $3, false, now() + $4 * interval '1 millisecond')
-           ON CONFLICT (delivery_id, generation) DO UPDATE
-             SET expires_at = greatest(delivery_slots.expires_at, EXCLUDED.expires_at)
-           RETURNING holding`,
-          [s.webhookId, s.deliveryId, s.generation, waitMs],
-        );
-        if (rows[0]!.holding) return true;
-        const { rows: ahead } = await q.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM delivery_slots o, delivery_slots me
-           WHERE me.delivery_id = $2 AND me.generation = $3 AND o.webhook_id = $1
-             AND (o.holding OR (o.since, o.delivery_id, o.generation) < (me.since, me.delivery_id, me.generation))`,
-          [s.webhookId, s.deliveryId, s.generation],
-        );
-        if (ahead[0]!.n >= limit) return false;
-        await q.query(
-          `UPDATE delivery_slots SET holding = true, expires_at = now() + $3 * interval '1 millisecond' WHERE delivery_id = $1 AND generation = $2`,
-          [s.deliveryId, s.generation, leaseMs],
-        );
-        return true;
-      });
+      const { rows } = await db.query<{ granted: boolean }>(`SELECT delivery_slot_acquire($1, $2, $3, $4, $5, $6) AS granted`, [
+        s.webhookId,
+        s.deliveryId,
+        s.generation,
+        limit,
+        leaseMs,
+        waitMs,
+      ]);
+      return rows[0]!.granted;
     },
 
     /**
@@ -272,18 +264,11 @@ export function createDeliverySlotsRepository(db: Db) {
      * the line that may take the free slots, oldest first: the caller tells them (a signal).
      */
     async release(s: SlotRequest, limit: number): Promise<{ deliveryId: string; generation: number }[]> {
-      return withTransaction(db, async (q) => {
-        await lockWebhook(s.webhookId, q);
-        await q.query(`DELETE FROM delivery_slots WHERE delivery_id = $1 AND generation = $2`, [s.deliveryId, s.generation]);
-        const { rows } = await q.query<{ delivery_id: string; generation: number }>(
-          `SELECT delivery_id, generation FROM delivery_slots
-           WHERE webhook_id = $1 AND NOT holding AND expires_at > now()
-           ORDER BY since, delivery_id, generation
-           LIMIT greatest(0, $2 - (SELECT count(*) FROM delivery_slots WHERE webhook_id = $1 AND holding AND expires_at > now()))`,
-          [s.webhookId, limit],
-        );
-        return rows.map((r) => ({ deliveryId: r.delivery_id, generation: r.generation }));
-      });
+      const { rows } = await db.query<{ next_delivery_id: string; next_generation: number }>(
+        `SELECT next_delivery_id, next_generation FROM delivery_slot_release($1, $2, $3, $4)`,
+        [s.webhookId, s.deliveryId, s.generation, limit],
+      );
+      return rows.map((r) => ({ deliveryId: r.next_delivery_id, generation: r.next_generation }));
     },
   };
 }

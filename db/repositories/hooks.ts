@@ -1,4 +1,6 @@
 import type { Queryable } from '../pool';
+import { hitUpTo } from './request-guards';
+import { countTriggeredSql } from './webhooks';
 
 /** The public hook endpoints find their target by id or path alone: the caller has no account. */
 
@@ -18,27 +20,42 @@ export interface HookTriggerRow {
 
 export function createHooksRepository(db: Queryable) {
   return {
-    /** An enabled incoming webhook, in any account. */
-    async findIncomingWebhook(id: string, q: Queryable = db): Promise<IncomingWebhookRow | null> {
-      const { rows } = await q.query<IncomingWebhookRow>(
-        `SELECT id, account_id, secret_sealed FROM webhooks WHERE id = $1 AND direction = 'incoming' AND enabled`,
-        [id],
+    /**
+     * An enabled incoming webhook, in any account, with its event types, and a hit on its requests' counter
+     * (`key`: a fixed window of `windowMs` holding at most `max`, request-guards' hitUpTo), in one
+     * statement; the counter is not touched when there is no such webhook. `allowed`: this hit is within
+     * the limit; `ttlMs`: until the window resets.
+     */
+    async findIncomingWebhookCounted(
+      id: string,
+      limit: { key: string; windowMs: number; max: number },
+      q: Queryable = db,
+    ): Promise<(IncomingWebhookRow & { events: string[]; allowed: boolean; ttlMs: number }) | null> {
+      const { ctes, counted } = hitUpTo('EXISTS (SELECT 1 FROM hook)');
+      const { rows } = await q.query<IncomingWebhookRow & { events: string[]; hits: number; ttl_ms: number }>(
+        `WITH hook AS (
+           SELECT id, account_id, secret_sealed, events FROM webhooks WHERE id = $4 AND direction = 'incoming' AND enabled
+         ), ${ctes}
+         SELECT hook.id, hook.account_id, hook.secret_sealed, hook.events, counted.hits, counted.ttl_ms FROM hook, ${counted} AS counted`,
+        [limit.key, limit.windowMs, limit.max, id],
       );
-      return rows[0] ?? null;
+      const r = rows[0];
+      return r ? { id: r.id, account_id: r.account_id, secret_sealed: r.secret_sealed, events: r.events, allowed: r.hits <= limit.max, ttlMs: r.ttl_ms } : null;
     },
 
     /**
      * Counts one accepted request, if the webhook is still an enabled incoming one (it may have changed
-     * since it was read); returns the event types to emit, or null.
+     * since it was read): false otherwise. The row is held shared to the commit (a user's change to it
+     * waits, and is waited for), and the count is added beside it (webhooks.ts countTriggeredSql), so
+     * concurrent calls of the webhook do not wait for each other.
      */
-    async countIncoming(id: string, q: Queryable): Promise<{ account_id: string; events: string[] } | null> {
-      const { rows } = await q.query<{ account_id: string; events: string[] }>(
-        `UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now()
-         WHERE id = $1 AND direction = 'incoming' AND enabled
-         RETURNING account_id, events`,
+    async countIncoming(id: string, q: Queryable): Promise<boolean> {
+      const { rowCount } = await q.query(
+        `WITH hook AS (SELECT id FROM webhooks WHERE id = $1 AND direction = 'incoming' AND enabled FOR SHARE)
+         ${countTriggeredSql('hook')}`,
         [id],
       );
-      return rows[0] ?? null;
+      return rowCount === 1;
     },
 
     /**

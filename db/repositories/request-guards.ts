@@ -19,6 +19,23 @@ const countHit = (where: string) => `INSERT INTO auth_rate_limits AS r (key, hit
 
 const TTL_MS = `GREATEST(0, CEIL(EXTRACT(EPOCH FROM (reset_at - now())) * 1000))::bigint AS ttl_ms`;
 
+/**
+ * A hit on a fixed window of at most `$3` hits (`$1` the counter's key, `$2` the window in ms), as CTEs
+ * (`spent`, `hit`) and the subquery `counted` of its (hits, ttl_ms), for a statement that does more
+ * (db/repositories/hooks.ts: the hook's lookup and its hit in one round trip). The counter is touched only
+ * when `gate` (SQL over the statement's other CTEs) holds: no row for a hook that does not exist. A window
+ * already full is not written again: under a flood, every request past the limit costs a read, not a
+ * row-locked write, and exactly `$3` pass per window.
+ */
+export function hitUpTo(gate: string): { ctes: string; counted: string } {
+  return {
+    ctes: `spent AS (
+        SELECT hits, reset_at FROM auth_rate_limits WHERE key = $1 AND reset_at > now() AND hits >= $3 AND (${gate})
+      ), hit AS (${countHit(`WHERE (${gate}) AND NOT EXISTS (SELECT 1 FROM spent)`)})`,
+    counted: `(SELECT hits, ${TTL_MS} FROM (SELECT hits, reset_at FROM hit UNION ALL SELECT hits + 1, reset_at FROM spent) AS c)`,
+  };
+}
+
 /** Idempotency records and rate-limit counters (auth endpoints, public hooks): the request-level guards kept in Postgres. */
 export function createRequestGuardsRepository(db: Queryable) {
   return {
@@ -110,13 +127,8 @@ export function createRequestGuardsRepository(db: Queryable) {
      * atomic upsert, so exactly `max` pass per window.
      */
     async hitRateLimitUpTo(key: string, windowMs: number, max: number, q: Queryable = db): Promise<{ allowed: boolean; ttlMs: number }> {
-      const { rows } = await q.query<{ hits: number; ttl_ms: number }>(
-        `WITH spent AS (
-           SELECT hits, reset_at FROM auth_rate_limits WHERE key = $1 AND reset_at > now() AND hits >= $3
-         ), hit AS (${countHit('WHERE NOT EXISTS (SELECT 1 FROM spent)')})
-         SELECT hits, ${TTL_MS} FROM (SELECT hits, reset_at FROM hit UNION ALL SELECT hits + 1, reset_at FROM spent) AS counted`,
-        [key, windowMs, max],
-      );
+      const { ctes, counted } = hitUpTo('true');
+      const { rows } = await q.query<{ hits: number; ttl_ms: number }>(`WITH ${ctes} SELECT hits, ttl_ms FROM ${counted} AS counted`, [key, windowMs, max]);
       const row = rows[0]!;
       return { allowed: row.hits <= max, ttlMs: row.ttl_ms };
     },

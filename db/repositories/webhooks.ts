@@ -32,8 +32,24 @@ export interface WebhookValues {
   enabled: boolean;
 }
 
-const COLUMNS = `id, account_id, name, direction, url, secret_sealed, events, enabled, trigger_count,
-  last_triggered_at, disabled_reason, created_at, updated_at`;
+/**
+ * The count kept on the row since before migration 24 plus the rows counted beside it (countTriggered), in
+ * any statement on `webhooks` (a RETURNING too).
+ */
+const COUNTED = `(SELECT coalesce(sum(c.trigger_count), 0) FROM webhook_trigger_counts c WHERE c.webhook_id = webhooks.id)`;
+const LAST_COUNTED = `(SELECT max(c.last_triggered_at) FROM webhook_trigger_counts c WHERE c.webhook_id = webhooks.id)`;
+const COLUMNS = `id, account_id, name, direction, url, secret_sealed, events, enabled,
+  (trigger_count + ${COUNTED})::int AS trigger_count, greatest(last_triggered_at, ${LAST_COUNTED}) AS last_triggered_at,
+  disabled_reason, created_at, updated_at`;
+
+/**
+ * Adds one to the triggerCount of each webhook `ids` yields (SQL: a set of uuids) and sets its lastTriggered,
+ * in the row of this connection's own (migration 24): concurrent counts of one webhook take different rows,
+ * so none waits for another's commit.
+ */
+export const countTriggeredSql = (ids: string) => `INSERT INTO webhook_trigger_counts AS c (webhook_id, slot, trigger_count, last_triggered_at)
+  SELECT id, pg_backend_pid() % 64, 1, now() FROM ${ids} AS counted(id)
+  ON CONFLICT (webhook_id, slot) DO UPDATE SET trigger_count = c.trigger_count + 1, last_triggered_at = greatest(c.last_triggered_at, EXCLUDED.last_triggered_at)`;
 
 export function createWebhooksRepository(db: Queryable) {
   return {
@@ -89,9 +105,9 @@ export function createWebhooksRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
-    /** triggerCount and lastTriggered of the webhooks that got a delivery of one event. */
+    /** triggerCount and lastTriggered of the webhooks that got a delivery of one event (countTriggeredSql: no lock on their rows). */
     async countTriggered(ids: string[], q: Queryable = db): Promise<void> {
-      if (ids.length) await q.query(`UPDATE webhooks SET trigger_count = trigger_count + 1, last_triggered_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
+      if (ids.length) await q.query(countTriggeredSql('unnest($1::uuid[])'), [ids]);
     },
 
     /**

@@ -113,8 +113,8 @@ describe('audit log and team concurrency', () => {
     const balance = async () => Number((await db.query('SELECT balance FROM accounts WHERE id = $1', [workspace])).rows[0].balance);
     const balanceBefore = await balance();
 
-    // Hold the workspace's balance row so that the create stops at its charge, after inserting the agent
-    // and before its audit entry, while the owner removes the member.
+    // Hold the workspace's balance row so that the create stops at its charge (its last statement: the
+    // agent, its event and its audit entry written, the membership not yet held), while the owner removes the member.
     const blocker = await db.connect();
     let createAnswered = false;
     let create: Promise<Awaited<ReturnType<typeof call>>>;
@@ -122,14 +122,27 @@ describe('audit log and team concurrency', () => {
       await blocker.query('BEGIN');
       await blocker.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [workspace]);
       create = call(editor.headers, 'POST', '/api/agents', { name: 'mid-removal' }).finally(() => (createAnswered = true));
+      let waiting: number;
       for (let i = 0; ; i++) {
         const { rows } = await db.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE accounts SET balance%'`,
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE accounts SET balance%'`,
         );
-        if (rows[0].n === 1) break;
+        if (rows.length === 1) {
+          waiting = rows[0].pid;
+          break;
+        }
         assert.ok(i < 200, 'the create never reached its charge');
         await new Promise((r) => setTimeout(r, 25));
       }
+      // The charge is the create's last statement (docs/adr/0011-account-lock-last.md): the agent, its event and
+      // its audit entry are written before it waits for the account's row, and the membership is not held yet.
+      const { rows: locked } = await db.query(
+        `SELECT c.relname, l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE l.pid = $1 AND l.granted AND c.relkind = 'r'`,
+        [waiting],
+      );
+      const tables = (mode: string) => locked.filter((l) => l.mode === mode).map((l) => l.relname).sort();
+      assert.deepEqual(tables('RowExclusiveLock').filter((t) => t !== 'accounts' && t !== 'account_transactions'), ['agents', 'audit_log', 'events']);
+      assert.ok(!tables('RowShareLock').includes('team_members'), `no membership held while waiting for the account: ${JSON.stringify(locked)}`);
       assert.equal((await call(owner.auth, 'DELETE', `/api/team/${editor.memberId}`)).statusCode, 204);
       assert.equal(createAnswered, false);
     } finally {

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { before, describe, it } from 'node:test';
+import type { PoolClient } from 'pg';
 import type { Db } from '../../db/pool';
+import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
@@ -372,6 +374,39 @@ describe('webhooks (README § Webhooks)', () => {
     assert.equal(still.name, 'Private');
     assert.equal(still.enabled, true);
     assert.equal((await api(app, owner).get('/api/webhooks')).json().length, 1);
+  });
+
+  it('counts deliveries beside the webhook row: two transactions counting one webhook do not wait for each other (docs/adr/0013-webhook-counts-beside-the-row.md)', async () => {
+    const user = await registerUser(app);
+    const hook = await create(user, { name: 'counted', url: 'https://example.com/counted' });
+    const slot = async (c: PoolClient) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid % 64;
+    const first = await db.connect();
+    const others: PoolClient[] = [];
+    try {
+      await first.query('BEGIN');
+      await createWebhooksRepository(first).countTriggered([hook.id], first);
+      // Another connection, counting in another row (each connection counts in its own: its pid modulo 64).
+      let second = await db.connect();
+      while ((await slot(second)) === (await slot(first))) {
+        others.push(second);
+        second = await db.connect();
+      }
+      others.push(second);
+      await second.query('SET statement_timeout = 5000');
+      await createWebhooksRepository(second).countTriggered([hook.id], second); // would wait for `first`'s commit on the row
+      await second.query('RESET statement_timeout');
+      assert.equal((await api(app, user).ok('GET', `/api/webhooks/${hook.id}`)).triggerCount, 1, 'the uncommitted count is not seen');
+      await first.query('COMMIT');
+    } finally {
+      first.release();
+      for (const c of others) c.release();
+    }
+    const after = await api(app, user).ok('GET', `/api/webhooks/${hook.id}`);
+    assert.equal(after.triggerCount, 2);
+    assert.ok(after.lastTriggered);
+    // The list and an update's answer show the same count.
+    assert.equal((await api(app, user).ok('GET', '/api/webhooks?limit=100')).find((w: { id: string }) => w.id === hook.id).triggerCount, 2);
+    assert.equal((await api(app, user).ok('PATCH', `/api/webhooks/${hook.id}`, { name: 'renamed' })).triggerCount, 2);
   });
 
   it('answers 404 for a malformed id and 401 without a credential', async () => {

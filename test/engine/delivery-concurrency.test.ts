@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { createDeliveryActivities } from '../../activities/deliveries';
+import type { Db } from '../../db/pool';
 import { createDeliverySlotsRepository } from '../../db/repositories/deliveries';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
@@ -88,6 +89,47 @@ describe(`delivery concurrency per webhook (DELIVERY_CONCURRENCY_PER_WEBHOOK=${L
       await createDeliveryActivities(h.activityDeps()).failDelivery({ deliveryId: a!.deliveryId, generation: 0, error: 'test' });
       const { rows: left } = await h.db.query(`SELECT delivery_id FROM delivery_slots WHERE webhook_id = $1`, [hook.id]);
       assert.deepEqual(left, []);
+    } finally {
+      await h.db.query(`DELETE FROM deliveries WHERE webhook_id = $1`, [hook.id]);
+    }
+  });
+  it('a slot is taken and given back in one statement each, on a table kept without WAL (docs/adr/0012-fewer-round-trips-per-hook.md)', async () => {
+    const user = await registerUser(h.app);
+    const hook = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'nowhere', url: 'http://127.0.0.1:9/none' });
+    const { rows } = await h.db.query<{ id: string }>(
+      `WITH e AS (INSERT INTO events (account_id, type, data) SELECT $2, 'webhook.test', '{}' FROM generate_series(1, 2) RETURNING id)
+       INSERT INTO deliveries (account_id, webhook_id, event_id) SELECT $2, $1, e.id FROM e RETURNING id`,
+      [hook.id, hook.accountId],
+    );
+    const [a, b] = rows.map((r) => ({ webhookId: hook.id, deliveryId: r.id, generation: 0 }));
+    // Every statement the repository sends, through the pool or a connection it takes from it.
+    let statements = 0;
+    const counted = <T extends object>(target: T, more: (prop: string | symbol) => unknown = () => undefined): T =>
+      new Proxy(target, {
+        get(t, prop) {
+          if (prop === 'query') {
+            return (...args: unknown[]) => {
+              statements++;
+              return (t as unknown as { query: (...a: unknown[]) => unknown }).query(...args);
+            };
+          }
+          const replaced = more(prop);
+          if (replaced) return replaced;
+          const value = Reflect.get(t, prop) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+        },
+      });
+    const db = counted(h.db, (prop) => (prop === 'connect' ? async () => counted(await h.db.connect()) : undefined));
+    try {
+      const slots = createDeliverySlotsRepository(db as Db);
+      assert.equal(await slots.acquire(a!, 1, 60_000, 60_000), true);
+      assert.equal(statements, 1, 'taking a free slot');
+      assert.equal(await slots.acquire(b!, 1, 60_000, 60_000), false);
+      assert.equal(statements, 2, 'waiting in line');
+      assert.deepEqual(await slots.release(a!, 1), [{ deliveryId: b!.deliveryId, generation: 0 }]);
+      assert.equal(statements, 3, 'giving it back, naming the next in line');
+      const { rows: table } = await h.db.query(`SELECT relpersistence FROM pg_class WHERE relname = 'delivery_slots'`);
+      assert.deepEqual(table, [{ relpersistence: 'u' }]);
     } finally {
       await h.db.query(`DELETE FROM deliveries WHERE webhook_id = $1`, [hook.id]);
     }

@@ -144,6 +144,39 @@ describe('public hooks', () => {
       assert.equal((await eventsOf(webhook.id)).length, 2);
     });
 
+    it('counts the call last, holding the webhook row shared to the commit; disabled meanwhile, nothing of the call is kept', async () => {
+      const owner = await registerUser(h.app);
+      const webhook = await api(h.app, owner).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
+      // Hold the webhook's row (as a user's update does), so that the call stops where it counts itself.
+      const blocker = await h.db.connect();
+      let call: Promise<{ statusCode: number; body: string }> | undefined;
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE', [webhook.id]);
+        call = api(base).post(`/api/hooks/webhooks/${webhook.id}`, '{"n": 1}');
+        const waiting = await waitFor('the call to wait for the webhook row', async () => {
+          const { rows } = await h.db.query(
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%webhook_trigger_counts%'`,
+          );
+          return rows[0]?.pid as number | undefined;
+        }, 10_000);
+        // Its event is written already: the count is the transaction's last statement (docs/adr/0012-fewer-round-trips-per-hook.md).
+        const { rows: locked } = await h.db.query(
+          `SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE l.pid = $1 AND l.granted AND l.mode = 'RowExclusiveLock' AND c.relkind = 'r'`,
+          [waiting],
+        );
+        assert.ok(locked.some((l) => l.relname === 'events'), `the event is written before the count: ${JSON.stringify(locked)}`);
+        await blocker.query(`UPDATE webhooks SET enabled = false WHERE id = $1`, [webhook.id]);
+      } finally {
+        await blocker.query('COMMIT');
+        blocker.release();
+      }
+      const res = await call!;
+      assert.equal(res.statusCode, 404, res.body);
+      assert.deepEqual(await eventsOf(webhook.id), [], 'no event');
+      assert.equal((await api(h.app, owner).ok('GET', `/api/webhooks/${webhook.id}`)).triggerCount, 0);
+    });
+
     it('answers 404 for an unknown, malformed, outgoing or disabled webhook, and 400 for a bad body', async () => {
       const disabled = await incoming({ enabled: false });
       const outgoing = await api(h.app, user).ok('POST', '/api/webhooks', { name: 'out', url: 'http://127.0.0.1:9/x' });
