@@ -1,7 +1,7 @@
 import type { AttemptAnswer } from '../engine/contract';
 import type { AttemptInput } from '../engine/deliveries/attempts';
 import type { ActivityDeps } from './deps';
-import { whileHeartbeating } from './heartbeat';
+import { whileHeartbeating } from '../engine/temporal/heartbeat';
 
 export type { AttemptInput };
 

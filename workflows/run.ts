@@ -47,7 +47,7 @@ const finishRun = (input: RunInput & { timedOut?: boolean }, implied?: boolean) 
 const failRun = (input: RunInput & { error: string }, implied?: boolean) => bookkeeping(implied).failRun(input);
 
 /**
- * A run's last step, when it adds none, ends the run itself (activities/runs/steps.ts `lastStepEnds`) and says
+ * A run's last step, when it adds none, ends the run itself (engine/runs/steps.ts `lastStepEnds`) and says
  * so (`ended`): the workflow returns that instead of calling finishRun — one local activity and one
  * workflow activation less per run. Histories from before this change called finishRun after a last
  * step whose answer may now carry `ended` (a worker of each version side by side): they replay as they
@@ -75,14 +75,14 @@ function stepActivities(limit: { scheduleToCloseTimeout: number } | { startToClo
 /**
  * The run's time limit is the step activities' own: each step, retries included, must close within the
  * run's time left (`scheduleToCloseTimeout`), so the server times out the step in flight when the time
- * runs out (its call is torn down: the activity's next heartbeat is answered "not found", activities/runs/steps.ts
+ * runs out (its call is torn down: the activity's next heartbeat is answered "not found", engine/runs/steps.ts
  * `interruption`). No timer is started and cancelled per run, and no cancellation scope is made (each costs
  * the workflow sandbox and the server). Runs started before this change keep their timer (`patched`).
  */
 const RUN_DEADLINE_ON_STEPS_PATCH = 'run-deadline-on-steps';
 
 /**
- * A new run begins in its first step's activity (activities/runs/index.ts `beginRunStep`): the slot decision
+ * A new run begins in its first step's activity (engine/runs/index.ts `beginRunStep`): the slot decision
  * and plan, then the run's first step, in one activity task — no local activity (its marker, its
  * dispatch and the workflow activation its answer takes) before the first step. The run's time limit
  * comes with the input (`timeoutMs`, written by engine/outbox/starts.ts) and is that activity's

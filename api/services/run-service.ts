@@ -70,7 +70,7 @@ export function createRunService(deps: {
     /**
      * Queues a run: the run row and its `run:<id>` workflow hand-off commit together, then the hand-off
      * is kicked. Draft and active agents run; templates and paused agents don't (409). (A run queued
-     * before its agent was paused or made a template does not start either: activities/runs/admission.ts.) A run
+     * before its agent was paused or made a template does not start either: engine/runs/admission.ts.) A run
      * that would use the model while the account has spent MODEL_TOKENS_PER_DAY is refused (429, until
      * the next UTC day); nothing is written.
      */

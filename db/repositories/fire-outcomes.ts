@@ -29,7 +29,7 @@ export interface FireDeliveryRow {
  * What became of fires after they were recorded (a trigger's timeline, GET …/timeline and
  * GET …/fires/:fireId/deliveries): the run each started and every delivery of the events that followed —
  * the fire's own `agent.triggered` / `trigger.fired`, and the `agent.completed` / `agent.failed` of its run.
- * Each event is written in the transaction that records its cause (engine/fires/record-fire.ts, activities/runs/end.ts),
+ * Each event is written in the transaction that records its cause (engine/fires/record-fire.ts, engine/runs/end.ts),
  * so it is found by index on (account, created_at) — the fire's created_at, the run's finished_at — and
  * then by the id its data names; deliveries by event (their unique (event_id, webhook_id)). Each query
  * takes the fires of one page at once.

@@ -59,7 +59,7 @@ const SWEEP_ACCOUNTS = 500;
  * parked (engine/outbox/starts.ts `startRun`): it waits in Postgres, with no workflow, so one account's
  * thousands of queued runs cost the Temporal server nothing until they can run — every other account's
  * runs would otherwise queue behind their starts, timers and signals. When a slot frees (a run of the
- * account ended: activities/runs/wake-ups.ts; and, as a safety net, every reconciler round: worker/reconciler.ts),
+ * account ended: engine/runs/wake-ups.ts; and, as a safety net, every reconciler round: worker/reconciler.ts),
  * `promote` gives the oldest parked runs a workflow, as many as there are free slots; each then takes its
  * slot through the run workflow's own locked decision (beginRunStep), as every run does.
  *

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createRunActivities } from '../../activities/runs';
+import { createRunActivities } from '../../engine/runs';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';

@@ -7,7 +7,7 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { errorReply, startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
 import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
-import { createRunActivities } from '../../activities/runs';
+import { createRunActivities } from '../../engine/runs';
 import { workflowIds } from '../../engine/temporal/names';
 import type { BegunRun } from '../../engine/contract';
 
@@ -171,7 +171,7 @@ describe('model runs', () => {
     assert.deepEqual(steps[1]!.output, { plan: 'gold' });
     assert.equal(steps[2]!.input, null, 'later model steps continue the conversation');
 
-    // The run began in its first step's activity (beginRunStep) and its last step ended it (activities/runs/index.ts
+    // The run began in its first step's activity (beginRunStep) and its last step ended it (engine/runs/index.ts
     // lastStepEnds): no local activity at all (no beginRun, no finishRun), one marker (the patch), one
     // activity task per step; agent.completed once; every step's attempt timed.
     const history = await h.engine.client.workflow.getHandle(workflowIds.run(done.id)).fetchHistory();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
-import { createRunActivities } from '../../activities/runs';
+import { createRunActivities } from '../../engine/runs';
 import { api } from '../helpers/api';
 import { readAllPages, registerUser, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';

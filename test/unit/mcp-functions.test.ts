@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ToolRow } from '../../db/repositories/tools';
-import { mcpCallOf, offeredFunctions } from '../../activities/executor/mcp-tool';
-import type { OfferedTool } from '../../activities/executor/tool-functions';
+import { mcpCallOf, offeredFunctions } from '../../engine/runs/executor/mcp-tool';
+import type { OfferedTool } from '../../engine/runs/executor/tool-functions';
 import { allowedFunctions, mcpFunctionName, type FunctionLists } from '../../lib/mcp/functions';
 import { MAX_RESULT_CHARACTERS, resultText } from '../../lib/mcp/result';
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { fillTemplate, mapResponse } from '../../activities/executor/custom-tool';
-import { createDefaultExecutor } from '../../activities/executor/default-executor';
-import { capError, capValue, jsonBytes, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from '../../activities/executor/output-cap';
-import { callTool } from '../../activities/executor/tool-call';
-import type { ComposeContext } from '../../activities/executor/types';
+import { fillTemplate, mapResponse } from '../../engine/runs/executor/custom-tool';
+import { createDefaultExecutor } from '../../engine/runs/executor/default-executor';
+import { capError, capValue, jsonBytes, MAX_RUN_OUTPUT_BYTES, MAX_STEP_OUTPUT_BYTES } from '../../engine/runs/executor/output-cap';
+import { callTool } from '../../engine/runs/executor/tool-call';
+import type { ComposeContext } from '../../engine/runs/executor/types';
 import type { RunStepRow } from '../../db/repositories/run-steps';
 import { valueAtPath } from '../../lib/json-path';
 import type { ToolRow } from '../../db/repositories/tools';

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import type { Config } from '../../lib/config';
+import type { Config } from '../../../lib/config';
 
 /**
  * The one way the engine talks to a language model: the official `openai` client on the OpenAI Chat

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { RunStepRow } from '../../db/repositories/run-steps';
-import type { StepRef } from '../../engine/contract';
-import type { ActivityDeps } from '../deps';
-import type { Executors } from '../executor/select';
+import type { StepRef } from '../contract';
+import type { Engine as ActivityDeps } from '../compose';
+import type { Executors } from './executor/select';
 
 /** What each part of the run activities is built from: the worker's engine and the run executors. */
 export interface RunContext {

@@ -1,4 +1,4 @@
-import { sendOutbound, type OutboundRequest } from '../../lib/outbound-http';
+import { sendOutbound, type OutboundRequest } from '../../../lib/outbound-http';
 
 /** A tool's response body is read up to this size (it ends up in the run output and in agent.completed). */
 export const MAX_TOOL_RESPONSE_BYTES = 256 * 1024;

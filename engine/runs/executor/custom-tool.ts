@@ -1,5 +1,5 @@
 import { toolRequest } from './http';
-import { valueAtPath } from '../../lib/json-path';
+import { valueAtPath } from '../../../lib/json-path';
 
 /** A custom tool's stored config (api/schemas/tools.ts customConfig), secret headers opened. */
 export interface CustomToolConfig {

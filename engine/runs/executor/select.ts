@@ -1,7 +1,7 @@
-import type { AgentRow } from '../../db/repositories/agents';
-import type { RunExecutor } from '../../db/repositories/runs';
-import type { Config } from '../../lib/config';
-import { runsWithModel } from '../../lib/model-settings';
+import type { AgentRow } from '../../../db/repositories/agents';
+import type { RunExecutor } from '../../../db/repositories/runs';
+import type { Config } from '../../../lib/config';
+import { runsWithModel } from '../../../lib/model-settings';
 import { createDefaultExecutor } from './default-executor';
 import { createModelClient, type ModelClient } from './model-client';
 import { createModelExecutor } from './model-executor';

@@ -1,4 +1,4 @@
-import type { Config } from '../../lib/config';
+import type { Config } from '../../../lib/config';
 import { toolRequest } from './http';
 
 /**

@@ -1,11 +1,11 @@
-import type { AgentRow } from '../../db/repositories/agents';
-import type { NewRunStep, RunStepRow } from '../../db/repositories/run-steps';
-import type { ThreadMessageRow } from '../../db/repositories/thread-messages';
-import type { ToolRow } from '../../db/repositories/tools';
+import type { AgentRow } from '../../../db/repositories/agents';
+import type { NewRunStep, RunStepRow } from '../../../db/repositories/run-steps';
+import type { ThreadMessageRow } from '../../../db/repositories/thread-messages';
+import type { ToolRow } from '../../../db/repositories/tools';
 
 /**
  * How a run executes an agent (docs/architecture.md § When a run is started): an executor turns a run into steps and the finished
- * steps into the run's result. The engine (activities/runs/) owns everything else: the run row and
+ * steps into the run's result. The engine (engine/runs/) owns everything else: the run row and
  * its slot, each step as its own activity and row (so a step that finished is never made again), the
  * time limit, the output bound and the events. Each step type has one way of being made whatever the
  * executor (a tool step calls the tool, tool-call.ts; a model step calls the model, model-step.ts and

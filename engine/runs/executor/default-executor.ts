@@ -1,5 +1,5 @@
-import type { RunStepRow } from '../../db/repositories/run-steps';
-import type { ToolRow } from '../../db/repositories/tools';
+import type { RunStepRow } from '../../../db/repositories/run-steps';
+import type { ToolRow } from '../../../db/repositories/tools';
 import { MCP_NEEDS_MODEL } from './mcp-tool';
 import { capError, fitSlots, MAX_RUN_OUTPUT_BYTES, type Slot } from './output-cap';
 import type { AgentExecutor, ComposeContext, ExecutionResult, RunOutput, ToolOutcome } from './types';

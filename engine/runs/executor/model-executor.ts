@@ -1,5 +1,5 @@
-import type { RunStepRow } from '../../db/repositories/run-steps';
-import { modelNotAllowed, modelSettingsOf } from '../../lib/model-settings';
+import type { RunStepRow } from '../../../db/repositories/run-steps';
+import { modelNotAllowed, modelSettingsOf } from '../../../lib/model-settings';
 import { capError, jsonBytes, MAX_RUN_OUTPUT_BYTES } from './output-cap';
 import { contextOf, fitRequest, requestOf, type ContextMessage, type ModelAnswer, type ModelContext, type ToolStepInput, type Usage } from './model-step';
 import { composeSystemMessage, userMessage } from './system-message';

@@ -1,9 +1,9 @@
 import { listRunSteps } from '../../db/repositories/run-steps';
 import { findRun } from '../../db/repositories/runs';
-import type { BeginRunOutcome, BegunRun, RunInput, RunOutcome, StepOutcome, StepRef } from '../../engine/contract';
-import type { ActivityDeps } from '../deps';
-import { createExecutors, type Executors } from '../executor/select';
-import { whileHeartbeating } from '../heartbeat';
+import type { BeginRunOutcome, BegunRun, RunInput, RunOutcome, StepOutcome, StepRef } from '../contract';
+import type { Engine as ActivityDeps } from '../compose';
+import { createExecutors, type Executors } from './executor/select';
+import { whileHeartbeating } from '../temporal/heartbeat';
 import { createRunAdmission } from './admission';
 import { createRunEnd } from './end';
 import { createRunSteps, interruption } from './steps';

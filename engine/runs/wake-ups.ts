@@ -1,8 +1,8 @@
 import { countRunningRuns, nextQueuedRuns } from '../../db/repositories/runs';
-import { RUN_SLOT_FREED_SIGNAL } from '../../engine/contract';
-import { QUEUE_PLACE_MS, runLineLimits } from '../../engine/runs/run-line';
-import { workflowIds } from '../../engine/temporal/names';
-import type { ActivityDeps } from '../deps';
+import { RUN_SLOT_FREED_SIGNAL } from '../contract';
+import { QUEUE_PLACE_MS, runLineLimits } from '../runs/run-line';
+import { workflowIds } from '../temporal/names';
+import type { Engine as ActivityDeps } from '../compose';
 
 /** What happens after a run of an account ended: its line moves (engine/runs/run-line.ts). */
 export function createWakeUps(deps: ActivityDeps) {

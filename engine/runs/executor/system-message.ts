@@ -1,4 +1,4 @@
-import type { AgentRow } from '../../db/repositories/agents';
+import type { AgentRow } from '../../../db/repositories/agents';
 
 /**
  * The system message a model run starts with, composed from the agent's fields: the

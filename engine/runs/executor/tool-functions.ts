@@ -1,5 +1,5 @@
-import type { ToolRow } from '../../db/repositories/tools';
-import { compileJsonSchema, describeSchemaErrors } from '../../lib/json-schema';
+import type { ToolRow } from '../../../db/repositories/tools';
+import { compileJsonSchema, describeSchemaErrors } from '../../../lib/json-schema';
 
 /**
  * How an agent's tools are offered to a language model: each enabled tool is a function

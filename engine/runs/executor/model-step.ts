@@ -1,5 +1,5 @@
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { NewRunStep, RunStepRow } from '../../db/repositories/run-steps';
+import type { NewRunStep, RunStepRow } from '../../../db/repositories/run-steps';
 import { jsonBytes, MAX_STEP_OUTPUT_BYTES } from './output-cap';
 import type { McpToolRef } from './mcp-tool';
 import { parseArguments, type OfferedTool } from './tool-functions';

@@ -4,8 +4,8 @@ import { listRunSteps, markRunRunningWithSteps, type NewRunStep } from '../../db
 import { countQueuedAhead, countRunningRuns, findRunForUpdateWithAgent, findRunInLine, markRunWaiting, type RunExecutor, type RunRow } from '../../db/repositories/runs';
 import { listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
 import { createToolsRepository } from '../../db/repositories/tools';
-import type { BeginRunOutcome, RunInput } from '../../engine/contract';
-import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../../engine/runs/run-line';
+import type { BeginRunOutcome, RunInput } from '../contract';
+import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../runs/run-line';
 import { fromExecutor, toRef, type RunContext } from './context';
 import type { RunEnd } from './end';
 import type { WakeUps } from './wake-ups';

@@ -1,9 +1,9 @@
-import type { ToolRow } from '../../db/repositories/tools';
-import type { Config } from '../../lib/config';
+import type { ToolRow } from '../../../db/repositories/tools';
+import type { Config } from '../../../lib/config';
 import { runCustomTool, type CustomToolConfig } from './custom-tool';
 import { coinPrices, dexPairs, predictionMarkets } from './data-tools';
 import { callMcpTool } from './mcp-tool';
-import type { McpToolConfig } from '../../lib/mcp/functions';
+import type { McpToolConfig } from '../../../lib/mcp/functions';
 
 /**
  * Makes one tool step's call: the tool (secrets opened) with its input. Resolves with the result;

@@ -1,7 +1,7 @@
-import type { ToolRow } from '../../db/repositories/tools';
-import { callFunction, McpFailure, type McpCallOptions } from '../../lib/mcp/client';
-import { allowedFunctions, mcpFunctionName, type FunctionLists, type McpToolConfig } from '../../lib/mcp/functions';
-import { resultText } from '../../lib/mcp/result';
+import type { ToolRow } from '../../../db/repositories/tools';
+import { callFunction, McpFailure, type McpCallOptions } from '../../../lib/mcp/client';
+import { allowedFunctions, mcpFunctionName, type FunctionLists, type McpToolConfig } from '../../../lib/mcp/functions';
+import { resultText } from '../../../lib/mcp/result';
 import { ToolError } from './http';
 import type { OfferedTool } from './tool-functions';
 
@@ -12,7 +12,7 @@ import type { OfferedTool } from './tool-functions';
  * `<tool name>_<function name>`; the tool step a call adds records the function it names. The step is
  * one `tools/call` (lib/mcp/client.ts): its text (and structuredContent) is the step's output; a result
  * with `isError` fails the step with its text, which the model reads. The step machinery records the
- * step once (activities/runs/steps.ts): a call that returned is not made again when the run resumes.
+ * step once (engine/runs/steps.ts): a call that returned is not made again when the run resumes.
  */
 
 /** An MCP tool of a run, as its plan records it. */

@@ -3,10 +3,10 @@ import { insertEvent } from '../../db/repositories/events';
 import type { RunStepRow } from '../../db/repositories/run-steps';
 import { findRun, recordRunEnd, type RunRow } from '../../db/repositories/runs';
 import { insertThreadMessages } from '../../db/repositories/thread-messages';
-import type { RunOutcome } from '../../engine/contract';
-import type { ModelRunOutput } from '../executor/model-executor';
-import { capError, capValue, MAX_RUN_OUTPUT_BYTES } from '../executor/output-cap';
-import { userMessage } from '../executor/system-message';
+import type { RunOutcome } from '../contract';
+import type { ModelRunOutput } from './executor/model-executor';
+import { capError, capValue, MAX_RUN_OUTPUT_BYTES } from './executor/output-cap';
+import { userMessage } from './executor/system-message';
 import { fromExecutor, type EndStatus, type RunContext } from './context';
 import type { WakeUps } from './wake-ups';
 

@@ -1,0 +1,1 @@
+export { createRunActivities } from '../engine/runs';
