@@ -130,10 +130,10 @@ const REFUSALS: Record<Exclude<Rule, 'read' | 'self'>, string> = {
 /** What the operations work on: `shared` rows any request may use, `own` rows one actor's requests use up. */
 interface Fixture {
   shared: Record<
-    'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery' | 'recovery',
+    'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery' | 'recovery' | 'approval',
     string
   >;
-  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'recoverable' | 'member' | 'apiKey' | 'delivery' | 'invitation' | 'run', string> & {
+  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'recoverable' | 'member' | 'apiKey' | 'delivery' | 'invitation' | 'run' | 'approval', string> & {
     invitationToken: string;
   };
 }
@@ -242,6 +242,11 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   // A run of the actor's own: a cancel ends it (an ended run is a 409), so each actor cancels its own.
   'POST /api/runs/{id}/cancel': (f) => ({ url: `/api/runs/${f.own.run}/cancel` }),
   'GET /api/runs/{id}/events': (f) => ({ url: `/api/runs/${f.shared.finishedRun}/events` }),
+  'GET /api/approvals': () => ({ url: '/api/approvals?status=pending' }),
+  'GET /api/approvals/{id}': (f) => ({ url: `/api/approvals/${f.shared.approval}` }),
+  'GET /api/runs/{id}/approvals': (f) => ({ url: `/api/runs/${f.shared.run}/approvals` }),
+  // An approval of the actor's own: a decision ends it (a second is a 409).
+  'POST /api/approvals/{id}/decision': (f) => ({ url: `/api/approvals/${f.own.approval}/decision`, payload: { decision: 'reject', comment: 'no' } }),
   'GET /api/agents/{id}/threads/{threadId}/messages': (f) => ({ url: `/api/agents/${f.shared.agent}/threads/matrix/messages` }),
 
   'GET /api/team': () => ({ url: '/api/team' }),
@@ -328,9 +333,22 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
       apiKey: key.json().id,
       delivery: await failedDelivery(),
       run: await created(`/api/agents/${shared.agent}/runs`, {}),
+      approval: await pendingApproval(),
       invitation: invitation.json().id,
       invitationToken: invitation.json().inviteToken,
     };
+  }
+
+  /** A pending approval of a waiting run, as a worker leaves it (no worker runs here). */
+  async function pendingApproval(): Promise<string> {
+    const runId = await created(`/api/agents/${shared.agent}/runs`, {});
+    await db.query(`UPDATE runs SET status = 'waiting' WHERE id = $1`, [runId]);
+    const { rows } = await db.query<{ id: string }>(
+      `INSERT INTO approvals (account_id, run_id, step_index, agent_id, tool_id, arguments, expires_at)
+       SELECT account_id, id, 1, agent_id, NULL, '{}'::jsonb, now() + interval '1 hour' FROM runs WHERE id = $1 RETURNING id`,
+      [runId],
+    );
+    return rows[0]!.id;
   }
 
   before(async () => {
@@ -358,6 +376,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
     shared.finishedRun = await created(`/api/agents/${shared.agent}/runs`, {});
     await db.query(`UPDATE runs SET status = 'succeeded', finished_at = now() WHERE id = $1`, [shared.finishedRun]);
     shared.member = await created('/api/team', { email: `shared-${unique()}@example.com`, role: 'viewer' });
+    shared.approval = await pendingApproval();
     shared.fire = await fireOf(shared.trigger);
     shared.userFire = await fireOf(shared.userTrigger);
     shared.delivery = await failedDelivery();

@@ -78,6 +78,11 @@ describe('OpenAPI document covers every route', () => {
       // Agents that think (issue 13).
       '/api/agents/{id}/threads/{threadId}/messages': ['get'],
       '/api/runs/{id}/events': ['get'],
+      // People in the loop (issue 32).
+      '/api/approvals': ['get'],
+      '/api/approvals/{id}': ['get'],
+      '/api/approvals/{id}/decision': ['post'],
+      '/api/runs/{id}/approvals': ['get'],
       // The console (docs/console.md).
       '/api/runs': ['get'],
       '/api/settings': ['get'],
