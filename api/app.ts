@@ -172,6 +172,7 @@ export async function buildApp(deps: AppDeps) {
       publicBaseUrl,
       retriesPerMinute: config.webhooks.retriesPerMinute,
       recoverInterval: config.webhooks.recoverInterval.text,
+      maxAttempts: config.webhooks.maxAttempts,
     });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
     settingsRoutes(scoped, {

@@ -171,6 +171,8 @@ export interface Config {
     recoverInterval: { text: string; ms: number };
     /** Manual retries per webhook per minute, across every API process. */
     retriesPerMinute: number;
+    /** Attempts one delivery gets in all: scheduled, manual retries and recoveries together. */
+    maxAttempts: number;
   };
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
@@ -329,6 +331,7 @@ const declared = {
       withMs,
     ),
     retriesPerMinute: read('DELIVERY_RETRIES_PER_MINUTE', z.coerce.number().int().min(1).max(100_000).default(60)),
+    maxAttempts: read('DELIVERY_MAX_ATTEMPTS', z.coerce.number().int().min(1).max(100_000).default(100)),
   },
   fires: {
     chainBudget: read('CHAIN_FIRE_BUDGET', z.coerce.number().int().min(1).max(100_000).default(100)),

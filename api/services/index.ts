@@ -169,6 +169,7 @@ export function createServices(deps: ServiceDeps) {
       guards: repos.guards,
       retriesPerMinute: config.webhooks.retriesPerMinute,
       recoverInterval: config.webhooks.recoverInterval,
+      maxAttempts: config.webhooks.maxAttempts,
     }),
     triggers: createTriggerService({
       db,
