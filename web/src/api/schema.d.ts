@@ -10209,13 +10209,21 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEventInput: {
             /** @constant */
             event: "step";
             /** @description The step's index: send it back as Last-Event-ID to resume after it */
             id: string;
             /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description The last step event's id, when there was one (a delta sets none) */
+            id?: string;
+            /** @description `{ stepIndex, offset, text }`, as JSON */
             data: string;
             retry?: number;
         } | {
@@ -12358,13 +12366,21 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEvent: {
             /** @constant */
             event: "step";
             /** @description The step's index: send it back as Last-Event-ID to resume after it */
             id: string;
             /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description The last step event's id, when there was one (a delta sets none) */
+            id?: string;
+            /** @description `{ stepIndex, offset, text }`, as JSON */
             data: string;
             retry?: number;
         } | {
