@@ -34,6 +34,7 @@ import { hookRoutes } from './routes/hooks';
 import { mcpRoutes } from './routes/mcp';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
+import { approvalRoutes } from './routes/approvals';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
 import { settingsRoutes } from './routes/settings';
 import { toolRoutes } from './routes/tools';
@@ -179,6 +180,7 @@ export async function buildApp(deps: AppDeps) {
       settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
     });
     mcpRoutes(scoped, { agents: services.agents, runs: services.runs, runWaits: services.runWaits, publicBaseUrl });
+    approvalRoutes(scoped, { approvals: services.approvals, publicBaseUrl });
     runRoutes(scoped, {
       runs: services.runs,
       runEvents: services.runEvents,

@@ -38,6 +38,7 @@ import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunEventService } from './run-events';
 import { createRunService } from './run-service';
+import { createApprovalService } from './approval-service';
 import { createScheduleTruthService } from './schedule-truth-service';
 import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
@@ -193,6 +194,7 @@ export function createServices(deps: ServiceDeps) {
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit, fanOut, temporal: deps.temporalClient, config }),
+    approvals: createApprovalService({ db, handOff, audit, fanOut }),
     runEvents: createRunEventService({
       db,
       listener: deps.runEventsListener,
