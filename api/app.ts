@@ -136,8 +136,8 @@ export async function buildApp(deps: AppDeps) {
   // One line at start-up when Temporal cannot be reached, naming why (a refused TLS handshake, a server
   // certificate not trusted, credentials refused); the API serves meanwhile, work waits in the outbox.
   app.addHook('onListen', async () => {
-    void services.health.temporal().then((health) => {
-      if (!health.ok) app.log.warn(health.message);
+    void services.health.diagnoseTemporal().then((problem) => {
+      if (problem) app.log.warn(problem);
     });
   });
   if (metrics) metricsRoute(app, { metrics, token: config.metrics.token });

@@ -125,7 +125,7 @@ export function createServices(deps: ServiceDeps) {
     account: createAccountService({ db, accounts: repos.accounts }),
     audit,
     agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, engine, audit, agentCreateCost: config.billing.agentCreateCost, allowedModels: config.model.allowed }),
-    health: createHealthService({ db, temporal: deps.temporal, temporalSettings: config.temporal.connection }),
+    health: createHealthService({ db, temporal: deps.temporal, temporalSettings: config.temporal.connection, log: deps.log }),
     connectors: createConnectorService({
       db,
       agents: repos.agents,

@@ -107,7 +107,7 @@ export interface paths {
         };
         /**
          * Is Postgres reachable
-         * @description Runs a query on the API's pool: 200 { ok: true }, or 503 { ok: false, message } when Postgres does not answer within 3 s. No credential.
+         * @description Runs a query on the API's pool: 200 { ok: true }, or 503 { ok: false, message } when Postgres does not answer within 3 s (the message names the dependency only; the driver's error goes to the log). No credential.
          */
         get: {
             parameters: {
@@ -161,7 +161,7 @@ export interface paths {
         };
         /**
          * Is Temporal reachable
-         * @description Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false, message } when it does not answer within 3 s, naming the cause it can tell (the TLS handshake refused, a server certificate not trusted, credentials refused). The API keeps serving while Temporal is down (work waits in the outbox). No credential.
+         * @description Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false, message } when it does not answer within 3 s. The message names the dependency only (no address, no error of the client): the cause goes to the log. The API keeps serving while Temporal is down (work waits in the outbox). No credential.
          */
         get: {
             parameters: {
@@ -481,7 +481,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
+                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http; over https the cookie __Host-ap_refresh, Secure, Path=/) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
                     "x-client"?: string;
                 };
                 path?: never;
@@ -572,7 +572,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
+                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http; over https the cookie __Host-ap_refresh, Secure, Path=/) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
                     "x-client"?: string;
                 };
                 path?: never;
@@ -663,7 +663,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
+                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http; over https the cookie __Host-ap_refresh, Secure, Path=/) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
                     "x-client"?: string;
                 };
                 path?: never;
@@ -754,7 +754,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
+                    /** @description `console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over loopback http; over https the cookie __Host-ap_refresh, Secure, Path=/) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored. */
                     "x-client"?: string;
                 };
                 path?: never;
