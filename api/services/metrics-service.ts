@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type LabelValues, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
 import type { HistogramCounts, MetricsRepository } from '../../db/repositories/metrics';
-import { DESCRIBE_DEADLINE_MS, POLLED_QUEUES, type TaskQueuePollers } from '../../engine/temporal/pollers';
+import { DESCRIBE_DEADLINE_MS, POLLED_QUEUES, type TaskQueuePollers } from '../../engine';
 
 /** Seconds. An API request; a delivery attempt (up to WEBHOOK_TIMEOUT_MS); a schedule fire's lag. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -3,8 +3,7 @@ import type { TriggerScope, TriggersRepository } from '../../db/repositories/tri
 import { describeCronExpression } from '../../lib/cron';
 import type { Client } from '@temporalio/client';
 import { expectedTimes, firesBeforeGaps, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../../lib/expected-fires';
-import { fireWorkflowEnds } from '../../engine/fires/fire-workflows';
-import { isScheduled } from '../../engine/fires/schedules';
+import { fireWorkflowEnds, isScheduled } from '../../engine';
 import { localTime, scheduleClock } from '../../lib/schedule-times';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { Caller } from './auth-service';
