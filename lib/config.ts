@@ -5,7 +5,7 @@ import { DAY_MS, parseDuration, tryParseDuration } from './durations';
 import { loadTemporalSettings, TemporalSettingsError, type TemporalConnectionSettings, type TemporalSettings } from './temporal-settings';
 
 /**
- * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
+ * The one configuration module (docs/configuration.md). Every process parses the environment once at start-up;
  * a bad value stops it with a message naming the variable.
  */
 
@@ -230,7 +230,7 @@ export interface Config {
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
   /**
-   * GET /metrics (README § Operating it): served at all, the bearer token it asks for (none: open; required
+   * GET /metrics (docs/operations.md § Metrics): served at all, the bearer token it asks for (none: open; required
    * when the API listens beyond loopback, see metricsTokenProblem), and how old the engine's figures read
    * from Postgres may be (at most one read per this many ms, however many scrape).
    */

@@ -5,7 +5,7 @@ import { scheduleClock, type CronFields, type CronSpec } from './schedule-times'
 export type { CronFields, CronSpec } from './schedule-times';
 
 /**
- * Cron expressions of schedule/cron triggers (README § Triggers). Accepted:
+ * Cron expressions of schedule/cron triggers (docs/api.md § Triggers). Accepted:
  * - 5 fields `minute hour day-of-month month day-of-week`;
  * - 6 fields with seconds first `second minute hour day-of-month month day-of-week`;
  * - the macros @yearly @annually @monthly @weekly @daily @midnight @hourly;

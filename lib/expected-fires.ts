@@ -3,7 +3,7 @@ import { parseDuration } from './durations';
 import { scheduleClock } from './schedule-times';
 
 /**
- * What became of each time a cron/schedule trigger should have fired (README § Operating it, *Expected
+ * What became of each time a cron/schedule trigger should have fired (docs/api.md § Triggers, *Expected
  * fires*): the times come from its expression and zone as Temporal computes them (lib/schedule-times.ts),
  * version by version of the trigger (trigger_schedule_history); each is joined to the schedule fire
  * recorded for it or, without one, explained from what Postgres knows.

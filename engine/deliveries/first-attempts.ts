@@ -25,7 +25,7 @@ export const FIRST_ATTEMPT_MAX_WAIT_MS = 30_000;
  * - the attempt failed and more remain: the start is released to begin at the second attempt, after
  *   its delay (the workflow's timer): the schedule's, or the endpoint's Retry-After when later;
  * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: the attempt waits for a slot
- *   here first, in the webhook's line (engine/deliveries/slot-waits.ts), while the line moves (README § One hop per
+ *   here first, in the webhook's line (engine/deliveries/slot-waits.ts), while the line moves (docs/architecture.md § One hop per
  *   effect), its held start still renewed; when none came, released as it is, and the workflow waits
  *   for a slot (nothing was sent). At most DELIVERY_FIRST_ATTEMPT_WAITERS wait at once, half of them of
  *   one account; the others are released at once;

@@ -17,7 +17,7 @@ const OVERLAP: Record<string, ScheduleOverlapPolicy> = {
 export const isScheduled = (type: string) => type === 'schedule' || type === 'cron';
 
 /**
- * The Temporal Schedule of an enabled-or-paused cron/schedule trigger (docs/architecture.md § When a trigger is written). Temporal is
+ * The Temporal Schedule of an enabled-or-paused cron/schedule trigger (docs/architecture.md § When a trigger is written (schedules)). Temporal is
  * given the compiled 7-field cron string (or an interval for `@every`), never the user's text: their
  * 6-field forms differ (ours is seconds-first, Temporal's is year-last).
  */
