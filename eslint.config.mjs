@@ -10,9 +10,9 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 // Work for Temporal is queued only through the verbs of engine/outbox/starts.ts, which build each workflow start.
 const outboxInserts = {
   group: ['**/db/repositories/outbox'],
-  importNames: ['insertWorkflowStart', 'insertScheduleSync'],
+  importNames: ['insertWorkflowStart', 'insertScheduleSync', 'insertWorkflowSignal'],
   message:
-    'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startParkedRun, startRecovery, startScheduleSync).',
+    'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startParkedRun, startRecovery, startScheduleSync, signalApprovalDecided).',
 };
 // The engine and the shared library never reach into the HTTP layer: what both sides need lives in lib/.
 const apiFromEngine = {

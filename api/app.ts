@@ -34,6 +34,7 @@ import { hookRoutes } from './routes/hooks';
 import { mcpRoutes } from './routes/mcp';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
+import { approvalRoutes } from './routes/approvals';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
 import { settingsRoutes } from './routes/settings';
 import { toolRoutes } from './routes/tools';
@@ -138,8 +139,8 @@ export async function buildApp(deps: AppDeps) {
   // One line at start-up when Temporal cannot be reached, naming why (a refused TLS handshake, a server
   // certificate not trusted, credentials refused); the API serves meanwhile, work waits in the outbox.
   app.addHook('onListen', async () => {
-    void services.health.temporal().then((health) => {
-      if (!health.ok) app.log.warn(health.message);
+    void services.health.diagnoseTemporal().then((problem) => {
+      if (problem) app.log.warn(problem);
     });
   });
   if (metrics) metricsRoute(app, { metrics, token: config.metrics.token });
@@ -172,12 +173,14 @@ export async function buildApp(deps: AppDeps) {
       publicBaseUrl,
       retriesPerMinute: config.webhooks.retriesPerMinute,
       recoverInterval: config.webhooks.recoverInterval.text,
+      maxAttempts: config.webhooks.maxAttempts,
     });
     webhookStatsRoutes(scoped, { webhookStats: services.webhookStats });
     settingsRoutes(scoped, {
       settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
     });
     mcpRoutes(scoped, { agents: services.agents, runs: services.runs, runWaits: services.runWaits, publicBaseUrl });
+    approvalRoutes(scoped, { approvals: services.approvals, publicBaseUrl });
     runRoutes(scoped, {
       runs: services.runs,
       runEvents: services.runEvents,

@@ -171,6 +171,8 @@ export interface Config {
     recoverInterval: { text: string; ms: number };
     /** Manual retries per webhook per minute, across every API process. */
     retriesPerMinute: number;
+    /** Attempts one delivery gets in all: scheduled, manual retries and recoveries together. */
+    maxAttempts: number;
   };
   /** Fires one root event's chain may make in all, and fires per account per minute (docs/architecture.md § Limits and fairness). */
   fires: { chainBudget: number; perMinute: number };
@@ -226,6 +228,8 @@ export interface Config {
   runEvents: { heartbeatMs: number; perUser: number; perProcess: number; checkMs: number };
   /** How long an invitation stays open to be accepted (as written, and in ms). */
   team: { invitationTtl: { text: string; ms: number } };
+  /** docs/api.md § Approvals: how long a run waits for a person's decision before it expires (an agent may override: configJson.approvalTimeout). */
+  approvals: { timeout: { text: string; ms: number } };
   logLevel: string;
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
@@ -329,6 +333,7 @@ const declared = {
       withMs,
     ),
     retriesPerMinute: read('DELIVERY_RETRIES_PER_MINUTE', z.coerce.number().int().min(1).max(100_000).default(60)),
+    maxAttempts: read('DELIVERY_MAX_ATTEMPTS', z.coerce.number().int().min(1).max(100_000).default(100)),
   },
   fires: {
     chainBudget: read('CHAIN_FIRE_BUDGET', z.coerce.number().int().min(1).max(100_000).default(100)),
@@ -402,6 +407,18 @@ const declared = {
           return !('ms' in parsed) || parsed.ms <= 365 * DAY_MS;
         }, 'must be at most 365d')
         .default('7d'),
+      withMs,
+    ),
+  },
+  approvals: {
+    timeout: read(
+      'APPROVAL_TIMEOUT',
+      duration
+        .refine((text) => {
+          const parsed = tryParseDuration(text);
+          return !('ms' in parsed) || (parsed.ms >= 1_000 && parsed.ms <= 365 * DAY_MS);
+        }, 'must be from 1s to 365d')
+        .default('24h'),
       withMs,
     ),
   },

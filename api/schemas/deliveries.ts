@@ -42,7 +42,12 @@ export const deliveryAttemptSchema = z
   .meta({ id: 'DeliveryAttempt' });
 
 export const deliveryDetailSchema = deliverySchema
-  .extend({ attemptsDetail: z.array(deliveryAttemptSchema).describe('Every attempt, oldest first') })
+  .extend({
+    attemptsDetail: z
+      .array(deliveryAttemptSchema)
+      .max(20)
+      .describe('The last 20 attempts at most, oldest first; GET …/deliveries/:deliveryId/attempts pages them all (`attempts` counts them)'),
+  })
   .meta({ id: 'DeliveryDetail' });
 
 export const testEventSchema = z

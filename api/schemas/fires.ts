@@ -3,7 +3,7 @@ import { FIRE_REASONS } from '../../db/repositories/fires';
 import { timestamp } from './common';
 
 export const FIRE_SOURCES = ['schedule', 'manual', 'webhook', 'event'] as const;
-export const FIRE_STATUSES = ['fired', 'skipped', 'throttled', 'queued', 'running', 'succeeded', 'failed'] as const;
+export const FIRE_STATUSES = ['fired', 'skipped', 'throttled', 'queued', 'running', 'waiting', 'succeeded', 'failed'] as const;
 
 export const fireSchema = z
   .object({

@@ -9,7 +9,8 @@ import { startDelivery, startRecovery } from '../../engine/outbox/starts';
 import type { EventFanOut } from '../../engine/events/fan-out';
 import type { HandOff } from '../../engine/outbox/handoff';
 import { ConflictError, NotFoundError, TooManyRequestsError, ValidationError } from '../errors';
-import { toDelivery, toDeliveryAttempt, toRecovery, type Delivery, type Recovery } from '../mappers';
+import { toDelivery, toDeliveryAttempt, toRecovery, type Delivery, type DeliveryAttempt, type Recovery } from '../mappers';
+import { encodePairCursor, type CursorPage, type PairPageRequest } from '../pagination';
 import { MAX_RECOVERY_WINDOW_DAYS, type RecoverBody } from '../schemas/deliveries';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
@@ -22,6 +23,9 @@ import type { Caller } from './auth-service';
 const STALE_RECOVERY_MS = 86_400_000;
 /** The Retry-After of that 409: a small recovery completes in seconds. */
 const RECOVERY_RETRY_AFTER_S = 10;
+
+/** Attempts a delivery's detail holds, the last ones (docs/api.md § Webhooks: GET …/attempts pages them all). */
+export const DETAIL_ATTEMPTS = 20;
 
 const TEST_MESSAGE = 'This is a test event: your endpoint received and can verify deliveries from this webhook.';
 
@@ -48,6 +52,8 @@ export function createDeliveryService(deps: {
   retriesPerMinute: number;
   /** RECOVER_INTERVAL: one recovery per webhook per interval, and a delivery re-sent by one recovery per interval. */
   recoverInterval: { text: string; ms: number };
+  /** DELIVERY_MAX_ATTEMPTS: attempts one delivery gets in all. */
+  maxAttempts: number;
 }) {
   const { db, webhooks, deliveries, recoveries, handOff, audit, guards } = deps;
 
@@ -68,7 +74,18 @@ export function createDeliveryService(deps: {
       await webhookOf(caller, webhookId);
       const row = await deliveries.find(caller.accountId, webhookId, id);
       if (!row) throw new NotFoundError('Delivery');
-      return { ...toDelivery(row), attemptsDetail: (await deliveries.attempts(id)).map(toDeliveryAttempt) };
+      return { ...toDelivery(row), attemptsDetail: (await deliveries.lastAttempts(id, DETAIL_ATTEMPTS)).map(toDeliveryAttempt) };
+    },
+
+    /** A page of the delivery's attempts, oldest first (generation, then attempt). */
+    async attempts(caller: Caller, webhookId: string, id: string, page: PairPageRequest): Promise<CursorPage<DeliveryAttempt>> {
+      await webhookOf(caller, webhookId);
+      if (!(await deliveries.find(caller.accountId, webhookId, id))) throw new NotFoundError('Delivery');
+      const after = page.after && { generation: page.after[0], attempt: page.after[1] };
+      const rows = await deliveries.attemptsAfter(id, after, page.limit + 1);
+      const kept = rows.slice(0, page.limit);
+      const last = kept[kept.length - 1];
+      return { items: kept.map(toDeliveryAttempt), cursor: rows.length > page.limit && last ? encodePairCursor([last.generation, last.attempt]) : undefined };
     },
 
     /**
@@ -85,6 +102,10 @@ export function createDeliveryService(deps: {
         const row = await deliveries.find(caller.accountId, webhookId, id, tx, true);
         if (!row) throw new NotFoundError('Delivery');
         assertSends(webhook);
+        // Under the delivery's row lock: concurrent retries each see the generations committed before them.
+        if (row.attempts >= deps.maxAttempts) {
+          throw new ConflictError(`Delivery has had ${row.attempts} attempts, the most one delivery gets (DELIVERY_MAX_ATTEMPTS = ${deps.maxAttempts})`);
+        }
         // Counted in this transaction: a refused request (this 429 included) rolls its hit back with the rest.
         const hit = await guards.hitRateLimitUpTo(`delivery-retry:${webhookId}`, 60_000, deps.retriesPerMinute, tx);
         if (!hit.allowed) {
@@ -141,7 +162,7 @@ export function createDeliveryService(deps: {
             seconds,
           );
         }
-        const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until, intervalMs: deps.recoverInterval.ms });
+        const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until, intervalMs: deps.recoverInterval.ms, maxAttempts: deps.maxAttempts });
         await startRecovery(tx, { id: row.id, accountId: caller.accountId });
         await audit.record(tx, caller, 'webhook.recover', webhookId);
         return row;

@@ -38,6 +38,7 @@ import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunEventService } from './run-events';
 import { createRunService } from './run-service';
+import { createApprovalService } from './approval-service';
 import { createScheduleTruthService } from './schedule-truth-service';
 import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
@@ -126,7 +127,7 @@ export function createServices(deps: ServiceDeps) {
     account: createAccountService({ db, accounts: repos.accounts }),
     audit,
     agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost, allowedModels: config.model.allowed }),
-    health: createHealthService({ db, temporal: deps.temporal, temporalSettings: config.temporal.connection }),
+    health: createHealthService({ db, temporal: deps.temporal, temporalSettings: config.temporal.connection, log: deps.log }),
     connectors: createConnectorService({
       db,
       agents: repos.agents,
@@ -169,6 +170,7 @@ export function createServices(deps: ServiceDeps) {
       guards: repos.guards,
       retriesPerMinute: config.webhooks.retriesPerMinute,
       recoverInterval: config.webhooks.recoverInterval,
+      maxAttempts: config.webhooks.maxAttempts,
     }),
     triggers: createTriggerService({
       db,
@@ -192,6 +194,7 @@ export function createServices(deps: ServiceDeps) {
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
     runs: createRunService({ db, agents: repos.agents, handOff, audit, fanOut, temporal: deps.temporalClient, config }),
+    approvals: createApprovalService({ db, handOff, audit, fanOut }),
     runEvents: createRunEventService({
       db,
       listener: deps.runEventsListener,

@@ -108,8 +108,8 @@ export function createRunService(deps: {
       for (;;) {
         const row = await findAccountRun(db, caller.accountId, id);
         if (!row) throw new NotFoundError('Run');
-        if (row.status !== 'queued' && row.status !== 'running') {
-          throw new ConflictError(`Run has ended (${row.status}): only a queued or running run can be cancelled`);
+        if (row.status !== 'queued' && row.status !== 'running' && row.status !== 'waiting') {
+          throw new ConflictError(`Run has ended (${row.status}): only a queued, running or waiting run can be cancelled`);
         }
         const from = row.status;
         if (await cancelWorkflow(id)) {

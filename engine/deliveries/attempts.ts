@@ -213,6 +213,12 @@ export function createDeliveryAttempts(deps: {
       await releaseSlot(slot);
       return 'stopped';
     }
+    if (delivery.attempts >= config.webhooks.maxAttempts) {
+      // Retries and recoveries are refused at the limit; this covers a schedule longer than it.
+      await deliveries.failForGood(delivery.id, input.generation, `attempted ${delivery.attempts} times, the most one delivery gets (DELIVERY_MAX_ATTEMPTS)`);
+      await releaseSlot(slot);
+      return 'failed';
+    }
 
     const { leaseMs, waitMs } = slotTimes(input.timeoutMs);
     if (!(await slots.acquire(slot, concurrency, leaseMs, waitMs))) return 'wait';

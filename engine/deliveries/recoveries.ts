@@ -39,7 +39,7 @@ export function createRecoveries(deps: { db: Db; config: Pick<Config, 'webhooks'
           return { done: true, status: 'failed' };
         }
         const limit = config.webhooks.recoveryBatchSize;
-        const batch = await recoveries.nextBatch(recovery.id, limit, config.webhooks.recoverInterval.ms, tx);
+        const batch = await recoveries.nextBatch(recovery.id, limit, config.webhooks.recoverInterval.ms, config.webhooks.maxAttempts, tx);
         const items: { deliveryId: string; generation: number }[] = [];
         for (const d of batch) {
           const { generation } = await deliveries.startGeneration(d.id, tx);

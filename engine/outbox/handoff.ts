@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../../db/pool';
 import { afterCommit } from '../../db/write-unit';
 import { createOutboxRepository, type OutboxItem } from '../../db/repositories/outbox';
@@ -52,6 +52,16 @@ export function createHandOff(deps: {
       await call(() => syncTriggerSchedule(deps.client, deps.db, item.payload.triggerId));
       return;
     }
+    if (item.kind === 'signal') {
+      const { workflowId, signal } = item.payload;
+      try {
+        await call(() => deps.client.workflow.getHandle(workflowId).signal(signal));
+      } catch (err) {
+        // The workflow closed meanwhile (its run ended): nothing is left to tell.
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+      return;
+    }
     const start = item.payload;
     try {
       // In the trace of the work's cause (its stored context), whichever process hands it off.
@@ -94,7 +104,7 @@ export function createHandOff(deps: {
       const syncLanes = Array.from({ length: SYNC_CONCURRENCY }, async () => {
         while (syncs.length > 0 && Date.now() - started < SYNC_BUDGET_MS) await handle(syncs.shift()!);
       });
-      await Promise.all([...items.filter((i) => i.kind === 'workflow').map(handle), ...syncLanes]);
+      await Promise.all([...items.filter((i) => i.kind !== 'schedule').map(handle), ...syncLanes]);
       await outbox.complete(done);
       handed += done.length;
       if (syncs.length > 0) {
