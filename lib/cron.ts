@@ -2,6 +2,9 @@ import { CronExpressionParser } from 'cron-parser';
 import { DAY_MS, parseDuration, SECOND_MS } from './durations';
 import { scheduleClock, type CronFields, type CronSpec } from './schedule-times';
 
+/** A cron/schedule trigger's catch-up window when its config names none (docs/api.md § Triggers). */
+export const DEFAULT_CATCHUP_WINDOW = '1h';
+
 export type { CronFields, CronSpec } from './schedule-times';
 
 /**

@@ -1,4 +1,4 @@
-import { cronExpressionProblem, describeCronExpression } from './cron';
+import { cronExpressionProblem, DEFAULT_CATCHUP_WINDOW, describeCronExpression } from './cron';
 import { parseDuration } from './durations';
 import { scheduleClock } from './schedule-times';
 
@@ -51,12 +51,12 @@ export interface ExpectedFire {
 
 /** Policies under which Temporal starts nothing while the trigger's previous fire is still running. */
 const OVERLAP_SKIPPING = new Set(['skip', 'buffer_one', 'cancel_other', 'terminate_other']);
-const DEFAULT_CATCHUP_MS = 3_600_000;
+const DEFAULT_CATCHUP_MS = parseDuration(DEFAULT_CATCHUP_WINDOW);
 
 const isScheduled = (v: ScheduleVersion) => (v.type === 'cron' || v.type === 'schedule') && v.cronExpression !== null && cronExpressionProblem(v.cronExpression) === null;
 const catchupOf = (v: ScheduleVersion) => {
   try {
-    return parseDuration(v.catchupWindow ?? '1h');
+    return parseDuration(v.catchupWindow ?? DEFAULT_CATCHUP_WINDOW);
   } catch {
     return DEFAULT_CATCHUP_MS;
   }

@@ -1,7 +1,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { withTransaction, type Db } from '../../db/pool';
 import { createTriggersRepository, type ScheduledTriggerRow, type TriggersRepository } from '../../db/repositories/triggers';
-import { describeCronExpression } from '../../lib/cron';
+import { DEFAULT_CATCHUP_WINDOW, describeCronExpression } from '../../lib/cron';
 import { parseDuration } from '../../lib/durations';
 import { scheduledFireAction } from '../outbox/starts';
 import { searchAttributePairs, workflowIds } from '../temporal/names';
@@ -34,7 +34,7 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
     action: scheduledFireAction(row),
     policies: {
       overlap: OVERLAP[config.overlapPolicy ?? 'skip'] ?? ScheduleOverlapPolicy.SKIP,
-      catchupWindow: parseDuration(config.catchupWindow ?? '1h'),
+      catchupWindow: parseDuration(config.catchupWindow ?? DEFAULT_CATCHUP_WINDOW),
     },
     typedSearchAttributes: searchAttributePairs(tags),
     state: { paused: !row.enabled, note: row.enabled ? undefined : 'trigger disabled' },
