@@ -147,7 +147,7 @@ export interface Config {
    * attempts in flight per worker process, on the delivery task queue (docs/architecture.md § Limits and fairness).
    */
   webhooks: {
-    /** WEBHOOK_RETRY_SCHEDULE parsed once: the delay before each attempt, in ms; the first is the first attempt's. */
+    /** The retry schedule parsed once: the delay before each attempt, in ms; the first is the first attempt's. */
     retryDelaysMs: number[];
     timeoutMs: number;
     allowPrivateTargets: boolean;
