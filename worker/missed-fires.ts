@@ -39,7 +39,7 @@ const catchupMs = (v: ScheduleVersion | undefined) => {
 };
 
 /**
- * The search for missed fires (README § Operating it), part of the reconciler's sweep: every cron/schedule
+ * The search for missed fires (docs/api.md § Triggers), part of the reconciler's sweep: every cron/schedule
  * trigger's times that have just become judgeable — older than its catch-up window plus MISSED_FIRE_GRACE_MS,
  * newer than what the previous search judged — are judged as GET …/expected-fires judges them, and each
  * `missed` one is recorded once and emits `trigger.missed` (delivered to webhooks subscribed to it, and

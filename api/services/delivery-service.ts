@@ -32,7 +32,7 @@ function assertSends(webhook: WebhookRow): void {
   if (!webhook.enabled) throw new ConflictError('Webhook is disabled; enable it to deliver events');
 }
 
-/** The delivery log of outgoing webhooks, manual retries and test events (README § Webhooks). */
+/** The delivery log of outgoing webhooks, manual retries and test events (docs/api.md § Webhooks). */
 export function createDeliveryService(deps: {
   db: Db;
   webhooks: WebhooksRepository;

@@ -22,7 +22,7 @@ function tokensMatch(given: string, expected: string): boolean {
 export type SignatureHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string | undefined>;
 
 /**
- * The public hook endpoints (docs/api.md § Signatures; README § Webhooks "Incoming", § Triggers "Hook"): each checks its own
+ * The public hook endpoints (docs/api.md § Signatures; docs/api.md § Webhooks "Incoming", § Triggers "Hook"): each checks its own
  * secret, records what must happen in one transaction (outbox), and answers at once; the events and
  * the fire are carried out durably by the engine.
  */

@@ -113,7 +113,7 @@ const POLLERS_WAIT_MS = DESCRIBE_DEADLINE_MS + 500;
 const NO_OBSERVATIONS = (bounds: readonly number[]): HistogramCounts => ({ count: 0, sum: 0, buckets: bounds.map(() => 0) });
 
 /**
- * GET /metrics (README § Operating it). Two kinds of figures:
+ * GET /metrics (docs/operations.md § Metrics). Two kinds of figures:
  * - this API process's own: requests by route pattern and status with their latency, and Node's process
  *   metrics (prom-client's defaults);
  * - the engine's, the whole system's (every API instance shows the same): fires, deliveries, attempts, runs,

@@ -47,7 +47,7 @@ function decodeCursor(cursor: string): Date {
 const encodeCursor = (at: Date) => Buffer.from(JSON.stringify([at.getTime()])).toString('base64url');
 
 /**
- * Schedule truth (README § Operating it): the times a cron/schedule trigger should have fired and what became
+ * Schedule truth (docs/api.md § Triggers): the times a cron/schedule trigger should have fired and what became
  * of each, and the next times it will fire, both computed as its Temporal Schedule computes them.
  */
 export function createScheduleTruthService(deps: {

@@ -30,7 +30,7 @@ const generateSecretToken = () => randomBytes(32).toString('base64url');
 /**
  * Agent triggers (scope 'agent', under /api/agents/:agentId/triggers and /api/triggers/:id) and
  * standalone user triggers (scope 'user', /api/user-triggers) share one table and these rules
- * (README § Triggers). Each scope only ever sees its own rows: a user trigger's id is unknown to the
+ * (docs/api.md § Triggers). Each scope only ever sees its own rows: a user trigger's id is unknown to the
  * agent-trigger routes and the other way round.
  */
 export function createTriggerService(deps: {

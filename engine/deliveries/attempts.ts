@@ -106,7 +106,7 @@ export function createDeliveryAttempts(deps: {
   }
 
   /**
-   * A webhook the engine has just disabled (its every attempt failed for WEBHOOK_DISABLE_AFTER, README §
+   * A webhook the engine has just disabled (its every attempt failed for WEBHOOK_DISABLE_AFTER, docs/api.md §
    * Webhooks), in the same transaction: its pending deliveries are cancelled (as when a user disables it),
    * the platform's audit entry written, and a `webhook.disabled` event fanned out to the account's other
    * webhooks subscribed to it (this one is no longer enabled, so it gets none).

@@ -7,7 +7,6 @@ import { createTriggersRepository, type EventTriggerRow } from '../../db/reposit
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { FanOutResult } from '../contract';
 import type { Config } from '../../lib/config';
-import { parseDuration } from '../../lib/durations';
 import { startDelivery, startEventFire, startEventMatching, type FirstAttempt } from '../outbox/starts';
 import { matchEventFilters, REGEX_WORK_BUDGET, regexUnits } from '../../lib/event-filter';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
@@ -87,7 +86,7 @@ export interface EventAbout {
  * that attempt leaves something to wait for. 0: each delivery's workflow starts at once.
  */
 export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, options: { holdMs?: number } = {}) {
-  const schedule = { delaysMs: config.webhooks.retrySchedule.map(parseDuration), timeoutMs: config.webhooks.timeoutMs };
+  const schedule = { delaysMs: config.webhooks.retryDelaysMs, timeoutMs: config.webhooks.timeoutMs };
   const holdMs = options.holdMs ?? 0;
 
   return {
@@ -99,7 +98,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
 
     /** Deliveries of the event (step 1 above): created once per (event, webhook); the ones created now. */
     async writeDeliveries(tx: Queryable, event: EventRow, about: EventAbout = {}): Promise<FirstAttempt[]> {
-      const created = await createDeliveriesRepository(tx).createForEvent(event, schedule.delaysMs[0] ?? 0);
+      const created = await createDeliveriesRepository(tx).createForEvent(event, schedule.delaysMs[0]!);
       if (created.length === 0) return [];
       await createWebhooksRepository(tx).countTriggered(created.map((d) => d.webhook_id));
       const agentId = about.agentId ?? (typeof event.data.agentId === 'string' ? event.data.agentId : null);

@@ -9,7 +9,7 @@ import { histogram, sampleValue, scrape, scrapeFresh, TEST_METRICS_SNAPSHOT_MS, 
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
-/** GET /metrics while the real engine works (README § Operating it): the figures move with what the worker does. */
+/** GET /metrics while the real engine works (docs/operations.md § Metrics): the figures move with what the worker does. */
 describe('engine metrics', () => {
   const suite = suiteContext();
   let h: EngineHarness;
