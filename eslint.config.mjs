@@ -31,6 +31,13 @@ const fromDb = upward(['engine', 'workflows', 'activities', 'worker'], ['engine/
 const fromEngine = upward(['workflows', 'activities', 'worker']);
 const fromActivities = upward(['workflows', 'worker']);
 
+// The engine has one front door: api/, worker/ and activities/ import engine/index.ts and nothing under it
+// (engine/index.ts re-exports the plain data and types they need).
+const engineFrontDoor = {
+  regex: '^(\\.\\./)+engine/(?!index$).+',
+  message: 'Enter the engine through its front door: import from engine/ (engine/index.ts), not from a module under it.',
+};
+
 // A bench is a small program over bench/kit/, runnable from a clean clone: it never reaches into the tests.
 const testFromBench = {
   group: ['**/test', '**/test/**'],
@@ -87,11 +94,15 @@ export default tseslint.config(
   },
   {
     files: ['activities/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, fromActivities] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, fromActivities, engineFrontDoor] }] },
   },
   {
     files: ['worker/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, engineFrontDoor] }] },
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [outboxInserts, engineFrontDoor] }] },
   },
   {
     // SQL lives in db/repositories; the engine calls repositories like the API does.

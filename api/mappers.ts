@@ -281,6 +281,7 @@ export function toDeliveryAttempt(a: DeliveryAttemptRow) {
     createdAt: iso(a.created_at),
   } satisfies Shape<typeof deliveryAttemptSchema>;
 }
+export type DeliveryAttempt = ReturnType<typeof toDeliveryAttempt>;
 
 // ---- usage ----
 

@@ -48,7 +48,9 @@ export function healthRoutes(app: App, health: HealthService): void {
       schema: {
         tags,
         summary: 'Is Postgres reachable',
-        description: 'Runs a query on the API\'s pool: 200 { ok: true }, or 503 { ok: false, message } when Postgres does not answer within 3 s. No credential.',
+        description:
+          'Runs a query on the API\'s pool: 200 { ok: true }, or 503 { ok: false, message } when Postgres does not answer within 3 s ' +
+          '(the message names the dependency only; the driver\'s error goes to the log). No credential.',
         response: { 200: okSchema, 503: down },
       },
     },
@@ -65,8 +67,8 @@ export function healthRoutes(app: App, health: HealthService): void {
         tags,
         summary: 'Is Temporal reachable',
         description:
-          'Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false, message } when it does not answer within 3 s, ' +
-          'naming the cause it can tell (the TLS handshake refused, a server certificate not trusted, credentials refused). ' +
+          'Asks the Temporal frontend for its health: 200 { ok: true }, or 503 { ok: false, message } when it does not answer within 3 s. ' +
+          'The message names the dependency only (no address, no error of the client): the cause goes to the log. ' +
           'The API keeps serving while Temporal is down (work waits in the outbox). No credential.',
         response: { 200: okSchema, 503: down },
       },

@@ -25,7 +25,7 @@ export const consoleClientHeaders = z.object({
     .optional()
     .describe(
       '`console`: the refresh token is set as the cookie ap_refresh (HttpOnly, SameSite=Strict, Path=/api/auth, Secure unless served over ' +
-        'loopback http) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored.',
+        'loopback http; over https the cookie __Host-ap_refresh, Secure, Path=/) and left out of the body; refresh and logout read that cookie when the body has no refreshToken. Any other value: ignored.',
     ),
 });
 

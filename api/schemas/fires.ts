@@ -52,7 +52,6 @@ export const fireBody = z
   // No body at all reaches validation as null.
   .nullish()
   .meta({ id: 'FireTrigger', description: 'Optional; no body or an empty object fires with payload null.' });
-export type FireBody = z.infer<typeof fireBody>;
 
 export const fireAccepted = z
   .object({ fireId: z.uuid().describe('The id the fire is recorded with (GET …/fires) once it has run') })

@@ -1,11 +1,8 @@
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db } from '../../db/pool';
+import type { Db } from '../../db/pool';
 import { decideApproval, findAccountApproval, listAccountApprovals, type ApprovalRow, type ApprovalStatus } from '../../db/repositories/approvals';
-import { insertEvent } from '../../db/repositories/events';
 import { findAccountRun } from '../../db/repositories/runs';
-import type { EventFanOut } from '../../engine/events/fan-out';
-import type { HandOff } from '../../engine/outbox/handoff';
-import { signalApprovalDecided, type FirstAttempt } from '../../engine/outbox/starts';
+import type { Engine } from '../../engine';
 import { compileJsonSchema, describeSchemaErrors } from '../../lib/json-schema';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { approvalSchema, ApprovalDecisionInput } from '../schemas/approvals';
@@ -48,8 +45,8 @@ function refusal(a: ApprovalRow): Error {
  * in one transaction — and reaches the waiting run by the outbox, so one accepted while Temporal is down
  * takes effect when it returns.
  */
-export function createApprovalService(deps: { db: Db; handOff: HandOff; audit: AuditTrail; fanOut: EventFanOut }) {
-  const { db, handOff, audit, fanOut } = deps;
+export function createApprovalService(deps: { db: Db; engine: Engine; audit: AuditTrail }) {
+  const { db, engine, audit } = deps;
 
   return {
     async list(caller: Caller, filter: { status?: ApprovalStatus }, page: PageRequest) {
@@ -79,8 +76,7 @@ export function createApprovalService(deps: { db: Db; handOff: HandOff; audit: A
         if (!compiled.ok) throw new ValidationError(`arguments: the tool's parameter schema ${compiled.message}`);
         if (!compiled.validate(body.arguments)) throw new ValidationError(`arguments: do not match the tool's parameters: ${describeSchemaErrors(compiled.validate.errors)}`);
       }
-      const held: FirstAttempt[] = [];
-      const decided = await withTransaction(db, async (tx) => {
+      const decided = await engine.transaction(async (tx, unit) => {
         const row = await decideApproval(tx, caller.accountId, id, {
           status: body.decision === 'approve' ? 'approved' : 'rejected',
           arguments: body.arguments,
@@ -88,13 +84,11 @@ export function createApprovalService(deps: { db: Db; handOff: HandOff; audit: A
           decidedBy: caller.userId,
         });
         if (!row) return null;
-        await signalApprovalDecided(tx, row.run_id);
-        const event = await insertEvent(tx, {
-          accountId: row.account_id,
-          type: 'approval.decided',
-          data: { approvalId: row.id, runId: row.run_id, decision: body.decision, decidedBy: caller.userId },
-        });
-        held.push(...(await fanOut.fanOutEvent(tx, event, { agentId: row.agent_id })).held);
+        await unit.signalApprovalDecided(row.run_id);
+        await unit.emit(
+          { accountId: row.account_id, type: 'approval.decided', data: { approvalId: row.id, runId: row.run_id, decision: body.decision, decidedBy: caller.userId } },
+          { agentId: row.agent_id },
+        );
         await audit.record(tx, caller, 'approval.decided', row.id);
         return row;
       });
@@ -104,7 +98,6 @@ export function createApprovalService(deps: { db: Db; handOff: HandOff; audit: A
         if (!now) throw new NotFoundError('Approval');
         throw refusal(now);
       }
-      handOff.kick(held);
       return toApproval(decided);
     },
   };

@@ -279,17 +279,6 @@ export async function nextQueuedRuns(q: Queryable, accountId: string, placeMs: n
   return rows.map((r) => r.id);
 }
 
-/** queued → running, made by `executor`; null when the run is no longer queued. */
-export async function markRunRunning(q: Queryable, id: string, executor: RunExecutor): Promise<RunRow | null> {
-  const { rows } = await q.query<RunRow>(
-    `UPDATE runs SET status = 'running', executor = $2, started_at = now(), waiting_at = NULL, updated_at = now()
-     WHERE id = $1 AND status = 'queued'
-     RETURNING ${RUN_COLUMNS}`,
-    [id, executor],
-  );
-  return rows[0] ?? null;
-}
-
 /**
  * A run that has no workflow cancelled: failed with `error`, and out of its account's line. `status`: the
  * state it is ended from (queued: parked, or its start not handed off yet; running: its workflow is gone).

@@ -20,7 +20,7 @@ const RPC_DEADLINE_MS = 10_000;
 const SYNC_CONCURRENCY = 4;
 
 /**
- * Hands outbox rows to Temporal (docs/architecture.md § The outbox…). Every process that commits outbox
+ * Hands outbox rows to Temporal (docs/architecture.md § The outbox, the hand-off and the reconciler). Every process that commits outbox
  * rows calls `kick()` after the commit, so the hand-off is immediate in the normal case; the worker's reconciler calls
  * `drain()` every few seconds, so a row whose hand-off failed (Temporal down, process killed) is
  * handed off later. Every hand-off is idempotent: deterministic workflow ids, and schedule syncs that

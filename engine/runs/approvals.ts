@@ -1,6 +1,4 @@
-import { withTransaction } from '../../db/pool';
 import { expireApproval, findApprovalOfStep, insertApproval, markRunAwaitingApproval, markRunResumed, type ApprovalRow } from '../../db/repositories/approvals';
-import { insertEvent } from '../../db/repositories/events';
 import { findRunStep, finishRunStep, listStepsPlannedBy, type NewRunStep, type RunStepRow } from '../../db/repositories/run-steps';
 import { countRunningRuns, findRun } from '../../db/repositories/runs';
 import { approvalTimeoutOf } from '../../lib/model-settings';
@@ -36,8 +34,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
     const agent = await agents.findById(run.account_id, run.agent_id);
     const timeoutMs = approvalTimeoutOf(agent?.config_json) ?? config.approvals.timeout.ms;
     const input = step.input as ApprovalStepInput;
-    let queued = false;
-    const made = await withTransaction(db, async (tx) => {
+    const made = await deps.transaction(async (tx, unit) => {
       if (!(await markRunAwaitingApproval(tx, run.id))) return null;
       const { row } = await insertApproval(tx, {
         accountId: run.account_id,
@@ -50,7 +47,8 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
         parameters: input.parameters ?? { type: 'object' },
         expiresInMs: timeoutMs,
       });
-      const event = await insertEvent(tx, {
+      await unit.emit(
+        {
         accountId: run.account_id,
         type: 'run.waiting',
         data: {
@@ -63,8 +61,9 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
           expiresAt: row.expires_at.toISOString(),
         },
         chainDepth: run.chain_depth,
-      });
-      queued = (await deps.fanOutToWorkflows.fanOutEvent(tx, event, { agentId: run.agent_id, triggerId: run.trigger_id })).queued;
+        },
+        { agentId: run.agent_id, triggerId: run.trigger_id },
+      );
       return row;
     });
     if (!made) {
@@ -72,7 +71,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
       return again && again.status !== 'cancelled' ? waitOf(again) : { status: 'stopped' };
     }
     // The run holds no slot while it waits: the next in its account's line may run (and run.waiting's deliveries start).
-    wakeUps.afterEnd(run.account_id, queued);
+    wakeUps.afterEnd(run.account_id);
     return waitOf(made);
   }
 

@@ -25,7 +25,7 @@ function refreshCookie(res: ApiResponse): { value: string; attributes: Record<st
 }
 
 /**
- * The console's cookie mode (docs/api.md § The console's session): with `X-Client: console` the refresh token
+ * The console's cookie mode (docs/api.md § Authentication and tokens, *The console's session*): with `X-Client: console` the refresh token
  * lives in an HttpOnly, SameSite=Strict cookie scoped to /api/auth and never in a body; refresh and logout read
  * it only when the request also carries that header.
  */
@@ -78,6 +78,30 @@ describe('auth: the console cookie mode', () => {
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(refreshCookie(res)?.attributes.secure === true, secure, `Secure over http://${host}`);
     }
+  });
+
+  it('over https (per X-Forwarded-Proto from a trusted proxy) the cookie is __Host-ap_refresh, Secure, Path=/, no Domain; only that name is read', async (t) => {
+    const { app: proxied } = await startTestApp(t, { TRUST_PROXY: '10.0.0.0/8' });
+    const via = (headers: Record<string, string>) => ({ ...CONSOLE, 'x-forwarded-proto': 'https', host: 'console.example.com', ...headers });
+    const send = (url: string, payload: unknown, headers: Record<string, string>) => api(proxied, null, { remoteAddress: fromNewIp() }).post(url, payload, headers);
+    const registered = await send('/api/auth/register', { email: email(), password: 'longenough' }, via({}));
+    assert.equal(registered.statusCode, 201, registered.body);
+    const line = [registered.headers['set-cookie']].flat().find((c): c is string => typeof c === 'string' && c.startsWith('__Host-ap_refresh='));
+    assert.ok(line, `set __Host-ap_refresh: ${String(registered.headers['set-cookie'])}`);
+    assert.equal(refreshCookie(registered), undefined, 'no ap_refresh over https');
+    const attributes = line.split(';').slice(1).map((p) => p.trim().toLowerCase());
+    assert.ok(attributes.includes('secure') && attributes.includes('path=/') && attributes.includes('httponly'), line);
+    assert.ok(!attributes.some((a) => a.startsWith('domain=')), line);
+    const token = decodeURIComponent(line.split(';')[0]!.slice('__Host-ap_refresh='.length));
+    // A planted ap_refresh (a sibling subdomain can set that name) is not read over https.
+    const planted = await send('/api/auth/refresh', {}, via({ cookie: `ap_refresh=${encodeURIComponent(token)}` }));
+    assert.equal(planted.statusCode, 401, planted.body);
+    const refreshed = await send('/api/auth/refresh', {}, via({ cookie: `__Host-ap_refresh=${encodeURIComponent(token)}` }));
+    assert.equal(refreshed.statusCode, 200, refreshed.body);
+    // From an address the proxy setting does not trust, X-Forwarded-Proto is ignored: plain http, ap_refresh.
+    const direct = await api(proxied, null, { remoteAddress: '192.0.2.7' }).post('/api/auth/register', { email: email(), password: 'longenough' }, via({}));
+    assert.equal(direct.statusCode, 201, direct.body);
+    assert.ok(refreshCookie(direct), 'an untrusted X-Forwarded-Proto keeps ap_refresh');
   });
 
   it('without X-Client: console nothing changes: the token is in the body and no cookie is set', async () => {

@@ -46,18 +46,17 @@ describe('health', () => {
     assert.equal((await api(behind).get('/api/health')).statusCode, 200);
   });
 
-  it('answers 503 { ok: false, message } when Temporal or the database is unreachable', async (t) => {
+  it('answers 503 { ok: false, message } naming only the dependency when Temporal or the database is unreachable: no address, no driver error', async (t) => {
     // Port 1 on loopback: nothing listens there.
     const { app: broken, database } = await startTestApp(t, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     const temporal = await api(broken).get('/api/health/temporal');
     assert.equal(temporal.statusCode, 503);
-    assert.deepEqual(temporal.json(), { ok: false, message: 'Temporal at 127.0.0.1:1 did not answer within 3 s' });
+    assert.deepEqual(temporal.json(), { ok: false, message: 'Temporal did not answer within 3 s' });
     await database.drop(); // ends the pool: the database is now unreachable for this app
     for (const path of ['/api/health/db', '/api/health/ready']) {
       const d = await api(broken).get(path);
       assert.equal(d.statusCode, 503, path);
-      assert.equal(d.json().ok, false, path);
-      assert.match(d.json().message, /^Postgres did not answer within 3 s/, path);
+      assert.deepEqual(d.json(), { ok: false, message: 'Postgres did not answer within 3 s' }, path);
     }
     assert.equal((await api(broken).get('/api/health')).statusCode, 200);
   });
