@@ -26,3 +26,4 @@ export type { FiringTrigger } from './outbox/starts';
 export type { AttemptInput } from './deliveries/attempts';
 export { offerTools } from './runs/executor/tool-functions';
 export { createRunActivities } from './runs';
+export { emitRunEnd } from './runs/end-event';

@@ -2,10 +2,16 @@ import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../db/pool';
 import { insertEvent, type EventRow, type NewEvent } from '../db/repositories/events';
 import type { RunRow } from '../db/repositories/runs';
-import type { FanOutResult } from './contract';
+import type { FanOutResult, FireInput, FireOutcome } from './contract';
 import type { EventAbout, EventFanOut } from './events/fan-out';
-import type { FireRecorder, FireToRecord, RecordedFire } from './fires/record-fire';
 import { signalApprovalDecided, startDelivery, startRecovery, startRun, startScheduleSync, type FirstAttempt, type RunLineLimits } from './outbox/starts';
+
+/** A fire to record (engine/fires/record-fire.ts): its input and its fire key. */
+type FireToRecord = FireInput & { fireKey: string };
+/** The fire recorder, as the unit calls it (engine/fires/record-fire.ts; declared here so the two modules don't import each other). */
+interface FireRecorder {
+  recordFire(unit: Unit, input: FireToRecord): Promise<FireOutcome>;
+}
 
 /** An emitted event: its row and what its fan-out wrote. */
 export type EmittedEvent = EventRow & { fanOut: FanOutResult & { deferred: boolean } };
@@ -21,7 +27,7 @@ export interface Unit {
   /** Writes the event and its fan-out (engine/events/fan-out.ts): its deliveries and the fires of the triggers it matches. */
   emit(event: NewEvent, about?: EventAbout): Promise<EmittedEvent>;
   /** A trigger's fire, recorded once per fire key (engine/fires/record-fire.ts). */
-  recordFire(input: FireToRecord): Promise<RecordedFire>;
+  recordFire(input: FireToRecord): Promise<FireOutcome>;
   /** The run's workflow, or the run parked in its account's line (engine/outbox/starts.ts startRun). */
   startRun(run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>): Promise<boolean>;
   /** A new generation of a delivery's attempts, its first at once (a manual retry, a recovery's batch). */

@@ -3,11 +3,11 @@ import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import { listRunStepsPage } from '../../db/repositories/run-steps';
-import { cancelRunWithoutWorkflow, findAccountRun, insertRun, listAccountRuns, listAgentRuns, type RunRow } from '../../db/repositories/runs';
+import { cancelRunWithoutWorkflow, findAccountRun, insertRun, listAccountRuns, listAgentRuns } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { modelTokensToday } from '../../db/repositories/usage';
 import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
-import { RUN_CANCELLED_ERROR, workflowIds, type Engine, type Unit } from '../../engine';
+import { emitRunEnd, RUN_CANCELLED_ERROR, workflowIds, type Engine } from '../../engine';
 import type { Config } from '../../lib/config';
 import { ConflictError, NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
@@ -45,19 +45,6 @@ export function createRunService(deps: {
       if (err instanceof WorkflowNotFoundError) return false;
       throw new ServiceUnavailableError('Temporal did not take the cancel in time: the run is unchanged; try again', 5);
     }
-  }
-
-  /** agent.failed for a run cancelled before its workflow began it, as the workflow's failRun emits it. */
-  async function emitFailed(unit: Unit, run: RunRow): Promise<void> {
-    await unit.emit(
-      {
-        accountId: run.account_id,
-        type: 'agent.failed',
-        data: { agentId: run.agent_id, runId: run.id, error: run.error, chainDepth: run.chain_depth },
-        chainDepth: run.chain_depth,
-      },
-      { agentId: run.agent_id, triggerId: run.trigger_id },
-    );
   }
 
   return {
@@ -112,7 +99,7 @@ export function createRunService(deps: {
         const cancelled = await engine.transaction(async (tx, unit) => {
           const ended = await cancelRunWithoutWorkflow(tx, caller.accountId, id, from, RUN_CANCELLED_ERROR);
           if (!ended) return null;
-          await emitFailed(unit, ended);
+          await emitRunEnd(unit, ended); // agent.failed, as the workflow's failRun emits it
           await audit.record(tx, caller, 'run.cancel', id);
           return ended;
         });

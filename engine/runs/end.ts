@@ -8,6 +8,7 @@ import { userMessage } from './executor/system-message';
 import { fromExecutor, type EndStatus, type RunContext } from './context';
 import type { WakeUps } from './wake-ups';
 import type { Unit } from '../unit';
+import { emitRunEnd } from './end-event';
 
 /**
  * How a run ends: its status and output recorded once, its thread extended, agent.completed /
@@ -39,16 +40,7 @@ export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) 
         ],
       });
     }
-    const base = { agentId: row.agent_id, runId: row.id };
-    await unit.emit(
-      {
-        accountId: row.account_id,
-        type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
-        data: status === 'succeeded' ? { ...base, output: row.output, chainDepth: row.chain_depth } : { ...base, error: row.error, chainDepth: row.chain_depth },
-        chainDepth: row.chain_depth,
-      },
-      { agentId: row.agent_id, triggerId: row.trigger_id },
-    );
+    await emitRunEnd(unit, row);
     return row;
   }
 
