@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { listQuery, maxJsonBytes, timestamp } from './common';
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed'] as const;
 
 const json = z.unknown();
 
@@ -82,12 +82,15 @@ export const runSchema = z
   })
   .meta({ id: 'Run' });
 
-export const RUN_STEP_TYPES = ['tool', 'model'] as const;
+export const RUN_STEP_TYPES = ['tool', 'model', 'approval'] as const;
 
 export const runStepSchema = z
   .object({
     index: z.number().int().describe('Position in the run, from 0: the order the steps are made in'),
-    type: z.enum(RUN_STEP_TYPES).describe("tool: a call of one of the agent's tools; model: a call of the language model"),
+    type: z
+      .enum(RUN_STEP_TYPES)
+      .describe("tool: a call of one of the agent's tools; model: a call of the language model; approval: a tool call waiting for (or given) a person's decision (docs/api.md § Approvals)"),
+    approvalId: z.uuid().nullable().describe('An approval step: its approval (GET /api/approvals/:id); null for other steps'),
     name: z
       .string()
       .describe(

@@ -2,7 +2,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import { findRunStep, finishRunStep, listRunSteps, listStepsPlannedBy, startStepInRun, startStepOfRun, type RunStepRow } from '../../db/repositories/run-steps';
 import { findRun, type RunRow } from '../../db/repositories/runs';
 import { createToolsRepository, type ToolRow } from '../../db/repositories/tools';
-import type { StepOutcome, StepRef, StepType } from '../contract';
+import type { CallStepType, StepOutcome, StepRef } from '../contract';
 import { modelBudgetMessage, overModelBudget } from '../../lib/model-settings';
 import { openConfig } from '../../lib/secret-config';
 import { toolSecretPaths } from '../../lib/secret-paths';
@@ -234,7 +234,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
   }
 
   /** The activity body that makes each type of step. */
-  const stepOf: Record<StepType, (ref: StepRef) => Promise<StepOutcome>> = { tool: toolStep, model: modelStep };
+  const stepOf: Record<CallStepType, (ref: StepRef) => Promise<StepOutcome>> = { tool: toolStep, model: modelStep };
 
   return { stepOf, toolStep, modelStep };
 }
