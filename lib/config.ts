@@ -209,6 +209,8 @@ export interface Config {
    * timeoutMs bounds each request; maxRetries is how often one request is retried (429, 5xx, timeouts).
    */
   model: {
+    /** The provider's protocol: `chat` (Chat Completions) or `responses` (OpenAI's Responses API). */
+    api: 'chat' | 'responses';
     baseUrl: string | null;
     apiKey: string | null;
     name: string | null;
@@ -375,6 +377,7 @@ const declared = {
     backlogPerSecond: read('RUN_BACKLOG_PER_SECOND', z.coerce.number().min(0).max(100_000).default(5)),
   },
   model: {
+    api: read('MODEL_API', z.enum(['chat', 'responses']).default('chat')),
     baseUrl: read('MODEL_BASE_URL', httpUrl.optional(), orNull),
     apiKey: read('MODEL_API_KEY', z.string().max(4096).regex(/^[^\s]+$/, 'must not contain whitespace').optional(), orNull),
     name: read('MODEL_NAME', z.string().trim().min(1).max(200).optional(), orNull),

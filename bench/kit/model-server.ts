@@ -41,7 +41,11 @@ export const toolCallsReply = (calls: { name: string; arguments: unknown }[]) =>
 export async function startModelServer(script: (request: ChatRequest) => object): Promise<ModelServer> {
   const receiver = await startReceiver((req) => {
     if (req.url !== '/v1/chat/completions') return { status: 404, body: { error: { message: `no route ${req.url}` } } };
-    return { body: script(JSON.parse(req.body) as ChatRequest) };
+    const request = JSON.parse(req.body) as ChatRequest & { stream?: boolean };
+    // This provider does not stream (yet): it refuses `stream: true` as such providers do, and the engine
+    // asks again without it, then keeps to that (engine/runs/executor/model-client.ts).
+    if (request.stream) return { status: 400, body: { error: { message: 'stream: streaming is not supported by this provider' } } };
+    return { body: script(request) };
   });
   return { baseUrl: `${receiver.url}/v1`, calls: receiver.received, close: receiver.close };
 }

@@ -9,6 +9,10 @@ import { onCleanup, type Cleanup } from './cleanup';
  * Server-Sent Events of `chat.completion.chunk`s (the role, the text piece by piece, the tool calls, the
  * finish reason, a last chunk with the usage when `stream_options.include_usage`), then `data: [DONE]`;
  * a model scripted with `{ streaming: false }` refuses `stream: true` with a 400, as such providers do.
+ * `POST /v1/responses` speaks OpenAI's Responses API with the same scripts (a completion scripted is answered
+ * as the response it would be: `output_text` message, `function_call` items, `input_tokens` / `output_tokens`;
+ * streamed as `response.created`, `response.output_item.added`, `response.output_text.delta`, …,
+ * `response.completed`); the request is recorded as sent (its `input` items, not `messages`).
  * It stands in for the external provider only; everything else in a test is real.
  * Scripts are chosen by the request's `model`, so each test names its own model and gets its own script.
  * Closed when `t` ends.
@@ -29,6 +33,8 @@ export interface ChatRequest {
   temperature?: number;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  /** A Responses API request's items (POST /v1/responses). */
+  input?: Record<string, unknown>[];
 }
 
 export interface ModelCall {
@@ -136,6 +142,59 @@ async function streamReply(res: http.ServerResponse, reply: ModelReply, includeU
   if (!res.destroyed) res.end();
 }
 
+/** A scripted completion as the Responses API answers it (`status` in_progress before its items are out). */
+function responseOf(c: Completion, status = 'completed') {
+  const choice = c.choices[0]!;
+  const output: Record<string, unknown>[] = [];
+  if (choice.message.content) {
+    output.push({ type: 'message', id: `msg_${c.id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: choice.message.content, annotations: [] }] });
+  }
+  for (const [i, call] of (choice.message.tool_calls ?? []).entries()) {
+    output.push({ type: 'function_call', id: `fc_${c.id}_${i}`, call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });
+  }
+  const usage = c.usage && {
+    input_tokens: c.usage.prompt_tokens,
+    output_tokens: c.usage.completion_tokens,
+    total_tokens: c.usage.total_tokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: 0 },
+  };
+  return { id: `resp_${c.id}`, object: 'response', created_at: c.created, model: c.model, status, output: status === 'completed' ? output : [], usage: status === 'completed' ? usage : null, error: null };
+}
+
+/** Writes `reply` (a 200 completion) to `res` as the Responses API streams it. */
+async function streamResponse(res: http.ServerResponse, reply: ModelReply): Promise<void> {
+  const c = reply.body as Completion;
+  const done = responseOf(c);
+  let sequence = 0;
+  const write = (type: string, data: Record<string, unknown>) =>
+    !res.destroyed && res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
+  write('response.created', { response: responseOf(c, 'in_progress') });
+  for (const [index, item] of (done.output as Record<string, unknown>[]).entries()) {
+    if (item.type === 'message') {
+      const text = (item.content as { text: string }[])[0]!.text;
+      write('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+      write('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      const pieces = reply.pieces ?? text.match(/\S+\s*|\s+/g) ?? [];
+      for (const [i, piece] of pieces.entries()) {
+        if (reply.holdBefore?.piece === i) await reply.holdBefore.until;
+        if (i > 0 && reply.pieceDelayMs) await new Promise((r) => setTimeout(r, reply.pieceDelayMs));
+        write('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: piece, logprobs: [] });
+      }
+      write('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text, logprobs: [] });
+      write('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+    } else {
+      write('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+      write('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: item.arguments });
+      write('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
+    }
+    write('response.output_item.done', { output_index: index, item });
+  }
+  write('response.completed', { response: done });
+  if (!res.destroyed) res.end();
+}
+
 export interface ModelServer {
   /** The base URL to configure as MODEL_BASE_URL (`http://127.0.0.1:<port>/v1`). */
   baseUrl: string;
@@ -156,15 +215,17 @@ export async function startModelServer(t: Cleanup): Promise<ModelServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const responsesApi = req.url === '/v1/responses';
       const send = (r: ModelReply, streamed = false, includeUsage = false) => {
-        const text = JSON.stringify(r.body);
+        const ok = (r.status ?? 200) === 200;
+        const text = JSON.stringify(ok && responsesApi ? responseOf(r.body as Completion) : r.body);
         setTimeout(() => {
           if (res.destroyed) return;
-          if (streamed && (r.status ?? 200) === 200) void streamReply(res, r, includeUsage);
+          if (streamed && ok) void (responsesApi ? streamResponse(res, r) : streamReply(res, r, includeUsage));
           else res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers }).end(text);
         }, r.delayMs ?? 0);
       };
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(errorReply(404, `no route ${req.method} ${req.url}`));
+      if (req.method !== 'POST' || (req.url !== '/v1/chat/completions' && !responsesApi)) return send(errorReply(404, `no route ${req.method} ${req.url}`));
       let body: ChatRequest;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));

@@ -132,6 +132,7 @@ describe('config', () => {
   it('has no model provider unless MODEL_BASE_URL is set, and never prints MODEL_API_KEY', () => {
     const c = loadConfig(valid);
     assert.deepEqual(c.model, {
+      api: 'chat',
       baseUrl: null,
       apiKey: null,
       name: null,
@@ -153,7 +154,7 @@ describe('config', () => {
     });
     assert.deepEqual(
       { ...set.model, tokensPerDay: undefined, allowed: undefined, contextMaxBytes: undefined },
-      { baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-abc', name: 'llama3.1', timeoutMs: 30_000, maxRetries: 0, tokensPerDay: undefined, allowed: undefined, contextMaxBytes: undefined },
+      { api: 'chat', baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-abc', name: 'llama3.1', timeoutMs: 30_000, maxRetries: 0, tokensPerDay: undefined, allowed: undefined, contextMaxBytes: undefined },
     );
     assert.equal(set.runEvents.heartbeatMs, 500);
     for (const [name, bad] of [['MODEL_BASE_URL', 'ftp://x'], ['MODEL_TIMEOUT_MS', '10'], ['MODEL_MAX_RETRIES', '11'], ['RUN_EVENTS_HEARTBEAT_MS', '0']]) {

@@ -1,11 +1,13 @@
 import OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { Config } from '../../../lib/config';
+import { collectResponse, completionOf, responsesRequest } from './responses-api';
 
 /**
  * The one way the engine talks to a language model: the official `openai` client on the OpenAI Chat
  * Completions protocol (`POST {MODEL_BASE_URL}/chat/completions`), which OpenAI, Azure, Ollama, vLLM,
- * LM Studio and most gateways speak. One client per worker process.
+ * LM Studio and most gateways speak, or with MODEL_API=responses on OpenAI's Responses API
+ * (`POST {MODEL_BASE_URL}/responses`, responses-api.ts). Calls stream. One client per worker process.
  *
  * Retries happen inside the call, by the client: 429, 408, 409, 5xx, connection errors and timeouts are
  * retried MODEL_MAX_RETRIES times with exponential backoff (0.5 s doubling to 8 s, with jitter), or after
@@ -93,14 +95,26 @@ export function createModelClient(model: Config['model']): ModelClient | null {
     return await stream.finalChatCompletion();
   }
 
+  /** MODEL_API=responses: the same call on OpenAI's Responses API, translated both ways (responses-api.ts). */
+  const responses = {
+    streamed: async (body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined, onText?: (text: string) => void) =>
+      completionOf(await collectResponse(await openai.responses.create({ ...responsesRequest(body), stream: true }, { signal }), onText)),
+    whole: async (body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined) => completionOf(await openai.responses.create(responsesRequest(body), { signal })),
+  };
+  const chat = {
+    streamed,
+    whole: (body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined) => openai.chat.completions.create(body, { signal }),
+  };
+  const api = model.api === 'responses' ? responses : chat;
+
   async function call(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined, onText?: (text: string) => void): Promise<ChatCompletion> {
-    if (!streams) return await openai.chat.completions.create(body, { signal });
+    if (!streams) return await api.whole(body, signal);
     try {
-      return await streamed(body, signal, onText);
+      return await api.streamed(body, signal, onText);
     } catch (err) {
       if (!refusesStreaming(err) || signal?.aborted) throw err;
       // Asked again without streaming: its answer (or its refusal) is the call's.
-      const answer = await openai.chat.completions.create(body, { signal });
+      const answer = await api.whole(body, signal);
       streams = false;
       return answer;
     }
