@@ -77,6 +77,27 @@ export function indexPageRequest(query: ListQuery): IndexPageRequest {
   throw new ValidationError('querystring.cursor: is not a valid cursor');
 }
 
+/** A list ordered by a pair of positions (a delivery's attempts: generation, then attempt); the cursor holds the last pair seen. */
+export interface PairPageRequest {
+  limit: number;
+  after: [number, number] | null;
+}
+
+export const encodePairCursor = (pair: [number, number]): string => Buffer.from(JSON.stringify(pair)).toString('base64url');
+
+export function pairPageRequest(query: ListQuery): PairPageRequest {
+  if (!query.cursor) return { limit: query.limit, after: null };
+  try {
+    const value: unknown = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647)) {
+      return { limit: query.limit, after: value as [number, number] };
+    }
+  } catch {
+    // fall through
+  }
+  throw new ValidationError('querystring.cursor: is not a valid cursor');
+}
+
 /** A page whose service made its own cursor (e.g. the last time listed). */
 export interface CursorPage<T> {
   items: T[];

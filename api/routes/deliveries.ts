@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { pageRequest, sendPage } from '../pagination';
+import { pageRequest, pairPageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery } from '../schemas/common';
 import {
+  deliveryAttemptSchema,
   deliveryDetailSchema,
   deliveryParams,
   deliverySchema,
@@ -15,10 +16,10 @@ import {
 import type { DeliveryService } from '../services/delivery-service';
 import { callerOf, type App } from '../types';
 
-/** Delivery log, manual retry, recovery and test event of outgoing webhooks (README § Webhooks). */
+/** Delivery log, manual retry, recovery and test event of outgoing webhooks (docs/api.md § Webhooks). */
 export function deliveryRoutes(
   app: App,
-  deps: { deliveries: DeliveryService; publicBaseUrl: string; retriesPerMinute: number; recoverInterval: string },
+  deps: { deliveries: DeliveryService; publicBaseUrl: string; retriesPerMinute: number; recoverInterval: string; maxAttempts: number },
 ): void {
   const { deliveries } = deps;
   const tags = ['webhooks'];
@@ -50,12 +51,38 @@ export function deliveryRoutes(
       schema: {
         tags,
         summary: 'Get a delivery',
-        description: 'One delivery with every attempt made (status code or error, duration), manual retries included.',
+        description:
+          'One delivery with its last 20 attempts (status code or error, duration, response snippet), manual retries included; ' +
+          '`attempts` counts them all, and GET …/attempts pages them.',
         params: deliveryParams,
         response: { 200: deliveryDetailSchema },
       },
     },
     async (request) => deliveries.get(callerOf(request), request.params.id, request.params.deliveryId),
+  );
+
+  app.get(
+    '/api/webhooks/:id/deliveries/:deliveryId/attempts',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags,
+        summary: 'List a delivery\'s attempts',
+        description:
+          'Every attempt of a delivery, oldest first (by generation, then attempt), a page at a time: `Link: <…>; rel="next"` while more remain. ' +
+          `A delivery has at most ${deps.maxAttempts} (DELIVERY_MAX_ATTEMPTS).`,
+        params: deliveryParams,
+        querystring: listQuery,
+        response: { 200: z.array(deliveryAttemptSchema) },
+      },
+    },
+    async (request, reply) =>
+      sendPage(
+        request,
+        reply,
+        await deliveries.attempts(callerOf(request), request.params.id, request.params.deliveryId, pairPageRequest(request.query)),
+        deps.publicBaseUrl,
+      ),
   );
 
   app.post(
@@ -69,11 +96,13 @@ export function deliveryRoutes(
           'Replays a delivery: one more attempt now, with the same event and the same `webhook-id`, so receivers can de-duplicate. ' +
           'A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming. ' +
           `At most ${deps.retriesPerMinute} retries a minute per webhook (DELIVERY_RETRIES_PER_MINUTE, every API instance counting together); ` +
-          'over it 429 with Retry-After, nothing written.',
+          'over it 429 with Retry-After, nothing written. ' +
+          `A delivery gets at most ${deps.maxAttempts} attempts in all (DELIVERY_MAX_ATTEMPTS: scheduled, retried and recovered together); ` +
+          'a retry of one that has had them answers 409 naming the limit.',
         params: deliveryParams,
         response: {
           202: deliverySchema,
-          409: errorResponse(notDelivering),
+          409: errorResponse(`${notDelivering} Or the delivery has had DELIVERY_MAX_ATTEMPTS (${deps.maxAttempts}) attempts.`),
           429: errorResponse(`The webhook had ${deps.retriesPerMinute} manual retries this minute (DELIVERY_RETRIES_PER_MINUTE); Retry-After says when to ask again.`),
         },
       },

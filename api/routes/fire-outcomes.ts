@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { sendPage } from '../pagination';
 import { errorResponse, idParams } from '../schemas/common';
-import { fireDeliverySchema, timelineEntrySchema } from '../schemas/fire-outcomes';
+import { fireDeliverySchema, timelineEntrySchema, timelineQuery } from '../schemas/fire-outcomes';
 import { fireParams } from '../schemas/fires';
-import { expectedFiresQuery } from '../schemas/schedule-truth';
 import type { FireOutcomesService } from '../services/fire-outcomes-service';
 import { callerOf, type App } from '../types';
 
@@ -26,11 +25,12 @@ export function fireOutcomeRoutes(app: App, deps: { fireOutcomes: FireOutcomesSe
           tags,
           summary: `The timeline of ${kind}`,
           description:
-            'The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging), each with ' +
-            'what followed it: the status now of the run its fire started, and every delivery of the fire\'s own event and of that ' +
-            'run\'s result event (agent.completed / agent.failed) to the account\'s outgoing webhooks.',
+            'The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging, at most 200 a page), each with ' +
+            'what followed it: the status now of the run its fire started, and the deliveries of the fire\'s own event and of that ' +
+            'run\'s result event (agent.completed / agent.failed) to the account\'s outgoing webhooks: the first 20, and how many more ' +
+            '(`moreDeliveries`; GET …/fires/:fireId/deliveries lists them all).',
           params: idParams,
-          querystring: expectedFiresQuery,
+          querystring: timelineQuery,
           response: { 200: z.array(timelineEntrySchema), 409: errorResponse('The trigger is not a cron or schedule trigger.') },
         },
       },

@@ -42,7 +42,12 @@ export const deliveryAttemptSchema = z
   .meta({ id: 'DeliveryAttempt' });
 
 export const deliveryDetailSchema = deliverySchema
-  .extend({ attemptsDetail: z.array(deliveryAttemptSchema).describe('Every attempt, oldest first') })
+  .extend({
+    attemptsDetail: z
+      .array(deliveryAttemptSchema)
+      .max(20)
+      .describe('The last 20 attempts at most, oldest first; GET …/deliveries/:deliveryId/attempts pages them all (`attempts` counts them)'),
+  })
   .meta({ id: 'DeliveryDetail' });
 
 export const testEventSchema = z
@@ -58,7 +63,6 @@ export const testEventBody = z
   // No body at all reaches validation as null.
   .nullish()
   .meta({ id: 'WebhookTest', description: 'Optional; no body or an empty object sends the default test event.' });
-export type TestEventBody = z.infer<typeof testEventBody>;
 
 // ---- recoveries (POST /api/webhooks/:id/recover) ----
 

@@ -75,7 +75,7 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   /** The resource in audit actions: 'connector' → connector.create, connector.update, connector.delete. */
   auditAs: 'connector' | 'tool';
   quotas: QuotasRepository;
-  /** docs/api.md § Quotas: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
+  /** docs/api.md § Quotas and charges: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
   quota: Quota & { count(agentId: string, q: Queryable): Promise<number> };
   rules: TypedConfigRules<T>;
   valuesOf(row: Row): Values;

@@ -1,15 +1,13 @@
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db } from '../../db/pool';
+import type { Db } from '../../db/pool';
 import type { DeliveriesRepository } from '../../db/repositories/deliveries';
 import type { RecoveriesRepository } from '../../db/repositories/recoveries';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
-import { insertEvent } from '../../db/repositories/events';
 import type { WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks';
-import { startDelivery, startRecovery } from '../../engine/outbox/starts';
-import type { EventFanOut } from '../../engine/events/fan-out';
-import type { HandOff } from '../../engine/outbox/handoff';
+import type { Engine } from '../../engine';
 import { ConflictError, NotFoundError, TooManyRequestsError, ValidationError } from '../errors';
-import { toDelivery, toDeliveryAttempt, toRecovery, type Delivery, type Recovery } from '../mappers';
+import { toDelivery, toDeliveryAttempt, toRecovery, type Delivery, type DeliveryAttempt, type Recovery } from '../mappers';
+import { encodePairCursor, type CursorPage, type PairPageRequest } from '../pagination';
 import { MAX_RECOVERY_WINDOW_DAYS, type RecoverBody } from '../schemas/deliveries';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
@@ -23,6 +21,9 @@ const STALE_RECOVERY_MS = 86_400_000;
 /** The Retry-After of that 409: a small recovery completes in seconds. */
 const RECOVERY_RETRY_AFTER_S = 10;
 
+/** Attempts a delivery's detail holds, the last ones (docs/api.md § Webhooks: GET …/attempts pages them all). */
+export const DETAIL_ATTEMPTS = 20;
+
 const TEST_MESSAGE = 'This is a test event: your endpoint received and can verify deliveries from this webhook.';
 
 /** Only an enabled outgoing webhook sends; the message says what to change. */
@@ -31,16 +32,14 @@ function assertSends(webhook: WebhookRow): void {
   if (!webhook.enabled) throw new ConflictError('Webhook is disabled; enable it to deliver events');
 }
 
-/** The delivery log of outgoing webhooks, manual retries and test events (README § Webhooks). */
+/** The delivery log of outgoing webhooks, manual retries and test events (docs/api.md § Webhooks). */
 export function createDeliveryService(deps: {
   db: Db;
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
   recoveries: RecoveriesRepository;
-  handOff: HandOff;
-  /** Writes a test event's delivery in its transaction. */
-  fanOut: EventFanOut;
-  timeoutMs: number;
+  /** The engine's unit of work: a retry's or recovery's start, a test event and its delivery, handed off after the commit. */
+  engine: Pick<Engine, 'transaction'>;
   audit: AuditTrail;
   /** The rate-limit counters (manual retries per webhook per minute). */
   guards: RequestGuardsRepository;
@@ -48,8 +47,10 @@ export function createDeliveryService(deps: {
   retriesPerMinute: number;
   /** RECOVER_INTERVAL: one recovery per webhook per interval, and a delivery re-sent by one recovery per interval. */
   recoverInterval: { text: string; ms: number };
+  /** DELIVERY_MAX_ATTEMPTS: attempts one delivery gets in all. */
+  maxAttempts: number;
 }) {
-  const { db, webhooks, deliveries, recoveries, handOff, audit, guards } = deps;
+  const { webhooks, deliveries, recoveries, engine, audit, guards } = deps;
 
   async function webhookOf(caller: Caller, id: string): Promise<WebhookRow> {
     const row = await webhooks.findById(caller.accountId, id);
@@ -68,7 +69,18 @@ export function createDeliveryService(deps: {
       await webhookOf(caller, webhookId);
       const row = await deliveries.find(caller.accountId, webhookId, id);
       if (!row) throw new NotFoundError('Delivery');
-      return { ...toDelivery(row), attemptsDetail: (await deliveries.attempts(id)).map(toDeliveryAttempt) };
+      return { ...toDelivery(row), attemptsDetail: (await deliveries.lastAttempts(id, DETAIL_ATTEMPTS)).map(toDeliveryAttempt) };
+    },
+
+    /** A page of the delivery's attempts, oldest first (generation, then attempt). */
+    async attempts(caller: Caller, webhookId: string, id: string, page: PairPageRequest): Promise<CursorPage<DeliveryAttempt>> {
+      await webhookOf(caller, webhookId);
+      if (!(await deliveries.find(caller.accountId, webhookId, id))) throw new NotFoundError('Delivery');
+      const after = page.after && { generation: page.after[0], attempt: page.after[1] };
+      const rows = await deliveries.attemptsAfter(id, after, page.limit + 1);
+      const kept = rows.slice(0, page.limit);
+      const last = kept[kept.length - 1];
+      return { items: kept.map(toDeliveryAttempt), cursor: rows.length > page.limit && last ? encodePairCursor([last.generation, last.attempt]) : undefined };
     },
 
     /**
@@ -79,12 +91,16 @@ export function createDeliveryService(deps: {
      * DELIVERY_RETRIES_PER_MINUTE per webhook (a fixed window in Postgres, shared by every API process); 429 over it.
      */
     async retry(caller: Caller, webhookId: string, id: string): Promise<Delivery> {
-      const delivery = await withTransaction(db, async (tx) => {
+      const delivery = await engine.transaction(async (tx, unit) => {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         const row = await deliveries.find(caller.accountId, webhookId, id, tx, true);
         if (!row) throw new NotFoundError('Delivery');
         assertSends(webhook);
+        // Under the delivery's row lock: concurrent retries each see the generations committed before them.
+        if (row.attempts >= deps.maxAttempts) {
+          throw new ConflictError(`Delivery has had ${row.attempts} attempts, the most one delivery gets (DELIVERY_MAX_ATTEMPTS = ${deps.maxAttempts})`);
+        }
         // Counted in this transaction: a refused request (this 429 included) rolls its hit back with the rest.
         const hit = await guards.hitRateLimitUpTo(`delivery-retry:${webhookId}`, 60_000, deps.retriesPerMinute, tx);
         if (!hit.allowed) {
@@ -95,11 +111,10 @@ export function createDeliveryService(deps: {
           );
         }
         const { generation } = await deliveries.startGeneration(id, tx);
-        await startDelivery(tx, { id, accountId: caller.accountId }, generation, { delaysMs: [0], timeoutMs: deps.timeoutMs });
+        await unit.startDelivery({ id, accountId: caller.accountId }, generation);
         await audit.record(tx, caller, 'delivery.retry', id);
         return (await deliveries.find(caller.accountId, webhookId, id, tx))!;
       });
-      handOff.kick();
       return toDelivery(delivery);
     },
 
@@ -117,7 +132,7 @@ export function createDeliveryService(deps: {
       if (until.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_DAYS * 86_400_000) {
         throw new ValidationError(`body.since: must be at most ${MAX_RECOVERY_WINDOW_DAYS} days before ${untilName}`);
       }
-      const recovery = await withTransaction(db, async (tx) => {
+      const recovery = await engine.transaction(async (tx, unit) => {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
@@ -141,12 +156,11 @@ export function createDeliveryService(deps: {
             seconds,
           );
         }
-        const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until, intervalMs: deps.recoverInterval.ms });
-        await startRecovery(tx, { id: row.id, accountId: caller.accountId });
+        const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until, intervalMs: deps.recoverInterval.ms, maxAttempts: deps.maxAttempts });
+        await unit.startRecovery({ id: row.id, accountId: caller.accountId });
         await audit.record(tx, caller, 'webhook.recover', webhookId);
         return row;
       });
-      handOff.kick();
       return toRecovery(recovery);
     },
 
@@ -160,21 +174,19 @@ export function createDeliveryService(deps: {
 
     /** Emits a webhook.test event delivered to this webhook only (and to no trigger); `payload` is the caller's own. */
     async sendTest(caller: Caller, webhookId: string, payload?: unknown): Promise<{ eventId: string }> {
-      const { eventId, held } = await withTransaction(db, async (tx) => {
+      const eventId = await engine.transaction(async (tx, unit) => {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
-        const event = await insertEvent(tx, {
+        const event = await unit.emit({
           accountId: caller.accountId,
           type: 'webhook.test',
           targetWebhookId: webhookId,
           data: { webhookId, message: TEST_MESSAGE, ...(payload === undefined ? {} : { payload }) },
         });
-        const { held } = await deps.fanOut.fanOutEvent(tx, event);
         await audit.record(tx, caller, 'webhook.test', webhookId);
-        return { eventId: event.id, held };
+        return event.id;
       });
-      handOff.kick(held);
       return { eventId };
     },
   };

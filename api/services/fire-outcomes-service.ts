@@ -20,12 +20,15 @@ const toFireDelivery = (d: FireDeliveryRow) => ({
 });
 type FireDelivery = ReturnType<typeof toFireDelivery>;
 
-function byFire(rows: FireDeliveryRow[]): Map<string, FireDelivery[]> {
-  const out = new Map<string, FireDelivery[]>();
+/** A timeline entry lists this many deliveries at most (docs/api.md § Triggers, "Timeline"); `moreDeliveries` counts the rest. */
+export const TIMELINE_DELIVERIES = 20;
+
+function byFire(rows: (FireDeliveryRow & { fire_total: number })[]): Map<string, { list: FireDelivery[]; total: number }> {
+  const out = new Map<string, { list: FireDelivery[]; total: number }>();
   for (const row of rows) {
-    const list = out.get(row.fire_id) ?? [];
-    list.push(toFireDelivery(row));
-    out.set(row.fire_id, list);
+    const entry = out.get(row.fire_id) ?? { list: [], total: row.fire_total };
+    entry.list.push(toFireDelivery(row));
+    out.set(row.fire_id, entry);
   }
   return out;
 }
@@ -55,16 +58,20 @@ export function createFireOutcomesService(deps: {
     async timeline(caller: Caller, scope: TriggerScope, id: string, query: ExpectedFiresQuery) {
       const page = await scheduleTruth.expectedFires(caller, scope, id, query);
       const fireIds = page.items.flatMap((e) => (e.fireId ? [e.fireId] : []));
-      const [runs, delivered] = await Promise.all([outcomes.runs(caller.accountId, fireIds), outcomes.deliveries(caller.accountId, fireIds)]);
+      const [runs, delivered] = await Promise.all([outcomes.runs(caller.accountId, fireIds), outcomes.deliveries(caller.accountId, fireIds, TIMELINE_DELIVERIES)]);
       const runStatus = new Map(runs.map((r) => [r.fire_id, r.run_status]));
       const deliveries = byFire(delivered);
       return {
         ...page,
-        items: page.items.map((e) => ({
-          ...e,
-          runStatus: (e.fireId && runStatus.get(e.fireId)) || null,
-          deliveries: (e.fireId && deliveries.get(e.fireId)) || [],
-        })),
+        items: page.items.map((e) => {
+          const listed = (e.fireId && deliveries.get(e.fireId)) || { list: [], total: 0 };
+          return {
+            ...e,
+            runStatus: (e.fireId && runStatus.get(e.fireId)) || null,
+            deliveries: listed.list,
+            moreDeliveries: listed.total - listed.list.length,
+          };
+        }),
       };
     },
   };

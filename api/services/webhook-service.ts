@@ -181,7 +181,7 @@ export function createWebhookService(deps: {
           throw new ConflictError('the webhook changed while its new url was being checked; send the update again');
         }
         const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
-        // Disabling stops its pending deliveries (README § Webhooks); their workflows see them cancelled and stop.
+        // Disabling stops its pending deliveries (docs/api.md § Webhooks); their workflows see them cancelled and stop.
         if (row.enabled && !plan.values.enabled) await cancelPendingDeliveries(tx, id);
         await audit.record(tx, caller, 'webhook.update', id);
         return toWebhook(shownUrl(caller, updated!, patch.url !== undefined && plan.values.url !== row.url), plan.shownSecret, publicBaseUrl);

@@ -44,11 +44,19 @@ export interface AttemptResult {
   responseSnippet?: string | null;
 }
 
+/** An attempt's place in its delivery's order: by generation, then attempt. */
+export interface AttemptKey {
+  generation: number;
+  attempt: number;
+}
+
+const ATTEMPT_COLUMNS = `delivery_id, generation, attempt, status_code, error, duration_ms, response_snippet, created_at`;
+
 const COLUMNS = `d.id, d.account_id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.generation, d.attempts,
   d.last_status_code, d.last_error, d.next_attempt_at, d.created_at, d.updated_at`;
 const FROM = `deliveries d JOIN events e ON e.id = d.event_id`;
 
-/** Inside the webhook update's transaction: a webhook turned off stops its deliveries (README § Webhooks). */
+/** Inside the webhook update's transaction: a webhook turned off stops its deliveries (docs/api.md § Webhooks). */
 export async function cancelPendingDeliveries(q: Queryable, webhookId: string): Promise<number> {
   const { rowCount } = await q.query(
     `UPDATE deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'pending'`,
@@ -99,12 +107,24 @@ export function createDeliveriesRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
-    /** Every attempt of every generation, oldest first. */
-    async attempts(deliveryId: string, q: Queryable = db): Promise<DeliveryAttemptRow[]> {
+    /** The last `limit` attempts (by generation, then attempt), oldest first. */
+    async lastAttempts(deliveryId: string, limit: number, q: Queryable = db): Promise<DeliveryAttemptRow[]> {
       const { rows } = await q.query<DeliveryAttemptRow>(
-        `SELECT delivery_id, generation, attempt, status_code, error, duration_ms, response_snippet, created_at FROM delivery_attempts
-         WHERE delivery_id = $1 ORDER BY generation, attempt`,
-        [deliveryId],
+        `SELECT * FROM (
+           SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts WHERE delivery_id = $1 ORDER BY generation DESC, attempt DESC LIMIT $2
+         ) last ORDER BY generation, attempt`,
+        [deliveryId, limit],
+      );
+      return rows;
+    },
+
+    /** Up to `limit` attempts after (generation, attempt) `after`, oldest first: a page of GET …/attempts. */
+    async attemptsAfter(deliveryId: string, after: AttemptKey | null, limit: number, q: Queryable = db): Promise<DeliveryAttemptRow[]> {
+      const { rows } = await q.query<DeliveryAttemptRow>(
+        `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts
+         WHERE delivery_id = $1 AND ($2::int IS NULL OR (generation, attempt) > ($2::int, $3::int))
+         ORDER BY generation, attempt LIMIT $4`,
+        [deliveryId, after?.generation ?? null, after?.attempt ?? null, limit],
       );
       return rows;
     },
@@ -122,7 +142,7 @@ export function createDeliveriesRepository(db: Queryable) {
     /** Everything an attempt needs, in one statement. Null when the delivery (or its webhook or event, by cascade) is gone. */
     async loadForAttempt(id: string, q: Queryable = db): Promise<AttemptTarget | null> {
       const { rows } = await q.query<AttemptTarget['delivery'] & { webhook: AttemptTarget['webhook'] } & { [K in keyof EventRow as `event_${K}`]: EventRow[K] }>(
-        `SELECT d.id, d.account_id, d.status, d.generation,
+        `SELECT d.id, d.account_id, d.status, d.generation, d.attempts,
            json_build_object('id', w.id, 'enabled', w.enabled, 'direction', w.direction, 'url', w.url, 'secret_sealed', w.secret_sealed) AS webhook,
            e.id AS event_id, e.account_id AS event_account_id, e.type AS event_type, e.data AS event_data, e.chain_depth AS event_chain_depth,
            e.target_webhook_id AS event_target_webhook_id, coalesce(e.root_event_id, e.id) AS event_root_event_id, e.created_at AS event_created_at
@@ -141,7 +161,7 @@ export function createDeliveriesRepository(db: Queryable) {
         root_event_id: r.event_root_event_id,
         created_at: r.event_created_at,
       };
-      return { delivery: { id: r.id, account_id: r.account_id, status: r.status, generation: r.generation }, webhook: r.webhook, event };
+      return { delivery: { id: r.id, account_id: r.account_id, status: r.status, generation: r.generation, attempts: r.attempts }, webhook: r.webhook, event };
     },
 
     /** Marks a pending delivery cancelled (its webhook was disabled or stopped being outgoing). */
@@ -218,7 +238,7 @@ export function createDeliveriesRepository(db: Queryable) {
 export type DeliveriesRepository = ReturnType<typeof createDeliveriesRepository>;
 
 export interface AttemptTarget {
-  delivery: { id: string; account_id: string; status: DeliveryStatus; generation: number };
+  delivery: { id: string; account_id: string; status: DeliveryStatus; generation: number; attempts: number };
   webhook: Pick<WebhookRow, 'id' | 'enabled' | 'direction' | 'url' | 'secret_sealed'>;
   event: EventRow;
 }

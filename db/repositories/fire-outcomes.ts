@@ -47,11 +47,26 @@ export function createFireOutcomesRepository(db: Queryable) {
       return rows;
     },
 
-    /** Oldest first per fire (deliveries made at once: by webhook name). */
-    async deliveries(accountId: string, fireIds: string[], q: Queryable = db): Promise<FireDeliveryRow[]> {
+    /**
+     * Oldest first per fire (deliveries made at once: by webhook name); with `perFire`, the first that many of
+     * each fire, each row counting its fire's deliveries in all (`fire_total`).
+     */
+    async deliveries(accountId: string, fireIds: string[], perFire: number | null = null, q: Queryable = db): Promise<(FireDeliveryRow & { fire_total: number })[]> {
       if (fireIds.length === 0) return [];
-      const { rows } = await q.query<FireDeliveryRow>(
-        `WITH fired AS (
+      const { rows } = await q.query<FireDeliveryRow & { fire_total: number }>(`SELECT * FROM (
+         SELECT *, row_number() OVER (PARTITION BY fire_id ORDER BY created_at, webhook_name, id) AS place,
+           count(*) OVER (PARTITION BY fire_id)::int AS fire_total FROM (${DELIVERIES_OF_FIRES}) listed
+         ) placed WHERE $3::int IS NULL OR place <= $3 ORDER BY fire_id, place`,
+        [accountId, fireIds, perFire],
+      );
+      return rows;
+    },
+  };
+}
+export type FireOutcomesRepository = ReturnType<typeof createFireOutcomesRepository>;
+
+/** Every delivery of the fires $2 of account $1: their own events' and their runs' results'. */
+const DELIVERIES_OF_FIRES = `WITH fired AS (
            SELECT f.id AS fire_id, f.created_at, r.id AS run_id, r.finished_at
            FROM fires f LEFT JOIN runs r ON r.id = f.run_id
            WHERE f.id = ANY($2::uuid[]) AND f.account_id = $1 AND f.status = 'fired'
@@ -71,12 +86,4 @@ export function createFireOutcomesRepository(db: Queryable) {
          JOIN deliveries d ON d.event_id = fe.event_id
          JOIN events e ON e.id = d.event_id
          JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.account_id = $1
-         ORDER BY fe.fire_id, d.created_at, w.name, d.id`,
-        [accountId, fireIds],
-      );
-      return rows;
-    },
-  };
-}
-export type FireOutcomesRepository = ReturnType<typeof createFireOutcomesRepository>;
+         WHERE d.account_id = $1`;

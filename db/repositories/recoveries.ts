@@ -46,7 +46,7 @@ const COLUMNS = `r.id, r.account_id, r.webhook_id, r.since, r.until, r.status, r
 const RESENT_WITHIN = (d: string, asOf: string, ms: string) =>
   `EXISTS (SELECT 1 FROM delivery_recovery_items i WHERE i.delivery_id = ${d}.id AND i.recovered_at > ${asOf} - ${ms} * interval '1 millisecond')`;
 
-/** The recoveries of a webhook's failed deliveries (README § Webhooks; workflows/recovery.ts). */
+/** The recoveries of a webhook's failed deliveries (docs/api.md § Webhooks; workflows/recovery.ts). */
 export function createRecoveriesRepository(db: Queryable) {
   return {
     /**
@@ -54,14 +54,17 @@ export function createRecoveriesRepository(db: Queryable) {
      * and not re-sent by a recovery within the last `intervalMs` (a recovery retries only deliveries that had
      * failed when it was asked for, and none a recovery re-sent less than RECOVER_INTERVAL before: see nextBatch).
      */
-    async create(q: Queryable, r: { accountId: string; webhookId: string; since: Date; until: Date; intervalMs: number }): Promise<RecoveryRow> {
+    async create(
+      q: Queryable,
+      r: { accountId: string; webhookId: string; since: Date; until: Date; intervalMs: number; maxAttempts: number },
+    ): Promise<RecoveryRow> {
       const { rows } = await q.query<{ id: string }>(
         `INSERT INTO delivery_recoveries (account_id, webhook_id, since, until, total)
          SELECT $1, $2, $3, $4, count(*)::int FROM deliveries d
-         WHERE d.webhook_id = $2 AND d.status = 'failed' AND d.created_at >= $3 AND d.created_at < $4
+         WHERE d.webhook_id = $2 AND d.status = 'failed' AND d.created_at >= $3 AND d.created_at < $4 AND d.attempts < $6
            AND NOT ${RESENT_WITHIN('d', 'now()', '$5')}
          RETURNING id`,
-        [r.accountId, r.webhookId, r.since, r.until, r.intervalMs],
+        [r.accountId, r.webhookId, r.since, r.until, r.intervalMs, r.maxAttempts],
       );
       return (await this.find(r.accountId, r.webhookId, rows[0]!.id, q))!;
     },
@@ -128,19 +131,19 @@ export function createRecoveriesRepository(db: Queryable) {
      * failed, and failed already when the recovery was asked for (one failed or retried since is not
      * this recovery's to retry), and not re-sent by a recovery less than `intervalMs` before this one was
      * asked for (RECOVER_INTERVAL: a delivery is re-sent by at most one recovery per interval, however the
-     * recoveries of its webhook follow each other).
+     * recoveries of its webhook follow each other), and not attempted `maxAttempts` times already (DELIVERY_MAX_ATTEMPTS).
      */
-    async nextBatch(id: string, limit: number, intervalMs: number, q: Queryable): Promise<RecoverableDelivery[]> {
+    async nextBatch(id: string, limit: number, intervalMs: number, maxAttempts: number, q: Queryable): Promise<RecoverableDelivery[]> {
       // Compared in SQL, never through a JS Date: timestamps keep microseconds, a Date only milliseconds.
       const { rows } = await q.query<RecoverableDelivery>(
         `SELECT d.id, d.created_at::text AS created_at FROM delivery_recoveries r
          JOIN deliveries d ON d.webhook_id = r.webhook_id AND d.status = 'failed' AND d.created_at >= r.since AND d.created_at < r.until
-         WHERE r.id = $1 AND d.finished_at <= r.created_at
+         WHERE r.id = $1 AND d.finished_at <= r.created_at AND d.attempts < $4
            AND (r.cursor_id IS NULL OR (d.created_at, d.id) > (r.cursor_created_at, r.cursor_id))
            AND NOT ${RESENT_WITHIN('d', 'r.created_at', '$3')}
          ORDER BY d.created_at, d.id LIMIT $2
          FOR UPDATE OF d`,
-        [id, limit, intervalMs],
+        [id, limit, intervalMs, maxAttempts],
       );
       return rows;
     },

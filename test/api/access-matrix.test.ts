@@ -226,6 +226,7 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   'DELETE /api/webhooks/{id}': (f) => ({ url: `/api/webhooks/${f.own.webhook}` }),
   'GET /api/webhooks/{id}/deliveries': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries` }),
   'GET /api/webhooks/{id}/deliveries/{deliveryId}': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.shared.delivery}` }),
+  'GET /api/webhooks/{id}/deliveries/{deliveryId}/attempts': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.shared.delivery}/attempts` }),
   'POST /api/webhooks/{id}/deliveries/{deliveryId}/retry': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/deliveries/${f.own.delivery}/retry` }),
   'POST /api/webhooks/{id}/test': (f) => ({ url: `/api/webhooks/${f.shared.webhook}/test`, payload: {} }),
   // A webhook of the actor's own: one recovery of a webhook runs at a time (no worker here finishes any).

@@ -28,7 +28,7 @@ const custom = {
 };
 const maskedHeaders = { Authorization: '••••abcd', 'X-Api-Key': '••••efgh', 'x-auth-token': '••••ijkl', 'Client-SECRET': '••••mnop', Accept: 'application/json' };
 
-describe('tools (README § Connectors and tools)', () => {
+describe('tools (docs/api.md § Connectors and tools)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

@@ -196,6 +196,44 @@ describe('trigger timeline', () => {
     }
   });
 
+  it('a timeline is bounded: at most 200 entries a page, at most 20 deliveries an entry with the count of the rest (docs/api.md § Triggers)', async () => {
+    // A minutely trigger for 5 h: 300 expected times, more than a page.
+    const trigger = await api(app, user).ok('POST', `/api/agents/${agentId}/triggers`, { type: 'cron', name: 'minutely', configJson: { cronExpression: '* * * * *' } });
+    const since = new Date(Date.now() - 5 * HOUR);
+    await db.query(`UPDATE trigger_schedule_history SET valid_from = $2 WHERE trigger_id = $1`, [trigger.id, since]);
+    await db.query(`UPDATE triggers SET created_at = $2 WHERE id = $1`, [trigger.id, since]);
+    // One fire delivered to 25 webhooks (its agent.triggered) and its run's result to the first: 26 deliveries.
+    const many = [...webhooks];
+    for (let i = many.length; i < 25; i++) many.push(await newWebhook(user, `Hook ${String(i).padStart(2, '0')}`));
+    // Early in the window: a page runs oldest first.
+    const minute = Math.floor(since.getTime() / 60_000) * 60_000 + 30 * 60_000;
+    const saved = webhooks;
+    webhooks = many;
+    const { fireId } = await scheduleFire(trigger.id, new Date(minute), 'succeeded');
+    webhooks = saved;
+
+    const res = await api(app, user).get(`/api/triggers/${trigger.id}/timeline?from=${encodeURIComponent(new Date(Date.now() - 5 * HOUR + 60_000).toISOString())}`);
+    assert.equal(res.statusCode, 200, res.body);
+    const entries = res.json<(TimelineEntry & { moreDeliveries: number })[]>();
+    assert.equal(entries.length, 200, 'a page holds at most 200 entries');
+    assert.match(String(res.headers.link), /rel="next"/);
+    const fired = entries.find((e) => e.fireId === fireId);
+    assert.ok(fired, 'the fire is on the first page');
+    assert.equal(fired.deliveries.length, 20);
+    assert.equal(fired.moreDeliveries, 6);
+    assert.deepEqual(
+      (await api(app, user).ok<FireDelivery[]>('GET', `/api/triggers/${trigger.id}/fires/${fireId}/deliveries`)).slice(0, 20).map((d) => d.id),
+      fired.deliveries.map((d) => d.id),
+      'the first 20 of the fire\'s deliveries, in their order',
+    );
+    assert.equal((await api(app, user).ok<FireDelivery[]>('GET', `/api/triggers/${trigger.id}/fires/${fireId}/deliveries`)).length, 26);
+    for (const e of entries.filter((x) => x.fireId !== fireId)) assert.equal(e.moreDeliveries, 0);
+
+    const tooMany = await api(app, user).get(`/api/triggers/${trigger.id}/timeline?limit=201`);
+    assert.equal(tooMany.statusCode, 400, tooMany.body);
+    assert.match(tooMany.json().message, /^querystring\.limit: /);
+  });
+
   it('the next times of an expression not yet saved, in its zone; bad ones are 400s naming the field', async () => {
     const res = await api(app, user).get(`/api/schedule-preview?cronExpression=${encodeURIComponent('30 9 * * 1-5')}&timezone=Europe/Paris&n=5`);
     assert.equal(res.statusCode, 200, res.body);

@@ -14,7 +14,7 @@ import { joinWorkspace } from '../helpers/workspaces';
 const PUBLIC_BASE_URL = 'https://api.example.test';
 const whsec = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}`;
 
-describe('webhooks (README § Webhooks)', () => {
+describe('webhooks (docs/api.md § Webhooks)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description The Prometheus text format (0.0.4). This API process: agent_platform_http_requests_total and agent_platform_http_request_duration_seconds by method, route pattern and status, and Node's process metrics. The engine, the same on every API instance (read from Postgres at most once per METRICS_SNAPSHOT_MS, 5 s, per process however many scrape: a scrape shows a snapshot at most that old): fires by source and status, schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, the outbox's rows and oldest age, the reconciler's corrections, missed fires (README § Operating it). Outside /api, where Prometheus looks by default. With METRICS_TOKEN set (required when the API listens on an address other than loopback), send Authorization: Bearer <METRICS_TOKEN>.
+         * @description The Prometheus text format (0.0.4). This API process: agent_platform_http_requests_total and agent_platform_http_request_duration_seconds by method, route pattern and status, and Node's process metrics. The engine, the same on every API instance (read from Postgres at most once per METRICS_SNAPSHOT_MS, 5 s, per process however many scrape: a scrape shows a snapshot at most that old): fires by source and status, schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, the outbox's rows and oldest age, the reconciler's corrections, missed fires (docs/operations.md § Metrics). Outside /api, where Prometheus looks by default. With METRICS_TOKEN set (required when the API listens on an address other than loopback), send Authorization: Bearer <METRICS_TOKEN>.
          */
         get: {
             parameters: {
@@ -6344,7 +6344,7 @@ export interface paths {
         };
         /**
          * The times an agent trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: docs/api.md § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -6516,7 +6516,7 @@ export interface paths {
         };
         /**
          * The times a user trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: docs/api.md § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -6688,7 +6688,7 @@ export interface paths {
         };
         /**
          * The timeline of an agent trigger
-         * @description The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging), each with what followed it: the status now of the run its fire started, and every delivery of the fire's own event and of that run's result event (agent.completed / agent.failed) to the account's outgoing webhooks.
+         * @description The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging, at most 200 a page), each with what followed it: the status now of the run its fire started, and the deliveries of the fire's own event and of that run's result event (agent.completed / agent.failed) to the account's outgoing webhooks: the first 20, and how many more (`moreDeliveries`; GET …/fires/:fireId/deliveries lists them all).
          */
         get: {
             parameters: {
@@ -6697,7 +6697,7 @@ export interface paths {
                     from?: string;
                     /** @description ISO 8601 instant, exclusive; default and at most: now (later times: see …/preview) */
                     to?: string;
-                    /** @description Page size, 1–1000 */
+                    /** @description Page size, 1–200 */
                     limit?: number;
                     /** @description Opaque cursor from the previous page's Link header */
                     cursor?: string;
@@ -6840,7 +6840,7 @@ export interface paths {
         };
         /**
          * The timeline of a user trigger
-         * @description The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging), each with what followed it: the status now of the run its fire started, and every delivery of the fire's own event and of that run's result event (agent.completed / agent.failed) to the account's outgoing webhooks.
+         * @description The expected fires of a cron/schedule trigger (as …/expected-fires: the same query, order, statuses and paging, at most 200 a page), each with what followed it: the status now of the run its fire started, and the deliveries of the fire's own event and of that run's result event (agent.completed / agent.failed) to the account's outgoing webhooks: the first 20, and how many more (`moreDeliveries`; GET …/fires/:fireId/deliveries lists them all).
          */
         get: {
             parameters: {
@@ -6849,7 +6849,7 @@ export interface paths {
                     from?: string;
                     /** @description ISO 8601 instant, exclusive; default and at most: now (later times: see …/preview) */
                     to?: string;
-                    /** @description Page size, 1–1000 */
+                    /** @description Page size, 1–200 */
                     limit?: number;
                     /** @description Opaque cursor from the previous page's Link header */
                     cursor?: string;
@@ -7068,7 +7068,7 @@ export interface paths {
         };
         /**
          * Get a delivery
-         * @description One delivery with every attempt made (status code or error, duration), manual retries included.
+         * @description One delivery with its last 20 attempts (status code or error, duration, response snippet), manual retries included; `attempts` counts them all, and GET …/attempts pages them.
          */
         get: {
             parameters: {
@@ -7122,6 +7122,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a delivery's attempts
+         * @description Every attempt of a delivery, oldest first (by generation, then attempt), a page at a time: `Link: <…>; rel="next"` while more remain. A delivery has at most 100 (DELIVERY_MAX_ATTEMPTS).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1–200 */
+                    limit?: number;
+                    /** @description Opaque cursor from the previous page's Link header */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                    deliveryId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeliveryAttempt"][];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks/{id}/deliveries/{deliveryId}/retry": {
         parameters: {
             query?: never;
@@ -7133,7 +7210,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a delivery
-         * @description Replays a delivery: one more attempt now, with the same event and the same `webhook-id`, so receivers can de-duplicate. A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming. At most 60 retries a minute per webhook (DELIVERY_RETRIES_PER_MINUTE, every API instance counting together); over it 429 with Retry-After, nothing written.
+         * @description Replays a delivery: one more attempt now, with the same event and the same `webhook-id`, so receivers can de-duplicate. A pending delivery is attempted now too, and its remaining scheduled attempts are not made. 409 when the webhook is disabled or incoming. At most 60 retries a minute per webhook (DELIVERY_RETRIES_PER_MINUTE, every API instance counting together); over it 429 with Retry-After, nothing written. A delivery gets at most 100 attempts in all (DELIVERY_MAX_ATTEMPTS: scheduled, retried and recovered together); a retry of one that has had them answers 409 naming the limit.
          */
         post: {
             parameters: {
@@ -7197,7 +7274,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The webhook is disabled or incoming. A request with this Idempotency-Key is still in progress. */
+                /** @description The webhook is disabled or incoming. Or the delivery has had DELIVERY_MAX_ATTEMPTS (100) attempts. A request with this Idempotency-Key is still in progress. */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -9807,7 +9884,7 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             createdAt: string;
-            /** @description Every attempt, oldest first */
+            /** @description The last 20 attempts at most, oldest first; GET …/deliveries/:deliveryId/attempts pages them all (`attempts` counts them) */
             attemptsDetail: components["schemas"]["DeliveryAttemptInput"][];
         };
         WebhookTestEventInput: {
@@ -9952,8 +10029,10 @@ export interface components {
             lagMs: number | null;
             /** @description The status now of the run the fire started (runId); null when it started none */
             runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
-            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
+            /** @description The deliveries of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook): the first 20 at most; GET …/fires/:fireId/deliveries lists them all */
             deliveries: components["schemas"]["FireDeliveryInput"][];
+            /** @description How many more deliveries followed the fire than `deliveries` lists */
+            moreDeliveries: number;
         };
         FireInput: {
             /** Format: uuid */
@@ -10130,13 +10209,21 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEventInput: {
             /** @constant */
             event: "step";
             /** @description The step's index: send it back as Last-Event-ID to resume after it */
             id: string;
             /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description The last step event's id, when there was one (a delta sets none) */
+            id?: string;
+            /** @description `{ stepIndex, offset, text }`, as JSON */
             data: string;
             retry?: number;
         } | {
@@ -11954,7 +12041,7 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             createdAt: string;
-            /** @description Every attempt, oldest first */
+            /** @description The last 20 attempts at most, oldest first; GET …/deliveries/:deliveryId/attempts pages them all (`attempts` counts them) */
             attemptsDetail: components["schemas"]["DeliveryAttempt"][];
         };
         WebhookTestEvent: {
@@ -12099,8 +12186,10 @@ export interface components {
             lagMs: number | null;
             /** @description The status now of the run the fire started (runId); null when it started none */
             runStatus: ("queued" | "running" | "succeeded" | "failed") | null;
-            /** @description Every delivery of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook) */
+            /** @description The deliveries of the fire's own event and of its run's result event, oldest first (at most two per outgoing webhook): the first 20 at most; GET …/fires/:fireId/deliveries lists them all */
             deliveries: components["schemas"]["FireDelivery"][];
+            /** @description How many more deliveries followed the fire than `deliveries` lists */
+            moreDeliveries: number;
         };
         Fire: {
             /** Format: uuid */
@@ -12277,13 +12366,21 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEvent: {
             /** @constant */
             event: "step";
             /** @description The step's index: send it back as Last-Event-ID to resume after it */
             id: string;
             /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description The last step event's id, when there was one (a delta sets none) */
+            id?: string;
+            /** @description `{ stepIndex, offset, text }`, as JSON */
             data: string;
             retry?: number;
         } | {

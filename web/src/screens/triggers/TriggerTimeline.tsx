@@ -19,8 +19,8 @@ const WINDOWS = [
   { value: '24h', label: 'Day', ms: 86_400_000 },
   { value: '7d', label: 'Week', ms: 7 * 86_400_000 },
 ] as const;
-/** The API's largest page of expected fires. */
-const PAGE = 1000;
+/** The API's largest page of a timeline (docs/api.md § Triggers). */
+const PAGE = 200;
 /** Rows drawn at first; more on request (a per-second schedule has 300 in five minutes). */
 const SHOWN = 60;
 
