@@ -42,6 +42,7 @@ import { webhookStatsRoutes } from './routes/webhook-stats';
 import { webhookRoutes } from './routes/webhooks';
 import { requestIdOf } from './request-id';
 import { createRepositories, createServices } from './services';
+import { detachCallerTrace } from '../lib/tracing/context';
 import { createMetricsService } from './services/metrics-service';
 import './types';
 
@@ -71,6 +72,11 @@ export async function buildApp(deps: AppDeps) {
     // Every log line of a request carries its id (reqId), and the response sends it back (Request-Id).
     requestIdHeader: false,
     genReqId: requestIdOf,
+    // Public routes start their own trace: a stranger's trace headers are taken off before any hook.
+    rewriteUrl: (req) => {
+      detachCallerTrace(req);
+      return req.url ?? '/';
+    },
   }).withTypeProvider<ZodTypeProvider>();
   await registerSecurityHeaders(app);
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.

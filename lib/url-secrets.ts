@@ -94,6 +94,14 @@ export function maskUrlSecrets(url: string): string {
   return withUserinfo(mapSecretValues(url, maskSecret), maskSecret);
 }
 
+/**
+ * A URL (or a request target, `/path?query`) as a span exports it: secret query values masked as reads
+ * mask them, userinfo dropped (DESIGN §16 "Traces keep secrets and tenants apart").
+ */
+export function scrubbedUrl(url: string): string {
+  return withUserinfo(mapSecretValues(url, maskSecret), () => null);
+}
+
 /** What follows the origin of a URL shown as its origin only. */
 export const HIDDEN_PATH = '/…';
 

@@ -57,6 +57,24 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
   const { db, team, audit } = deps;
 
   /**
+   * Withdraws the pending invitations `inviterUserId` sent that grant more than `holding` (all of them when
+   * null: removed, or without canManageTeam) — DESIGN §16 "Rights end when a member's rights end".
+   */
+  async function withdrawBeyond(tx: PoolClient, accountId: string, inviterUserId: string | null, holding: Holding | null): Promise<void> {
+    if (inviterUserId === null) return;
+    const pending = await team.pendingInvitationsBy(accountId, inviterUserId, tx);
+    const withdrawn = pending.filter((inv) => !withinInviter(holding, inv));
+    await team.withdrawInvitations(accountId, withdrawn.map((inv) => inv.id), tx);
+  }
+
+  /** Whether an invitation is one its inviter may (still) send: they manage the team and hold what it grants. */
+  function withinInviter(holding: Holding | 'owner' | null, invitation: { role: TeamRole; permissions: CustomPermissions }): boolean {
+    if (holding === 'owner') return true;
+    if (holding === null || !holding.permissions.canManageTeam) return false;
+    return beyond(holding, holdingOf(invitation)).length === 0;
+  }
+
+  /**
    * A team write: one transaction holding the account's team lock, given the caller's rights as they are
    * now. The request was authenticated before the lock; a team write that held it meanwhile may have
    * changed or removed the caller's membership, so it is read again (and held) here: a member removed gets
@@ -143,7 +161,9 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
         };
         checkGrant(actor, holdingOf(next));
         await audit.record(tx, caller, 'team.update', id);
-        return toTeamMember((await team.update(caller.accountId, id, next, tx))!);
+        const updated = (await team.update(caller.accountId, id, next, tx))!;
+        if (row.status === 'active') await withdrawBeyond(tx, caller.accountId, row.user_id, holdingOf(next));
+        return toTeamMember(updated);
       });
     },
 
@@ -161,6 +181,7 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
           if (!(actor.kind === 'member' && actor.memberId === row.id)) checkTarget(actor, holdingOf(row), 'remove');
           await audit.record(tx, caller, 'team.remove', id);
           await team.markRemoved(caller.accountId, id, tx);
+          if (row.status === 'active') await withdrawBeyond(tx, caller.accountId, row.user_id, null);
         },
         id,
       );
@@ -180,10 +201,24 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
     async acceptInvitation(caller: Caller, id: string, token: string) {
       const tokenHash = sha256(token);
       const accepted = await withTransaction(db, async (tx) => {
+        // Under the account's team lock, so no team write changes the inviter's rights meanwhile.
+        const accountId = await team.invitingAccount(caller.userId, id, tokenHash, tx);
+        if (accountId === null) return null;
+        await team.lockTeam(accountId, tx);
+        const invitation = await team.findCurrentForUpdate(accountId, id, tx);
+        if (invitation?.status !== 'invited') return null;
+        // The inviter's rights are checked again: an invitation grants no more than its sender holds now.
+        const inviter = await team.currentHolding(accountId, invitation.invited_by, tx);
+        const holding = inviter === null || inviter === 'owner' ? inviter : holdingOf(inviter);
+        if (!withinInviter(holding, invitation)) {
+          await team.withdrawInvitations(accountId, [id], tx);
+          return 'withdrawn' as const;
+        }
         const row = await team.accept(caller.userId, id, tokenHash, tx);
         if (row) await audit.recordJoin(tx, row.account_id, caller.userId, row.id);
         return row;
       });
+      if (accepted === 'withdrawn') throw new ConflictError('Invitation was withdrawn: the member who sent it no longer holds the rights it grants');
       if (accepted) return toTeamMember(accepted);
       const found = await team.findWithToken(caller.userId, id, tokenHash);
       if (!found) throw new NotFoundError('Invitation');

@@ -193,6 +193,57 @@ export function createTeamRepository(db: Queryable) {
       );
     },
 
+    /** The pending (invited) invitations a user sent in the account, locked: a team write may withdraw them. */
+    async pendingInvitationsBy(accountId: string, inviterUserId: string, q: Queryable): Promise<TeamMemberRow[]> {
+      const { rows } = await q.query<TeamMemberRow>(
+        `SELECT ${COLUMNS} FROM team_members WHERE account_id = $1 AND invited_by = $2 AND status = 'invited' FOR UPDATE`,
+        [accountId, inviterUserId],
+      );
+      return rows;
+    },
+
+    /** Withdraws invitations (status `removed`, kept as history like any withdrawn invitation). */
+    async withdrawInvitations(accountId: string, ids: string[], q: Queryable): Promise<void> {
+      if (ids.length === 0) return;
+      await q.query(
+        `UPDATE team_members SET status = 'removed', removed_at = now(), updated_at = now()
+         WHERE account_id = $1 AND id = ANY($2::uuid[]) AND status = 'invited'`,
+        [accountId, ids],
+      );
+    },
+
+    /** The account of the open (invited, not expired) invitation with this id, token and addressee; null otherwise. */
+    async invitingAccount(userId: string, id: string, tokenHash: string, q: Queryable = db): Promise<string | null> {
+      const { rows } = await q.query<{ account_id: string }>(
+        `SELECT account_id FROM team_members
+         WHERE id = $2 AND status = 'invited' AND expires_at > now() AND invite_token_hash = $3 AND ${ADDRESSED_TO}`,
+        [userId, id, tokenHash],
+      );
+      return rows[0]?.account_id ?? null;
+    },
+
+    /**
+     * What the user holds in the account now: `owner`, their active membership's role and overrides, or
+     * null (no longer a member, or no user: an inviter whose user was deleted).
+     */
+    async currentHolding(
+      accountId: string,
+      userId: string | null,
+      q: Queryable,
+    ): Promise<'owner' | { role: TeamRole; permissions: StoredPermissions } | null> {
+      if (userId === null) return null;
+      const { rows } = await q.query<{ owner: boolean; role: TeamRole | null; permissions: StoredPermissions | null }>(
+        `SELECT a.owner_user_id = $2 AS owner, m.role, m.permissions
+         FROM accounts a LEFT JOIN team_members m ON m.account_id = a.id AND m.user_id = $2 AND m.status = 'active'
+         WHERE a.id = $1`,
+        [accountId, userId],
+      );
+      const row = rows[0];
+      if (!row) return null;
+      if (row.owner) return 'owner';
+      return row.role === null ? null : { role: row.role, permissions: row.permissions ?? {} };
+    },
+
     /** Marks the member removed (the row stays as history). False when absent or already removed. */
     async markRemoved(accountId: string, id: string, q: Queryable = db): Promise<boolean> {
       const { rowCount } = await q.query(

@@ -41,8 +41,43 @@ export function traceCarrier(): TraceCarrier | undefined {
   return carrier.traceparent ? carrier : undefined;
 }
 
-/** Runs `fn` in the trace context a carrier holds (as stored by traceCarrier), so the spans it makes join that trace. */
+/**
+ * Runs `fn` in the trace context a carrier holds (as stored by traceCarrier), so the spans it makes join
+ * that trace. The carrier is restored onto an empty context, never onto whatever is active: a drain
+ * handling several tenants' work puts none's trace (or baggage) on another's.
+ */
 export function withTraceCarrier<T>(carrier: TraceCarrier | undefined, fn: () => T): T {
   if (!otel || !carrier) return fn();
-  return otel.context.with(otel.propagation.extract(otel.context.active(), carrier), fn);
+  return otel.context.with(otel.propagation.extract(otel.ROOT_CONTEXT, carrier), fn);
+}
+
+/** Paths whose requests come from strangers (no credential): they start a trace of their own. */
+const PUBLIC_PATH = /^\/api\/(hooks\/|auth\/(register|login|refresh|logout)(\/|\?|$))/;
+/** Where a stranger's trace headers are kept once taken off its request. */
+const CALLER_TRACE = Symbol('caller trace context');
+type Detached = { [CALLER_TRACE]?: TraceCarrier };
+
+/**
+ * Before routing (Fastify's rewriteUrl): a public route's request has its trace headers taken off, so its
+ * request span starts a new trace instead of continuing a stranger's (who could force sampling or put
+ * their trace on a tenant's deliveries), and `baggage` is dropped (DESIGN §16). The caller's
+ * `traceparent` is kept aside, to become a link of the new trace (linkCallerTrace).
+ */
+export function detachCallerTrace(req: { url?: string; headers: Record<string, string | string[] | undefined> }): void {
+  if (!PUBLIC_PATH.test(req.url ?? '')) return;
+  const { traceparent, tracestate } = req.headers;
+  delete req.headers.traceparent;
+  delete req.headers.tracestate;
+  delete req.headers.baggage;
+  if (typeof traceparent === 'string') {
+    (req.headers as Detached)[CALLER_TRACE] = { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) };
+  }
+}
+
+/** The request span's link to the caller's trace kept aside by detachCallerTrace (none when it is not a valid one). */
+export function linkCallerTrace(span: Otel.Span, headers: object): void {
+  const carrier = (headers as Detached)[CALLER_TRACE];
+  if (!otel || !carrier) return;
+  const linked = otel.trace.getSpanContext(otel.propagation.extract(otel.ROOT_CONTEXT, carrier));
+  if (linked && otel.trace.isSpanContextValid(linked)) span.addLink({ context: linked });
 }

@@ -2,7 +2,8 @@ import type * as Otel from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { ConfigError, tracingConfig, type TracingConfig } from '../config';
-import { useTracingApi } from './context';
+import { linkCallerTrace, useTracingApi } from './context';
+import { UrlScrubbingProcessor } from './scrub';
 import { useTemporalTracing } from './temporal';
 
 /** A started tracing SDK: `shutdown()` exports what is still batched (call it before the process exits). */
@@ -43,9 +44,13 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
 
   // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (which wins) over the process's default name.
   const resource = new Resource({ 'service.name': config.serviceName }).merge(detectResourcesSync({ detectors: [envDetectorSync] }));
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter());
+  // Every span's URL attributes masked before export (lib/tracing/scrub.ts).
+  const processor = new UrlScrubbingProcessor(new BatchSpanProcessor(new OTLPTraceExporter()));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
-  provider.register(); // the global provider, AsyncLocalStorage context, W3C trace context + baggage propagation
+  // The global provider, AsyncLocalStorage context, and W3C trace context alone: no baggage propagator, so
+  // no caller's baggage is taken in and none is sent out (DESIGN §16 "Traces keep secrets and tenants apart").
+  const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  provider.register({ propagator: new W3CTraceContextPropagator() });
 
   const wanted = (name: (typeof config.disabled)[number]) => !config.disabled.includes(name);
   const instrumentations: Instrumentation[] = [];
@@ -69,6 +74,8 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
         instrumentHandler: false,
         instrumentHooks: false,
         ignorePaths: (route: { url: string }) => UNTRACED_ROUTE.test(route.url),
+        // A public route's caller's trace is a link of the request's own trace (lib/tracing/context.ts).
+        requestHook: (span: Otel.Span, request: { raw: { headers: object } }) => linkCallerTrace(span, request.raw.headers),
       }) as unknown as Instrumentation, // built on a newer @opentelemetry/instrumentation; registered the same way
     );
   }

@@ -605,6 +605,53 @@ describe('team and invitations (docs/api.md § Team and invitations)', () => {
     assert.equal(back.json().role, 'editor');
   });
 
+  it('invitations end with their inviter\'s rights: removal withdraws them all, a demotion those beyond the new rights, and accepting re-checks the inviter', async () => {
+    const owner = await registerUser(app);
+    const invitee = () => registerUser(app);
+    const send = async (inviter: Member, role: string, permissions?: Record<string, boolean>) => {
+      const user = await invitee();
+      const res = await as(inviter.headers, 'POST', '/api/team', { email: user.email, role, permissions });
+      assert.equal(res.statusCode, 201, res.body);
+      return { user, id: res.json().id as string, token: res.json().inviteToken as string };
+    };
+    const acceptAs = (user: TestUser, inv: { id: string; token: string }) => call(user, 'POST', `/api/invitations/${inv.id}/accept`, { token: inv.token });
+    const statusOf = async (id: string) => (await db.query<{ status: string }>('SELECT status FROM team_members WHERE id = $1', [id])).rows[0]!.status;
+
+    // Removed: every pending invitation the admin sent is withdrawn, and none can be accepted.
+    const admin = await joinWorkspace(app, owner, 'admin');
+    const asAdmin = await send(admin, 'admin');
+    const asViewer = await send(admin, 'viewer');
+    assert.equal((await call(owner, 'DELETE', `/api/team/${admin.memberId}`)).statusCode, 204);
+    for (const inv of [asAdmin, asViewer]) {
+      assert.equal(await statusOf(inv.id), 'removed', 'withdrawn with its inviter');
+      const res = await acceptAs(inv.user, inv);
+      assert.equal(res.statusCode, 409, res.body);
+    }
+
+    // Demoted to editor with canManageTeam: the admin invitation is withdrawn, the editor one stays and is accepted.
+    const second = await joinWorkspace(app, owner, 'admin');
+    const high = await send(second, 'admin');
+    const low = await send(second, 'editor');
+    assert.equal((await call(owner, 'PATCH', `/api/team/${second.memberId}`, { role: 'editor', permissions: { canManageTeam: true } })).statusCode, 200);
+    assert.equal(await statusOf(high.id), 'removed');
+    assert.equal(await statusOf(low.id), 'invited');
+    assert.equal((await acceptAs(high.user, high)).statusCode, 409);
+    const joined = await acceptAs(low.user, low);
+    assert.equal(joined.statusCode, 200, joined.body);
+    assert.equal(joined.json().role, 'editor');
+
+    // The inviter's rights changed behind the team's back (no team write withdrew anything): accepting re-checks them.
+    const third = await joinWorkspace(app, owner, 'admin');
+    const late = await send(third, 'admin');
+    await db.query(`UPDATE team_members SET role = 'viewer', updated_at = now() WHERE id = $1`, [third.memberId]);
+    const refused = await acceptAs(late.user, late);
+    assert.deepEqual([refused.statusCode, refused.json()], [409, { message: 'Invitation was withdrawn: the member who sent it no longer holds the rights it grants' }]);
+    assert.equal(await statusOf(late.id), 'removed');
+    // The owner's invitations always hold.
+    const fromOwner = await joinWorkspace(app, owner, 'admin');
+    assert.ok(fromOwner.memberId);
+  });
+
   it('reads the caller\'s rights again under the team lock: a member downgraded while their write waits is held to the new rights', async () => {
     const owner = await registerUser(app);
     const workspace = await accountIdOf(app, owner);

@@ -36,6 +36,7 @@ interface ExportedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  links?: { traceId: string; spanId: string }[];
 }
 
 const SPAN_KIND_SERVER = 2;
@@ -106,10 +107,13 @@ function refusingFirstAttempts(t: Cleanup) {
   });
 }
 
+/** A secret in the outgoing webhook's query: no exported span may hold it. */
+const DELIVERY_SECRET = 'delivery-secret-0001';
+
 /** An incoming webhook whose event an outgoing webhook to `receiver` is subscribed to; answers the hook's path. */
 async function hookToReceiver(base: string, receiver: Receiver): Promise<string> {
   const user = await registerUser(base);
-  await api(base, user).ok('POST', '/api/webhooks', { name: 'out', url: `${receiver.url}/hook`, events: ['webhook.received'] });
+  await api(base, user).ok('POST', '/api/webhooks', { name: 'out', url: `${receiver.url}/hook?token=${DELIVERY_SECRET}`, events: ['webhook.received'] });
   const incoming = await api(base, user).ok('POST', '/api/webhooks', { name: 'in', direction: 'incoming' });
   return `/api/hooks/webhooks/${incoming.id}`;
 }
@@ -127,16 +131,25 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     );
     const hook = await hookToReceiver(stack.base, receiver);
 
-    // The caller's own trace: the API continues it.
-    const traceId = randomBytes(16).toString('hex');
+    // A stranger's trace context (the hook needs no credential): the API starts a trace of its own, with the
+    // caller's as a link, and neither their trace nor their baggage reaches the receiver (DESIGN §16).
+    const callerTraceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
-    const accepted = await api(stack.base).post(hook, JSON.stringify({ hello: 'trace' }), { traceparent: `00-${traceId}-${callerSpanId}-01` });
+    const accepted = await api(stack.base).post(hook, JSON.stringify({ hello: 'trace' }), { traceparent: `00-${callerTraceId}-${callerSpanId}-01`, baggage: 'tenant=someone-else' });
     assert.equal(accepted.statusCode, 202, accepted.body);
 
     await waitFor('both attempts at the receiver', async () => receiver.requests.length >= 2, 45_000);
     assert.equal(receiver.requests.length, 2);
+    const requestSpan = await waitFor('the hook request\'s span', async () =>
+      exportedSpans(otlp).find((s) => s.service === 'agent-platform-api' && s.name === 'request' && s.attributes['http.route'] === '/api/hooks/webhooks/:id'),
+    15_000);
+    const traceId = requestSpan.traceId;
+    assert.notEqual(traceId, callerTraceId, 'a public route continues no caller\'s trace');
+    assert.ok(!requestSpan.parentSpanId, 'the request span is a root');
+    assert.deepEqual((requestSpan.links ?? []).map((l) => [l.traceId, l.spanId]), [[callerTraceId, callerSpanId]], 'the caller\'s trace is a link');
     for (const req of receiver.requests) {
       assert.match(req.headers.traceparent ?? '', new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'each POST carries the hook\'s trace');
+      assert.equal(req.headers.baggage, undefined, 'no baggage is sent out');
     }
 
     const expected = (spans: ExportedSpan[]) => {
@@ -166,8 +179,7 @@ describe('tracing: one trace from the hook request to the delivery', () => {
       throw new Error(`${err}\nspans:\n${names.join('\n')}\n--- api ---\n${stack.api.output()}\n--- worker ---\n${stack.worker.output()}`);
     });
 
-    // The API's request span continues the caller's trace; the fan-out and its queries run inside it.
-    assert.equal(found.request[0]!.parentSpanId, callerSpanId);
+    // The fan-out and its queries run inside the request's trace.
     assert.ok(found.queries.length > 0, 'Postgres queries are spans of the trace');
     // Each says what it does: its statement's first keyword, not a bare prepared-statement number.
     for (const q of found.queries) assert.match(q.name, /^pg\.query:(?:(?:begin|commit|rollback|select|insert|update|delete|with)_\d+_\d+|BEGIN|COMMIT|ROLLBACK|SELECT|INSERT|UPDATE|DELETE|WITH) /, q.name);
@@ -188,8 +200,12 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     const chain: string[] = [];
     for (let s: ExportedSpan | undefined = worker; s; s = byId.get(s.parentSpanId ?? '')) chain.push(s.name);
     assert.equal(chain.at(-1), 'request', `the worker's attempt leads back to the hook request: ${chain.join(' < ')}`);
-    await waitFor('every parent exported', async () => found.inTrace.every((s) => s.parentSpanId === callerSpanId || ids.has(s.parentSpanId!)), 5_000).catch(() => {
-      const orphans = found.inTrace.filter((s) => s.parentSpanId !== callerSpanId && !ids.has(s.parentSpanId!));
+    // The delivery's URL is exported as a read shows it: its token masked, in every span of both processes.
+    const exported = JSON.stringify(otlp.requests.map((r) => r.body));
+    assert.ok(!exported.includes(DELIVERY_SECRET), 'a query secret in an exported span');
+    assert.ok(found.posts.every((s) => String(s.attributes['url.full'] ?? s.attributes['http.url']).includes('token=••••0001')), JSON.stringify(found.posts.map((s) => s.attributes)));
+    await waitFor('every parent exported', async () => found.inTrace.every((s) => !s.parentSpanId || ids.has(s.parentSpanId)), 5_000).catch(() => {
+      const orphans = found.inTrace.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));
       assert.fail(`spans whose parent is not in the trace: ${orphans.map((s) => `${s.service} ${s.name}`).join(', ')}`);
     });
   });
@@ -208,19 +224,24 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     });
     const user = await registerUser(stack.base);
     const agent = await api(stack.base, user).ok('POST', '/api/agents', { name: 'thinks', configJson: { model: 'm-traced' } });
-    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/tools`, { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST', bodyTemplate: '{{input}}' } });
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/tools`, { type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe?api_key=tool-secret-0002`, method: 'POST', bodyTemplate: '{{input}}' } });
     const traceId = randomBytes(16).toString('hex');
-    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'probe it' }, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'probe it' }, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, baggage: 'user=someone' });
 
     await waitFor('both model calls', async () => models.callsFor('m-traced').length >= 2, 30_000);
     const sent = [...models.callsFor('m-traced').map((c) => c.headers.traceparent), tools.requests[0]?.headers.traceparent];
     for (const tp of sent) assert.match(String(tp), new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the model and the tool are called in the run\'s trace');
+    for (const headers of [...models.callsFor('m-traced').map((c) => c.headers), tools.requests[0]!.headers]) assert.equal(headers.baggage, undefined, 'no baggage is sent out');
     const seen = new Set(sent.map((tp) => String(tp).split('-')[2]));
     // Each traceparent names a client span the worker exported in that trace (the model's by fetch, the tool's by http).
     await waitFor('the client spans at the OTLP receiver', async () => {
       const clients = exportedSpans(otlp).filter((s) => s.traceId === traceId && s.kind === SPAN_KIND_CLIENT && s.service === 'agent-platform-worker');
       return [...seen].every((id) => clients.some((s) => s.spanId === id));
     }, 15_000);
+    // The tool's URL is exported as a read shows it: its api_key masked.
+    assert.ok(!JSON.stringify(otlp.requests.map((r) => r.body)).includes('tool-secret-0002'), 'a query secret in an exported span');
+    const toolSpan = exportedSpans(otlp).find((s) => s.kind === SPAN_KIND_CLIENT && String(s.attributes['http.url'] ?? s.attributes['url.full']).includes('/probe'));
+    assert.match(String(toolSpan?.attributes['http.url'] ?? toolSpan?.attributes['url.full']), /\/probe\?api_key=••••0002$/);
   });
 
   it('without an OTLP endpoint: nothing is exported and no traceparent is sent on', async (t) => {
