@@ -10,9 +10,9 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 // Work for Temporal is queued only through the verbs of engine/outbox/starts.ts, which build each workflow start.
 const outboxInserts = {
   group: ['**/db/repositories/outbox'],
-  importNames: ['insertWorkflowStart', 'insertScheduleSync'],
+  importNames: ['insertWorkflowStart', 'insertScheduleSync', 'insertWorkflowSignal'],
   message:
-    'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startParkedRun, startRecovery, startScheduleSync).',
+    'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startParkedRun, startRecovery, startScheduleSync, signalApprovalDecided).',
 };
 // The engine and the shared library never reach into the HTTP layer: what both sides need lives in lib/.
 const apiFromEngine = {
@@ -30,6 +30,13 @@ const fromLib = upward(['db', 'engine', 'workflows', 'activities', 'worker']);
 const fromDb = upward(['engine', 'workflows', 'activities', 'worker'], ['engine/contract']);
 const fromEngine = upward(['workflows', 'activities', 'worker']);
 const fromActivities = upward(['workflows', 'worker']);
+
+// The engine has one front door: api/, worker/ and activities/ import engine/index.ts and nothing under it
+// (engine/index.ts re-exports the plain data and types they need).
+const engineFrontDoor = {
+  regex: '^(\\.\\./)+engine/(?!index$).+',
+  message: 'Enter the engine through its front door: import from engine/ (engine/index.ts), not from a module under it.',
+};
 
 // A bench is a small program over bench/kit/, runnable from a clean clone: it never reaches into the tests.
 const testFromBench = {
@@ -87,11 +94,15 @@ export default tseslint.config(
   },
   {
     files: ['activities/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, fromActivities] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, fromActivities, engineFrontDoor] }] },
   },
   {
     files: ['worker/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [apiFromEngine, outboxInserts, engineFrontDoor] }] },
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [outboxInserts, engineFrontDoor] }] },
   },
   {
     // SQL lives in db/repositories; the engine calls repositories like the API does.

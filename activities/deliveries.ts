@@ -1,7 +1,5 @@
-import type { AttemptAnswer } from '../engine/contract';
-import type { AttemptInput } from '../engine/deliveries/attempts';
+import { whileHeartbeating, type AttemptAnswer, type AttemptInput } from '../engine';
 import type { ActivityDeps } from './deps';
-import { whileHeartbeating } from '../engine/temporal/heartbeat';
 
 export type { AttemptInput };
 

@@ -1,4 +1,4 @@
-import type { Engine } from '../engine/compose';
+import type { Engine } from '../engine';
 
 /**
  * What activities are built from (samples-typescript's dependency-injection pattern): the worker

@@ -1,7 +1,6 @@
-import type { EventMatchingInput } from '../engine/contract';
+import { whileHeartbeating, type EventMatchingInput } from '../engine';
 import { regexThread } from '../lib/regex-thread';
 import type { ActivityDeps } from './deps';
-import { whileHeartbeating } from '../engine/temporal/heartbeat';
 
 /** The activities of matchEventWorkflow (workflows/event-matching.ts); the matching is engine/events/matching.ts. */
 export function createEventMatchingActivities(deps: ActivityDeps) {

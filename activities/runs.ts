@@ -1,1 +1,1 @@
-export { createRunActivities } from '../engine/runs';
+export { createRunActivities } from '../engine';

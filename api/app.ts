@@ -3,8 +3,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../lib/config';
-import { composeEngine } from '../engine/compose';
-import type { TemporalClient } from '../engine/temporal/client';
+import { createEngine, taskQueuePollers, type TemporalClient } from '../engine';
 import { createSecretBox } from '../lib/secrets';
 import { createNotificationListener } from '../db/notifications';
 import type { Db } from '../db/pool';
@@ -34,6 +33,7 @@ import { hookRoutes } from './routes/hooks';
 import { mcpRoutes } from './routes/mcp';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
+import { approvalRoutes } from './routes/approvals';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
 import { settingsRoutes } from './routes/settings';
 import { toolRoutes } from './routes/tools';
@@ -42,7 +42,6 @@ import { webhookStatsRoutes } from './routes/webhook-stats';
 import { webhookRoutes } from './routes/webhooks';
 import { requestIdOf } from './request-id';
 import { createRepositories, createServices } from './services';
-import { taskQueuePollers } from '../engine/temporal/pollers';
 import { createMetricsService } from './services/metrics-service';
 import './types';
 
@@ -94,7 +93,7 @@ export async function buildApp(deps: AppDeps) {
   // reconciler hands off whatever this misses (Temporal down, process killed).
   // The first attempt of a delivery this process writes is made here too (engine/deliveries/first-attempts.ts).
   const secrets = createSecretBox(config.secretsKey);
-  const engine = composeEngine({ db, config, secrets, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg) });
+  const engine = createEngine({ db, config, secrets, client: deps.temporal.client, log: (msg, err) => app.log.warn({ err }, msg) });
   app.addHook('onClose', () => engine.handOff.idle());
   // The one place repositories and services are built; each route module gets only the services it calls.
   const repositories = createRepositories(db);
@@ -179,6 +178,7 @@ export async function buildApp(deps: AppDeps) {
       settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
     });
     mcpRoutes(scoped, { agents: services.agents, runs: services.runs, runWaits: services.runWaits, publicBaseUrl });
+    approvalRoutes(scoped, { approvals: services.approvals, publicBaseUrl });
     runRoutes(scoped, {
       runs: services.runs,
       runEvents: services.runEvents,

@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * The console's way of holding a refresh token (docs/api.md § The console's session): a request with
+ * The console's way of holding a refresh token (docs/api.md § Authentication and tokens, *The console's session*): a request with
  * `X-Client: console` gets its refresh token as the cookie `ap_refresh` instead of in the body, and
  * refresh and logout read it from there when the body has none. Scripts keep the body.
  *

@@ -132,6 +132,7 @@ export function toTool(t: ToolRow, configJson: Config) {
     description: t.description,
     configJson,
     enabled: t.enabled,
+    requiresApproval: t.requires_approval,
     createdAt: iso(t.created_at),
     updatedAt: iso(t.updated_at),
   } satisfies Shape<typeof toolSchema>;
@@ -329,6 +330,7 @@ export function toRunStep(s: RunStepRow) {
     type: s.type,
     name: s.name,
     toolId: s.tool_id,
+    approvalId: s.approval_id ?? null,
     input: s.input,
     output: s.output,
     error: s.error,

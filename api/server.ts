@@ -1,7 +1,7 @@
 // First: tracing must start before the modules it instruments load (pg, Fastify).
 import { tracing } from './tracing';
 import { ConfigError, loadConfig, metricsTokenProblem } from '../lib/config';
-import { createTemporalClient } from '../engine/temporal/client';
+import { createTemporalClient } from '../engine';
 import { createConfiguredPool } from '../db/pool';
 import { buildApp } from './app';
 

@@ -165,7 +165,9 @@ export interface RunInput {
 }
 
 /** What a run's step does: 'tool' calls one of the agent's tools, 'model' calls the language model. */
-export type StepType = 'tool' | 'model';
+export type StepType = 'tool' | 'model' | 'approval';
+/** The steps an activity makes by a call (an approval step is a wait: workflows/run.ts). */
+export type CallStepType = Exclude<StepType, 'approval'>;
 
 /** A step of a run as its workflow knows it: its row (run_steps) holds the rest. */
 export interface StepRef {
@@ -207,8 +209,25 @@ export type StepOutcome =
   | { status: 'stopped' };
 
 export interface RunOutcome {
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'gone';
+  status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'gone';
 }
+
+/**
+ * requestApproval's answer (engine/runs/approvals.ts): the run waits for a decision on its approval step
+ * until `expiresAtMs` (epoch ms; `decided`: it was decided already, look at once); 'stopped' when the run
+ * is no longer running.
+ */
+export type ApprovalWait = { status: 'waiting'; approvalId: string; expiresAtMs: number; decided: boolean } | { status: 'stopped' };
+
+/**
+ * resumeApproval's answer: the step's outcome once decided (the tool step an approve adds, the model step
+ * after the turn); 'pending' (not decided, not yet expired: wait until `expiresAtMs` again); 'queued' (decided,
+ * but the account's RUN_CONCURRENCY_PER_ACCOUNT slots are taken: wait for `runSlotFreed` or `recheckMs`).
+ */
+export type ApprovalResume = StepOutcome | { status: 'pending'; expiresAtMs: number } | { status: 'queued'; recheckMs: number };
+
+/** Signalled to `run:<id>` by the outbox (engine/outbox/starts.ts `signalApprovalDecided`) once a decision on its approval is recorded. */
+export const APPROVAL_DECIDED_SIGNAL = 'approvalDecided';
 
 /** Signalled to `run:<id>` when a run of its account finishes: a slot may be free, ask again. */
 export const RUN_SLOT_FREED_SIGNAL = 'runSlotFreed';

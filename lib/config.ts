@@ -5,7 +5,7 @@ import { DAY_MS, parseDuration, tryParseDuration } from './durations';
 import { loadTemporalSettings, TemporalSettingsError, type TemporalConnectionSettings, type TemporalSettings } from './temporal-settings';
 
 /**
- * The one configuration module (README § Configuration). Every process parses the environment once at start-up;
+ * The one configuration module (docs/configuration.md). Every process parses the environment once at start-up;
  * a bad value stops it with a message naming the variable.
  */
 
@@ -147,7 +147,8 @@ export interface Config {
    * attempts in flight per worker process, on the delivery task queue (docs/architecture.md § Limits and fairness).
    */
   webhooks: {
-    retrySchedule: string[];
+    /** The retry schedule parsed once: the delay before each attempt, in ms; the first is the first attempt's. */
+    retryDelaysMs: number[];
     timeoutMs: number;
     allowPrivateTargets: boolean;
     concurrencyPerWebhook: number;
@@ -228,11 +229,13 @@ export interface Config {
   runEvents: { heartbeatMs: number; perUser: number; perProcess: number; checkMs: number };
   /** How long an invitation stays open to be accepted (as written, and in ms). */
   team: { invitationTtl: { text: string; ms: number } };
+  /** docs/api.md § Approvals: how long a run waits for a person's decision before it expires (an agent may override: configJson.approvalTimeout). */
+  approvals: { timeout: { text: string; ms: number } };
   logLevel: string;
   /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
   retention: { days: number };
   /**
-   * GET /metrics (README § Operating it): served at all, the bearer token it asks for (none: open; required
+   * GET /metrics (docs/operations.md § Metrics): served at all, the bearer token it asks for (none: open; required
    * when the API listens beyond loopback, see metricsTokenProblem), and how old the engine's figures read
    * from Postgres may be (at most one read per this many ms, however many scrape).
    */
@@ -311,7 +314,7 @@ const declared = {
     agentCreateCost: read('AGENT_CREATE_COST', z.coerce.number().int().min(0).default(100)),
   },
   webhooks: {
-    retrySchedule: read('WEBHOOK_RETRY_SCHEDULE', durationList.default('0s,5s,5m,30m,2h,5h,10h,10h'), (v) => v.split(',').map((s) => s.trim())),
+    retryDelaysMs: read('WEBHOOK_RETRY_SCHEDULE', durationList.default('0s,5s,5m,30m,2h,5h,10h,10h'), (v) => v.split(',').map((s) => parseDuration(s.trim()))),
     timeoutMs: read('WEBHOOK_TIMEOUT_MS', z.coerce.number().int().min(100).max(300_000).default(15_000)),
     allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS', booleanFlag.default(false)),
     concurrencyPerWebhook: read('DELIVERY_CONCURRENCY_PER_WEBHOOK', z.coerce.number().int().min(1).max(1_000).default(10)),
@@ -405,6 +408,18 @@ const declared = {
           return !('ms' in parsed) || parsed.ms <= 365 * DAY_MS;
         }, 'must be at most 365d')
         .default('7d'),
+      withMs,
+    ),
+  },
+  approvals: {
+    timeout: read(
+      'APPROVAL_TIMEOUT',
+      duration
+        .refine((text) => {
+          const parsed = tryParseDuration(text);
+          return !('ms' in parsed) || (parsed.ms >= 1_000 && parsed.ms <= 365 * DAY_MS);
+        }, 'must be from 1s to 365d')
+        .default('24h'),
       withMs,
     ),
   },

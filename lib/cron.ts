@@ -2,10 +2,13 @@ import { CronExpressionParser } from 'cron-parser';
 import { DAY_MS, parseDuration, SECOND_MS } from './durations';
 import { scheduleClock, type CronFields, type CronSpec } from './schedule-times';
 
+/** A cron/schedule trigger's catch-up window when its config names none (docs/api.md § Triggers). */
+export const DEFAULT_CATCHUP_WINDOW = '1h';
+
 export type { CronFields, CronSpec } from './schedule-times';
 
 /**
- * Cron expressions of schedule/cron triggers (README § Triggers). Accepted:
+ * Cron expressions of schedule/cron triggers (docs/api.md § Triggers). Accepted:
  * - 5 fields `minute hour day-of-month month day-of-week`;
  * - 6 fields with seconds first `second minute hour day-of-month month day-of-week`;
  * - the macros @yearly @annually @monthly @weekly @daily @midnight @hourly;

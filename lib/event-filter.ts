@@ -5,7 +5,7 @@ import { compileRegex, searchRegex } from './re2-cache';
 import { FilterBudgetSpent, type RegexThread } from './regex-thread';
 
 /**
- * The `eventFilter` of event, agent_finished and agent_output triggers (README § Triggers, `eventFilter`).
+ * The `eventFilter` of event, agent_finished and agent_output triggers (docs/api.md § Triggers, `eventFilter`).
  *
  * An object whose keys are dotted paths into the event's `data` and whose values are conditions; an
  * event matches when every condition holds (an empty filter matches every event of the type):
@@ -16,7 +16,7 @@ import { FilterBudgetSpent, type RegexThread } from './regex-thread';
  * A path that is missing never matches, not even `null`. A path segment that is a number indexes an
  * array (`items.0.id`).
  *
- * Paths start at `data`, except for agent_output triggers, which match on `data.output` (README § Triggers):
+ * Paths start at `data`, except for agent_output triggers, which match on `data.output` (docs/api.md § Triggers):
  * their paths start inside the run's output, e.g. `{ "tools.lookup.result.status": "ok" }`.
  *
  * `$regex` is RE2 (lib/re2-cache.ts), so matching takes time linear in the input whatever the pattern

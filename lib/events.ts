@@ -6,6 +6,8 @@ export const EVENT_TYPES = [
   'agent.triggered',
   'agent.completed',
   'agent.failed',
+  'run.waiting',
+  'approval.decided',
   'trigger.fired',
   'trigger.missed',
   'webhook.received',

@@ -1,9 +1,9 @@
-import { cronExpressionProblem, describeCronExpression } from './cron';
+import { cronExpressionProblem, DEFAULT_CATCHUP_WINDOW, describeCronExpression } from './cron';
 import { parseDuration } from './durations';
 import { scheduleClock } from './schedule-times';
 
 /**
- * What became of each time a cron/schedule trigger should have fired (README § Operating it, *Expected
+ * What became of each time a cron/schedule trigger should have fired (docs/api.md § Triggers, *Expected
  * fires*): the times come from its expression and zone as Temporal computes them (lib/schedule-times.ts),
  * version by version of the trigger (trigger_schedule_history); each is joined to the schedule fire
  * recorded for it or, without one, explained from what Postgres knows.
@@ -51,12 +51,12 @@ export interface ExpectedFire {
 
 /** Policies under which Temporal starts nothing while the trigger's previous fire is still running. */
 const OVERLAP_SKIPPING = new Set(['skip', 'buffer_one', 'cancel_other', 'terminate_other']);
-const DEFAULT_CATCHUP_MS = 3_600_000;
+const DEFAULT_CATCHUP_MS = parseDuration(DEFAULT_CATCHUP_WINDOW);
 
 const isScheduled = (v: ScheduleVersion) => (v.type === 'cron' || v.type === 'schedule') && v.cronExpression !== null && cronExpressionProblem(v.cronExpression) === null;
 const catchupOf = (v: ScheduleVersion) => {
   try {
-    return parseDuration(v.catchupWindow ?? '1h');
+    return parseDuration(v.catchupWindow ?? DEFAULT_CATCHUP_WINDOW);
   } catch {
     return DEFAULT_CATCHUP_MS;
   }

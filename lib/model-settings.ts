@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DAY_MS, tryParseDuration } from './durations';
 
 /**
  * An agent's model settings, in its `configJson`: which model it thinks with, at which
@@ -23,7 +24,24 @@ export const modelSettingsShape = {
     .max(50)
     .optional()
     .describe(`Most model calls one run makes, 1–50 (default ${DEFAULT_MAX_STEPS}); the last is asked to answer without tools`),
+  approvalTimeout: z
+    .string()
+    .trim()
+    .refine((text) => {
+      const parsed = tryParseDuration(text);
+      return 'ms' in parsed && parsed.ms >= 60_000 && parsed.ms <= 30 * DAY_MS;
+    }, 'must be a duration from 1m to 30d (e.g. "2h", "7d")')
+    .optional()
+    .describe('How long a run waits for a decision on a tool call that requires approval, 1m–30d (default APPROVAL_TIMEOUT); then the approval expires'),
 };
+
+/** The agent's approval timeout in ms (configJson.approvalTimeout), or null when it sets none (or an invalid one). */
+export function approvalTimeoutOf(configJson: unknown): number | null {
+  const text = (configJson as { approvalTimeout?: unknown } | null)?.approvalTimeout;
+  if (typeof text !== 'string') return null;
+  const parsed = tryParseDuration(text.trim());
+  return 'ms' in parsed && parsed.ms >= 60_000 && parsed.ms <= 30 * DAY_MS ? parsed.ms : null;
+}
 
 const modelSettings = z.looseObject(modelSettingsShape);
 

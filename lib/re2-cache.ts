@@ -68,11 +68,6 @@ export function compileRegex(pattern: string): CompiledRegex {
   return compiled;
 }
 
-/** Empties the cache (the benchmark measures cold patterns). */
-export function clearRegexCache(): void {
-  cache.clear();
-}
-
 /**
  * Whether `pattern` (accepted by compileRegex) matches somewhere in `value`, in full, by re2js on this
  * thread: callers keep it to values whose cost (length × program size) they bound (lib/event-filter.ts)

@@ -1,5 +1,5 @@
 /**
- * What retention deletes (README § Retention), one step per kind of row, in this order:
+ * What retention deletes (docs/operations.md § Retention), one step per kind of row, in this order:
  * - `deliveries` (with their attempts) before `events`: an event is deleted only once no delivery refers
  *   to it, so deleting it never cascades into deliveries (and an event with a pending delivery stays);
  * - `fires` before `runs` and `events`: the fires that refer to an old run or event are themselves old,

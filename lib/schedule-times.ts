@@ -25,7 +25,7 @@ export type CronSpec =
     };
 
 /**
- * When a cron/schedule trigger fires, computed the way Temporal's scheduler computes it (README § Triggers,
+ * When a cron/schedule trigger fires, computed the way Temporal's scheduler computes it (docs/api.md § Triggers,
  * *DST days*), so that a preview, `nextFireAt` and the expected fires are the times the Schedule really
  * fires at — tested against `schedule.describe()` of a real server (test/engine/schedule-truth.test.ts).
  *

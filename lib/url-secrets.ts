@@ -2,14 +2,14 @@ import { isMasked, MASK_PREFIX, maskSecret } from './secrets';
 
 /**
  * Secrets inside a target URL (a custom tool's endpoint, an outgoing webhook's url): the values of query
- * parameters whose name contains key, token, secret, password, sig or auth (any case), like `?api_key=…`
- * or `&X-Amz-Signature=…` (docs/api.md § Secrets). They are masked on read like any secret; a URL sent
+ * parameters whose name contains key, token, secret, password, sig, auth, pass, pwd, jwt, session, code
+ * or signature (any case), like `?api_key=…` or `&X-Amz-Signature=…` (docs/api.md § Secrets). They are masked on read like any secret; a URL sent
  * back with its masks unchanged keeps the stored values; an export leaves them out.
  *
  * The URL is edited as text, parameter by parameter, so what is shown is what was written, apart from
  * the masked values (a URL parser would re-encode the rest).
  */
-export const SECRET_QUERY_PARAMETER = /key|token|secret|password|sig|auth/i;
+export const SECRET_QUERY_PARAMETER = /key|token|secret|password|sig|auth|pass|pwd|jwt|session|code|signature/i;
 
 interface Parameter {
   /** The parameter as written (`api_key=abc`). */
@@ -94,6 +94,22 @@ export function maskUrlSecrets(url: string): string {
   return withUserinfo(mapSecretValues(url, maskSecret), maskSecret);
 }
 
+/** What follows the origin of a URL shown as its origin only. */
+export const HIDDEN_PATH = '/…';
+
+/**
+ * The URL as a member without `canExport` sees it: its origin followed by `/…` — a path can be a
+ * secret (a Slack hook URL's), and so can the query (DESIGN §16 "Secrets in URLs"). Userinfo is dropped.
+ */
+export function originOnly(url: string): string {
+  try {
+    const { origin } = new URL(url);
+    return origin === 'null' ? HIDDEN_PATH : `${origin}${HIDDEN_PATH}`;
+  } catch {
+    return HIDDEN_PATH;
+  }
+}
+
 /** The URL as an export holds it: each secret parameter present with an empty value (`?api_key=`), no userinfo. */
 export function withoutUrlSecrets(url: string): string {
   return withUserinfo(mapSecretValues(url, () => ''), () => null);
@@ -117,6 +133,8 @@ function normalized(url: string): string {
  * never moves to another URL.
  */
 export function restoreUrlSecrets(sent: string, current: string | null): string | null {
+  // The URL as a member without canExport reads it stands for the current one (an edit of something else).
+  if (current !== null && sent.endsWith(HIDDEN_PATH) && sent === originOnly(current)) return current;
   if (!hasMaskedParameter(sent)) return sent;
   if (current === null) return null;
   return normalized(sent) === normalized(maskUrlSecrets(current)) ? current : null;

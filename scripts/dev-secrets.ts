@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * Development secrets for `npm start` (README § Configuration): JWT_SECRET and SECRETS_KEY come from the environment
+ * Development secrets for `npm start` (docs/configuration.md): JWT_SECRET and SECRETS_KEY come from the environment
  * when set; otherwise they are generated once and kept in `<dataDir>/dev-secrets.json` (mode 0600), so
  * tokens and encrypted secrets stay valid across restarts.
  */

@@ -1,12 +1,10 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { withTransaction, type Db } from '../db/pool';
-import { insertEvent } from '../db/repositories/events';
+import type { Db } from '../db/pool';
 import { createMissedFiresRepository, createScheduleHistoryRepository } from '../db/repositories/schedule-history';
-import type { EventFanOut } from '../engine/events/fan-out';
 import { expectedTimes, firesBeforeGaps, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../lib/expected-fires';
 import { parseDuration } from '../lib/durations';
-import { fireWorkflowEnds, scheduledFireWorkflowId } from '../engine/fires/fire-workflows';
+import { fireWorkflowEnds, scheduledFireWorkflowId, type Transaction } from '../engine';
 
 /** Times judged per trigger and search at most (a trigger firing every second, after a day away: the rest are not judged). */
 const MAX_TIMES_PER_TRIGGER = 10_000;
@@ -41,7 +39,7 @@ const catchupMs = (v: ScheduleVersion | undefined) => {
 };
 
 /**
- * The search for missed fires (README § Operating it), part of the reconciler's sweep: every cron/schedule
+ * The search for missed fires (docs/api.md § Triggers), part of the reconciler's sweep: every cron/schedule
  * trigger's times that have just become judgeable — older than its catch-up window plus MISSED_FIRE_GRACE_MS,
  * newer than what the previous search judged — are judged as GET …/expected-fires judges them, and each
  * `missed` one is recorded once and emits `trigger.missed` (delivered to webhooks subscribed to it, and
@@ -49,8 +47,8 @@ const catchupMs = (v: ScheduleVersion | undefined) => {
  * away; it will be recorded late) is not missed. One worker searches at a time (a row lock); the first
  * search only starts the watch, from then on.
  */
-export function createMissedFireSearch(deps: { db: Db; client: Client; fanOut: EventFanOut; graceMs: number; log: (msg: string, err?: unknown) => void }) {
-  const { db, client, fanOut, graceMs, log } = deps;
+export function createMissedFireSearch(deps: { db: Db; client: Client; transaction: Transaction; graceMs: number; log: (msg: string, err?: unknown) => void }) {
+  const { db, client, transaction, graceMs, log } = deps;
   const history = createScheduleHistoryRepository(db);
   const missed = createMissedFiresRepository(db);
 
@@ -65,7 +63,7 @@ export function createMissedFireSearch(deps: { db: Db; client: Client; fanOut: E
   }
 
   return async function searchMissedFires(): Promise<number> {
-    const found = await withTransaction(db, async (tx) => {
+    const found = await transaction(async (tx, unit) => {
       const { checkedUntil, now } = await missed.claim(tx);
       if (checkedUntil === null) return [];
       const triggers = await history.scheduledTriggers(tx);
@@ -105,8 +103,7 @@ export function createMissedFireSearch(deps: { db: Db; client: Client; fanOut: E
           if (!(await missed.record(trigger.id, judged.scheduledAt, eventId, tx))) continue;
           const data: Record<string, unknown> = { triggerId: trigger.id, scheduledAt: judged.scheduledAt.toISOString() };
           if (trigger.agent_id) data.agentId = trigger.agent_id;
-          const event = await insertEvent(tx, { id: eventId, accountId: trigger.account_id, type: 'trigger.missed', data });
-          await fanOut.fanOutEvent(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
+          await unit.emit({ id: eventId, accountId: trigger.account_id, type: 'trigger.missed', data }, { agentId: trigger.agent_id, triggerId: trigger.id });
           results.push({ trigger, at: judged.scheduledAt });
         }
       }

@@ -1,13 +1,9 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
-import { withTransaction, type Db } from '../db/pool';
+import type { Db } from '../db/pool';
 import { createScheduleCorrectionsRepository, type CorrectionReason } from '../db/repositories/schedule-corrections';
 import { createTriggersRepository } from '../db/repositories/triggers';
-import { startScheduleSync } from '../engine/outbox/starts';
-import type { HandOff } from '../engine/outbox/handoff';
-import { SCHEDULE_ID_PREFIX, workflowIds } from '../engine/temporal/names';
+import { SCHEDULE_ID_PREFIX, workflowIds, type Engine, type Transaction } from '../engine';
 import { createMissedFireSearch } from './missed-fires';
-import type { EventFanOut } from '../engine/events/fan-out';
-import type { RunLine } from '../engine/runs/run-line';
 
 const WHY: Record<CorrectionReason, string> = {
   missing: 'Temporal has no schedule for this cron/schedule trigger',
@@ -33,21 +29,21 @@ const WHY: Record<CorrectionReason, string> = {
 export function startReconciler(deps: {
   db: Db;
   client: Client;
-  handOff: HandOff;
-  /** Writes a trigger.missed event's deliveries and fires (engine/events/fan-out.ts). */
-  fanOut: EventFanOut;
+  handOff: Engine['handOff'];
+  /** The engine's unit of work (engine/unit.ts): a schedule sync, a trigger.missed event and its fan-out. */
+  transaction: Transaction;
   /** Gives parked runs a workflow where their account has free slots (engine/runs/run-line.ts), every round. */
-  runLine?: Pick<RunLine, 'promoteAll'>;
+  runLine?: Pick<Engine['runLine'], 'promoteAll'>;
   intervalMs: number;
   sweepEveryMs: number;
   /** MISSED_FIRE_GRACE_MS (default 60 s). */
   missedFireGraceMs?: number;
   log: (msg: string, err?: unknown) => void;
 }) {
-  const { db, client, handOff, log } = deps;
+  const { db, client, handOff, transaction, log } = deps;
   const triggers = createTriggersRepository(db);
   const corrections = createScheduleCorrectionsRepository(db);
-  const searchMissedFires = createMissedFireSearch({ db, client, fanOut: deps.fanOut, graceMs: deps.missedFireGraceMs ?? 60_000, log });
+  const searchMissedFires = createMissedFireSearch({ db, client, transaction, graceMs: deps.missedFireGraceMs ?? 60_000, log });
   let stopped = false;
   let lastSweep = 0;
   let wake: (() => void) | null = null;
@@ -69,12 +65,12 @@ export function startReconciler(deps: {
     for (const [id, enabled] of stale) {
       // Under the trigger's schedule-sync lock, so that two workers' sweeps (or a sync in flight) never
       // count one difference twice: a sync already queued mends it, and describe is asked afresh.
-      const reason = await withTransaction(db, async (tx) => {
+      const reason = await transaction(async (tx, unit) => {
         await triggers.lockScheduleSync(id, tx);
         if (await corrections.syncQueued(id, tx)) return null;
         const found = await confirmedDifference(id, enabled);
         if (found) await corrections.record(id, found, tx);
-        await startScheduleSync(tx, id);
+        await unit.startScheduleSync(id);
         return found;
       });
       if (reason) log(`reconciler: corrected schedule ${workflowIds.triggerSchedule(id)} (${reason}: ${WHY[reason]}); syncing it`);
@@ -112,7 +108,7 @@ export function startReconciler(deps: {
           await sweep();
           lastSweep = Date.now();
         }
-        if (deps.runLine && (await deps.runLine.promoteAll()) > 0) handOff.kick();
+        await deps.runLine?.promoteAll();
         await handOff.drain();
       } catch (err) {
         log('reconciler round failed; retrying', err);

@@ -1,6 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { TASK_QUEUE, workflowIds } from '../engine/temporal/names';
-import { WORKFLOW_TYPES } from '../engine/contract';
+import { TASK_QUEUE, WORKFLOW_TYPES, workflowIds } from '../engine';
 
 /**
  * The Schedule `system:retention`: retentionWorkflow every hour, on the hour. One run at a time (a run

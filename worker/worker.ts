@@ -3,9 +3,8 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type Worke
 import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
-import { composeEngine } from '../engine/compose';
 import { createSecretBox } from '../lib/secrets';
-import { DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../engine/temporal/names';
+import { createEngine, DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../engine';
 import { startReconciler } from './reconciler';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { describeConnectFailure, probeTls } from '../lib/temporal-failures';
@@ -62,7 +61,7 @@ export async function createEngineWorker(deps: EngineWorkerDeps) {
   const secrets = createSecretBox(config.secretsKey);
   // The engine of this process, built once; it also makes the first attempt of the deliveries the fires
   // it records write (engine/deliveries/first-attempts.ts).
-  const composed = composeEngine({ db, config, secrets, client, log });
+  const composed = createEngine({ db, config, secrets, client, log });
   const { handOff } = composed;
   await ensureRetentionSchedule(client);
   const activities = createActivities(composed);
@@ -106,7 +105,7 @@ export async function createEngineWorker(deps: EngineWorkerDeps) {
     async run(): Promise<void> {
       reconciler = startReconciler({
         db, client, handOff, log,
-        fanOut: composed.fanOutToWorkflows,
+        transaction: composed.transaction,
         runLine: composed.runLine,
         intervalMs: config.engine.reconcileIntervalMs,
         sweepEveryMs: config.engine.scheduleSweepMs,

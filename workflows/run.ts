@@ -13,7 +13,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { RUN_CANCELLED_ERROR, RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type StepType } from '../engine/contract';
+import { awaitApproval } from './approval-wait';
+import { RUN_CANCELLED_ERROR, RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type CallStepType } from '../engine/contract';
 
 export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
 
@@ -67,7 +68,7 @@ const STEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximum
  * The activity that makes each type of step, within `limit`: the run's time left as each step's
  * schedule-to-close (RUN_DEADLINE_ON_STEPS_PATCH), or, in runs from before, as each attempt's start-to-close.
  */
-function stepActivities(limit: { scheduleToCloseTimeout: number } | { startToCloseTimeout: number }): Record<StepType, (ref: StepRef) => Promise<StepOutcome>> {
+function stepActivities(limit: { scheduleToCloseTimeout: number } | { startToCloseTimeout: number }): Record<CallStepType, (ref: StepRef) => Promise<StepOutcome>> {
   const { runToolStep, runModelStep } = proxyActivities<Activities>({ ...limit, heartbeatTimeout: STEP_HEARTBEAT, retry: STEP_RETRY });
   return { tool: runToolStep, model: runModelStep };
 }
@@ -224,8 +225,17 @@ async function makeStepsBy(deadline: number, queue: StepRef[], lastStepEnds: () 
   for (let ref = queue.shift(); ref; ref = queue.shift()) {
     const left = deadline - workflowNow();
     if (left <= 0) return { timedOut: true };
-    const make = stepActivities({ scheduleToCloseTimeout: Math.max(left, 1_000) });
     let outcome: StepOutcome;
+    if (ref.type === 'approval') {
+      // A wait for a person (approval-wait.ts): its time does not count against the run's.
+      const waited = await awaitApproval(ref, workflowNow);
+      deadline += waited.waitedMs;
+      outcome = waited.outcome;
+      if (outcome.status === 'stopped') return { timedOut: false };
+      queue.push(...(outcome.next ?? []));
+      continue;
+    }
+    const make = stepActivities({ scheduleToCloseTimeout: Math.max(left, 1_000) });
     try {
       outcome = await make[ref.type](ref);
     } catch (err) {
@@ -248,7 +258,7 @@ async function makeStepsInTimerScope(steps: StepRef[], timeLeftMs: number): Prom
     await scope.run(async () => {
       const queue = [...steps];
       for (let ref = queue.shift(); ref; ref = queue.shift()) {
-        const outcome = await make[ref.type](ref);
+        const outcome = await make[ref.type as CallStepType](ref);
         if (outcome.status === 'stopped') return;
         queue.push(...(outcome.next ?? []));
         if (outcome.ended && queue.length === 0 && patched(FINISHED_BY_LAST_STEP_PATCH)) {

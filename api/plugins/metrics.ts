@@ -7,7 +7,7 @@ import type { MetricsService } from '../services/metrics-service';
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
- * Every response is counted and timed by method, route pattern and status (README § Operating it).
+ * Every response is counted and timed by method, route pattern and status (docs/operations.md § Metrics).
  * Added before any route is registered, so that every route inherits the hook.
  */
 export function measureRequests(app: FastifyInstance, metrics: MetricsService): void {
@@ -40,7 +40,7 @@ export function metricsRoute(app: FastifyInstance, deps: { metrics: MetricsServi
           'The engine, the same on every API instance (read from Postgres at most once per METRICS_SNAPSHOT_MS, 5 s, per process ' +
           'however many scrape: a scrape shows a snapshot at most that old): fires by source and status, ' +
           'schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, ' +
-          'the outbox\'s rows and oldest age, the reconciler\'s corrections, missed fires (README § Operating it). ' +
+          'the outbox\'s rows and oldest age, the reconciler\'s corrections, missed fires (docs/operations.md § Metrics). ' +
           'Outside /api, where Prometheus looks by default. With METRICS_TOKEN set (required when the API listens on an address ' +
           'other than loopback), send Authorization: Bearer <METRICS_TOKEN>.',
         response: {

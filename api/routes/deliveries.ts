@@ -16,7 +16,7 @@ import {
 import type { DeliveryService } from '../services/delivery-service';
 import { callerOf, type App } from '../types';
 
-/** Delivery log, manual retry, recovery and test event of outgoing webhooks (README § Webhooks). */
+/** Delivery log, manual retry, recovery and test event of outgoing webhooks (docs/api.md § Webhooks). */
 export function deliveryRoutes(
   app: App,
   deps: { deliveries: DeliveryService; publicBaseUrl: string; retriesPerMinute: number; recoverInterval: string; maxAttempts: number },

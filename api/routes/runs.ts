@@ -7,7 +7,7 @@ import type { RunService } from '../services/run-service';
 import { openEventStream } from '../event-stream';
 import { callerCheckOf, callerOf, type App } from '../types';
 
-/** Agent runs (README § Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
+/** Agent runs (docs/api.md § Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
 export function runRoutes(
   app: App,
   deps: {

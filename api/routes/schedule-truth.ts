@@ -9,7 +9,7 @@ const notScheduled = errorResponse('The trigger is not a cron or schedule trigge
 
 /**
  * Schedule truth of agent triggers (`/api/triggers/:id/…`) and user triggers (`/api/user-triggers/:id/…`):
- * what should have fired and what did, and what will fire next (README § Operating it).
+ * what should have fired and what did, and what will fire next (docs/api.md § Triggers).
  */
 export function scheduleTruthRoutes(app: App, deps: { scheduleTruth: ScheduleTruthService; publicBaseUrl: string }): void {
   const { scheduleTruth } = deps;
@@ -45,7 +45,7 @@ export function scheduleTruthRoutes(app: App, deps: { scheduleTruth: ScheduleTru
           summary: `The times ${kind} should have fired, and what happened`,
           description:
             'Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone ' +
-            'as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger ' +
+            'as its Temporal Schedule computes them (DST days included: docs/api.md § Triggers), following each version of the trigger ' +
             '(expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) ' +
             'or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. ' +
             'Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before ' +

@@ -19,7 +19,7 @@ const UPDATE =
 
 /**
  * Agent triggers (`/api/agents/:agentId/triggers`, `/api/triggers/:id`) and standalone user triggers
- * (`/api/user-triggers`, `/api/user-triggers/:id`): one table, two APIs (README § Triggers).
+ * (`/api/user-triggers`, `/api/user-triggers/:id`): one table, two APIs (docs/api.md § Triggers).
  */
 export function triggerRoutes(app: App, deps: { triggers: TriggerService; publicBaseUrl: string }): void {
   const { triggers } = deps;

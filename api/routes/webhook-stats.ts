@@ -3,7 +3,7 @@ import { webhookStatsSchema, webhookStatsSeriesQuery, webhookStatsSeriesSchema }
 import type { WebhookStatsService } from '../services/webhook-stats-service';
 import { callerOf, type App } from '../types';
 
-/** An outgoing webhook's health (README § Operating it). */
+/** An outgoing webhook's health (docs/api.md § Webhooks). */
 export function webhookStatsRoutes(app: App, deps: { webhookStats: WebhookStatsService }): void {
   app.get(
     '/api/webhooks/:id/stats',

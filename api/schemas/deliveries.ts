@@ -63,7 +63,6 @@ export const testEventBody = z
   // No body at all reaches validation as null.
   .nullish()
   .meta({ id: 'WebhookTest', description: 'Optional; no body or an empty object sends the default test event.' });
-export type TestEventBody = z.infer<typeof testEventBody>;
 
 // ---- recoveries (POST /api/webhooks/:id/recover) ----
 

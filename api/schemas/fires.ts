@@ -3,7 +3,7 @@ import { FIRE_REASONS } from '../../db/repositories/fires';
 import { timestamp } from './common';
 
 export const FIRE_SOURCES = ['schedule', 'manual', 'webhook', 'event'] as const;
-export const FIRE_STATUSES = ['fired', 'skipped', 'throttled', 'queued', 'running', 'succeeded', 'failed'] as const;
+export const FIRE_STATUSES = ['fired', 'skipped', 'throttled', 'queued', 'running', 'waiting', 'succeeded', 'failed'] as const;
 
 export const fireSchema = z
   .object({
@@ -52,7 +52,6 @@ export const fireBody = z
   // No body at all reaches validation as null.
   .nullish()
   .meta({ id: 'FireTrigger', description: 'Optional; no body or an empty object fires with payload null.' });
-export type FireBody = z.infer<typeof fireBody>;
 
 export const fireAccepted = z
   .object({ fireId: z.uuid().describe('The id the fire is recorded with (GET …/fires) once it has run') })

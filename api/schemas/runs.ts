@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { listQuery, maxJsonBytes, timestamp } from './common';
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed'] as const;
 
 const json = z.unknown();
 
@@ -82,12 +82,15 @@ export const runSchema = z
   })
   .meta({ id: 'Run' });
 
-export const RUN_STEP_TYPES = ['tool', 'model'] as const;
+export const RUN_STEP_TYPES = ['tool', 'model', 'approval'] as const;
 
 export const runStepSchema = z
   .object({
     index: z.number().int().describe('Position in the run, from 0: the order the steps are made in'),
-    type: z.enum(RUN_STEP_TYPES).describe("tool: a call of one of the agent's tools; model: a call of the language model"),
+    type: z
+      .enum(RUN_STEP_TYPES)
+      .describe("tool: a call of one of the agent's tools; model: a call of the language model; approval: a tool call waiting for (or given) a person's decision (docs/api.md § Approvals)"),
+    approvalId: z.uuid().nullable().describe('An approval step: its approval (GET /api/approvals/:id); null for other steps'),
     name: z
       .string()
       .describe(
@@ -163,6 +166,31 @@ export const runEventStream = z
       .meta({ title: 'step', description: 'A step of the run once it finished, one event per step, in index order' }),
     z
       .strictObject({
+        event: z.literal('delta'),
+        id: z.string().regex(/^\d+$/).optional().describe("The last step event's id, when there was one (a delta sets none)"),
+        data: z.string().meta({
+          contentMediaType: 'application/json',
+          contentSchema: {
+            type: 'object',
+            required: ['stepIndex', 'offset', 'text'],
+            additionalProperties: false,
+            properties: {
+              stepIndex: { type: 'integer', minimum: 0, description: 'The model step whose text this is (its step event comes after its deltas)' },
+              offset: { type: 'integer', minimum: 0, description: "Where `text` starts in the step's text (UTF-16 code units): above 0 in the first delta of a stream that joined mid-step" },
+              text: { type: 'string', description: 'The next piece of the text, as the model wrote it' },
+            },
+          },
+          description: '`{ stepIndex, offset, text }`, as JSON',
+        }),
+        retry: z.int().min(0).optional(),
+      })
+      .meta({
+        title: 'delta',
+        description:
+          "A model step's text as it arrives, before the step itself: not stored, so a stream opened mid-step gets only what comes after it (each delta continues the one before; the step then holds the whole text)",
+      }),
+    z
+      .strictObject({
         event: z.literal('done'),
         id: z.string().regex(/^\d+$/).optional().describe("The last step event's id, when there was one (an SSE id lasts until replaced)"),
         data: sseData('Run', 'The run, finished (status succeeded or failed)'),
@@ -174,7 +202,7 @@ export const runEventStream = z
     id: 'RunEvent',
     description:
       'One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, ' +
-      'sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes ' +
+      'sends `event: step` per finished step in index order (a model step\'s text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes ' +
       'while nothing happens.',
   });
 

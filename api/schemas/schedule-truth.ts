@@ -3,7 +3,7 @@ import { EXPECTED_FIRE_STATUSES } from '../../lib/expected-fires';
 import { timestamp } from './common';
 import { cronExpression, timezone } from './trigger-configs';
 
-/** Schedule truth (README § Operating it): the queries and answers of expected fires and the previews. */
+/** Schedule truth (docs/api.md § Triggers): the queries and answers of expected fires and the previews. */
 
 const instant = z.iso.datetime({ offset: true });
 

@@ -128,6 +128,9 @@ export const toolConfigSchemas = {
 const name = z.string().trim().min(1).max(200);
 const description = z.string().max(2000);
 const enabled = z.boolean().describe('Default true');
+const requiresApproval = z
+  .boolean()
+  .describe("Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals)");
 
 /** A body that creates a tool of each type (the create's examples in the OpenAPI document). */
 const CREATE_EXAMPLES: Record<ToolType, Record<string, unknown>> = {
@@ -169,6 +172,7 @@ const createOf = <T extends ToolType>(type: T) =>
       description: description.optional().describe('Default ""'),
       configJson: toolConfigSchemas[type],
       enabled: enabled.optional(),
+      requiresApproval: requiresApproval.optional(),
     })
     .meta({ title: type, examples: [CREATE_EXAMPLES[type]] });
 
@@ -191,12 +195,13 @@ export const updateToolBody = documentedAs(
         'A JSON merge patch (RFC 7386) onto the current config (null removes a key), unless type changes: then the whole new config',
       ),
       enabled,
+      requiresApproval,
     })
     .partial(),
   typedUpdateDocumentation({
     types: TOOL_TYPES,
     configOf: (type) => toolConfigSchemas[type],
-    fields: { name: name.optional(), description: description.optional(), enabled: enabled.optional() },
+    fields: { name: name.optional(), description: description.optional(), enabled: enabled.optional(), requiresApproval: requiresApproval.optional() },
     examples: {
       dex_pairs: { configJson: { pairAddresses: ['58oQChx4yWmvKdwLLZzBi4ChoCc2fqCUWBkwMihLYQo2', 'Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE'] } },
       prediction_markets: { configJson: { marketIds: ['253591', '253597'] } },
@@ -222,6 +227,7 @@ export const toolSchema = z
       'The config of the type (DexPairsToolConfig, PredictionMarketsToolConfig, CoinPricesToolConfig, CustomToolConfig, McpToolConfig) with defaults filled, secrets masked',
     ),
     enabled: z.boolean(),
+    requiresApproval: z.boolean(),
     createdAt: timestamp,
     updatedAt: timestamp,
   })

@@ -4,7 +4,6 @@ import { timestamp } from './common';
 import { documentedAs } from './documentation';
 
 export const WEBHOOK_DIRECTIONS = ['incoming', 'outgoing'] as const;
-export type WebhookDirectionInput = (typeof WEBHOOK_DIRECTIONS)[number];
 
 const URL_PROBLEM = 'must be an absolute http or https URL';
 

@@ -6,7 +6,7 @@ import type { QuotasRepository } from '../../db/repositories/quotas';
 import { withCheckedTargets } from '../../lib/network';
 import { mapSecrets, openConfig, pathKey, presentConfig, sealConfig, valueAtSecretPath, type Config, type SecretPath } from '../../lib/secret-config';
 import type { SecretBox } from '../../lib/secrets';
-import { maskUrlSecrets, restoreUrlSecrets, URL_MASK_MISMATCH } from '../../lib/url-secrets';
+import { maskUrlSecrets, originOnly, restoreUrlSecrets, URL_MASK_MISMATCH } from '../../lib/url-secrets';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseWith, patchTypedConfig } from '../validation';
 import type { AuditTrail } from './audit-trail';
@@ -75,7 +75,7 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
   /** The resource in audit actions: 'connector' → connector.create, connector.update, connector.delete. */
   auditAs: 'connector' | 'tool';
   quotas: QuotasRepository;
-  /** docs/api.md § Quotas: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
+  /** docs/api.md § Quotas and charges: at most `limit` children of this kind per agent ("at most 50 tools per agent"), counted by `count`. */
   quota: Quota & { count(agentId: string, q: Queryable): Promise<number> };
   rules: TypedConfigRules<T>;
   valuesOf(row: Row): Values;
@@ -99,9 +99,14 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
     return mapSecrets(presentConfig(plain, paths, revealed), urlPaths(type, plain), (url, path) => (revealed.has(pathKey(path)) ? url : maskUrlSecrets(url)));
   }
 
-  /** A stored row as every read shows it: all secrets masked. */
-  function presentStored(row: Row): Shown {
-    return deps.present(row, shownConfig(row.type, opened(row), rules.secretPaths(row.type, row.config_json)));
+  /** The config for a caller without canExport: its URLs as their origin followed by `/…` (DESIGN §16 "Secrets in URLs"). */
+  function forCaller(caller: Caller, type: T, config: Config): Config {
+    return caller.permissions.canExport ? config : mapSecrets(config, urlPaths(type, config), (url) => originOnly(url));
+  }
+
+  /** A stored row as every read shows it: all secrets masked (and, for a caller without canExport, the paths of its URLs). */
+  function presentStored(caller: Caller, row: Row): Shown {
+    return deps.present(row, forCaller(caller, row.type, shownConfig(row.type, opened(row), rules.secretPaths(row.type, row.config_json))));
   }
 
   /**
@@ -212,13 +217,13 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
     async list(caller: Caller, agentId: string, page: PageRequest): Promise<Page<Shown>> {
       await requireAgent(caller, agentId);
       const result = await repository.listByAgent(caller.accountId, agentId, page);
-      return { ...result, items: result.items.map(presentStored) };
+      return { ...result, items: result.items.map((row) => presentStored(caller, row)) };
     },
 
     async get(caller: Caller, id: string): Promise<Shown> {
       const row = await repository.findById(caller.accountId, id);
       if (!row) throw new NotFoundError(deps.resource);
-      return presentStored(row);
+      return presentStored(caller, row);
     },
 
     /**
@@ -240,7 +245,7 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
           const next: Values = { ...deps.valuesOf(row), ...patch, type, configJson: sealed };
           const updated = (await repository.update(caller.accountId, id, next, tx))!;
           await deps.audit.record(tx, caller, `${deps.auditAs}.update`, id);
-          return deps.present(updated, shown);
+          return deps.present(updated, forCaller(caller, type, shown));
         });
       });
     },

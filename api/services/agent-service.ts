@@ -1,12 +1,9 @@
 import type { PageRequest } from '../../db/paging';
 import type { PoolClient } from 'pg';
-import { withTransaction, type Db } from '../../db/pool';
+import type { Db } from '../../db/pool';
 import type { AccountsRepository } from '../../db/repositories/accounts';
 import type { AgentRow, AgentsRepository, AgentValues } from '../../db/repositories/agents';
-import { insertEvent, type EventRow } from '../../db/repositories/events';
-import type { EventAbout, EventFanOut } from '../../engine/events/fan-out';
-import type { FirstAttempt } from '../../engine/outbox/starts';
-import type { HandOff } from '../../engine/outbox/handoff';
+import type { Engine, Unit } from '../../engine';
 import { modelNotAllowed } from '../../lib/model-settings';
 import { NotFoundError, ValidationError } from '../errors';
 import { toAgent } from '../mappers';
@@ -35,21 +32,18 @@ function valuesOf(row: AgentRow): AgentValues {
 const eventData = (row: AgentRow) => ({ agentId: row.id, name: row.name, status: row.status });
 
 /** Writes an event's fan-out in the change's transaction; what must be handed off is kept for after the commit. */
-type Emit = (event: EventRow, about: EventAbout) => Promise<void>;
-
 export function createAgentService(deps: {
   db: Db;
   agents: AgentsRepository;
   accounts: AccountsRepository;
-  handOff: HandOff;
+  /** The engine's unit of work: each change's event and its fan-out, handed off after the commit. */
+  engine: Pick<Engine, 'transaction'>;
   audit: AuditTrail;
-  /** Writes each event's deliveries and fires in the change's transaction. */
-  fanOut: EventFanOut;
   agentCreateCost: number;
   /** MODEL_ALLOWED: the models an agent's configJson.model may name; null: any. */
   allowedModels: readonly string[] | null;
 }) {
-  const { db, agents, accounts, handOff, audit, fanOut } = deps;
+  const { agents, accounts, audit, engine } = deps;
 
   /** Refuses (400, naming `field`) a configJson whose model is outside MODEL_ALLOWED; checked before anything is written. */
   function checkModel(configJson: unknown, field: string): void {
@@ -58,32 +52,21 @@ export function createAgentService(deps: {
   }
 
   /**
-   * Every agent change emits its event in the change's own transaction (`emit`: the event and its
-   * fan-out), then hands off what it queued and makes the first attempts of its deliveries. A change
-   * whose fan-out queued nothing skips the hand-off (its claim of the outbox is a query) unless
-   * `writesOutbox`: it writes rows whose database triggers queue outbox rows (a trigger's schedule
-   * sync), so the hand-off looks.
+   * Every agent change is a unit of work of the engine (engine/unit.ts): its event is emitted in the
+   * change's own transaction (the event and its fan-out), and what it queued is handed off after the
+   * commit, with the first attempts of its deliveries. A change that writes rows whose database
+   * triggers queue outbox rows (deleting an agent deletes its triggers: their schedules' sync) says so
+   * (`unit.queued()`), so the hand-off looks.
    */
-  async function committed<T>(fn: (tx: PoolClient, emit: Emit) => Promise<T>, writesOutbox = false): Promise<T> {
-    const held: FirstAttempt[] = [];
-    let queued = writesOutbox;
-    const result = await withTransaction(db, (tx) => fn(tx, async (event, about) => {
-      const fannedOut = await fanOut.fanOutEvent(tx, event, about);
-      held.push(...fannedOut.held);
-      queued ||= fannedOut.queued;
-    }));
-    if (queued) handOff.kick(held);
-    return result;
-  }
+  const committed = engine.transaction;
 
   async function mutate(caller: Caller, id: string, change: (current: AgentValues) => AgentValues) {
-    return committed(async (tx, emit) => {
+    return committed(async (tx, unit) => {
       const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
       if (!row) throw new NotFoundError('Agent');
       const next = change(valuesOf(row));
       const updated = (await agents.update(caller.accountId, id, next, tx))!;
-      const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) });
-      await emit(event, { agentId: id });
+      await unit.emit({ accountId: caller.accountId, type: 'agent.updated', data: eventData(updated) }, { agentId: id });
       await audit.entry(tx, caller, 'agent.update', id);
       // Leaving `template` is charged like a creation; otherwise templates would dodge the charge. Last, as in create.
       if (row.status === 'template' && next.status !== 'template') await chargeCreation(tx, caller, id, 'agent.from_template');
@@ -105,7 +88,8 @@ export function createAgentService(deps: {
   }
 
   /** Inserts an agent and its agent.created event, in the caller's transaction; the caller charges it (chargeCreation). */
-  async function insertAgent(tx: PoolClient, emit: Emit, caller: Caller, input: CreateAgentInput): Promise<AgentRow> {
+  async function insertAgent(unit: Unit, caller: Caller, input: CreateAgentInput): Promise<AgentRow> {
+    const { tx } = unit;
     const row = await agents.insert(
       caller.accountId,
       {
@@ -123,8 +107,7 @@ export function createAgentService(deps: {
       },
       tx,
     );
-    const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.created', data: eventData(row) });
-    await emit(event, { agentId: row.id });
+    await unit.emit({ accountId: caller.accountId, type: 'agent.created', data: eventData(row) }, { agentId: row.id });
     return row;
   }
 
@@ -132,8 +115,8 @@ export function createAgentService(deps: {
     /** The agent and its charge are one transaction: both happen or neither. */
     async create(caller: Caller, input: CreateAgentInput) {
       checkModel(input.configJson, 'body.configJson.model');
-      return committed(async (tx, emit) => {
-        const row = await insertAgent(tx, emit, caller, input);
+      return committed(async (tx, unit) => {
+        const row = await insertAgent(unit, caller, input);
         await audit.entry(tx, caller, 'agent.create', row.id);
         if (row.status !== 'template') await chargeCreation(tx, caller, row.id, 'agent.create');
         await audit.holdMembership(tx, caller);
@@ -142,17 +125,18 @@ export function createAgentService(deps: {
     },
 
     /**
-     * Runs `more` in the transaction of an agent's creation (charged and evented like create), then hands
-     * off what it queued. An import creates the agent's children there.
+     * Runs `more` in the unit of work of an agent's creation (charged and evented like create), which
+     * then hands off what it queued. An import creates the agent's children there.
      */
     async createWith<T>(caller: Caller, input: CreateAgentInput, more: (tx: PoolClient, agent: AgentRow) => Promise<T>): Promise<T> {
       checkModel(input.configJson, 'body.agent.configJson.model');
       // An import writes the agent's triggers.
-      return committed(async (tx, emit) => {
-        const row = await insertAgent(tx, emit, caller, input);
+      return committed(async (tx, unit) => {
+        const row = await insertAgent(unit, caller, input);
         if (row.status !== 'template') await chargeCreation(tx, caller, row.id, 'agent.create');
+        unit.queued(); // an import writes the agent's triggers: their schedules' sync
         return more(tx, row);
-      }, true);
+      });
     },
 
     async get(caller: Caller, id: string) {
@@ -186,13 +170,13 @@ export function createAgentService(deps: {
 
     async delete(caller: Caller, id: string): Promise<void> {
       // Deleting its triggers queues their schedules' removal (a database trigger on `triggers`).
-      await committed(async (tx, emit) => {
+      await committed(async (tx, unit) => {
         const row = await agents.findByIdForUpdate(caller.accountId, id, tx);
         if (!row || !(await agents.delete(caller.accountId, id, tx))) throw new NotFoundError('Agent');
-        const event = await insertEvent(tx, { accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) });
-        await emit(event, { agentId: id });
+        await unit.emit({ accountId: caller.accountId, type: 'agent.deleted', data: eventData(row) }, { agentId: id });
         await audit.record(tx, caller, 'agent.delete', id);
-      }, true); // its triggers go with it
+        unit.queued(); // its triggers go with it: their schedules' sync
+      });
     },
   };
 }

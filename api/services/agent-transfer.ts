@@ -72,7 +72,7 @@ const isFilled = (config: Config | undefined, name: string) => {
 };
 
 /**
- * Export and import of an agent with its tools, connectors and agent triggers (README "Export and import").
+ * Export and import of an agent with its tools, connectors and agent triggers (docs/api.md § Agents, *Export and import*).
  * The export leaves every secret out and lists where each was; the import creates the agent and its
  * children in one transaction, charged and evented like a create, validated like each child's create.
  */

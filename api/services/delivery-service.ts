@@ -1,13 +1,10 @@
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db } from '../../db/pool';
+import type { Db } from '../../db/pool';
 import type { DeliveriesRepository } from '../../db/repositories/deliveries';
 import type { RecoveriesRepository } from '../../db/repositories/recoveries';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
-import { insertEvent } from '../../db/repositories/events';
 import type { WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks';
-import { startDelivery, startRecovery } from '../../engine/outbox/starts';
-import type { EventFanOut } from '../../engine/events/fan-out';
-import type { HandOff } from '../../engine/outbox/handoff';
+import type { Engine } from '../../engine';
 import { ConflictError, NotFoundError, TooManyRequestsError, ValidationError } from '../errors';
 import { toDelivery, toDeliveryAttempt, toRecovery, type Delivery, type DeliveryAttempt, type Recovery } from '../mappers';
 import { encodePairCursor, type CursorPage, type PairPageRequest } from '../pagination';
@@ -35,16 +32,14 @@ function assertSends(webhook: WebhookRow): void {
   if (!webhook.enabled) throw new ConflictError('Webhook is disabled; enable it to deliver events');
 }
 
-/** The delivery log of outgoing webhooks, manual retries and test events (README § Webhooks). */
+/** The delivery log of outgoing webhooks, manual retries and test events (docs/api.md § Webhooks). */
 export function createDeliveryService(deps: {
   db: Db;
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
   recoveries: RecoveriesRepository;
-  handOff: HandOff;
-  /** Writes a test event's delivery in its transaction. */
-  fanOut: EventFanOut;
-  timeoutMs: number;
+  /** The engine's unit of work: a retry's or recovery's start, a test event and its delivery, handed off after the commit. */
+  engine: Pick<Engine, 'transaction'>;
   audit: AuditTrail;
   /** The rate-limit counters (manual retries per webhook per minute). */
   guards: RequestGuardsRepository;
@@ -55,7 +50,7 @@ export function createDeliveryService(deps: {
   /** DELIVERY_MAX_ATTEMPTS: attempts one delivery gets in all. */
   maxAttempts: number;
 }) {
-  const { db, webhooks, deliveries, recoveries, handOff, audit, guards } = deps;
+  const { webhooks, deliveries, recoveries, engine, audit, guards } = deps;
 
   async function webhookOf(caller: Caller, id: string): Promise<WebhookRow> {
     const row = await webhooks.findById(caller.accountId, id);
@@ -96,7 +91,7 @@ export function createDeliveryService(deps: {
      * DELIVERY_RETRIES_PER_MINUTE per webhook (a fixed window in Postgres, shared by every API process); 429 over it.
      */
     async retry(caller: Caller, webhookId: string, id: string): Promise<Delivery> {
-      const delivery = await withTransaction(db, async (tx) => {
+      const delivery = await engine.transaction(async (tx, unit) => {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         const row = await deliveries.find(caller.accountId, webhookId, id, tx, true);
@@ -116,11 +111,10 @@ export function createDeliveryService(deps: {
           );
         }
         const { generation } = await deliveries.startGeneration(id, tx);
-        await startDelivery(tx, { id, accountId: caller.accountId }, generation, { delaysMs: [0], timeoutMs: deps.timeoutMs });
+        await unit.startDelivery({ id, accountId: caller.accountId }, generation);
         await audit.record(tx, caller, 'delivery.retry', id);
         return (await deliveries.find(caller.accountId, webhookId, id, tx))!;
       });
-      handOff.kick();
       return toDelivery(delivery);
     },
 
@@ -138,7 +132,7 @@ export function createDeliveryService(deps: {
       if (until.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_DAYS * 86_400_000) {
         throw new ValidationError(`body.since: must be at most ${MAX_RECOVERY_WINDOW_DAYS} days before ${untilName}`);
       }
-      const recovery = await withTransaction(db, async (tx) => {
+      const recovery = await engine.transaction(async (tx, unit) => {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
@@ -163,11 +157,10 @@ export function createDeliveryService(deps: {
           );
         }
         const row = await recoveries.create(tx, { accountId: caller.accountId, webhookId, since, until, intervalMs: deps.recoverInterval.ms, maxAttempts: deps.maxAttempts });
-        await startRecovery(tx, { id: row.id, accountId: caller.accountId });
+        await unit.startRecovery({ id: row.id, accountId: caller.accountId });
         await audit.record(tx, caller, 'webhook.recover', webhookId);
         return row;
       });
-      handOff.kick();
       return toRecovery(recovery);
     },
 
@@ -181,21 +174,19 @@ export function createDeliveryService(deps: {
 
     /** Emits a webhook.test event delivered to this webhook only (and to no trigger); `payload` is the caller's own. */
     async sendTest(caller: Caller, webhookId: string, payload?: unknown): Promise<{ eventId: string }> {
-      const { eventId, held } = await withTransaction(db, async (tx) => {
+      const eventId = await engine.transaction(async (tx, unit) => {
         const webhook = await webhooks.findByIdForUpdate(caller.accountId, webhookId, tx);
         if (!webhook) throw new NotFoundError('Webhook');
         assertSends(webhook);
-        const event = await insertEvent(tx, {
+        const event = await unit.emit({
           accountId: caller.accountId,
           type: 'webhook.test',
           targetWebhookId: webhookId,
           data: { webhookId, message: TEST_MESSAGE, ...(payload === undefined ? {} : { payload }) },
         });
-        const { held } = await deps.fanOut.fanOutEvent(tx, event);
         await audit.record(tx, caller, 'webhook.test', webhookId);
-        return { eventId: event.id, held };
+        return event.id;
       });
-      handOff.kick(held);
       return { eventId };
     },
   };

@@ -1,17 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
-import { withTransaction, type Db } from '../../db/pool';
-import { fireKeys } from '../../engine/contract';
-import type { FiringTrigger } from '../../engine/outbox/starts';
-import type { HandOff } from '../../engine/outbox/handoff';
-import { FireRateExceeded, type FireRecorder } from '../../engine/fires/record-fire';
+import { FireRateExceeded, fireKeys, type Engine, type FiringTrigger } from '../../engine';
 import { NotFoundError, TooManyRequestsError } from '../errors';
 
 export interface FireAdmission {
-  db: Db;
-  /** Records a fire in the request's transaction (engine/fires/record-fire.ts). */
-  recorder: FireRecorder;
-  handOff: HandOff;
+  /** The engine's unit of work: the fire recorded in the request's transaction (engine/fires/record-fire.ts). */
+  engine: Pick<Engine, 'transaction'>;
 }
 
 /** The fire key of a fire asked for now (engine/contract.ts `fireKeys`). */
@@ -34,8 +28,8 @@ export async function fireNow(
   alongside?: (tx: PoolClient) => Promise<void>,
 ): Promise<string> {
   const fireId = randomUUID();
-  const recorded = await withTransaction(deps.db, async (tx) => {
-    const result = await deps.recorder.recordFire(tx, {
+  const recorded = await deps.engine.transaction(async (tx, unit) => {
+    const result = await unit.recordFire({
       triggerId: trigger.id,
       source: fire.source,
       fireId,
@@ -49,6 +43,5 @@ export async function fireNow(
     throw err;
   });
   if (recorded.status === 'gone') throw new NotFoundError('Trigger');
-  deps.handOff.kick(recorded.held);
   return recorded.fireId;
 }

@@ -8,7 +8,7 @@ import type { Caller } from './auth-service';
 import { fireNow, type FireAdmission } from './fire-admission';
 
 /**
- * A trigger's fire history and `POST …/fire` (README § Triggers), under both trigger APIs: each scope
+ * A trigger's fire history and `POST …/fire` (docs/api.md § Triggers), under both trigger APIs: each scope
  * only sees its own triggers, like the trigger routes themselves.
  */
 export function createFireService(deps: {

@@ -1,13 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { WebhookVerificationError } from 'standardwebhooks';
-import { withTransaction, type Db } from '../../db/pool';
-import { insertEvent } from '../../db/repositories/events';
+import type { Db } from '../../db/pool';
 import type { HooksRepository } from '../../db/repositories/hooks';
 import type { RequestGuardsRepository } from '../../db/repositories/request-guards';
-import type { EventFanOut } from '../../engine/events/fan-out';
-import type { FirstAttempt } from '../../engine/outbox/starts';
+import type { Engine } from '../../engine';
 import { emittedByIncomingWebhook } from '../../lib/events';
-import type { HandOff } from '../../engine/outbox/handoff';
 import { openConfig } from '../../lib/secret-config';
 import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
@@ -25,7 +22,7 @@ function tokensMatch(given: string, expected: string): boolean {
 export type SignatureHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string | undefined>;
 
 /**
- * The public hook endpoints (docs/api.md § Signatures; README § Webhooks "Incoming", § Triggers "Hook"): each checks its own
+ * The public hook endpoints (docs/api.md § Signatures; docs/api.md § Webhooks "Incoming", § Triggers "Hook"): each checks its own
  * secret, records what must happen in one transaction (outbox), and answers at once; the events and
  * the fire are carried out durably by the engine.
  */
@@ -33,16 +30,15 @@ export function createHookService(deps: {
   db: Db;
   hooks: HooksRepository;
   secrets: SecretBox;
-  handOff: HandOff;
-  /** Writes each event's deliveries and fires in the request's transaction. */
-  fanOut: EventFanOut;
+  /** The engine's unit of work: each event and its fan-out in the request's transaction, handed off after the commit. */
+  engine: Pick<Engine, 'transaction'>;
   guards: RequestGuardsRepository;
   /** HOOK_RATE_LIMIT: requests per second each hook accepts. */
   rateLimitPerSecond: number;
   /** FIRES_PER_MINUTE of the trigger hooks' accounts. */
   fireAdmission: FireAdmission;
 }) {
-  const { db, hooks, secrets, handOff, guards, fireAdmission, fanOut } = deps;
+  const { hooks, secrets, guards, fireAdmission, engine } = deps;
 
   /**
    * docs/api.md § Rate limits: at most HOOK_RATE_LIMIT requests per second per hook, in a fixed window counted in
@@ -86,7 +82,7 @@ export function createHookService(deps: {
         messageId = headers['webhook-id'];
       }
 
-      const result = await withTransaction(db, async (tx) => {
+      const result = await engine.transaction(async (tx, unit) => {
         if (messageId !== null && !(await hooks.claimReceipt(id, messageId, tx))) {
           return { duplicate: true, eventIds: await hooks.receiptEvents(id, messageId, tx) };
         }
@@ -94,17 +90,14 @@ export function createHookService(deps: {
         // call of this webhook takes in turn: held over one statement and the commit
         // (docs/adr/0012-fewer-round-trips-per-hook.md). Disabled or turned outgoing since it was read → nothing happened.
         const eventIds: string[] = [];
-        const held: FirstAttempt[] = [];
         for (const type of emittedByIncomingWebhook(webhook.events)) {
-          const event = await insertEvent(tx, { accountId: webhook.account_id, type, data: { webhookId: id, payload: request.payload } });
-          held.push(...(await fanOut.fanOutEvent(tx, event)).held);
+          const event = await unit.emit({ accountId: webhook.account_id, type, data: { webhookId: id, payload: request.payload } });
           eventIds.push(event.id);
         }
         if (messageId !== null) await hooks.setReceiptEvents(id, messageId, eventIds, tx);
         if (!(await hooks.countIncoming(id, tx))) throw new NotFoundError('Webhook');
-        return { duplicate: false, eventIds, held };
+        return { duplicate: false, eventIds };
       });
-      if (!result.duplicate) handOff.kick(result.held);
       return { id: result.eventIds[0]!, eventIds: result.eventIds };
     },
 

@@ -23,7 +23,7 @@ import { createTriggersRepository } from '../../db/repositories/triggers';
 import { createUsersRepository } from '../../db/repositories/users';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { Config } from '../../lib/config';
-import type { Engine } from '../../engine/compose';
+import type { Engine } from '../../engine';
 import type { SecretBox } from '../../lib/secrets';
 import { createAccountService } from './account-service';
 import { createAgentService } from './agent-service';
@@ -38,6 +38,7 @@ import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunEventService } from './run-events';
 import { createRunService } from './run-service';
+import { createApprovalService } from './approval-service';
 import { createScheduleTruthService } from './schedule-truth-service';
 import { createWebhookStatsService } from './webhook-stats-service';
 import { createTeamService } from './team-service';
@@ -85,8 +86,8 @@ export interface ServiceDeps {
   repositories: Repositories;
   secrets: SecretBox;
   /**
-   * The process's engine (engine/compose.ts): its hand-off is kicked by services after committing outbox
-   * rows (events, runs, fires, schedule syncs); its fan-out and fire recorder write what events and fires cause.
+   * The process's engine (engine/index.ts): every write that queues work for it — events, runs, fires,
+   * schedule syncs — is one of its units of work (`engine.transaction`), which hands the work off after the commit.
    */
   engine: Engine;
   /** The Temporal connection, for the health check only. */
@@ -102,7 +103,6 @@ export interface ServiceDeps {
 /** Every service of the API, each built once from its dependencies; buildApp hands each route module its own. */
 export function createServices(deps: ServiceDeps) {
   const { config, db, repositories: repos, secrets, engine } = deps;
-  const { handOff, fanOut } = engine;
   const { publicBaseUrl } = config.http;
   const { quotas } = repos;
   // Every URL check of every service (webhook urls, tool endpoints), bounded per request, account and process.
@@ -110,7 +110,7 @@ export function createServices(deps: ServiceDeps) {
 
   // Every write of every service records itself here, in its own transaction.
   const audit = createAuditTrail({ audit: repos.audit, team: repos.team });
-  const fireAdmission = { db, recorder: engine.fires, handOff };
+  const fireAdmission = { engine };
   const tokens = createTokenService({ jwtSecret: config.auth.jwtSecret, accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds });
   const services = {
     auth: createAuthService({
@@ -125,7 +125,7 @@ export function createServices(deps: ServiceDeps) {
     }),
     account: createAccountService({ db, accounts: repos.accounts }),
     audit,
-    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, handOff, audit, fanOut, agentCreateCost: config.billing.agentCreateCost, allowedModels: config.model.allowed }),
+    agents: createAgentService({ db, agents: repos.agents, accounts: repos.accounts, engine, audit, agentCreateCost: config.billing.agentCreateCost, allowedModels: config.model.allowed }),
     health: createHealthService({ db, temporal: deps.temporal, temporalSettings: config.temporal.connection, log: deps.log }),
     connectors: createConnectorService({
       db,
@@ -162,9 +162,7 @@ export function createServices(deps: ServiceDeps) {
       webhooks: repos.webhooks,
       deliveries: repos.deliveries,
       recoveries: repos.recoveries,
-      handOff,
-      fanOut,
-      timeoutMs: config.webhooks.timeoutMs,
+      engine,
       audit,
       guards: repos.guards,
       retriesPerMinute: config.webhooks.retriesPerMinute,
@@ -177,7 +175,7 @@ export function createServices(deps: ServiceDeps) {
       agents: repos.agents,
       secrets,
       publicBaseUrl,
-      handOff,
+      engine,
       quotas,
       quota: config.quotas.triggersPerAccount,
       audit,
@@ -192,7 +190,8 @@ export function createServices(deps: ServiceDeps) {
       temporal: deps.temporalClient,
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
-    runs: createRunService({ db, agents: repos.agents, handOff, audit, fanOut, temporal: deps.temporalClient, config }),
+    runs: createRunService({ db, agents: repos.agents, engine, audit, temporal: deps.temporalClient, config }),
+    approvals: createApprovalService({ db, engine, audit }),
     runEvents: createRunEventService({
       db,
       listener: deps.runEventsListener,
@@ -209,8 +208,7 @@ export function createServices(deps: ServiceDeps) {
       db,
       hooks: repos.hooks,
       secrets,
-      handOff,
-      fanOut,
+      engine,
       guards: repos.guards,
       rateLimitPerSecond: config.hooks.rateLimitPerSecond,
       fireAdmission,

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type LabelValues, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
 import type { HistogramCounts, MetricsRepository } from '../../db/repositories/metrics';
-import { DESCRIBE_DEADLINE_MS, POLLED_QUEUES, type TaskQueuePollers } from '../../engine/temporal/pollers';
+import { DESCRIBE_DEADLINE_MS, POLLED_QUEUES, type TaskQueuePollers } from '../../engine';
 
 /** Seconds. An API request; a delivery attempt (up to WEBHOOK_TIMEOUT_MS); a schedule fire's lag. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -113,7 +113,7 @@ const POLLERS_WAIT_MS = DESCRIBE_DEADLINE_MS + 500;
 const NO_OBSERVATIONS = (bounds: readonly number[]): HistogramCounts => ({ count: 0, sum: 0, buckets: bounds.map(() => 0) });
 
 /**
- * GET /metrics (README § Operating it). Two kinds of figures:
+ * GET /metrics (docs/operations.md § Metrics). Two kinds of figures:
  * - this API process's own: requests by route pattern and status with their latency, and Node's process
  *   metrics (prom-client's defaults);
  * - the engine's, the whole system's (every API instance shows the same): fires, deliveries, attempts, runs,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db } from '../../db/pool';
 import type { NotificationListener } from '../../db/notifications';
 import type { RunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
+import { parseRunDelta, type RunDelta } from '../../db/repositories/run-deltas';
 import { listFinishedStepsAfter } from '../../db/repositories/run-steps';
 import { accountHasRun, findRun, findRunStatus } from '../../db/repositories/runs';
 import { NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
@@ -20,6 +21,15 @@ import type { Caller } from './auth-service';
  * run was notified, when the listener reconnected, and at each heartbeat (a safety net: a notification
  * lost with a dropped connection costs at most one heartbeat's delay). A read asks for the steps after the
  * last one the stream sent and for the run's status alone; the whole run only for `done`.
+ *
+ * Deltas: a model step's text as it arrives comes on the same channel, as notifications whose payload is
+ * a delta (db/repositories/run-deltas.ts; engine/runs/deltas.ts sends them), and is written to the run's
+ * streams as events `delta` `{ stepIndex, offset, text }` with no database read. A stream sends them only
+ * after the stored steps it began with, only for steps after the last one it sent (a delta that comes
+ * after its step was read is dropped: the step holds it), and per step only in order: a delta that does
+ * not continue what the stream sent of its step (one lost with a dropped connection, or a retried call
+ * starting again) ends that step's deltas. So a client sees of each step at most one unbroken piece of
+ * its text, then the step whole.
  *
  * Streams are bounded (docs/api.md § Live run streams):
  * - RUN_STREAMS_PER_USER open at once per user, counted across every API process by a place (a row of
@@ -44,6 +54,8 @@ const LEASE_CHECKS = 3;
 const EXPIRED_PER_CHECK = 100;
 /** Callers checked again at once: a process's checks take a few pooled connections, never the whole pool. */
 const CHECKS_AT_ONCE = 4;
+/** Deltas kept while a stream sends the stored steps it begins with (more are dropped: its client joined mid-step). */
+const EARLY_DELTAS = 64;
 
 export interface EventSink {
   /** Writes `chunk`; false when the client's unsent data is now over the socket's high-water mark. */
@@ -62,6 +74,8 @@ export interface EventSink {
 class Watcher {
   private dirty = false;
   private wake: (() => void) | null = null;
+
+  constructor(readonly delta: (d: RunDelta) => void) {}
 
   notify(): void {
     this.dirty = true;
@@ -128,12 +142,16 @@ export function createRunEventService(deps: {
   let checker: NodeJS.Timeout | null = null;
   let checking = false;
 
-  function watch(runId: string): { watcher: Watcher; stop: () => void } {
+  function watch(runId: string, onDelta: (d: RunDelta) => void): { watcher: Watcher; stop: () => void } {
     unsubscribe ??= listener.subscribe({
-      notified: (id) => watchers.get(id)?.forEach((w) => w.notify()),
+      notified: (payload) => {
+        const delta = parseRunDelta(payload);
+        if (delta) watchers.get(delta.runId)?.forEach((w) => w.delta(delta));
+        else watchers.get(payload)?.forEach((w) => w.notify());
+      },
       reconnected: () => watchers.forEach((set) => set.forEach((w) => w.notify())),
     });
-    const watcher = new Watcher();
+    const watcher = new Watcher(onDelta);
     const set = watchers.get(runId) ?? new Set<Watcher>();
     set.add(watcher);
     watchers.set(runId, set);
@@ -193,10 +211,16 @@ export function createRunEventService(deps: {
    * Sends the finished steps after `after`, one read of STEPS_PER_READ at a time; answers the last index
    * sent, and whether the stream may go on.
    */
-  async function sendSteps(runId: string, after: number, send: (chunk: string) => Promise<boolean>): Promise<{ after: number; ok: boolean }> {
+  async function sendSteps(
+    runId: string,
+    after: number,
+    send: (chunk: string) => Promise<boolean>,
+    sending: (index: number) => void,
+  ): Promise<{ after: number; ok: boolean }> {
     for (;;) {
       const steps = await listFinishedStepsAfter(db, runId, after, STEPS_PER_READ);
       for (const step of steps) {
+        sending(step.step_index);
         if (!(await send(sse('step', toRunStep(step), step.step_index)))) return { after, ok: false };
         after = step.step_index;
       }
@@ -216,19 +240,44 @@ export function createRunEventService(deps: {
       if (!sink.write(chunk)) await sink.drained(heartbeatMs, signal);
       return !signal.aborted;
     };
-    const { watcher, stop } = watch(runId);
+    /** The last step sent (or being sent): its deltas and those of every step before it are no longer sent. */
+    let stepSent = afterIndex;
+    const sending = (index: number) => void (stepSent = Math.max(stepSent, index));
+    /** Deltas that came before the stored steps the stream begins with were sent (a few; then dropped). */
+    let early: RunDelta[] | null = [];
+    /** Where the next delta of the step being streamed must start. */
+    let expected: { stepIndex: number; offset: number } | null = null;
+    const sendDelta = (d: RunDelta) => {
+      if (signal.aborted || d.stepIndex <= stepSent) return;
+      if (expected && d.stepIndex < expected.stepIndex) return;
+      if (expected?.stepIndex === d.stepIndex && d.offset !== expected.offset) return;
+      if (sink.unsent() > MAX_UNSENT_BYTES) return sink.disconnect();
+      // Not awaited: a client slower than the text fills its unsent data and is disconnected (above).
+      sink.write(sse('delta', { stepIndex: d.stepIndex, offset: d.offset, text: d.text }));
+      expected = { stepIndex: d.stepIndex, offset: d.offset + d.text.length };
+    };
+    const onDelta = (d: RunDelta) => {
+      if (!early) return sendDelta(d);
+      if (early.length < EARLY_DELTAS) early.push(d);
+    };
+    const { watcher, stop } = watch(runId, onDelta);
     try {
       if (!(await send(': run events\nretry: 2000\n\n'))) return;
       let after = afterIndex;
       while (!signal.aborted) {
-        const sent = await sendSteps(runId, after, send);
+        const sent = await sendSteps(runId, after, send, sending);
+        if (early) {
+          const waiting = early;
+          early = null;
+          waiting.forEach(sendDelta);
+        }
         if (!sent.ok) return;
         after = sent.after;
         const status = await findRunStatus(db, runId);
         if (!status) return; // deleted with its agent: nothing more will come
         if (status === 'succeeded' || status === 'failed') {
           // Steps that finished between the two reads come before `done`.
-          if (!(await sendSteps(runId, after, send)).ok) return;
+          if (!(await sendSteps(runId, after, send, sending)).ok) return;
           const ended = await findRun(db, runId);
           if (ended) await send(sse('done', toRun(ended)));
           return;

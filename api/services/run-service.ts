@@ -3,19 +3,12 @@ import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import { listRunStepsPage } from '../../db/repositories/run-steps';
-import { insertEvent } from '../../db/repositories/events';
 import { cancelRunWithoutWorkflow, findAccountRun, insertRun, listAccountRuns, listAgentRuns, type RunRow } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { modelTokensToday } from '../../db/repositories/usage';
 import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
-import { startRun } from '../../engine/outbox/starts';
-import type { EventFanOut } from '../../engine/events/fan-out';
-import type { FirstAttempt } from '../../engine/outbox/starts';
-import { workflowIds } from '../../engine/temporal/names';
-import { RUN_CANCELLED_ERROR } from '../../engine/contract';
+import { RUN_CANCELLED_ERROR, workflowIds, type Engine, type Unit } from '../../engine';
 import type { Config } from '../../lib/config';
-import type { HandOff } from '../../engine/outbox/handoff';
-import { runLineLimits } from '../../engine/runs/run-line';
 import { ConflictError, NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
@@ -29,15 +22,14 @@ const CANCEL_DEADLINE_MS = 5_000;
 export function createRunService(deps: {
   db: Db;
   agents: AgentsRepository;
-  handOff: HandOff;
+  /** The engine's unit of work: a run's start, a cancelled run's agent.failed, handed off after the commit. */
+  engine: Pick<Engine, 'transaction'>;
   audit: AuditTrail;
-  fanOut: EventFanOut;
   /** The process's one Temporal client: a cancel asks the run's workflow to stop. */
   temporal: Client;
   config: Pick<Config, 'runs' | 'model'>;
 }) {
-  const { db, agents, handOff, audit, fanOut } = deps;
-  const line = runLineLimits(deps.config);
+  const { db, agents, engine, audit } = deps;
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -56,14 +48,16 @@ export function createRunService(deps: {
   }
 
   /** agent.failed for a run cancelled before its workflow began it, as the workflow's failRun emits it. */
-  async function emitFailed(tx: Parameters<typeof insertEvent>[0], run: RunRow): Promise<FirstAttempt[]> {
-    const event = await insertEvent(tx, {
-      accountId: run.account_id,
-      type: 'agent.failed',
-      data: { agentId: run.agent_id, runId: run.id, error: run.error, chainDepth: run.chain_depth },
-      chainDepth: run.chain_depth,
-    });
-    return (await fanOut.fanOutEvent(tx, event, { agentId: run.agent_id, triggerId: run.trigger_id })).held;
+  async function emitFailed(unit: Unit, run: RunRow): Promise<void> {
+    await unit.emit(
+      {
+        accountId: run.account_id,
+        type: 'agent.failed',
+        data: { agentId: run.agent_id, runId: run.id, error: run.error, chainDepth: run.chain_depth },
+        chainDepth: run.chain_depth,
+      },
+      { agentId: run.agent_id, triggerId: run.trigger_id },
+    );
   }
 
   return {
@@ -75,7 +69,7 @@ export function createRunService(deps: {
      * the next UTC day); nothing is written.
      */
     async create(caller: Caller, agentId: string, body: CreateRunInput): Promise<Run> {
-      const run = await withTransaction(db, async (tx) => {
+      const run = await engine.transaction(async (tx, unit) => {
         // Locked so the agent can't turn into a template or go away between the check and the insert.
         const agent = await agents.findByIdForUpdate(caller.accountId, agentId, tx);
         if (!agent) throw new NotFoundError('Agent');
@@ -86,11 +80,10 @@ export function createRunService(deps: {
           throw new TooManyRequestsError(`${modelBudgetMessage(deps.config.model.tokensPerDay)}; runs that use the model start again in ${retryAfter} seconds`, retryAfter);
         }
         const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null });
-        await startRun(tx, run, line);
+        await unit.startRun(run);
         await audit.record(tx, caller, 'run.create', run.id);
         return run;
       });
-      handOff.kick();
       return toRun(run);
     },
 
@@ -108,26 +101,22 @@ export function createRunService(deps: {
       for (;;) {
         const row = await findAccountRun(db, caller.accountId, id);
         if (!row) throw new NotFoundError('Run');
-        if (row.status !== 'queued' && row.status !== 'running') {
-          throw new ConflictError(`Run has ended (${row.status}): only a queued or running run can be cancelled`);
+        if (row.status !== 'queued' && row.status !== 'running' && row.status !== 'waiting') {
+          throw new ConflictError(`Run has ended (${row.status}): only a queued, running or waiting run can be cancelled`);
         }
         const from = row.status;
         if (await cancelWorkflow(id)) {
           await withTransaction(db, (tx) => audit.record(tx, caller, 'run.cancel', id));
           return toRun(row);
         }
-        const held: FirstAttempt[] = [];
-        const cancelled = await withTransaction(db, async (tx) => {
+        const cancelled = await engine.transaction(async (tx, unit) => {
           const ended = await cancelRunWithoutWorkflow(tx, caller.accountId, id, from, RUN_CANCELLED_ERROR);
           if (!ended) return null;
-          held.push(...(await emitFailed(tx, ended)));
+          await emitFailed(unit, ended);
           await audit.record(tx, caller, 'run.cancel', id);
           return ended;
         });
-        if (cancelled) {
-          handOff.kick(held);
-          return toRun(cancelled);
-        }
+        if (cancelled) return toRun(cancelled);
         // Its state moved meanwhile: its workflow began it (cancel that), or it ended (409).
       }
     },

@@ -3,8 +3,7 @@ import type { TriggerScope, TriggersRepository } from '../../db/repositories/tri
 import { describeCronExpression } from '../../lib/cron';
 import type { Client } from '@temporalio/client';
 import { expectedTimes, firesBeforeGaps, judgeExpectedFires, type RecordedFire, type ScheduleVersion } from '../../lib/expected-fires';
-import { fireWorkflowEnds } from '../../engine/fires/fire-workflows';
-import { isScheduled } from '../../engine/fires/schedules';
+import { fireWorkflowEnds, isScheduled } from '../../engine';
 import { localTime, scheduleClock } from '../../lib/schedule-times';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { Caller } from './auth-service';
@@ -48,7 +47,7 @@ function decodeCursor(cursor: string): Date {
 const encodeCursor = (at: Date) => Buffer.from(JSON.stringify([at.getTime()])).toString('base64url');
 
 /**
- * Schedule truth (README § Operating it): the times a cron/schedule trigger should have fired and what became
+ * Schedule truth (docs/api.md § Triggers): the times a cron/schedule trigger should have fired and what became
  * of each, and the next times it will fire, both computed as its Temporal Schedule computes them.
  */
 export function createScheduleTruthService(deps: {

@@ -1,6 +1,6 @@
 import { PERMISSION_KEYS, type CustomPermissions, type Permissions, type TeamRole, type UpdateTeamMemberInput } from '../schemas/team';
 
-/** Default permissions of each role (README § Team and invitations). */
+/** Default permissions of each role (docs/api.md § Team and invitations). */
 export const ROLE_PERMISSIONS: Readonly<Record<TeamRole, Readonly<Permissions>>> = {
   admin: { canExport: true, canDelete: true, canManageTeam: true },
   editor: { canExport: true, canDelete: true, canManageTeam: false },

@@ -5,7 +5,7 @@ import { allowedFunctions, createFunctionLists, type McpToolConfig } from '../..
 import { openConfig } from '../../lib/secret-config';
 import { toolSecretPaths } from '../../lib/secret-paths';
 import type { SecretBox } from '../../lib/secrets';
-import { offerTools } from '../../engine/runs/executor/tool-functions';
+import { offerTools } from '../../engine';
 import { BadGatewayError, NotFoundError, TooManyRequestsError } from '../errors';
 import type { Caller } from './access';
 

@@ -83,12 +83,13 @@ export function createToolService(deps: {
       secretsStayBlocked,
     },
     valuesOf: (row: ToolRow): ToolValues => ({
-      type: row.type, name: row.name, description: row.description, configJson: row.config_json, enabled: row.enabled,
+      type: row.type, name: row.name, description: row.description, configJson: row.config_json, enabled: row.enabled, requiresApproval: row.requires_approval,
     }),
     present: toTool,
   });
   const valuesOf = (input: CreateToolInput): ToolValues => ({
     type: input.type, name: input.name, description: input.description ?? '', configJson: input.configJson, enabled: input.enabled ?? true,
+    requiresApproval: input.requiresApproval ?? false,
   });
   return {
     ...children,

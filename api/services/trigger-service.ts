@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { PageRequest } from '../../db/paging';
-import { withTransaction, type Db, type Queryable } from '../../db/pool';
+import type { PoolClient } from 'pg';
+import type { Db, Queryable } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import { isAgentGone, isWebhookPathTaken, type TriggerRow, type TriggerScope, type TriggersRepository, type TriggerValues } from '../../db/repositories/triggers';
 import { nextFireTime } from '../../lib/cron';
-import type { HandOff } from '../../engine/outbox/handoff';
-import { isScheduled } from '../../engine/fires/schedules';
+import { isScheduled, type Engine } from '../../engine';
 import { openConfig, pathKey, presentConfig, sealConfig, type Config } from '../../lib/secret-config';
 import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import type { SecretBox } from '../../lib/secrets';
@@ -30,7 +30,7 @@ const generateSecretToken = () => randomBytes(32).toString('base64url');
 /**
  * Agent triggers (scope 'agent', under /api/agents/:agentId/triggers and /api/triggers/:id) and
  * standalone user triggers (scope 'user', /api/user-triggers) share one table and these rules
- * (README § Triggers). Each scope only ever sees its own rows: a user trigger's id is unknown to the
+ * (docs/api.md § Triggers). Each scope only ever sees its own rows: a user trigger's id is unknown to the
  * agent-trigger routes and the other way round.
  */
 export function createTriggerService(deps: {
@@ -39,16 +39,25 @@ export function createTriggerService(deps: {
   agents: AgentsRepository;
   secrets: SecretBox;
   publicBaseUrl: string;
-  /** Kicked after every write: a database trigger queued the schedule's sync in the write's transaction. */
-  handOff: HandOff;
+  /** The engine's unit of work: every write to `triggers` queues its schedule's sync (a database trigger), handed off after the commit. */
+  engine: Pick<Engine, 'transaction'>;
   quotas: QuotasRepository;
   /** QUOTA_TRIGGERS */
   quota: number;
   audit: AuditTrail;
   now?: () => Date;
 }) {
-  const { db, triggers, agents, secrets, handOff, quotas, audit } = deps;
+  const { triggers, agents, secrets, engine, quotas, audit } = deps;
   const now = deps.now ?? (() => new Date());
+
+  /** A write to `triggers`, in a unit of work: the database trigger on the table queued the schedule's sync in it. */
+  function written<T>(fn: (tx: PoolClient) => Promise<T>): Promise<T> {
+    return engine.transaction(async (tx, unit) => {
+      const result = await fn(tx);
+      unit.queued();
+      return result;
+    });
+  }
 
   function present(row: TriggerRow, plain: Config, revealed: ReadonlySet<string> = new Set()): Trigger {
     const scheduled = row.enabled && isScheduled(row.type);
@@ -127,12 +136,11 @@ export function createTriggerService(deps: {
 
   async function create(caller: Caller, scope: TriggerScope, agentId: string | null, input: CreateTriggerInput): Promise<Trigger> {
     const missing = scope === 'agent' ? agentNotFound : agentNotInAccount;
-    const item = await withTransaction(db, async (tx) => {
+    const item = await written(async (tx) => {
       const { row, item } = await insertPrepared(tx, caller, scope, agentId, prepare(input), missing);
       await audit.record(tx, caller, 'trigger.create', row.id);
       return item;
     });
-    handOff.kick();
     return item;
   }
 
@@ -179,7 +187,7 @@ export function createTriggerService(deps: {
     async update(caller: Caller, scope: TriggerScope, id: string, patch: UpdateTriggerInput): Promise<Trigger> {
       const missing = agentNotInAccount;
       try {
-        const updated = await withTransaction(db, async (tx) => {
+        const updated = await written(async (tx) => {
           const row = await triggers.findByIdForUpdate(caller.accountId, scope, id, tx);
           if (!row) throw new NotFoundError('Trigger');
           const current = openConfig(row.config_json, TRIGGER_SECRET_PATHS[row.type], secrets);
@@ -208,7 +216,6 @@ export function createTriggerService(deps: {
           await audit.record(tx, caller, 'trigger.update', id);
           return present(updated!, resolved.plain, resolved.revealed);
         });
-        handOff.kick();
         return updated;
       } catch (err) {
         return translateWriteError(err, missing);
@@ -216,11 +223,10 @@ export function createTriggerService(deps: {
     },
 
     async delete(caller: Caller, scope: TriggerScope, id: string): Promise<void> {
-      await withTransaction(db, async (tx) => {
+      await written(async (tx) => {
         if (!(await triggers.delete(caller.accountId, scope, id, tx))) throw new NotFoundError('Trigger');
         await audit.record(tx, caller, 'trigger.delete', id);
       });
-      handOff.kick();
     },
   };
 }

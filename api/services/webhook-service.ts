@@ -5,7 +5,7 @@ import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { WebhookDirection, WebhookRow, WebhooksRepository, WebhookValues } from '../../db/repositories/webhooks';
 import { ALL_EVENTS, INCOMING_WEBHOOK_EVENT_TYPES, isReservedForPlatform } from '../../lib/events';
 import { maskSecret, type SecretBox } from '../../lib/secrets';
-import { maskUrlSecrets, restoreUrlSecrets, URL_MASK_MISMATCH } from '../../lib/url-secrets';
+import { maskUrlSecrets, originOnly, restoreUrlSecrets, URL_MASK_MISMATCH } from '../../lib/url-secrets';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { toWebhook, type Webhook } from '../mappers';
 import type { CreateWebhookInput, UpdateWebhookInput } from '../schemas/webhooks';
@@ -65,13 +65,19 @@ export function createWebhookService(deps: {
 
   const openSecret = (row: WebhookRow) => (row.secret_sealed === null ? null : secrets.open(row.secret_sealed));
 
-  /** A row as a response shows it: secret query values in its url masked unless this request set them. */
-  const shownUrl = (row: WebhookRow, revealed: boolean): WebhookRow => (row.url === null || revealed ? row : { ...row, url: maskUrlSecrets(row.url) });
+  /**
+   * A row as a response shows it: secret query values in its url masked unless this request set them;
+   * for a caller without canExport, the url as its origin followed by `/…` (DESIGN §16 "Secrets in URLs").
+   */
+  const shownUrl = (caller: Caller, row: WebhookRow, revealed: boolean): WebhookRow => {
+    if (row.url === null || revealed) return row;
+    return { ...row, url: caller.permissions.canExport ? maskUrlSecrets(row.url) : originOnly(row.url) };
+  };
 
   /** GET and list: the secret and the url's secret query values masked. */
-  const present = (row: WebhookRow) => {
+  const present = (caller: Caller, row: WebhookRow) => {
     const secret = openSecret(row);
-    return toWebhook(shownUrl(row, false), secret === null ? null : maskSecret(secret), publicBaseUrl);
+    return toWebhook(shownUrl(caller, row, false), secret === null ? null : maskSecret(secret), publicBaseUrl);
   };
 
   /** A url sent back with its secret query values masked stands for the stored one (docs/api.md § Secrets). */
@@ -150,12 +156,12 @@ export function createWebhookService(deps: {
     async get(caller: Caller, id: string): Promise<Webhook> {
       const row = await webhooks.findById(caller.accountId, id);
       if (!row) throw new NotFoundError('Webhook');
-      return present(row);
+      return present(caller, row);
     },
 
     async list(caller: Caller, page: PageRequest) {
       const result = await webhooks.list(caller.accountId, page);
-      return { ...result, items: result.items.map(present) };
+      return { ...result, items: result.items.map((row) => present(caller, row)) };
     },
 
     async update(caller: Caller, id: string, patch: UpdateWebhookInput): Promise<Webhook> {
@@ -175,10 +181,10 @@ export function createWebhookService(deps: {
           throw new ConflictError('the webhook changed while its new url was being checked; send the update again');
         }
         const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
-        // Disabling stops its pending deliveries (README § Webhooks); their workflows see them cancelled and stop.
+        // Disabling stops its pending deliveries (docs/api.md § Webhooks); their workflows see them cancelled and stop.
         if (row.enabled && !plan.values.enabled) await cancelPendingDeliveries(tx, id);
         await audit.record(tx, caller, 'webhook.update', id);
-        return toWebhook(shownUrl(updated!, patch.url !== undefined && plan.values.url !== row.url), plan.shownSecret, publicBaseUrl);
+        return toWebhook(shownUrl(caller, updated!, patch.url !== undefined && plan.values.url !== row.url), plan.shownSecret, publicBaseUrl);
       });
     },
 

@@ -13,7 +13,7 @@ const window = (row: WindowStatsRow) => ({
 const attempt = (row: LastAttemptRow | null) =>
   row && { at: row.at.toISOString(), deliveryId: row.delivery_id, statusCode: row.status_code, error: row.error, durationMs: row.duration_ms };
 
-/** An outgoing webhook's health at a glance (README § Operating it): is this endpoint failing, and since when. */
+/** An outgoing webhook's health at a glance (docs/api.md § Webhooks): is this endpoint failing, and since when. */
 export function createWebhookStatsService(deps: { webhooks: WebhooksRepository; stats: WebhookStatsRepository; now?: () => Date }) {
   const now = deps.now ?? (() => new Date());
   async function requireOutgoing(caller: Caller, webhookId: string) {

@@ -56,7 +56,7 @@ const COLUMNS = `d.id, d.account_id, d.webhook_id, d.event_id, e.type AS event_t
   d.last_status_code, d.last_error, d.next_attempt_at, d.created_at, d.updated_at`;
 const FROM = `deliveries d JOIN events e ON e.id = d.event_id`;
 
-/** Inside the webhook update's transaction: a webhook turned off stops its deliveries (README § Webhooks). */
+/** Inside the webhook update's transaction: a webhook turned off stops its deliveries (docs/api.md § Webhooks). */
 export async function cancelPendingDeliveries(q: Queryable, webhookId: string): Promise<number> {
   const { rowCount } = await q.query(
     `UPDATE deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'pending'`,

@@ -40,7 +40,7 @@ function histogramColumns(value: string, bounds: readonly number[]): string {
 }
 
 /**
- * The engine's figures for GET /metrics (README § Operating it), read from the rows the engine writes.
+ * The engine's figures for GET /metrics (docs/operations.md § Metrics), read from the rows the engine writes.
  * Every query reads one index range of rows written in (after, until], or a small table.
  */
 export function createMetricsRepository(db: Queryable) {

@@ -3,7 +3,14 @@ import type { Queryable } from '../pool';
 
 export type OutboxItem =
   | { id: number; kind: 'schedule'; payload: { triggerId: string }; attempts: number }
-  | { id: number; kind: 'workflow'; payload: WorkflowStart; attempts: number };
+  | { id: number; kind: 'workflow'; payload: WorkflowStart; attempts: number }
+  | { id: number; kind: 'signal'; payload: WorkflowSignal; attempts: number };
+
+/** A signal to a running workflow (kind 'signal'): sent once this commits; a workflow that is gone (closed) makes it done. */
+export interface WorkflowSignal {
+  workflowId: string;
+  signal: string;
+}
 
 // The two inserts below are called by engine/outbox/starts.ts only (lint enforces it): its verbs are how
 // work is queued, each building its own workflow start.
@@ -19,6 +26,11 @@ export async function insertWorkflowStart(q: Queryable, start: WorkflowStart, ho
     [JSON.stringify(start), holdMs],
   );
   return rows[0]!.id;
+}
+
+/** Inside the caller's transaction: the signal is sent once this commits (now, or by the reconciler). */
+export async function insertWorkflowSignal(q: Queryable, s: WorkflowSignal): Promise<void> {
+  await q.query(`INSERT INTO outbox (kind, payload) VALUES ('signal', $1)`, [JSON.stringify(s)]);
 }
 
 /** The same row the database trigger on `triggers` writes (migration 3). */

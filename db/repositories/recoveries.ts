@@ -46,7 +46,7 @@ const COLUMNS = `r.id, r.account_id, r.webhook_id, r.since, r.until, r.status, r
 const RESENT_WITHIN = (d: string, asOf: string, ms: string) =>
   `EXISTS (SELECT 1 FROM delivery_recovery_items i WHERE i.delivery_id = ${d}.id AND i.recovered_at > ${asOf} - ${ms} * interval '1 millisecond')`;
 
-/** The recoveries of a webhook's failed deliveries (README § Webhooks; workflows/recovery.ts). */
+/** The recoveries of a webhook's failed deliveries (docs/api.md § Webhooks; workflows/recovery.ts). */
 export function createRecoveriesRepository(db: Queryable) {
   return {
     /**

@@ -1,7 +1,7 @@
 import type { Queryable } from '../pool';
 
 /**
- * Retention's deletes (README "Retention"). Each call deletes one batch of at most `limit` rows, oldest
+ * Retention's deletes (docs/operations.md § Retention). Each call deletes one batch of at most `limit` rows, oldest
  * first, in one statement, so in its own short transaction. The same shape throughout:
  *
  *   DELETE FROM t WHERE <key> IN (SELECT <key> FROM t WHERE <old and final> ORDER BY … LIMIT n FOR UPDATE SKIP LOCKED)

@@ -15,12 +15,14 @@ export interface RunStepRow {
   usage: unknown;
   /** The step whose answer added this one; null for the steps planned when the run started. */
   planned_by: number | null;
+  /** An approval step's approval (approvals.ts); null for other steps. */
+  approval_id?: string | null;
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
 }
 
-const COLUMNS = `run_id, step_index, type, name, tool_id, tool_type, input, output, error, usage, planned_by, started_at, finished_at, created_at`;
+const COLUMNS = `run_id, step_index, type, name, tool_id, tool_type, input, output, error, usage, planned_by, approval_id, started_at, finished_at, created_at`;
 
 export interface NewRunStep {
   type: StepType;

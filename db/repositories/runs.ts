@@ -1,7 +1,7 @@
 import { keysetTail, PAGE_KEY_COLUMNS, toPage, type Page, type PageRequest } from '../paging';
 import type { Queryable } from '../pool';
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+export type RunStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed';
 /** Which executor made a run: the agent's tools in order, or a language model calling them. */
 export type RunExecutor = 'tools' | 'model';
 
@@ -279,23 +279,12 @@ export async function nextQueuedRuns(q: Queryable, accountId: string, placeMs: n
   return rows.map((r) => r.id);
 }
 
-/** queued → running, made by `executor`; null when the run is no longer queued. */
-export async function markRunRunning(q: Queryable, id: string, executor: RunExecutor): Promise<RunRow | null> {
-  const { rows } = await q.query<RunRow>(
-    `UPDATE runs SET status = 'running', executor = $2, started_at = now(), waiting_at = NULL, updated_at = now()
-     WHERE id = $1 AND status = 'queued'
-     RETURNING ${RUN_COLUMNS}`,
-    [id, executor],
-  );
-  return rows[0] ?? null;
-}
-
 /**
  * A run that has no workflow cancelled: failed with `error`, and out of its account's line. `status`: the
  * state it is ended from (queued: parked, or its start not handed off yet; running: its workflow is gone).
  * Null when it is no longer in that state (its workflow began it meanwhile, or it ended).
  */
-export async function cancelRunWithoutWorkflow(q: Queryable, accountId: string, id: string, status: 'queued' | 'running', error: string): Promise<RunRow | null> {
+export async function cancelRunWithoutWorkflow(q: Queryable, accountId: string, id: string, status: 'queued' | 'running' | 'waiting', error: string): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(
     `UPDATE runs SET status = 'failed', error = $4, parked = false, finished_at = now(), waiting_at = NULL, updated_at = now()
      WHERE id = $1 AND account_id = $2 AND status = $3
@@ -319,7 +308,7 @@ export async function recordRunEnd(
 ): Promise<RunRow | null> {
   const { rows } = await q.query<RunRow>(
     `UPDATE runs SET status = $2, output = $3, error = $4, finished_at = now(), waiting_at = NULL, updated_at = now()
-     WHERE id = $1 AND status IN ('queued', 'running')
+     WHERE id = $1 AND status IN ('queued', 'running', 'waiting')
      RETURNING ${RUN_COLUMNS}`,
     [id, r.status, JSON.stringify(r.output ?? null), r.error],
   );

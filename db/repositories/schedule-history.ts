@@ -105,7 +105,7 @@ export function createScheduleHistoryRepository(db: Queryable) {
 export type ScheduleHistoryRepository = ReturnType<typeof createScheduleHistoryRepository>;
 
 /**
- * Missed fires (the reconciler's search, README § Operating it): where the search has got to, and one row per
+ * Missed fires (the reconciler's search, docs/api.md § Triggers): where the search has got to, and one row per
  * missed time, so each emits trigger.missed once.
  */
 export function createMissedFiresRepository(db: Queryable) {

@@ -15,6 +15,8 @@ export interface ToolRow {
   /** Secret header values inside are sealed (lib/secrets.ts). */
   config_json: Record<string, unknown>;
   enabled: boolean;
+  /** A model's call of it waits for a person's decision first (docs/api.md § Approvals). */
+  requires_approval: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -26,9 +28,11 @@ export interface ToolValues {
   description: string;
   configJson: Record<string, unknown>;
   enabled: boolean;
+  /** Default false. */
+  requiresApproval?: boolean;
 }
 
-const COLUMNS = `id, account_id, agent_id, type, name, description, config_json, enabled, created_at, updated_at`;
+const COLUMNS = `id, account_id, agent_id, type, name, description, config_json, enabled, requires_approval, created_at, updated_at`;
 
 const isForeignKeyViolation = (err: unknown) => (err as { code?: string }).code === '23503';
 
@@ -38,10 +42,10 @@ export function createToolsRepository(db: Queryable) {
     async insert(accountId: string, agentId: string, v: ToolValues, q: Queryable = db): Promise<ToolRow | null> {
       try {
         const { rows } = await q.query<ToolRow>(
-          `INSERT INTO tools (account_id, agent_id, type, name, description, config_json, enabled)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)
+          `INSERT INTO tools (account_id, agent_id, type, name, description, config_json, enabled, requires_approval)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
            RETURNING ${COLUMNS}`,
-          [accountId, agentId, v.type, v.name, v.description, JSON.stringify(v.configJson), v.enabled],
+          [accountId, agentId, v.type, v.name, v.description, JSON.stringify(v.configJson), v.enabled, v.requiresApproval ?? false],
         );
         return rows[0]!;
       } catch (err) {
@@ -77,10 +81,10 @@ export function createToolsRepository(db: Queryable) {
 
     async update(accountId: string, id: string, v: ToolValues, q: Queryable = db): Promise<ToolRow | null> {
       const { rows } = await q.query<ToolRow>(
-        `UPDATE tools SET type = $3, name = $4, description = $5, config_json = $6, enabled = $7, updated_at = now()
+        `UPDATE tools SET type = $3, name = $4, description = $5, config_json = $6, enabled = $7, requires_approval = $8, updated_at = now()
          WHERE id = $1 AND account_id = $2
          RETURNING ${COLUMNS}`,
-        [id, accountId, v.type, v.name, v.description, JSON.stringify(v.configJson), v.enabled],
+        [id, accountId, v.type, v.name, v.description, JSON.stringify(v.configJson), v.enabled, v.requiresApproval ?? false],
       );
       return rows[0] ?? null;
     },

@@ -31,9 +31,3 @@ export async function listUsageDays(q: Queryable, accountId: string, from: strin
   );
   return rows;
 }
-
-/** Today's date in UTC as Postgres sees it (YYYY-MM-DD): the default end of a usage range. */
-export async function todayUtc(q: Queryable): Promise<string> {
-  const { rows } = await q.query<{ today: string }>(`SELECT to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS today`);
-  return rows[0]!.today;
-}

@@ -1,5 +1,4 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { withTransaction } from '../../db/pool';
 import { createAuditRepository } from '../../db/repositories/audit';
 import {
   cancelPendingDeliveries,
@@ -9,14 +8,14 @@ import {
   type AttemptTarget,
   type SlotRequest,
 } from '../../db/repositories/deliveries';
-import { eventEnvelope, insertEvent } from '../../db/repositories/events';
+import { eventEnvelope } from '../../db/repositories/events';
 import { createOutboxRepository } from '../../db/repositories/outbox';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { Client } from '@temporalio/client';
-import type { Db, Queryable } from '../../db/pool';
+import type { Db } from '../../db/pool';
 import type { AttemptAnswer } from '../contract';
 import type { Config } from '../../lib/config';
-import type { EventFanOut } from '../events/fan-out';
+import type { Transaction, Unit } from '../unit';
 import { OutboundError, retryAfterMs, sendOutbound } from '../../lib/outbound-http';
 import { responseSnippet } from '../../lib/response-snippet';
 import { inSpan } from '../../lib/tracing/context';
@@ -73,14 +72,12 @@ export function createDeliveryAttempts(deps: {
   config: Config;
   secrets: SecretBox;
   client: Client;
-  /** Fans out the `webhook.disabled` event of a webhook an attempt disabled. */
-  fanOut: EventFanOut;
+  /** The engine's unit of work: an attempt that disables its webhook emits `webhook.disabled` in it. */
+  transaction: Transaction;
   /** The process's slot waits: an attempt ending here wakes a first attempt waiting here. */
   slotWaits: SlotWaits;
-  /** Hands off what an attempt committed (the webhook.disabled event's deliveries). */
-  kick: () => void;
 }) {
-  const { db, config, secrets, client, fanOut, slotWaits } = deps;
+  const { db, config, secrets, client, transaction, slotWaits } = deps;
   const deliveries = createDeliveriesRepository(db);
   const slots = createDeliverySlotsRepository(db);
   const outbox = createOutboxRepository(db);
@@ -109,23 +106,23 @@ export function createDeliveryAttempts(deps: {
   }
 
   /**
-   * A webhook the engine has just disabled (its every attempt failed for WEBHOOK_DISABLE_AFTER, README §
+   * A webhook the engine has just disabled (its every attempt failed for WEBHOOK_DISABLE_AFTER, docs/api.md §
    * Webhooks), in the same transaction: its pending deliveries are cancelled (as when a user disables it),
    * the platform's audit entry written, and a `webhook.disabled` event fanned out to the account's other
    * webhooks subscribed to it (this one is no longer enabled, so it gets none).
    */
-  async function announceDisabled(tx: Queryable, disabled: { id: string; account_id: string; name: string; failing_since: Date; disabled_reason: string }) {
+  async function announceDisabled(unit: Unit, disabled: { id: string; account_id: string; name: string; failing_since: Date; disabled_reason: string }) {
+    const { tx } = unit;
     await cancelPendingDeliveries(tx, disabled.id);
     await createAuditRepository(tx).insert(
       { accountId: disabled.account_id, actorUserId: null, action: 'webhook.disable', resourceType: 'webhook', resourceId: disabled.id },
       tx,
     );
-    const event = await insertEvent(tx, {
+    await unit.emit({
       accountId: disabled.account_id,
       type: 'webhook.disabled',
       data: { webhookId: disabled.id, name: disabled.name, reason: disabled.disabled_reason, failingSince: disabled.failing_since.toISOString() },
     });
-    await fanOut.fanOutEvent(tx, event);
   }
 
   /** Slot times: a lease outlives the attempt's own time limit; a place in line outlives a waiter's safety timer. */
@@ -231,15 +228,14 @@ export function createDeliveryAttempts(deps: {
       const { retryAfterMs: asked, ...result } = await send(webhook.url, headers, body, input.timeoutMs, signal);
       const delayMs = nextDelay(input.nextDelayMs, asked);
 
-      const { status, disabled } = await withTransaction(db, async (tx) => {
+      const { status, disabled } = await transaction(async (tx, unit) => {
         // The webhook's health first: its row is locked before the delivery's, in the order a user's update takes them.
         const reason = (since: Date) => disabledReason(since, disableAfter.text);
         const disabled = await createWebhooksRepository(tx).recordHealth(tx, webhook.id, result.succeeded, disableAfter.ms, reason);
         const status = await deliveries.recordAttempt(tx, { ...input, nextDelayMs: delayMs, deliveryId: delivery.id }, result);
-        if (disabled) await announceDisabled(tx, disabled);
+        if (disabled) await announceDisabled(unit, disabled);
         return { status, disabled: disabled !== null };
       });
-      if (disabled) deps.kick(); // the webhook.disabled deliveries' workflow starts
       if (status === null || (disabled && status === 'pending')) return 'stopped'; // cancelled with its webhook
       if (status === 'pending') return input.answerDelay ? { step: 'retry', delayMs: delayMs! } : 'retry';
       return status === 'succeeded' ? 'succeeded' : 'failed';

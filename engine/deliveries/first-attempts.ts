@@ -2,7 +2,6 @@ import type { Db } from '../../db/pool';
 import { createOutboxRepository } from '../../db/repositories/outbox';
 import type { Config } from '../../lib/config';
 import type { DeliveryAttempts } from './attempts';
-import { parseDuration } from '../../lib/durations';
 import type { SlotWaiter, SlotWaits, WakeReason } from './slot-waits';
 import type { AttemptAnswer, DeliveryStartPatch } from '../contract';
 import type { FirstAttempt } from '../outbox/starts';
@@ -25,7 +24,7 @@ export const FIRST_ATTEMPT_MAX_WAIT_MS = 30_000;
  * - the attempt failed and more remain: the start is released to begin at the second attempt, after
  *   its delay (the workflow's timer): the schedule's, or the endpoint's Retry-After when later;
  * - the webhook has DELIVERY_CONCURRENCY_PER_WEBHOOK attempts in flight: the attempt waits for a slot
- *   here first, in the webhook's line (engine/deliveries/slot-waits.ts), while the line moves (README § One hop per
+ *   here first, in the webhook's line (engine/deliveries/slot-waits.ts), while the line moves (docs/architecture.md § One hop per
  *   effect), its held start still renewed; when none came, released as it is, and the workflow waits
  *   for a slot (nothing was sent). At most DELIVERY_FIRST_ATTEMPT_WAITERS wait at once, half of them of
  *   one account; the others are released at once;
@@ -45,7 +44,7 @@ export function createFirstAttempts(deps: {
 }) {
   const { config, log, attempts, slotWaits } = deps;
   const outbox = createOutboxRepository(deps.db);
-  const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
+  const delaysMs = config.webhooks.retryDelaysMs;
   const running = new Set<Promise<void>>();
   /** First attempts sending (DELIVERY_WORKER_SLOTS), and those waiting for a slot at their webhook. */
   let inFlight = 0;
@@ -182,7 +181,7 @@ export function createFirstAttempts(deps: {
 
   return {
     /** Whether a delivery's first attempt can be made at once: the retry schedule's first delay is 0. */
-    immediate: (delaysMs[0] ?? 0) === 0,
+    immediate: delaysMs[0] === 0,
 
     /** After the commit that wrote these deliveries: their first attempts, in the background. */
     make(held: FirstAttempt[]): void {

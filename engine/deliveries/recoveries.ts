@@ -1,18 +1,17 @@
-import { withTransaction } from '../../db/pool';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
 import { createRecoveriesRepository } from '../../db/repositories/recoveries';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
-import { startDelivery } from '../outbox/starts';
+import type { Transaction } from '../unit';
 import type { RecoveryBatchOutcome, RecoveryInput } from '../contract';
 import type { Db } from '../../db/pool';
 import type { Config } from '../../lib/config';
 
 /**
  * A recovery of a webhook's failed deliveries, batch by batch (recoverDeliveriesWorkflow,
- * workflows/recovery.ts; its activities: activities/recoveries.ts). `kick` hands off what a batch queued.
+ * workflows/recovery.ts; its activities: activities/recoveries.ts). Each batch is a unit of work (engine/unit.ts).
  */
-export function createRecoveries(deps: { db: Db; config: Pick<Config, 'webhooks'>; kick: () => void }) {
-  const { db, config, kick } = deps;
+export function createRecoveries(deps: { db: Db; config: Pick<Config, 'webhooks'>; transaction: Transaction }) {
+  const { db, config, transaction } = deps;
   const recoveries = createRecoveriesRepository(db);
   const deliveries = createDeliveriesRepository(db);
   const webhooks = createWebhooksRepository(db);
@@ -27,7 +26,7 @@ export function createRecoveries(deps: { db: Db; config: Pick<Config, 'webhooks'
      * ends the recovery `failed`; a deleted one took the recovery with it (`gone`).
      */
     async recoverDeliveryBatch(input: RecoveryInput): Promise<RecoveryBatchOutcome> {
-      const outcome = await withTransaction(db, async (tx): Promise<RecoveryBatchOutcome> => {
+      return transaction(async (tx, unit): Promise<RecoveryBatchOutcome> => {
         const seen = await recoveries.findForWork(input.recoveryId, tx);
         if (!seen) return { done: true, status: 'gone' };
         const webhook = await webhooks.findByIdForUpdate(seen.account_id, seen.webhook_id, tx);
@@ -43,7 +42,7 @@ export function createRecoveries(deps: { db: Db; config: Pick<Config, 'webhooks'
         const items: { deliveryId: string; generation: number }[] = [];
         for (const d of batch) {
           const { generation } = await deliveries.startGeneration(d.id, tx);
-          await startDelivery(tx, { id: d.id, accountId: recovery.account_id }, generation, { delaysMs: [0], timeoutMs: config.webhooks.timeoutMs });
+          await unit.startDelivery({ id: d.id, accountId: recovery.account_id }, generation);
           items.push({ deliveryId: d.id, generation });
         }
         if (batch.length > 0) await recoveries.recordBatch(recovery.id, items, batch[batch.length - 1]!, tx);
@@ -53,8 +52,6 @@ export function createRecoveries(deps: { db: Db; config: Pick<Config, 'webhooks'
         }
         return { done: false, status: 'running' };
       });
-      kick();
-      return outcome;
     },
 
     /** The recovery workflow's last word when a batch failed for good: the recovery is `failed`. */

@@ -7,7 +7,6 @@ import { createTriggersRepository, type EventTriggerRow } from '../../db/reposit
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { FanOutResult } from '../contract';
 import type { Config } from '../../lib/config';
-import { parseDuration } from '../../lib/durations';
 import { startDelivery, startEventFire, startEventMatching, type FirstAttempt } from '../outbox/starts';
 import { matchEventFilters, REGEX_WORK_BUDGET, regexUnits } from '../../lib/event-filter';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
@@ -77,25 +76,29 @@ export interface EventAbout {
  * An event nothing listens for is written done already (insertEvent `settled`): nothing to ask here.
  * When the listening filters could cost more than INLINE_MATCH_UNITS, step 2 is left to the worker: the
  * event's matching is queued (startEventMatching, `event:<id>`) and the event stays undispatched until
- * it has run. The caller kicks its hand-off after the commit, with the deliveries held for their first
- * attempt (`held`); `queued` says whether the fan-out wrote anything to the outbox for it to hand off.
+ * it has run. Its caller is a unit of work (engine/unit.ts `emit`), which kicks the hand-off after the
+ * commit, with the deliveries held for their first attempt (`held`), when the fan-out wrote anything to
+ * the outbox (`queued`).
  *
- * `holdMs` (engine/compose.ts decides it, for a fan-out whose caller's hand-off makes first attempts):
+ * `holdMs` (engine/compose.ts decides it, when the process's units make first attempts):
  * each delivery's workflow start is held back that long while the caller's process makes the first
  * attempt itself, after the commit (engine/deliveries/first-attempts.ts); a workflow starts only when
  * that attempt leaves something to wait for. 0: each delivery's workflow starts at once.
  */
 export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, options: { holdMs?: number } = {}) {
-  const schedule = { delaysMs: config.webhooks.retrySchedule.map(parseDuration), timeoutMs: config.webhooks.timeoutMs };
+  const schedule = { delaysMs: config.webhooks.retryDelaysMs, timeoutMs: config.webhooks.timeoutMs };
   const holdMs = options.holdMs ?? 0;
 
   return {
     /** Webhook retry schedule and attempt limit of the deliveries this fan-out creates. */
     schedule,
 
+    /** Of the deliveries written, the ones whose workflow start is held for their writer's first attempt. */
+    heldOf: (written: FirstAttempt[]): FirstAttempt[] => (holdMs > 0 ? written : []),
+
     /** Deliveries of the event (step 1 above): created once per (event, webhook); the ones created now. */
     async writeDeliveries(tx: Queryable, event: EventRow, about: EventAbout = {}): Promise<FirstAttempt[]> {
-      const created = await createDeliveriesRepository(tx).createForEvent(event, schedule.delaysMs[0] ?? 0);
+      const created = await createDeliveriesRepository(tx).createForEvent(event, schedule.delaysMs[0]!);
       if (created.length === 0) return [];
       await createWebhooksRepository(tx).countTriggered(created.map((d) => d.webhook_id));
       const agentId = about.agentId ?? (typeof event.data.agentId === 'string' ? event.data.agentId : null);
@@ -145,7 +148,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
       if (event.settled) return { ...NOTHING_LISTENS, deferred: false, held: [] };
       const written = await this.writeDeliveries(tx, event, about);
       const deliveries = written.length;
-      const held = holdMs > 0 ? written : [];
+      const held = this.heldOf(written);
       const candidates = listensForTriggers(event) ? await createTriggersRepository(tx).listEventTriggers(event.account_id, event.type) : [];
       const dispatches = createEventDispatchRepository(tx);
       if (candidates.length > 0) {

@@ -1,4 +1,3 @@
-import { withTransaction } from '../../db/pool';
 import { createEventDispatchRepository, findEvent, type EventRow } from '../../db/repositories/events';
 import { createTriggersRepository, type EventTriggerRow } from '../../db/repositories/triggers';
 import { listensForTriggers } from '../../db/repositories/event-listeners';
@@ -8,6 +7,7 @@ import { regexThread } from '../../lib/regex-thread';
 import type { EventMatchingInput, FanOutResult } from '../contract';
 import type { Db } from '../../db/pool';
 import type { EventFanOut } from './fan-out';
+import type { Transaction } from '../unit';
 
 /**
  * The candidates whose filters the event meets, in order, and the ones left unevaluated when the budget
@@ -29,11 +29,11 @@ const NOTHING: FanOutResult = { deliveries: 0, fires: 0, overBudget: 0, unevalua
 /**
  * The worker's matching of the events whose listening filters were too costly to match where they were
  * written (`matchEventWorkflow`, workflows/event-matching.ts; its activities: activities/event-matching.ts).
- * `fanOut` starts the workflows of the deliveries it writes at once (engine/compose.ts); `kick` hands off
- * what it queued.
+ * Its write is a unit of work (engine/unit.ts): the deliveries it writes get their first attempt as any
+ * event's do (engine/compose.ts), and what it queued is handed off after the commit.
  */
-export function createEventMatching(deps: { db: Db; fanOut: EventFanOut; kick: () => void }) {
-  const { db, fanOut, kick } = deps;
+export function createEventMatching(deps: { db: Db; fanOut: EventFanOut; transaction: Transaction }) {
+  const { db, fanOut, transaction } = deps;
   const triggers = createTriggersRepository(db);
   const dispatches = createEventDispatchRepository(db);
 
@@ -54,18 +54,18 @@ export function createEventMatching(deps: { db: Db; fanOut: EventFanOut; kick: (
     const candidates = listensForTriggers(event) ? await triggers.listEventTriggers(event.account_id, event.type) : [];
     const { matched, unevaluated } = await matchingTriggers(candidates, event);
 
-    const result = await withTransaction(db, async (tx): Promise<FanOutResult> => {
+    return transaction(async (tx, unit): Promise<FanOutResult> => {
       const earlier = await dispatches.lockDispatch(event.id, tx);
       if (!earlier) return NOTHING;
       if (earlier.status === 'done' && earlier.result) return earlier.result;
-      const deliveries = (earlier.result?.deliveries ?? 0) + (await fanOut.writeDeliveries(tx, event)).length;
+      const written = await fanOut.writeDeliveries(tx, event);
+      const deliveries = (earlier.result?.deliveries ?? 0) + written.length;
       await fanOut.recordUnevaluated(tx, event, unevaluated);
       const outcome = { deliveries, ...(await fanOut.queueFires(tx, event, matched)), unevaluated: unevaluated.length };
       await dispatches.markDispatched(event.id, outcome, tx);
+      if (written.length > 0 || outcome.fires > 0) unit.queued(fanOut.heldOf(written));
       return outcome;
     });
-    if (result.deliveries || result.fires) kick();
-    return result;
   }
 
   return {

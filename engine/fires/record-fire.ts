@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/pool';
-import { findEvent, insertEvent } from '../../db/repositories/events';
+import { findEvent } from '../../db/repositories/events';
 import { createFireRateRepository, createFiresRepository, type FireReason, type FireStatus } from '../../db/repositories/fires';
 import { insertRun } from '../../db/repositories/runs';
 import { createTriggersRepository, type FiringTriggerRow } from '../../db/repositories/triggers';
 import type { Config } from '../../lib/config';
 import { overModelBudget, runsWithModel } from '../../lib/model-settings';
-import { runLineLimits } from '../runs/run-line';
-import { startRun } from '../outbox/starts';
-import type { EventFanOut } from '../events/fan-out';
-import type { FirstAttempt } from '../outbox/starts';
+import type { Unit } from '../unit';
 import { scheduledTimeOf, type FireInput, type FireOutcome, type FireSource } from '../contract';
 
 /**
@@ -80,11 +77,11 @@ export function firedEvent(
 export type FireToRecord = FireInput & { fireKey: string };
 
 /** How a fire was recorded, and the deliveries its event wrote for the caller to attempt first. */
-export type RecordedFire = FireOutcome & { held: FirstAttempt[] };
+export type RecordedFire = FireOutcome;
 
 /** What happens when a trigger fires: shared by the fire workflow's local activity and the API. */
-export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs' | 'model'>; fanOut: EventFanOut }) {
-  const { config, fanOut } = deps;
+export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs' | 'model'> }) {
+  const { config } = deps;
 
   /**
    * Whether the fire goes ahead, and why not: a disabled trigger, one linked to a template or paused
@@ -115,17 +112,19 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
      * 5. write agent.triggered (linked) or trigger.fired and its fan-out (engine/events/fan-out.ts: its
      *    deliveries and the fires of the triggers it matches): an event fire's event stays in its
      *    cause's chain; any other fire's event roots a new chain.
-     * After the commit the caller kicks its hand-off with `held` (the first attempts of the deliveries).
+     * In the caller's unit of work (engine/unit.ts): after its commit the unit hands off what the fire
+     * queued and makes the first attempts of its deliveries.
      * Nothing else is asked of Temporal: the trigger's nextFireAt is computed from its expression.
      */
-    async recordFire(tx: Queryable, input: FireToRecord): Promise<RecordedFire> {
+    async recordFire(unit: Unit, input: FireToRecord): Promise<RecordedFire> {
+      const { tx } = unit;
       const fires = createFiresRepository(tx);
       const triggers = createTriggersRepository(tx);
       const trigger = await triggers.lockForFire(input.triggerId, tx);
-      if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null, held: [] };
+      if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null };
       // Read before admitting, so a repeated fire key (a retried activity) takes nothing from the rate.
       const first = await fires.findByKey(trigger.id, input.fireKey, tx);
-      if (first) return { fireId: first.id, status: 'duplicate', runId: first.run_id, held: [] };
+      if (first) return { fireId: first.id, status: 'duplicate', runId: first.run_id };
 
       const { status, reason } = await admit(trigger, input.source, tx);
       const chainDepth = input.chainDepth ?? 0;
@@ -151,7 +150,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
       );
       // The trigger's lock keeps the key free since findByKey; this only keeps the insert honest.
       if (fireId === null) throw new Error(`fire key ${input.fireKey} of trigger ${trigger.id} was recorded meanwhile`);
-      if (status !== 'fired') return { fireId, status, runId: null, held: [] };
+      if (status !== 'fired') return { fireId, status, runId: null };
 
       await triggers.countFire(trigger.id, tx);
 
@@ -165,20 +164,16 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
           chainDepth,
           input: { source: input.source, triggerId: trigger.id, fireId, payload },
         });
-        await startRun(tx, run, runLineLimits(config));
+        await unit.startRun(run);
         await fires.setRun(fireId, run.id, tx);
         runId = run.id;
       }
 
-      const event = await insertEvent(tx, {
-        id: eventId,
-        accountId: trigger.account_id,
-        ...firedEvent(trigger, { fireId, source: input.source, runId }),
-        chainDepth,
-        rootEventId,
-      });
-      const { held } = await fanOut.fanOutEvent(tx, event, { agentId: trigger.agent_id, triggerId: trigger.id });
-      return { fireId, status: 'fired', runId, held };
+      await unit.emit(
+        { id: eventId, accountId: trigger.account_id, ...firedEvent(trigger, { fireId, source: input.source, runId }), chainDepth, rootEventId },
+        { agentId: trigger.agent_id, triggerId: trigger.id },
+      );
+      return { fireId, status: 'fired', runId };
     },
   };
 }

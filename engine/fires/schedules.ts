@@ -1,7 +1,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { withTransaction, type Db } from '../../db/pool';
 import { createTriggersRepository, type ScheduledTriggerRow, type TriggersRepository } from '../../db/repositories/triggers';
-import { describeCronExpression } from '../../lib/cron';
+import { DEFAULT_CATCHUP_WINDOW, describeCronExpression } from '../../lib/cron';
 import { parseDuration } from '../../lib/durations';
 import { scheduledFireAction } from '../outbox/starts';
 import { searchAttributePairs, workflowIds } from '../temporal/names';
@@ -17,7 +17,7 @@ const OVERLAP: Record<string, ScheduleOverlapPolicy> = {
 export const isScheduled = (type: string) => type === 'schedule' || type === 'cron';
 
 /**
- * The Temporal Schedule of an enabled-or-paused cron/schedule trigger (docs/architecture.md § When a trigger is written). Temporal is
+ * The Temporal Schedule of an enabled-or-paused cron/schedule trigger (docs/architecture.md § When a trigger is written (schedules)). Temporal is
  * given the compiled 7-field cron string (or an interval for `@every`), never the user's text: their
  * 6-field forms differ (ours is seconds-first, Temporal's is year-last).
  */
@@ -34,7 +34,7 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
     action: scheduledFireAction(row),
     policies: {
       overlap: OVERLAP[config.overlapPolicy ?? 'skip'] ?? ScheduleOverlapPolicy.SKIP,
-      catchupWindow: parseDuration(config.catchupWindow ?? '1h'),
+      catchupWindow: parseDuration(config.catchupWindow ?? DEFAULT_CATCHUP_WINDOW),
     },
     typedSearchAttributes: searchAttributePairs(tags),
     state: { paused: !row.enabled, note: row.enabled ? undefined : 'trigger disabled' },

@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../../db/pool';
 import { afterCommit } from '../../db/write-unit';
 import { createOutboxRepository, type OutboxItem } from '../../db/repositories/outbox';
@@ -20,7 +20,7 @@ const RPC_DEADLINE_MS = 10_000;
 const SYNC_CONCURRENCY = 4;
 
 /**
- * Hands outbox rows to Temporal (docs/architecture.md § The outbox…). Every process that commits outbox
+ * Hands outbox rows to Temporal (docs/architecture.md § The outbox, the hand-off and the reconciler). Every process that commits outbox
  * rows calls `kick()` after the commit, so the hand-off is immediate in the normal case; the worker's reconciler calls
  * `drain()` every few seconds, so a row whose hand-off failed (Temporal down, process killed) is
  * handed off later. Every hand-off is idempotent: deterministic workflow ids, and schedule syncs that
@@ -50,6 +50,16 @@ export function createHandOff(deps: {
     const call = <T>(fn: () => Promise<T>) => deps.client.connection.withDeadline(Date.now() + RPC_DEADLINE_MS, fn);
     if (item.kind === 'schedule') {
       await call(() => syncTriggerSchedule(deps.client, deps.db, item.payload.triggerId));
+      return;
+    }
+    if (item.kind === 'signal') {
+      const { workflowId, signal } = item.payload;
+      try {
+        await call(() => deps.client.workflow.getHandle(workflowId).signal(signal));
+      } catch (err) {
+        // The workflow closed meanwhile (its run ended): nothing is left to tell.
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
       return;
     }
     const start = item.payload;
@@ -94,7 +104,7 @@ export function createHandOff(deps: {
       const syncLanes = Array.from({ length: SYNC_CONCURRENCY }, async () => {
         while (syncs.length > 0 && Date.now() - started < SYNC_BUDGET_MS) await handle(syncs.shift()!);
       });
-      await Promise.all([...items.filter((i) => i.kind === 'workflow').map(handle), ...syncLanes]);
+      await Promise.all([...items.filter((i) => i.kind !== 'schedule').map(handle), ...syncLanes]);
       await outbox.complete(done);
       handed += done.length;
       if (syncs.length > 0) {

@@ -2,9 +2,9 @@ import type { ScheduleOptionsAction } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../../db/pool';
 import type { EventRow } from '../../db/repositories/events';
-import { insertScheduleSync, insertWorkflowStart as insertStart } from '../../db/repositories/outbox';
+import { insertScheduleSync, insertWorkflowSignal, insertWorkflowStart as insertStart } from '../../db/repositories/outbox';
 import { accountRunLineFull, parkRun, type RunRow } from '../../db/repositories/runs';
-import { fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowStart, type WorkflowTags } from '../contract';
+import { APPROVAL_DECIDED_SIGNAL, fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowStart, type WorkflowTags } from '../contract';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, workflowIds } from '../temporal/names';
 import { traceCarrier } from '../../lib/tracing/context';
 
@@ -25,6 +25,7 @@ import { traceCarrier } from '../../lib/tracing/context';
  * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent (or parked: engine/runs/run-line.ts) |
  * | `startParkedRun`      | `runAgentWorkflow`       | `run:<runId>`                        | engine/runs/run-line.ts, when a slot frees for a parked run |
  * | `startRecovery`       | `recoverDeliveriesWorkflow` | `recovery:<recoveryId>`           | `POST /webhooks/:id/recover` |
+ * | `signalApprovalDecided` | (a signal to) `runAgentWorkflow` | `run:<runId>`                   | `POST /approvals/:id/decision` (api/services/approval-service.ts) |
  * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
  *
  * Schedule syncs are also queued by the database itself: the trigger `triggers_schedule_sync` on the
@@ -212,4 +213,13 @@ export async function startRecovery(q: Queryable, recovery: { id: string; accoun
  */
 export async function startScheduleSync(q: Queryable, triggerId: string): Promise<void> {
   await insertScheduleSync(q, triggerId);
+}
+
+/**
+ * Tells a waiting run that its approval was decided (`approvalDecided` to `run:<runId>`, workflows/approval-wait.ts):
+ * written with the decision, so a decision accepted while Temporal is down reaches the run when it returns.
+ * The run reads the decision from Postgres; the signal only wakes it.
+ */
+export async function signalApprovalDecided(q: Queryable, runId: string): Promise<void> {
+  await insertWorkflowSignal(q, { workflowId: workflowIds.run(runId), signal: APPROVAL_DECIDED_SIGNAL });
 }

@@ -9,6 +9,7 @@ import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../runs/run-lin
 import { fromExecutor, toRef, type RunContext } from './context';
 import type { RunEnd } from './end';
 import type { WakeUps } from './wake-ups';
+import type { Unit } from '../unit';
 
 /** A run's admission: queued → running when its account's line lets it, its steps planned (`begin`). */
 export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunEnd, wakeUps: WakeUps) {
@@ -76,7 +77,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
     const slotLooksFree = inLine.running + inLine.ahead < limit;
     const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
     /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
-    const decide = async (tx: Queryable, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: { queued: boolean } }> => {
+    const decide = async (tx: Queryable, unit: Unit, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
       const found = await findRunForUpdateWithAgent(tx, input.runId);
       if (!found) return { outcome: { status: 'gone' } };
       const { run, agentStatus } = found;
@@ -85,8 +86,8 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
 
       if (agentStatus === null) return { outcome: { status: 'gone' } };
       if (agentStatus === 'paused' || agentStatus === 'template') {
-        const ended = await end(tx, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
-        return { outcome: { status: 'failed' }, ended: { queued: ended?.queued ?? false } };
+        const ended = await end(unit, run.id, 'failed', null, `Agent is ${agentStatus}: the run did not start (it was queued when the agent became ${agentStatus})`);
+        return { outcome: { status: 'failed' }, ended: ended !== null };
       }
 
       if (!allFit) {
@@ -102,9 +103,9 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
       return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
     };
     const result =
-      (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx) => decide(tx, true)) : null) ??
-      (await runLine.locked(first.account_id, (tx) => decide(tx, false)));
-    if (result.ended) afterEnd(first.account_id, result.ended.queued);
+      (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx, unit) => decide(tx, unit, true)) : null) ??
+      (await runLine.locked(first.account_id, (tx, unit) => decide(tx, unit, false)));
+    if (result.ended) afterEnd(first.account_id);
     return result.outcome;
   }
 

@@ -1,5 +1,3 @@
-import { withTransaction, type Queryable } from '../../db/pool';
-import { insertEvent } from '../../db/repositories/events';
 import type { RunStepRow } from '../../db/repositories/run-steps';
 import { findRun, recordRunEnd, type RunRow } from '../../db/repositories/runs';
 import { insertThreadMessages } from '../../db/repositories/thread-messages';
@@ -9,23 +7,23 @@ import { capError, capValue, MAX_RUN_OUTPUT_BYTES } from './executor/output-cap'
 import { userMessage } from './executor/system-message';
 import { fromExecutor, type EndStatus, type RunContext } from './context';
 import type { WakeUps } from './wake-ups';
+import type { Unit } from '../unit';
 
 /**
  * How a run ends: its status and output recorded once, its thread extended, agent.completed /
  * agent.failed written and fanned out in the same transaction, then its account's line woken.
  */
 export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) {
-  const { db } = deps;
-  // A run's end event: its deliveries start their workflows at once (engine/compose.ts).
-  const fanOut = deps.fanOutToWorkflows;
+  const { db, transaction } = deps;
   const { afterEnd } = wakeUps;
 
   /**
-   * queued/running → succeeded/failed and agent.completed / agent.failed, in the caller's transaction;
+   * queued/running → succeeded/failed and agent.completed / agent.failed, in the caller's unit of work;
    * null when already ended. A model run that succeeded in a thread adds its exchange to the thread: the
    * user's message (as of the run's creation) and the model's answer.
    */
-  async function end(tx: Queryable, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<{ row: RunRow; queued: boolean } | null> {
+  async function end(unit: Unit, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunRow | null> {
+    const { tx } = unit;
     const row = await recordRunEnd(tx, runId, { status, output, error: error === null ? null : capError(error) });
     if (!row) return null;
     if (status === 'succeeded' && row.thread_id && row.executor === 'model') {
@@ -42,15 +40,16 @@ export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) 
       });
     }
     const base = { agentId: row.agent_id, runId: row.id };
-    const event = await insertEvent(tx, {
-      accountId: row.account_id,
-      type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
-      data: status === 'succeeded' ? { ...base, output: row.output, chainDepth: row.chain_depth } : { ...base, error: row.error, chainDepth: row.chain_depth },
-      chainDepth: row.chain_depth,
-    });
-    const fannedOut = await fanOut.fanOutEvent(tx, event, { agentId: row.agent_id, triggerId: row.trigger_id });
-    // Whether the fan-out queued workflow starts (its deliveries, fires or matching) for the hand-off.
-    return { row, queued: fannedOut.deliveries > 0 || fannedOut.fires > 0 || fannedOut.deferred };
+    await unit.emit(
+      {
+        accountId: row.account_id,
+        type: status === 'succeeded' ? 'agent.completed' : 'agent.failed',
+        data: status === 'succeeded' ? { ...base, output: row.output, chainDepth: row.chain_depth } : { ...base, error: row.error, chainDepth: row.chain_depth },
+        chainDepth: row.chain_depth,
+      },
+      { agentId: row.agent_id, triggerId: row.trigger_id },
+    );
+    return row;
   }
 
   /**
@@ -66,12 +65,12 @@ export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) 
 
   /** Ends the run in its own transaction (once) and wakes the next in line; answers the run's status. */
   async function settle(runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunOutcome> {
-    const ended = await withTransaction(db, (tx) => end(tx, runId, status, output, error));
+    const ended = await transaction((_tx, unit) => end(unit, runId, status, output, error));
     if (!ended) {
       const current = await findRun(db, runId);
       return { status: current ? current.status : 'gone' };
     }
-    afterEnd(ended.row.account_id, ended.queued);
+    afterEnd(ended.account_id);
     return { status };
   }
 

@@ -1,10 +1,11 @@
 import { listRunSteps } from '../../db/repositories/run-steps';
 import { findRun } from '../../db/repositories/runs';
-import type { BeginRunOutcome, BegunRun, RunInput, RunOutcome, StepOutcome, StepRef } from '../contract';
+import type { ApprovalResume, ApprovalWait, CallStepType, BeginRunOutcome, BegunRun, RunInput, RunOutcome, StepOutcome, StepRef } from '../contract';
 import type { Engine as ActivityDeps } from '../compose';
 import { createExecutors, type Executors } from './executor/select';
 import { whileHeartbeating } from '../temporal/heartbeat';
 import { createRunAdmission } from './admission';
+import { createRunApprovals } from './approvals';
 import { createRunEnd } from './end';
 import { createRunSteps, interruption } from './steps';
 import { createWakeUps } from './wake-ups';
@@ -25,8 +26,15 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
   const { settle, finishFrom } = runEnd;
   const { begin } = createRunAdmission(ctx, runEnd, wakeUps);
   const { stepOf, toolStep, modelStep } = createRunSteps(ctx, runEnd);
+  const { requestApproval, resumeApproval } = createRunApprovals(ctx, wakeUps);
 
   return {
+    /** An approval step asked for: the run waits (engine/runs/approvals.ts). */
+    requestApproval: (ref: StepRef): Promise<ApprovalWait> => requestApproval(ref),
+
+    /** An approval step decided (or expired): the run goes on (engine/runs/approvals.ts). */
+    resumeApproval: (ref: StepRef): Promise<ApprovalResume> => resumeApproval(ref),
+
     /** queued → running when a slot is free, its steps planned (`begin`); the path of runs started before BEGUN_BY_FIRST_STEP (workflows/run.ts). */
     beginRun: (input: RunInput): Promise<BeginRunOutcome> => begin(input),
 
@@ -49,7 +57,8 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       if (!first || begun.timeoutMs <= 0) return { begun };
       const interrupted = interruption();
       if (interrupted) throw interrupted;
-      const outcome = await stepOf[first.type](first);
+      // The planned steps are model or tool steps; an approval step is only ever added by a model step's answer.
+      const outcome = await stepOf[first.type as CallStepType](first);
       // The time left as of this answer (counted from before the slot decision: never more than the run has).
       return { begun: { status: 'running', timeoutMs: Math.max(0, begun.timeoutMs - (Date.now() - askedAt)), steps: rest }, first: outcome };
     },

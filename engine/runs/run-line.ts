@@ -1,8 +1,9 @@
 import type pg from 'pg';
-import { withTransaction, type Db } from '../../db/pool';
+import type { Db } from '../../db/pool';
 import { accountsWithParkedRuns, countRunningRuns, countOpenRuns, countWaitingRuns, hasParkedRuns, lockAccountRunSlots, lockAccountRunSlotsShared, unparkRuns } from '../../db/repositories/runs';
 import type { Config } from '../../lib/config';
 import { startParkedRun, type RunLineLimits } from '../outbox/starts';
+import type { Transaction, Unit } from '../unit';
 
 /** How often a queued run's workflow asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
 export const QUEUE_RECHECK_MS = 60_000;
@@ -70,8 +71,8 @@ const SWEEP_ACCOUNTS = 500;
  * runs queue behind its work in the worker, the Temporal server and Postgres, none of which can tell
  * them apart (bench/isolation.ts, hooks flood).
  */
-export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPromoted?: () => void }) {
-  const { db } = deps;
+export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; transaction: Transaction }) {
+  const { db, transaction } = deps;
   const { limit, holdMs, timeoutMs } = runLineLimits(deps.config);
   const inTurn = createTurns();
   const { backlogPerSecond } = deps.config.runs;
@@ -84,10 +85,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
     retries.add(accountId);
     setTimeout(() => {
       retries.delete(accountId);
-      promote(accountId).then(
-        (n) => n > 0 && deps.onPromoted?.(),
-        () => {},
-      );
+      promote(accountId).catch(() => {});
     }, pace.waitMs(accountId)).unref();
   }
 
@@ -97,11 +95,11 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
    * they ask for a connection: a burst of one account's runs waits here, not in the pool, where it would
    * hold every connection waiting for its own lock while other accounts' runs wait for a connection.
    */
-  function locked<T>(accountId: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  function locked<T>(accountId: string, fn: (tx: pg.PoolClient, unit: Unit) => Promise<T>): Promise<T> {
     return inTurn(accountId, () =>
-      withTransaction(db, async (tx) => {
+      transaction(async (tx, unit) => {
         await lockAccountRunSlots(tx, accountId);
-        return fn(tx);
+        return fn(tx, unit);
       }),
     );
   }
@@ -113,19 +111,19 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
    * queue on its lock). A decision under the exclusive lock (`locked`) waits for them and sees their
    * writes, and theirs wait for it. Null, without calling `fn`, when the runs do not all fit.
    */
-  function whenAllFit<T>(accountId: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T | null> {
-    return withTransaction(db, async (tx) => {
+  function whenAllFit<T>(accountId: string, fn: (tx: pg.PoolClient, unit: Unit) => Promise<T>): Promise<T | null> {
+    return transaction(async (tx, unit) => {
       await lockAccountRunSlotsShared(tx, accountId);
       if ((await countOpenRuns(tx, accountId, limit + 1)) > limit) return null;
-      return fn(tx);
+      return fn(tx, unit);
     });
   }
 
-  /** Gives the account's oldest parked runs a workflow start for each free slot; answers how many (kick the hand-off after). */
+  /** Gives the account's oldest parked runs a workflow start for each free slot (handed off after the commit); answers how many. */
   async function promote(accountId: string): Promise<number> {
     // Most ends find nobody parked: one indexed read, and the lock only when there is someone to promote.
     if (!(await hasParkedRuns(db, accountId))) return 0;
-    return locked(accountId, async (tx) => {
+    return locked(accountId, async (tx, unit) => {
       const running = await countRunningRuns(tx, accountId, holdMs);
       const free = running >= limit ? 0 : limit - running - (await countWaitingRuns(tx, accountId, QUEUE_PLACE_MS, limit - running));
       if (free <= 0) return 0;
@@ -135,6 +133,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; onPr
       // Slots left free by the pace (not for want of parked runs): promote again once it allows.
       if (granted < free && runs.length === granted) retryLater(accountId);
       for (const run of runs) await startParkedRun(tx, run, timeoutMs, true);
+      if (runs.length > 0) unit.queued();
       return runs.length;
     });
   }

@@ -2,7 +2,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import { findRunStep, finishRunStep, listRunSteps, listStepsPlannedBy, startStepInRun, startStepOfRun, type RunStepRow } from '../../db/repositories/run-steps';
 import { findRun, type RunRow } from '../../db/repositories/runs';
 import { createToolsRepository, type ToolRow } from '../../db/repositories/tools';
-import type { StepOutcome, StepRef, StepType } from '../contract';
+import type { CallStepType, StepOutcome, StepRef } from '../contract';
 import { modelBudgetMessage, overModelBudget } from '../../lib/model-settings';
 import { openConfig } from '../../lib/secret-config';
 import { toolSecretPaths } from '../../lib/secret-paths';
@@ -17,6 +17,7 @@ import { createFunctionLists } from '../../lib/mcp/functions';
 import { activityContext, whileHeartbeating } from '../temporal/heartbeat';
 import { fromExecutor, toRef, type EndStatus, type RunContext } from './context';
 import type { RunEnd } from './end';
+import { createRunDeltas } from './deltas';
 
 /**
  * When the step's call was torn down by a cancellation, what the activity throws instead of recording
@@ -39,6 +40,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
   const toolsRepository = createToolsRepository(db);
   const { finishFrom } = runEnd;
   const mcpLists = createFunctionLists(() => config.tools.mcpListTtl.ms);
+  const deltas = createRunDeltas(db);
 
   /** A tool of the account, its secrets opened; null when it is gone. */
   async function openedTool(accountId: string, id: string): Promise<ToolRow | null> {
@@ -209,8 +211,12 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
     else {
       const model = executors.model;
       const { request } = fit;
+      // The answer's text told to the run's live streams as it arrives (deltas.ts), all of it before the step is recorded.
+      const text = deltas.forStep(run.id, step.step_index);
       try {
-        const result = answerOf(await whileHeartbeating((signal) => model.complete(request, signal)));
+        const completion = await whileHeartbeating((signal) => model.complete(request, signal, (piece) => text.text(piece)));
+        await text.flush();
+        const result = answerOf(completion);
         if ('error' in result) error = result.error;
         else ({ answer, usage } = result);
       } catch (err) {
@@ -228,7 +234,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
   }
 
   /** The activity body that makes each type of step. */
-  const stepOf: Record<StepType, (ref: StepRef) => Promise<StepOutcome>> = { tool: toolStep, model: modelStep };
+  const stepOf: Record<CallStepType, (ref: StepRef) => Promise<StepOutcome>> = { tool: toolStep, model: modelStep };
 
   return { stepOf, toolStep, modelStep };
 }

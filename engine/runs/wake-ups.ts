@@ -6,14 +6,14 @@ import type { Engine as ActivityDeps } from '../compose';
 
 /** What happens after a run of an account ended: its line moves (engine/runs/run-line.ts). */
 export function createWakeUps(deps: ActivityDeps) {
-  const { db, handOff, client, runLine } = deps;
+  const { db, client, runLine } = deps;
   const { limit, holdMs } = runLineLimits(deps.config);
 
   /** Accounts whose line is being woken (true: asked again meanwhile). */
   const waking = new Map<string, boolean>();
 
   /**
-   * After a run of the account ended: what its event queued (`queued`: deliveries, fires) is handed off at once; then, in the background, the
+   * After a run of the account ended (what its event queued was handed off by its unit of work), in the background, the
    * oldest parked runs get a workflow for the free slots (engine/runs/run-line.ts) and the runs with a workflow
    * first in line for them are woken (a signal to `run:<id>`; one that can't be delivered is left to the
    * run's own recheck). In the background so that the run's own workflow task does not wait for its
@@ -22,8 +22,7 @@ export function createWakeUps(deps: ActivityDeps) {
    * go round once more. Lost with the process, it is done by the reconciler's next round (parked runs)
    * or the runs' own recheck (waiting ones).
    */
-  function afterEnd(accountId: string, queued: boolean): void {
-    if (queued) handOff.kick(); // most ends queue nothing (no webhook, no trigger listening): no outbox round
+  function afterEnd(accountId: string): void {
     if (waking.has(accountId)) {
       waking.set(accountId, true);
       return;
@@ -43,7 +42,7 @@ export function createWakeUps(deps: ActivityDeps) {
     })();
   }
   async function wakeLine(accountId: string): Promise<void> {
-    if ((await runLine.promote(accountId)) > 0) handOff.kick();
+    await runLine.promote(accountId);
     // Most runs end with nobody waiting: one read of the line, and the running runs counted only when it is not empty.
     const waiting = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, limit);
     if (waiting.length === 0) return;

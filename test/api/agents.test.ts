@@ -4,7 +4,7 @@ import { api } from '../helpers/api';
 import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
 
-describe('agents (README § Agents)', () => {
+describe('agents (docs/api.md § Agents)', () => {
   const suite = suiteContext();
   let app: TestApp;
 

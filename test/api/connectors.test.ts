@@ -7,7 +7,7 @@ import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser }
 import { suiteContext } from '../helpers/cleanup';
 import { testSecretBox } from '../helpers/config';
 
-describe('connectors (README § Connectors and tools)', () => {
+describe('connectors (docs/api.md § Connectors and tools)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

@@ -25,7 +25,7 @@ function refreshCookie(res: ApiResponse): { value: string; attributes: Record<st
 }
 
 /**
- * The console's cookie mode (docs/api.md § The console's session): with `X-Client: console` the refresh token
+ * The console's cookie mode (docs/api.md § Authentication and tokens, *The console's session*): with `X-Client: console` the refresh token
  * lives in an HttpOnly, SameSite=Strict cookie scoped to /api/auth and never in a body; refresh and logout read
  * it only when the request also carries that header.
  */

@@ -15,7 +15,7 @@ interface ExpectedFire {
 }
 
 /**
- * GET …/expected-fires and …/preview (README § Operating it) through the API on a real database: the 2026 DST
+ * GET …/expected-fires and …/preview (docs/api.md § Triggers) through the API on a real database: the 2026 DST
  * days of Europe/Berlin and America/New_York judged from a trigger's recorded history, and bad input.
  */
 describe('expected fires and previews', () => {

@@ -16,7 +16,7 @@ import { family, histogram, sampleValue, scrape, scrapeFresh, TEST_METRICS_SNAPS
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** GET /metrics and request ids (README § Operating it), on a real database; the engine's side in test/engine/engine-metrics.test.ts. */
+/** GET /metrics and request ids (docs/operations.md § Metrics), on a real database; the engine's side in test/engine/engine-metrics.test.ts. */
 describe('metrics and request ids', () => {
   const suite = suiteContext();
   let app: TestApp;

@@ -118,7 +118,7 @@ describe('OpenAPI document covers every route', () => {
     assert.ok(count >= 40, `only ${count} operations`);
   });
 
-  it('documents a run step with the fields of README § Agent runs "Steps"', async () => {
+  it('documents a run step with the fields of docs/api.md § Agent runs "Steps"', async () => {
     const ok = paths['/api/runs/{id}/steps']!.get!.responses['200']!.content!['application/json']!.schema as { items: { $ref?: string } };
     const doc = (await api(app).get('/api/openapi.json')).json();
     const schemas = doc.components.schemas as Record<string, { properties: Record<string, unknown> }>;

@@ -30,7 +30,7 @@ describe('team permissions (pure)', () => {
   });
 });
 
-describe('team and invitations (README § Team and invitations)', () => {
+describe('team and invitations (docs/api.md § Team and invitations)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

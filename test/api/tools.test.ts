@@ -28,7 +28,7 @@ const custom = {
 };
 const maskedHeaders = { Authorization: '••••abcd', 'X-Api-Key': '••••efgh', 'x-auth-token': '••••ijkl', 'Client-SECRET': '••••mnop', Accept: 'application/json' };
 
-describe('tools (README § Connectors and tools)', () => {
+describe('tools (docs/api.md § Connectors and tools)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;
@@ -450,23 +450,37 @@ describe('tools (README § Connectors and tools)', () => {
     assert.equal((await storedConfig(tool.id)).endpoint, 'https://93.184.215.14/x');
   });
 
-  it('masks secret query values of the endpoint (key, token, secret, password, sig, auth) on read; the URL sent back as read keeps them', async () => {
+  it('masks secret query values of the endpoint (key, token, secret, password, sig, auth, pass, pwd, jwt, session, code, signature) on read; viewers see the origin only; the URL sent back as read keeps them', async () => {
     const owner = await registerUser(app);
     const agentId = await newAgent(owner);
-    const endpoint = 'https://93.184.215.14/v1/q?api_key=query-key-0001&region=eu&X-Amz-Signature=query-sig-0002&AUTH=query-auth-0003&pwd=x&Password=query-pw-0004';
-    const shown = 'https://93.184.215.14/v1/q?api_key=••••0001&region=eu&X-Amz-Signature=••••0002&AUTH=••••0003&pwd=x&Password=••••0004';
+    const endpoint =
+      'https://93.184.215.14/v1/q?api_key=query-key-0001&region=eu&X-Amz-Signature=query-sig-0002&AUTH=query-auth-0003&pwd=x&Password=query-pw-0004' +
+      '&pass_word=query-pass-0010&jwt=query-jwt-0011&sessionId=query-sess-0012&code=query-code-0013&signature=query-sign-0014';
+    const shown =
+      'https://93.184.215.14/v1/q?api_key=••••0001&region=eu&X-Amz-Signature=••••0002&AUTH=••••0003&pwd=••••&Password=••••0004' +
+      '&pass_word=••••0010&jwt=••••0011&sessionId=••••0012&code=••••0013&signature=••••0014';
     const created = await api(app, owner).post(`/api/agents/${agentId}/tools`, { type: 'custom', name: 'q', configJson: { endpoint, headers: { Authorization: 'Bearer header-0005' } } });
     assert.equal(created.statusCode, 201, created.body);
     assert.equal(created.json().configJson.endpoint, endpoint, 'shown in full to the request that set it');
     const url = `/api/tools/${created.json().id}`;
     const viewer = await joinWorkspace(app, owner, 'viewer');
-    for (const headers of [owner.auth, viewer.headers]) {
+    // A member without canExport sees the origin only: a path can be a secret too (DESIGN §16 "Secrets in URLs").
+    for (const [headers, expected] of [[owner.auth, shown], [viewer.headers, 'https://93.184.215.14/…']] as const) {
       const res = await app.inject({ method: 'GET', url, headers });
-      assert.equal(res.json().configJson.endpoint, shown);
+      assert.equal(res.json().configJson.endpoint, expected);
       const list = await app.inject({ method: 'GET', url: `/api/agents/${agentId}/tools`, headers });
-      assert.equal(list.json()[0].configJson.endpoint, shown);
-      for (const secret of ['query-key-0001', 'query-sig-0002', 'query-auth-0003', 'query-pw-0004']) assert.ok(!res.body.includes(secret) && !list.body.includes(secret), secret);
+      assert.equal(list.json()[0].configJson.endpoint, expected);
+      for (const secret of ['query-key-0001', 'query-sig-0002', 'query-auth-0003', 'query-pw-0004', 'query-pass-0010', 'query-jwt-0011', 'query-sess-0012', 'query-code-0013', 'query-sign-0014']) {
+        assert.ok(!res.body.includes(secret) && !list.body.includes(secret), secret);
+      }
     }
+    // An editor without canExport who edits something else keeps the endpoint as stored (the origin-only URL stands for it).
+    const editor = await joinWorkspace(app, owner, 'editor', { canExport: false });
+    const renamed = await app.inject({ method: 'GET', url, headers: editor.headers });
+    const edited = await app.inject({ method: 'PUT', url, headers: editor.headers, payload: { name: 'q2', configJson: renamed.json().configJson } });
+    assert.equal(edited.statusCode, 200, edited.body);
+    assert.equal(edited.json().configJson.endpoint, 'https://93.184.215.14/…');
+    assert.equal((await storedConfig(created.json().id)).endpoint, endpoint);
 
     // Sent back exactly as read (or percent-encoded): the stored values stay, and so do the secret headers (the target did not change).
     for (const sent of [shown, shown.replaceAll('••••', encodeURIComponent('••••'))]) {

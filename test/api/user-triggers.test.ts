@@ -7,7 +7,7 @@ import { readAllPages, registerUser, startTestApp, type TestApp, type TestUser }
 import { suiteContext } from '../helpers/cleanup';
 import { testSecretBox } from '../helpers/config';
 
-/** Standalone user triggers: /api/user-triggers and /api/user-triggers/:id (README § Triggers). */
+/** Standalone user triggers: /api/user-triggers and /api/user-triggers/:id (docs/api.md § Triggers). */
 describe('user triggers', () => {
   const suite = suiteContext();
   let app: TestApp;

@@ -26,7 +26,7 @@ interface Attempt {
   durationMs: number;
 }
 
-/** GET /api/webhooks/:id/stats (README § Operating it) over deliveries and attempts written at known times. */
+/** GET /api/webhooks/:id/stats (docs/api.md § Webhooks) over deliveries and attempts written at known times. */
 describe('an endpoint\'s health', () => {
   const suite = suiteContext();
   let app: TestApp;

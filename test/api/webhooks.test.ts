@@ -14,7 +14,7 @@ import { joinWorkspace } from '../helpers/workspaces';
 const PUBLIC_BASE_URL = 'https://api.example.test';
 const whsec = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}`;
 
-describe('webhooks (README § Webhooks)', () => {
+describe('webhooks (docs/api.md § Webhooks)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;
@@ -185,6 +185,32 @@ describe('webhooks (README § Webhooks)', () => {
     assert.equal((await api(app, user).patch(`/api/webhooks/${hook.id}`, { secret: `••••${second.slice(-4)}` })).statusCode, 400);
   });
 
+  it('a secret in the path (a Slack hook URL) and query names pass, pwd, jwt, session, code, signature: members without canExport see the origin only', async () => {
+    const owner = await registerUser(app);
+    const slack = 'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX';
+    const slackHook = await create(owner, { name: 'Slack', url: slack });
+    const query = 'https://example.com/in?passphrase=q-pass-0001&pwd=q-pwd-0002&jwt=q-jwt-0003&session=q-sess-0004&code=q-code-0005&signature=q-sign-0006&team=7';
+    const queryHook = await create(owner, { name: 'Query', url: query });
+    const viewer = await joinWorkspace(app, owner, 'viewer');
+    const noExport = await joinWorkspace(app, owner, 'editor', { canExport: false });
+    for (const headers of [viewer.headers, noExport.headers]) {
+      const list = await app.inject({ method: 'GET', url: '/api/webhooks', headers });
+      assert.ok(!list.body.includes('XXXXXXXXXXXXXXXXXXXXXXXX') && !list.body.includes('q-'), list.body);
+      assert.equal((await app.inject({ method: 'GET', url: `/api/webhooks/${slackHook.id}`, headers })).json().url, 'https://hooks.slack.com/…');
+      assert.equal((await app.inject({ method: 'GET', url: `/api/webhooks/${queryHook.id}`, headers })).json().url, 'https://example.com/…');
+    }
+    // canExport shows the path, and masks each of those query values.
+    assert.equal((await api(app, owner).get(`/api/webhooks/${slackHook.id}`)).json().url, slack);
+    assert.equal(
+      (await api(app, owner).get(`/api/webhooks/${queryHook.id}`)).json().url,
+      'https://example.com/in?passphrase=••••0001&pwd=••••0002&jwt=••••0003&session=••••0004&code=••••0005&signature=••••0006&team=7',
+    );
+    // The origin-only url sent back by an editor without canExport stands for the stored one.
+    const renamed = await app.inject({ method: 'PUT', url: `/api/webhooks/${slackHook.id}`, headers: noExport.headers, payload: { name: 'Renamed', url: 'https://hooks.slack.com/…' } });
+    assert.equal(renamed.statusCode, 200, renamed.body);
+    assert.equal((await storedRow(slackHook.id)).url, slack);
+  });
+
   it('masks secret query values of the url (key, token, secret, password, sig, auth) on read; the url sent back as read keeps them', async () => {
     const owner = await registerUser(app);
     const url = 'https://example.com/hook?token=query-token-0001&team=7&sig=query-sig-0002';
@@ -192,11 +218,11 @@ describe('webhooks (README § Webhooks)', () => {
     const hook = await create(owner, { name: 'Query', url });
     assert.equal(hook.url, url, 'shown in full to the request that set it');
     const viewer = await joinWorkspace(app, owner, 'viewer');
-    for (const headers of [owner.auth, viewer.headers]) {
+    for (const [headers, expected] of [[owner.auth, shown], [viewer.headers, 'https://example.com/…']] as const) {
       const item = await app.inject({ method: 'GET', url: `/api/webhooks/${hook.id}`, headers });
       const list = await app.inject({ method: 'GET', url: '/api/webhooks', headers });
-      assert.equal(item.json().url, shown);
-      assert.equal(list.json()[0].url, shown);
+      assert.equal(item.json().url, expected);
+      assert.equal(list.json()[0].url, expected);
       for (const secret of ['query-token-0001', 'query-sig-0002']) assert.ok(!item.body.includes(secret) && !list.body.includes(secret), secret);
     }
 

@@ -7,7 +7,7 @@ import { accountIdOf, actingIn, joinWorkspace } from '../helpers/workspaces';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Team workspaces: members act in the account they joined (README "Working as a team"). */
+/** Team workspaces: members act in the account they joined (docs/api.md § Team and invitations). */
 describe('workspaces: the account a request acts in', () => {
   let app: TestApp;
   let db: Db;

@@ -21,7 +21,7 @@ import { startReceiver } from '../helpers/receiver';
 
 /**
  * The real API and worker processes over HTTP, with the parts killed: the worker with SIGKILL in the
- * middle of deliveries, and Temporal itself stopped while triggers are written (docs/architecture.md § The outbox…).
+ * middle of deliveries, and Temporal itself stopped while triggers are written (docs/architecture.md § The outbox, the hand-off and the reconciler).
  */
 
 const SECRET = `whsec_${Buffer.from('resilience-test-secret-32-bytes!').toString('base64')}`;

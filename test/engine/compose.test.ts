@@ -12,8 +12,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database';
 /**
  * The engine of a process is composed once (engine/compose.ts), and which deliveries get their first
  * attempt in the writing process is decided there: `fanOut` holds a new delivery's workflow start for
- * that attempt, `fanOutToWorkflows` (a run's end, the deferred matching, a disabled webhook, missed
- * fires) starts it at once. Nothing is handed to Temporal here: the client is never used.
+ * that attempt (the one fan-out of every unit of work: engine/unit.ts, whose kick makes the attempt);
+ * without first attempts it starts at once. Nothing is handed to Temporal here: the client is never used.
  */
 describe('the composed engine', () => {
   const suite = suiteContext();
@@ -58,15 +58,8 @@ describe('the composed engine', () => {
     assert.deepEqual(await fanOutOne(engine.fanOut), { deliveries: 1, held: 1, startsHeld: [true] });
   });
 
-  it('starts the delivery workflows of a run\'s end (and the worker\'s other fan-outs) at once', async () => {
-    const engine = compose();
-    assert.notEqual(engine.fanOutToWorkflows, engine.fanOut);
-    assert.deepEqual(await fanOutOne(engine.fanOutToWorkflows), { deliveries: 1, held: 0, startsHeld: [false] });
-  });
-
   it('without first attempts in the process, every delivery workflow starts at once', async () => {
     const engine = compose(false);
-    assert.equal(engine.fanOut, engine.fanOutToWorkflows);
     assert.deepEqual(await fanOutOne(engine.fanOut), { deliveries: 1, held: 0, startsHeld: [false] });
   });
 });

@@ -11,7 +11,7 @@ import { waitFor } from '../helpers/processes';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { webhookCalls } from '../helpers/webhook-calls';
 
-/** Outgoing webhook deliveries (README § Webhooks; docs/api.md § Signatures) on a real dev server, to real receivers on loopback. */
+/** Outgoing webhook deliveries (docs/api.md § Webhooks; docs/api.md § Signatures) on a real dev server, to real receivers on loopback. */
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;

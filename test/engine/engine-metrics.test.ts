@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { createEventFanOut } from '../../engine/events/fan-out';
 import { workflowIds } from '../../engine/temporal/names';
 import { startReconciler } from '../../worker/reconciler';
 import { registerUser, type TestUser } from '../helpers/app';
@@ -10,7 +9,7 @@ import { histogram, sampleValue, scrape, scrapeFresh, TEST_METRICS_SNAPSHOT_MS, 
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
-/** GET /metrics while the real engine works (README § Operating it): the figures move with what the worker does. */
+/** GET /metrics while the real engine works (docs/operations.md § Metrics): the figures move with what the worker does. */
 describe('engine metrics', () => {
   const suite = suiteContext();
   let h: EngineHarness;
@@ -78,7 +77,7 @@ describe('engine metrics', () => {
 
     const lines: string[] = [];
     const reconciler = startReconciler({
-      db: h.db, client: h.engine.client, handOff: h.engine.handOff, fanOut: createEventFanOut(h.config), intervalMs: 60_000, sweepEveryMs: 3_600_000,
+      db: h.db, client: h.engine.client, handOff: h.engine.handOff, transaction: h.engine.composed.transaction, intervalMs: 60_000, sweepEveryMs: 3_600_000,
       log: (msg) => lines.push(msg),
     });
     try {
@@ -96,7 +95,7 @@ describe('engine metrics', () => {
     const after = await scrapeFresh(h.app);
     assert.equal(moved(before, after, 'agent_platform_reconciler_corrections_total', { reason: 'missing' }), 1);
     // A sweep that finds nothing different corrects nothing.
-    const quiet = startReconciler({ db: h.db, client: h.engine.client, handOff: h.engine.handOff, fanOut: createEventFanOut(h.config), intervalMs: 60_000, sweepEveryMs: 3_600_000, log: (msg) => lines.push(msg) });
+    const quiet = startReconciler({ db: h.db, client: h.engine.client, handOff: h.engine.handOff, transaction: h.engine.composed.transaction, intervalMs: 60_000, sweepEveryMs: 3_600_000, log: (msg) => lines.push(msg) });
     const seen = lines.length;
     await quiet.stop();
     assert.equal(lines.slice(seen).filter((l) => l.includes(trigger.id)).length, 0);

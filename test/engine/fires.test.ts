@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/processes';
 
 const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'];
 
-/** Fire history and manual fires: `GET|POST /api/triggers/:id/fire(s)` and the same under user-triggers (README § Triggers). */
+/** Fire history and manual fires: `GET|POST /api/triggers/:id/fire(s)` and the same under user-triggers (docs/api.md § Triggers). */
 describe('fires API', () => {
   const suite = suiteContext();
   let h: EngineHarness;

@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
 /**
- * Recovering a webhook's failed deliveries (POST /api/webhooks/:id/recover, README § Webhooks) and retrying a
+ * Recovering a webhook's failed deliveries (POST /api/webhooks/:id/recover, docs/api.md § Webhooks) and retrying a
  * pending delivery, on a real dev server, to real receivers on loopback.
  */
 

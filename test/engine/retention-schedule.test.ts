@@ -9,7 +9,7 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { seedRetentionRows } from '../helpers/retention-rows';
 
-/** The Schedule `system:retention` and its workflow, on the real dev server and Postgres (README "Retention"). */
+/** The Schedule `system:retention` and its workflow, on the real dev server and Postgres (docs/operations.md § Retention). */
 describe('retention on the engine', () => {
   const days = 7;
   const suite = suiteContext();

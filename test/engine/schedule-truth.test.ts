@@ -19,7 +19,7 @@ interface ExpectedFire {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Schedule truth on a real dev server (README § Operating it): previews are Temporal's own upcoming times,
+ * Schedule truth on a real dev server (docs/api.md § Triggers): previews are Temporal's own upcoming times,
  * and expected fires say what became of each time while the engine fires, is paused, disabled, stopped, and
  * while a schedule is missing.
  */

@@ -11,7 +11,7 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
 
-/** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (docs/architecture.md § When a trigger is written), on a dev server. */
+/** Cron/schedule triggers ↔ Temporal Schedules `trigger:<id>` (docs/architecture.md § When a trigger is written (schedules)), on a dev server. */
 describe('schedules of cron triggers', () => {
   const suite = suiteContext();
   let h: EngineHarness;

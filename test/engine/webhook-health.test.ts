@@ -11,7 +11,7 @@ import { startReceiver } from '../helpers/receiver';
 import { webhookCalls } from '../helpers/webhook-calls';
 
 /**
- * An endpoint's health (README § Webhooks): auto-disable after WEBHOOK_DISABLE_AFTER of failed attempts
+ * An endpoint's health (docs/api.md § Webhooks): auto-disable after WEBHOOK_DISABLE_AFTER of failed attempts
  * with a `webhook.disabled` event, and Retry-After on 429/503, on a real dev server and loopback receivers.
  */
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { suiteContext } from '../helpers/cleanup';
 import { startEngine } from '../helpers/engine';
 
-/** WORKER_WORKFLOW_TASK_SLOTS is the main worker's workflow-task slots (README § Configuration). */
+/** WORKER_WORKFLOW_TASK_SLOTS is the main worker's workflow-task slots (docs/configuration.md). */
 describe('worker slots', () => {
   const suite = suiteContext();
 

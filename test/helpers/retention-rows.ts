@@ -9,7 +9,7 @@ interface Seeded {
 }
 
 /**
- * Rows on both sides of every retention rule (README "Retention"), written with the timestamps they would
+ * Rows on both sides of every retention rule (docs/operations.md § Retention), written with the timestamps they would
  * have had: `old` is a day past `days`, `young` a day short of it. `gone` are those one retention run must
  * delete, `kept` those it must leave, by name; `present(names)` says which still exist.
  */

@@ -23,7 +23,7 @@ describe('config', () => {
     assert.equal(c.auth.rateLimitMax, 10);
     assert.equal(c.auth.rateLimitWindowMs, 900_000);
     assert.equal(c.http.trustProxy, false);
-    assert.deepEqual(c.webhooks.retrySchedule, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h']);
+    assert.deepEqual(c.webhooks.retryDelaysMs, [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
     assert.equal(c.webhooks.timeoutMs, 15_000);
     assert.equal(c.webhooks.allowPrivateTargets, false);
     assert.equal(c.webhooks.concurrencyPerWebhook, 10);

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { MAX_RETRY_AFTER_MS, nextDelay } from '../../engine/deliveries/attempts';
 import { retryAfterMs } from '../../lib/outbound-http';
 
-/** Retry-After (README § Webhooks): what an endpoint's header asks for, and the delay a delivery then waits. */
+/** Retry-After (docs/api.md § Webhooks): what an endpoint's header asks for, and the delay a delivery then waits. */
 describe('Retry-After', () => {
   const now = Date.parse('2026-11-26T12:00:00.000Z');
 

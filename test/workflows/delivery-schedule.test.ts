@@ -33,8 +33,8 @@ describe('delivery workflow on the default retry schedule (time-skipping server)
 
   it('makes 8 attempts at the scheduled delays, then fails', async () => {
     const config = testConfig(database.url); // WEBHOOK_RETRY_SCHEDULE unset: the default
-    assert.deepEqual(config.webhooks.retrySchedule, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h']);
-    const delaysMs = config.webhooks.retrySchedule.map(parseDuration);
+    const delaysMs = config.webhooks.retryDelaysMs;
+    assert.deepEqual(delaysMs, ['0s', '5s', '5m', '30m', '2h', '5h', '10h', '10h'].map(parseDuration));
 
     const { rows } = await database.db.query<{ delivery_id: string; event_id: string }>(
       `WITH u AS (INSERT INTO users (email, password_hash) VALUES ($1, 'x') RETURNING id),

@@ -76,6 +76,7 @@ export async function offeredFunctions(
         description: (f.description.trim() || `${f.name} (a function of the MCP tool ${entry.ref.name})`).slice(0, MAX_DESCRIPTION),
         parameters: f.inputSchema,
         function: f.name,
+        ...(entry.tool.requires_approval ? { requiresApproval: true } : {}),
       });
     }
   }

@@ -26,8 +26,21 @@ export class ModelError extends Error {
 export class ModelCallAborted extends Error {}
 
 export interface ModelClient {
-  complete(body: ChatCompletionCreateParamsNonStreaming, signal?: AbortSignal): Promise<ChatCompletion>;
+  /**
+   * The provider's answer to `body`, streamed (`stream: true`, usage included): `onText` is told each piece
+   * of the answer's text as it arrives, in order. A provider that refuses streaming is asked again without
+   * it, and from then on without it (this process): its answer comes whole, `onText` told nothing.
+   */
+  complete(body: ChatCompletionCreateParamsNonStreaming, signal?: AbortSignal, onText?: (text: string) => void): Promise<ChatCompletion>;
 }
+
+/**
+ * Whether a refusal of a streamed request is the provider refusing `stream: true` itself: a 501, or a 400,
+ * 415 or 422 whose message names streaming ("Unsupported parameter: 'stream'", "stream_options is not
+ * supported", …). Any other refusal is the request's: asking again without streaming would change nothing.
+ */
+const refusesStreaming = (err: unknown) =>
+  err instanceof OpenAI.APIError && (err.status === 501 || ([400, 415, 422].includes(err.status as number) && /stream/i.test(err.message)));
 
 /**
  * The key out of a provider's message: the key itself, and any word holding its first 8 or last 6
@@ -71,10 +84,32 @@ export function createModelClient(model: Config['model']): ModelClient | null {
   });
   const describe = (err: unknown) => redactKey(err instanceof Error ? err.message : String(err), model.apiKey);
 
+  /** False once the provider refused a streamed request and answered the same one unstreamed. */
+  let streams = true;
+
+  async function streamed(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined, onText?: (text: string) => void): Promise<ChatCompletion> {
+    const stream = openai.chat.completions.stream({ ...body, stream: true, stream_options: { include_usage: true } }, { signal });
+    if (onText) stream.on('content.delta', ({ delta }) => delta && onText(delta));
+    return await stream.finalChatCompletion();
+  }
+
+  async function call(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined, onText?: (text: string) => void): Promise<ChatCompletion> {
+    if (!streams) return await openai.chat.completions.create(body, { signal });
+    try {
+      return await streamed(body, signal, onText);
+    } catch (err) {
+      if (!refusesStreaming(err) || signal?.aborted) throw err;
+      // Asked again without streaming: its answer (or its refusal) is the call's.
+      const answer = await openai.chat.completions.create(body, { signal });
+      streams = false;
+      return answer;
+    }
+  }
+
   return {
-    async complete(body, signal) {
+    async complete(body, signal, onText) {
       try {
-        return await openai.chat.completions.create(body, { signal });
+        return await call(body, signal, onText);
       } catch (err) {
         if (err instanceof OpenAI.APIUserAbortError || signal?.aborted) throw new ModelCallAborted('the model call was aborted');
         if (err instanceof OpenAI.APIConnectionTimeoutError) {
@@ -91,6 +126,7 @@ export function createModelClient(model: Config['model']): ModelClient | null {
           if (retryable) throw new ModelError(`the model provider answered HTTP ${err.status} (${model.maxRetries + 1} attempts): ${message}`, false);
           throw new ModelError(`the model provider refused the request (HTTP ${err.status}): ${message}`, true);
         }
+        // A stream that broke off or made no sense (OpenAIError): the provider's fault, as a 5xx would be.
         throw new ModelError(`the model call failed: ${describe(err)}`, false);
       }
     },

@@ -10,7 +10,7 @@ import type { AgentExecutor, ComposeContext, ExecutionResult, PlanContext } from
 /** One step in a model run's output: what it was and whether it worked (the steps API has the rest). */
 export interface StepSummary {
   index: number;
-  type: 'model' | 'tool';
+  type: RunStepRow['type'];
   name: string;
   ok: boolean;
   error?: string;

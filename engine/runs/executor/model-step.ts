@@ -103,6 +103,8 @@ export function modelRequest(steps: RunStepRow[], index: number, offered?: Offer
 export function requestOf(context: ModelContext, earlier: RunStepRow[], last: boolean, offered: OfferedTool[] = context.tools): ChatCompletionCreateParamsNonStreaming {
   const messages: ChatCompletionMessageParam[] = context.messages.map((m) => ({ role: m.role, content: m.content }));
   for (const step of earlier) {
+    // An approved call is answered by the tool step that follows it (the same call id).
+    if (step.type === 'approval' && (step.output as { approved?: boolean } | null)?.approved) continue;
     if (step.type === 'model') {
       const answer = step.output as ModelAnswer;
       messages.push({
@@ -196,7 +198,35 @@ export function stepsAfter(steps: RunStepRow[], index: number, answer: ModelAnsw
       arguments: parseArguments(call.arguments),
       ...(offered?.function !== undefined ? { function: offered.function } : {}),
     };
-    return { type: 'tool', name: call.name.slice(0, 200) || 'unnamed', toolId: offered?.toolId ?? null, toolType: offered?.toolType ?? null, input };
+    const step: NewRunStep = { type: 'tool', name: call.name.slice(0, 200) || 'unnamed', toolId: offered?.toolId ?? null, toolType: offered?.toolType ?? null, input };
+    return offered?.requiresApproval ? approvalStepOf(step, offered) : step;
   });
-  return [...calls, { type: 'model', name: context.model }];
+  const model: NewRunStep = { type: 'model', name: context.model };
+  const approvals = calls.filter((s) => s.type === 'approval');
+  if (approvals.length === 0) return [...calls, model];
+  // The calls that need no approval are made first, as usual; the turn's last approval step adds the model
+  // step after it once decided (engine/runs/approvals.ts), so the model reads every result of the turn.
+  const last = approvals.at(-1)!;
+  (last.input as ApprovalStepInput).thenModel = model.name;
+  return [...calls.filter((s) => s.type !== 'approval'), ...approvals];
+}
+
+/**
+ * An approval step's input (docs/api.md § Approvals): the call waiting for a decision — `toolId`, the MCP
+ * `function` (null for other tools), the model's `arguments` — with what the run needs to go on: the tool
+ * call's id, the schema edited arguments are checked against, and (`thenModel`) the model step to add after it.
+ */
+export interface ApprovalStepInput extends ToolStepInput {
+  toolId: string;
+  function?: string;
+  parameters: Record<string, unknown>;
+  thenModel?: string;
+}
+
+/** What an approval step records once decided: approved (its tool step follows), or the result the model reads. */
+export type ApprovalStepOutput = { approved: true; arguments: unknown } | { rejected: true; comment: string | null; expired?: true };
+
+function approvalStepOf(step: NewRunStep, offered: OfferedTool): NewRunStep {
+  const input: ApprovalStepInput = { ...(step.input as ToolStepInput), toolId: offered.toolId, parameters: offered.parameters };
+  return { ...step, type: 'approval', input };
 }

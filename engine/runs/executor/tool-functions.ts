@@ -17,6 +17,8 @@ export interface OfferedTool {
   parameters: Record<string, unknown>;
   /** An MCP tool's function: its name on the server (mcp-tool.ts). */
   function?: string;
+  /** A call of it waits for a person's decision first (docs/api.md § Approvals); absent: false. */
+  requiresApproval?: boolean;
 }
 
 const idList = (what: string, max: number, configured: string[]) => ({
@@ -77,6 +79,7 @@ export function offerTools(tools: ToolRow[]): OfferedTool[] {
     toolType: tool.type,
     description: (tool.description.trim() || DEFAULT_DESCRIPTIONS[tool.type]).slice(0, 1024),
     parameters: dataToolParameters(tool),
+    ...(tool.requires_approval ? { requiresApproval: true } : {}),
   }));
 }
 

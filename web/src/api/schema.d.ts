@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description The Prometheus text format (0.0.4). This API process: agent_platform_http_requests_total and agent_platform_http_request_duration_seconds by method, route pattern and status, and Node's process metrics. The engine, the same on every API instance (read from Postgres at most once per METRICS_SNAPSHOT_MS, 5 s, per process however many scrape: a scrape shows a snapshot at most that old): fires by source and status, schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, the outbox's rows and oldest age, the reconciler's corrections, missed fires (README § Operating it). Outside /api, where Prometheus looks by default. With METRICS_TOKEN set (required when the API listens on an address other than loopback), send Authorization: Bearer <METRICS_TOKEN>.
+         * @description The Prometheus text format (0.0.4). This API process: agent_platform_http_requests_total and agent_platform_http_request_duration_seconds by method, route pattern and status, and Node's process metrics. The engine, the same on every API instance (read from Postgres at most once per METRICS_SNAPSHOT_MS, 5 s, per process however many scrape: a scrape shows a snapshot at most that old): fires by source and status, schedule fire lag, deliveries by outcome, delivery attempts and their latency, runs finished and queued/running, the outbox's rows and oldest age, the reconciler's corrections, missed fires (docs/operations.md § Metrics). Outside /api, where Prometheus looks by default. With METRICS_TOKEN set (required when the API listens on an address other than loopback), send Authorization: Bearer <METRICS_TOKEN>.
          */
         get: {
             parameters: {
@@ -6344,7 +6344,7 @@ export interface paths {
         };
         /**
          * The times an agent trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: docs/api.md § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -6516,7 +6516,7 @@ export interface paths {
         };
         /**
          * The times a user trigger should have fired, and what happened
-         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: README § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
+         * @description Every time in [from, to) the cron/schedule trigger should have fired, oldest first, computed from its expression and time zone as its Temporal Schedule computes them (DST days included: docs/api.md § Triggers), following each version of the trigger (expression, zone, enabled) in force at that time. Each is joined to the fire recorded for it (fired, with the fire id and lag) or labelled with why there is none. At most `limit` (≤ 1000) per page; Link rel="next" continues. Rules between the parameters and the clock, which no JSON Schema keyword states: `from` must be before `to` and before now (400 `querystring.from: must be before to (and before now: <now>)`), and at most RETENTION_DAYS ago (400 `querystring.from: must be within the last <n> days (RETENTION_DAYS): older fires are deleted`).
          */
         get: {
             parameters: {
@@ -10209,13 +10209,21 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEventInput: {
             /** @constant */
             event: "step";
             /** @description The step's index: send it back as Last-Event-ID to resume after it */
             id: string;
             /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description The last step event's id, when there was one (a delta sets none) */
+            id?: string;
+            /** @description `{ stepIndex, offset, text }`, as JSON */
             data: string;
             retry?: number;
         } | {
@@ -12358,13 +12366,21 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEvent: {
             /** @constant */
             event: "step";
             /** @description The step's index: send it back as Last-Event-ID to resume after it */
             id: string;
             /** @description The step, once it finished (as in GET /api/runs/{id}/steps), as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description The last step event's id, when there was one (a delta sets none) */
+            id?: string;
+            /** @description `{ stepIndex, offset, text }`, as JSON */
             data: string;
             retry?: number;
         } | {

@@ -11,7 +11,7 @@ export type PreviewTime = Schemas['PreviewTime'];
 export type TriggerUpdate = Schemas['UpdateUserTrigger'];
 
 /**
- * A trigger lives under one of two APIs (docs: README § Triggers): an agent's (`/api/triggers/:id`) or the
+ * A trigger lives under one of two APIs (docs: docs/api.md § Triggers): an agent's (`/api/triggers/:id`) or the
  * account's standalone ones (`/api/user-triggers/:id`). Each route of the console knows which; these calls
  * take the scope and go to the matching path, typed by the generated client either way.
  */
