@@ -16,7 +16,8 @@ declare module 'fastify' {
      */
     callerStillAllowed: (() => Promise<boolean>) | null;
     /** A POST with an Idempotency-Key: its claim, and the write unit its work and response share. */
-    idempotency?: { unit: WriteUnit; callerId: string; key: string };
+    /** `unit` null: the key was claimed in a transaction of its own (a route that `callsTemporal`). */
+    idempotency?: { unit: WriteUnit | null; callerId: string; key: string };
   }
   interface FastifyContextConfig {
     /** Reachable without a credential. */
@@ -31,6 +32,12 @@ declare module 'fastify' {
      * takes a database connection for its writes (api/plugins/preflight.ts). Throws like a service.
      */
     preflight?: (request: FastifyRequest) => Promise<void>;
+    /**
+     * The handler calls Temporal (a run's cancel): with an Idempotency-Key, the key is claimed and its answer
+     * stored in short transactions of their own and the handler runs outside a write unit, so no pooled
+     * connection is held while Temporal answers (docs/architecture.md § Limits and fairness).
+     */
+    callsTemporal?: boolean;
   }
 }
 

@@ -55,6 +55,13 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     let existing: Awaited<ReturnType<typeof guards.claimIdempotencyKey>>;
     try {
       existing = await guards.claimIdempotencyKey(callerId, key, requestHash, IDEMPOTENCY_TTL_HOURS, unit.client);
+      if (!existing && request.routeOptions.config.callsTemporal) {
+        // The claim commits alone and the handler holds no connection while Temporal answers; its answer is
+        // stored (or the key freed) in a statement of its own (`complete`).
+        await unit.commit();
+        request.idempotency = { unit: null, callerId, key };
+        return undefined;
+      }
       if (!existing) {
         await unit.savepoint(WORK);
         request.idempotency = { unit, callerId, key };
@@ -111,6 +118,7 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
   /** Keeps the response of a request that claimed its key, with the work it did; or rolls both back. */
   async function complete(request: FastifyRequest, reply: FastifyReply, claimed: NonNullable<FastifyRequest['idempotency']>, payload: unknown): Promise<unknown> {
     const { unit } = claimed;
+    if (!unit) return completeDetached(request, reply, claimed, payload);
     // Error answers that say when to ask again (429, a 409 with Retry-After) describe a passing state; a
     // success is kept whatever its headers.
     if (reply.statusCode >= 500 || reply.statusCode === 429 || (reply.statusCode >= 400 && reply.hasHeader('retry-after'))) {
@@ -132,11 +140,30 @@ export function supportIdempotencyKeys(app: FastifyInstance, deps: IdempotencyDe
     }
   }
 
+  /**
+   * The answer of a request whose key was claimed alone (a route that `callsTemporal`): stored as any other,
+   * or the key freed for an answer that is not kept (5xx, 429, one with Retry-After). Its work committed as it went.
+   */
+  async function completeDetached(request: FastifyRequest, reply: FastifyReply, claimed: NonNullable<FastifyRequest['idempotency']>, payload: unknown): Promise<unknown> {
+    try {
+      if (reply.statusCode >= 500 || reply.statusCode === 429 || (reply.statusCode >= 400 && reply.hasHeader('retry-after'))) {
+        await guards.releaseIdempotencyKey(claimed.callerId, claimed.key);
+      } else {
+        await guards.completeIdempotencyKey(claimed.callerId, claimed.key, reply.statusCode, secrets.seal(typeof payload === 'string' ? payload : ''));
+      }
+    } catch (err) {
+      // The key stays claimed without an answer: a repeat is told it is in progress until IDEMPOTENCY_TTL_HOURS.
+      request.log.error({ err }, 'storing the idempotent response failed');
+    }
+    return payload;
+  }
+
   // A unit whose response was never sent (onSend did not run) is not left holding its connection.
   app.addHook('onResponse', (request, _reply, done) => {
     const claimed = request.idempotency;
     if (!claimed) return done();
     request.idempotency = undefined;
+    if (!claimed.unit) return void guards.releaseIdempotencyKey(claimed.callerId, claimed.key).then(() => done(), done);
     claimed.unit.rollback().then(() => done(), done);
   });
 }

@@ -134,7 +134,7 @@ export function runRoutes(
   app.post(
     '/api/runs/:id/cancel',
     {
-      config: { access: 'write' },
+      config: { access: 'write', callsTemporal: true },
       schema: {
         tags,
         summary: 'Cancel a run',

@@ -37,6 +37,9 @@ export function hitUpTo(gate: string): { ctes: string; counted: string } {
 }
 
 /** Idempotency records and rate-limit counters (auth endpoints, public hooks): the request-level guards kept in Postgres. */
+/** A key claimed alone (api/plugins/idempotency.ts, `callsTemporal`) without an answer is in progress this long at most. */
+const DETACHED_CLAIM_SECONDS = 60;
+
 export function createRequestGuardsRepository(db: Queryable) {
   return {
     /**
@@ -45,7 +48,8 @@ export function createRequestGuardsRepository(db: Queryable) {
      * with no status when another request holds the key right now (its transaction has not ended): the
      * claim takes a transaction-scoped advisory lock on (caller, key) without waiting, so a second request
      * never waits on the first's transaction. A record older than `ttlHours` is claimed afresh, and so is
-     * one without a status (left by a version that wrote the response after the work had committed).
+     * one without a status older than DETACHED_CLAIM_SECONDS (a claim committed alone by a route that calls
+     * Temporal, whose request died before its answer was stored); a younger one is a request in progress.
      */
     async claimIdempotencyKey(
       callerId: string,
@@ -62,7 +66,8 @@ export function createRequestGuardsRepository(db: Queryable) {
            SELECT $1::uuid, $2::text, $3::text FROM lock WHERE held
            ON CONFLICT (caller_id, key) DO UPDATE
              SET request_hash = EXCLUDED.request_hash, status_code = NULL, response_body = NULL, created_at = now()
-             WHERE k.created_at < now() - make_interval(hours => $4) OR k.status_code IS NULL
+             WHERE k.created_at < now() - make_interval(hours => $4)
+               OR (k.status_code IS NULL AND k.created_at < now() - interval '${DETACHED_CLAIM_SECONDS} seconds')
            RETURNING true
          )
          SELECT 'claimed' AS state, NULL AS request_hash, NULL::int AS status_code, NULL AS response_body FROM claimed
@@ -101,6 +106,11 @@ export function createRequestGuardsRepository(db: Queryable) {
     },
 
     /** Stores the response, in the transaction of the claim and the request's work. */
+    /** Frees a claimed key whose request stored no answer (it may be sent again at once). */
+    async releaseIdempotencyKey(callerId: string, key: string, q: Queryable = db): Promise<void> {
+      await q.query(`DELETE FROM idempotency_keys WHERE caller_id = $1 AND key = $2 AND status_code IS NULL`, [callerId, key]);
+    },
+
     async completeIdempotencyKey(callerId: string, key: string, statusCode: number, body: string, q: Queryable = db): Promise<void> {
       await q.query(
         `UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE caller_id = $1 AND key = $2`,
