@@ -96,7 +96,7 @@ export function maskUrlSecrets(url: string): string {
 
 /**
  * A URL (or a request target, `/path?query`) as a span exports it: secret query values masked as reads
- * mask them, userinfo dropped (DESIGN §16 "Traces keep secrets and tenants apart").
+ * mask them, userinfo dropped (docs/operations.md § Tracing).
  */
 export function scrubbedUrl(url: string): string {
   return withUserinfo(mapSecretValues(url, maskSecret), () => null);
@@ -107,7 +107,7 @@ export const HIDDEN_PATH = '/…';
 
 /**
  * The URL as a member without `canExport` sees it: its origin followed by `/…` — a path can be a
- * secret (a Slack hook URL's), and so can the query (DESIGN §16 "Secrets in URLs"). Userinfo is dropped.
+ * secret (a Slack hook URL's), and so can the query (docs/api.md § Secrets). Userinfo is dropped.
  */
 export function originOnly(url: string): string {
   try {

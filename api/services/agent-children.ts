@@ -99,7 +99,7 @@ export function createAgentChildService<T extends string, Row extends ChildRow<T
     return mapSecrets(presentConfig(plain, paths, revealed), urlPaths(type, plain), (url, path) => (revealed.has(pathKey(path)) ? url : maskUrlSecrets(url)));
   }
 
-  /** The config for a caller without canExport: its URLs as their origin followed by `/…` (DESIGN §16 "Secrets in URLs"). */
+  /** The config for a caller without canExport: its URLs as their origin followed by `/…` (docs/api.md § Secrets). */
   function forCaller(caller: Caller, type: T, config: Config): Config {
     return caller.permissions.canExport ? config : mapSecrets(config, urlPaths(type, config), (url) => originOnly(url));
   }

@@ -20,7 +20,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /**
  * A dependency's health as the unauthenticated health pages answer it: ok, or which dependency failed
- * and nothing else — no address, no driver error (DESIGN §16 "Health says what, not where"; those go to
+ * and nothing else — no address, no driver error (docs/api.md § Health; those go to
  * the log).
  */
 export type Health = { ok: true } | { ok: false; message: string };

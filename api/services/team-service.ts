@@ -58,7 +58,7 @@ export function createTeamService(deps: { db: Db; team: TeamRepository; audit: A
 
   /**
    * Withdraws the pending invitations `inviterUserId` sent that grant more than `holding` (all of them when
-   * null: removed, or without canManageTeam) — DESIGN §16 "Rights end when a member's rights end".
+   * null: removed, or without canManageTeam) — docs/api.md § Team and invitations.
    */
   async function withdrawBeyond(tx: PoolClient, accountId: string, inviterUserId: string | null, holding: Holding | null): Promise<void> {
     if (inviterUserId === null) return;

@@ -67,7 +67,7 @@ export function createWebhookService(deps: {
 
   /**
    * A row as a response shows it: secret query values in its url masked unless this request set them;
-   * for a caller without canExport, the url as its origin followed by `/…` (DESIGN §16 "Secrets in URLs").
+   * for a caller without canExport, the url as its origin followed by `/…` (docs/api.md § Secrets).
    */
   const shownUrl = (caller: Caller, row: WebhookRow, revealed: boolean): WebhookRow => {
     if (row.url === null || revealed) return row;

@@ -60,7 +60,7 @@ type Detached = { [CALLER_TRACE]?: TraceCarrier };
 /**
  * Before routing (Fastify's rewriteUrl): a public route's request has its trace headers taken off, so its
  * request span starts a new trace instead of continuing a stranger's (who could force sampling or put
- * their trace on a tenant's deliveries), and `baggage` is dropped (DESIGN §16). The caller's
+ * their trace on a tenant's deliveries), and `baggage` is dropped (docs/operations.md § Tracing). The caller's
  * `traceparent` is kept aside, to become a link of the new trace (linkCallerTrace).
  */
 export function detachCallerTrace(req: { url?: string; headers: Record<string, string | string[] | undefined> }): void {

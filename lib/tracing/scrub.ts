@@ -26,7 +26,7 @@ export function scrubSpanUrls(span: ReadableSpan): void {
 
 /**
  * Wraps the exporting processor: every span's URL attributes are masked as reads mask a URL before it
- * leaves the process (DESIGN §16 "Traces keep secrets and tenants apart"), whichever instrumentation made it.
+ * leaves the process (docs/operations.md § Tracing), whichever instrumentation made it.
  */
 export class UrlScrubbingProcessor implements SpanProcessor {
   constructor(private readonly next: SpanProcessor) {}

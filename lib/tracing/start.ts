@@ -48,7 +48,7 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
   const processor = new UrlScrubbingProcessor(new BatchSpanProcessor(new OTLPTraceExporter()));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   // The global provider, AsyncLocalStorage context, and W3C trace context alone: no baggage propagator, so
-  // no caller's baggage is taken in and none is sent out (DESIGN §16 "Traces keep secrets and tenants apart").
+  // no caller's baggage is taken in and none is sent out (docs/operations.md § Tracing).
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
   provider.register({ propagator: new W3CTraceContextPropagator() });
 

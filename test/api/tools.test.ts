@@ -464,7 +464,7 @@ describe('tools (docs/api.md § Connectors and tools)', () => {
     assert.equal(created.json().configJson.endpoint, endpoint, 'shown in full to the request that set it');
     const url = `/api/tools/${created.json().id}`;
     const viewer = await joinWorkspace(app, owner, 'viewer');
-    // A member without canExport sees the origin only: a path can be a secret too (DESIGN §16 "Secrets in URLs").
+    // A member without canExport sees the origin only: a path can be a secret too (docs/api.md § Secrets).
     for (const [headers, expected] of [[owner.auth, shown], [viewer.headers, 'https://93.184.215.14/…']] as const) {
       const res = await app.inject({ method: 'GET', url, headers });
       assert.equal(res.json().configJson.endpoint, expected);

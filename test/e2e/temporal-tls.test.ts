@@ -129,7 +129,7 @@ describe('a secured Temporal (mTLS) from the standard configuration', () => {
     const health = await api(base).get('/api/health/temporal');
     assert.equal(health.statusCode, 503);
     assert.equal(health.json().ok, false);
-    // The cause and the address are the log's (above), not a stranger's (DESIGN §16).
+    // The cause and the address are the log's (above), not a stranger's (docs/api.md § Health).
     assert.deepEqual(health.json(), { ok: false, message: 'Temporal did not answer within 3 s' });
     // The worker keeps retrying (several handshakes refused), and says so once.
     await waitFor('several refused handshakes', async () => proxy.counts.refused >= 5, 30_000);

@@ -132,7 +132,7 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     const hook = await hookToReceiver(stack.base, receiver);
 
     // A stranger's trace context (the hook needs no credential): the API starts a trace of its own, with the
-    // caller's as a link, and neither their trace nor their baggage reaches the receiver (DESIGN §16).
+    // caller's as a link, and neither their trace nor their baggage reaches the receiver (docs/operations.md § Tracing).
     const callerTraceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
     const accepted = await api(stack.base).post(hook, JSON.stringify({ hello: 'trace' }), { traceparent: `00-${callerTraceId}-${callerSpanId}-01`, baggage: 'tenant=someone-else' });

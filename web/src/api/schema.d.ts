@@ -7978,6 +7978,342 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List approvals
+         * @description The account's approvals, newest first: each a model run's call of a tool that requires approval (requiresApproval), waiting for or given a decision. status keeps one status (pending, approved, rejected, expired, cancelled).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1–200 */
+                    limit?: number;
+                    /** @description Opaque cursor from the previous page's Link header */
+                    cursor?: string;
+                    /** @description Only approvals in this status */
+                    status?: "pending" | "approved" | "rejected" | "expired" | "cancelled";
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Approval"][];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/approvals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an approval
+         * @description One approval of the account.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Approval"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a run's approvals
+         * @description The approvals of one run, newest first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1–200 */
+                    limit?: number;
+                    /** @description Opaque cursor from the previous page's Link header */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Approval"][];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/approvals/{id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide an approval
+         * @description approve (optionally with arguments that replace the model's, checked against the tool's parameter schema) or reject (with a comment the model receives as the tool result { rejected: true, comment }). Needs the right to run agents (a viewer: 403). The decision is recorded first and reaches the waiting run through Temporal, so one accepted while Temporal is down takes effect when it returns; the run then goes on where it stopped. Emits approval.decided { approvalId, runId, decision, decidedBy }; audited.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                    /** @description Makes the POST safe to retry: the first response (errors included, not 400 or 5xx) is replayed for 24 h with Idempotent-Replayed: true */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ApprovalDecisionInput"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Approval"];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Your role in the account acted in is viewer: read-only. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The approval was already decided (the message names the first decision), expired, or cancelled with its run. A request with this Idempotency-Key is still in progress. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON: send Content-Type: application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{id}/runs": {
         parameters: {
             query?: never;
@@ -8190,7 +8526,7 @@ export interface paths {
                     /** @description Only the runs of this agent */
                     agentId?: string;
                     /** @description Only runs in this status */
-                    status?: "queued" | "running" | "succeeded" | "failed";
+                    status?: "queued" | "running" | "waiting" | "succeeded" | "failed";
                 };
                 header?: {
                     /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
@@ -8923,6 +9259,8 @@ export interface components {
                 temperature?: number;
                 /** @description Most model calls one run makes, 1–50 (default 8); the last is asked to answer without tools */
                 maxSteps?: number;
+                /** @description How long a run waits for a decision on a tool call that requires approval, 1m–30d (default APPROVAL_TIMEOUT); then the approval expires */
+                approvalTimeout?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -8955,6 +9293,8 @@ export interface components {
                 temperature?: number;
                 /** @description Most model calls one run makes, 1–50 (default 8); the last is asked to answer without tools */
                 maxSteps?: number;
+                /** @description How long a run waits for a decision on a tool call that requires approval, 1m–30d (default APPROVAL_TIMEOUT); then the approval expires */
+                approvalTimeout?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -9194,6 +9534,8 @@ export interface components {
             configJson: components["schemas"]["DexPairsToolConfigInput"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "prediction_markets";
@@ -9203,6 +9545,8 @@ export interface components {
             configJson: components["schemas"]["PredictionMarketsToolConfigInput"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "coin_prices";
@@ -9212,6 +9556,8 @@ export interface components {
             configJson: components["schemas"]["CoinPricesToolConfigInput"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "custom";
@@ -9221,6 +9567,8 @@ export interface components {
             configJson: components["schemas"]["CustomToolConfigInput"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "mcp";
@@ -9230,6 +9578,8 @@ export interface components {
             configJson: components["schemas"]["McpToolConfigInput"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         };
         /** @description Any subset of the writable fields; with type, configJson follows it */
         UpdateToolInput: ({
@@ -9239,6 +9589,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 chainIds?: string[];
@@ -9252,6 +9604,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description Market ids */
@@ -9264,6 +9618,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description Coin ids */
@@ -9276,6 +9632,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /**
@@ -9304,6 +9662,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /**
@@ -9323,6 +9683,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description A JSON merge patch (RFC 7386) onto the current config, of the current type */
             configJson?: {
                 chainIds?: string[];
@@ -9383,6 +9745,7 @@ export interface components {
                 [key: string]: unknown;
             };
             enabled: boolean;
+            requiresApproval: boolean;
             /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
@@ -9437,7 +9800,7 @@ export interface components {
              * @description The event type that fires the trigger
              * @enum {string}
              */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
             /**
              * @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches.
              * @default {}
@@ -9457,7 +9820,7 @@ export interface components {
              * @default agent.completed
              * @enum {string}
              */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
             /**
              * @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches.
              * @default {}
@@ -9490,7 +9853,7 @@ export interface components {
              * @description The event type that fires the trigger
              * @enum {string}
              */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
             eventFilter: {
                 [key: string]: string | number | boolean | null | {
                     $contains: string;
@@ -10054,7 +10417,7 @@ export interface components {
              * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "waiting" | "succeeded" | "failed";
             /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
             reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
@@ -10080,7 +10443,7 @@ export interface components {
              * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "waiting" | "succeeded" | "failed";
             /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
             reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
@@ -10128,7 +10491,7 @@ export interface components {
             /** @description That fire (see the trigger's fires); null for a run started through the API */
             fireId: string | null;
             /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed";
             /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
             input: unknown;
             /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
@@ -10167,10 +10530,12 @@ export interface components {
             /** @description Position in the run, from 0: the order the steps are made in */
             index: number;
             /**
-             * @description tool: a call of one of the agent's tools; model: a call of the language model
+             * @description tool: a call of one of the agent's tools; model: a call of the language model; approval: a tool call waiting for (or given) a person's decision (docs/api.md § Approvals)
              * @enum {string}
              */
-            type: "tool" | "model";
+            type: "tool" | "model" | "approval";
+            /** @description An approval step: its approval (GET /api/approvals/:id); null for other steps */
+            approvalId: string | null;
             /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
             name: string;
             /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
@@ -10234,6 +10599,51 @@ export interface components {
             /** @description The run, finished (status succeeded or failed), as JSON */
             data: string;
             retry?: number;
+        };
+        ApprovalInput: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            runId: string;
+            /** Format: uuid */
+            agentId: string;
+            /** @description The tool the model asked to call */
+            toolId: string | null;
+            /** @description An mcp tool's function (its server's name for it); null for the other tool types */
+            function: string | null;
+            /** @description The call's arguments: the model's, or those an approve replaced them with */
+            arguments: unknown;
+            /**
+             * @description pending until decided; expired when no decision came by expiresAt (a rejection); cancelled when its run ended first
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "rejected" | "expired" | "cancelled";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            requestedAt: string;
+            /**
+             * Format: date-time
+             * @description APPROVAL_TIMEOUT (or the agent's configJson.approvalTimeout) after requestedAt
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expiresAt: string;
+            decidedAt: string | null;
+            /** @description The user who decided; null until decided, and for expired and cancelled approvals */
+            decidedBy: string | null;
+            /** @description The decider's comment; on a reject, what the model reads */
+            comment: string | null;
+        };
+        ApprovalDecisionInput: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            /** @description approve only: replaces the model's arguments; checked against the tool's parameter schema (400 naming the field) */
+            arguments?: {
+                [key: string]: unknown;
+            };
+            /** @description Why; on a reject the model receives { rejected: true, comment } */
+            comment?: string;
         };
         SettingsInput: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
@@ -10340,7 +10750,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10358,7 +10768,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10376,7 +10786,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10418,7 +10828,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10429,7 +10839,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10440,7 +10850,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10565,7 +10975,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10585,7 +10995,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10605,7 +11015,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10649,7 +11059,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10660,7 +11070,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10671,7 +11081,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -10782,7 +11192,7 @@ export interface components {
             /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS, and so is a name that does not resolve within 3 s. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read, and the url sent back exactly as read keeps them. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
             url: string;
             /** @description The event types delivered, "*" for every type (default ["*"]). Duplicates are removed. */
-            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
+            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
         } | {
             name: string;
             secret?: string | null;
@@ -10802,7 +11212,7 @@ export interface components {
             url?: string;
             secret?: string | null;
             /** @description Outgoing: the event types delivered, "*" for every type (default ["*"]). Incoming: the event types each received request is emitted as: only "webhook.received" (the default); the other types are reserved for events the platform emits, and "*" is not allowed. Duplicates are removed. */
-            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
+            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
             /**
              * @description Default "outgoing"
              * @enum {string}
@@ -11080,6 +11490,8 @@ export interface components {
                 temperature?: number;
                 /** @description Most model calls one run makes, 1–50 (default 8); the last is asked to answer without tools */
                 maxSteps?: number;
+                /** @description How long a run waits for a decision on a tool call that requires approval, 1m–30d (default APPROVAL_TIMEOUT); then the approval expires */
+                approvalTimeout?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -11112,6 +11524,8 @@ export interface components {
                 temperature?: number;
                 /** @description Most model calls one run makes, 1–50 (default 8); the last is asked to answer without tools */
                 maxSteps?: number;
+                /** @description How long a run waits for a decision on a tool call that requires approval, 1m–30d (default APPROVAL_TIMEOUT); then the approval expires */
+                approvalTimeout?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -11351,6 +11765,8 @@ export interface components {
             configJson: components["schemas"]["DexPairsToolConfig"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "prediction_markets";
@@ -11360,6 +11776,8 @@ export interface components {
             configJson: components["schemas"]["PredictionMarketsToolConfig"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "coin_prices";
@@ -11369,6 +11787,8 @@ export interface components {
             configJson: components["schemas"]["CoinPricesToolConfig"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "custom";
@@ -11378,6 +11798,8 @@ export interface components {
             configJson: components["schemas"]["CustomToolConfig"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         } | {
             /** @constant */
             type: "mcp";
@@ -11387,6 +11809,8 @@ export interface components {
             configJson: components["schemas"]["McpToolConfig"];
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
         };
         /** @description Any subset of the writable fields; with type, configJson follows it */
         UpdateTool: ({
@@ -11396,6 +11820,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 chainIds?: string[];
@@ -11409,6 +11835,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description Market ids */
@@ -11421,6 +11849,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description Coin ids */
@@ -11433,6 +11863,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /**
@@ -11461,6 +11893,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /**
@@ -11480,6 +11914,8 @@ export interface components {
             description?: string;
             /** @description Default true */
             enabled?: boolean;
+            /** @description Default false. A model run's call of this tool (of any of an mcp tool's functions) waits for a person's decision first (docs/api.md § Approvals) */
+            requiresApproval?: boolean;
             /** @description A JSON merge patch (RFC 7386) onto the current config, of the current type */
             configJson?: {
                 chainIds?: string[];
@@ -11540,6 +11976,7 @@ export interface components {
                 [key: string]: unknown;
             };
             enabled: boolean;
+            requiresApproval: boolean;
             /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
@@ -11594,7 +12031,7 @@ export interface components {
              * @description The event type that fires the trigger
              * @enum {string}
              */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
             /**
              * @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches.
              * @default {}
@@ -11614,7 +12051,7 @@ export interface components {
              * @default agent.completed
              * @enum {string}
              */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
             /**
              * @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches.
              * @default {}
@@ -11647,7 +12084,7 @@ export interface components {
              * @description The event type that fires the trigger
              * @enum {string}
              */
-            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+            eventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
             eventFilter: {
                 [key: string]: string | number | boolean | null | {
                     $contains: string;
@@ -12211,7 +12648,7 @@ export interface components {
              * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "waiting" | "succeeded" | "failed";
             /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
             reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
@@ -12237,7 +12674,7 @@ export interface components {
              * @description 'skipped': the fire did not go ahead (not counted, no run, no event; reason says why); 'throttled': a schedule or event fire over the account's FIRES_PER_MINUTE (not counted, no run, no event); the run's status when it started one; else 'fired'
              * @enum {string}
              */
-            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "succeeded" | "failed";
+            status: "fired" | "skipped" | "throttled" | "queued" | "running" | "waiting" | "succeeded" | "failed";
             /** @description Why a skipped or throttled fire did not go ahead; null for a fire that did. trigger_disabled: the trigger was disabled when the fire ran; agent_paused / agent_template: its agent was paused or a template; filter_budget: an event fire whose filter was not evaluated within the event's work budget (the event may have matched it); model_tokens_per_day: its agent's runs use the model and the account had spent MODEL_TOKENS_PER_DAY for the day (UTC); fires_per_minute: throttled, over the account's FIRES_PER_MINUTE. Fires recorded before reasons were kept: null (throttled ones: fires_per_minute) */
             reason: ("trigger_disabled" | "agent_paused" | "agent_template" | "filter_budget" | "model_tokens_per_day" | "fires_per_minute") | null;
             /** @description Schedule fires: the time it was scheduled for (firedAt - scheduledAt is the lag) */
@@ -12285,7 +12722,7 @@ export interface components {
             /** @description That fire (see the trigger's fires); null for a run started through the API */
             fireId: string | null;
             /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed";
             /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
             input: unknown;
             /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
@@ -12324,10 +12761,12 @@ export interface components {
             /** @description Position in the run, from 0: the order the steps are made in */
             index: number;
             /**
-             * @description tool: a call of one of the agent's tools; model: a call of the language model
+             * @description tool: a call of one of the agent's tools; model: a call of the language model; approval: a tool call waiting for (or given) a person's decision (docs/api.md § Approvals)
              * @enum {string}
              */
-            type: "tool" | "model";
+            type: "tool" | "model" | "approval";
+            /** @description An approval step: its approval (GET /api/approvals/:id); null for other steps */
+            approvalId: string | null;
             /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
             name: string;
             /** @description The tool a tool step calls (it may have been deleted since); null for model steps and for a function the model made up */
@@ -12391,6 +12830,51 @@ export interface components {
             /** @description The run, finished (status succeeded or failed), as JSON */
             data: string;
             retry?: number;
+        };
+        Approval: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            runId: string;
+            /** Format: uuid */
+            agentId: string;
+            /** @description The tool the model asked to call */
+            toolId: string | null;
+            /** @description An mcp tool's function (its server's name for it); null for the other tool types */
+            function: string | null;
+            /** @description The call's arguments: the model's, or those an approve replaced them with */
+            arguments: unknown;
+            /**
+             * @description pending until decided; expired when no decision came by expiresAt (a rejection); cancelled when its run ended first
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "rejected" | "expired" | "cancelled";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            requestedAt: string;
+            /**
+             * Format: date-time
+             * @description APPROVAL_TIMEOUT (or the agent's configJson.approvalTimeout) after requestedAt
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expiresAt: string;
+            decidedAt: string | null;
+            /** @description The user who decided; null until decided, and for expired and cancelled approvals */
+            decidedBy: string | null;
+            /** @description The decider's comment; on a reject, what the model reads */
+            comment: string | null;
+        };
+        ApprovalDecision: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            /** @description approve only: replaces the model's arguments; checked against the tool's parameter schema (400 naming the field) */
+            arguments?: {
+                [key: string]: unknown;
+            };
+            /** @description Why; on a reject the model receives { rejected: true, comment } */
+            comment?: string;
         };
         Settings: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
@@ -12497,7 +12981,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12515,7 +12999,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12533,7 +13017,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12575,7 +13059,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12586,7 +13070,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12597,7 +13081,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12722,7 +13206,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12742,7 +13226,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12762,7 +13246,7 @@ export interface components {
             /** @description Of the same type: a JSON merge patch (RFC 7386) onto the current config (null removes a field; one with a default gets it back). Of another type: the whole config of that type, required (it replaces the config). */
             configJson?: {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12806,7 +13290,7 @@ export interface components {
                  * @description The event type that fires the trigger
                  * @enum {string}
                  */
-                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
+                eventType?: "agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled";
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12817,7 +13301,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12828,7 +13312,7 @@ export interface components {
                 } | null;
             } | {
                 /** @description The event type that fires the trigger */
-                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
+                eventType?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled") | null;
                 /** @description Up to 20 keys: dotted paths into the event's data (agent_output: into the run's output); each value is a JSON scalar that must be equal, or { "$contains": "…" }, or { "$regex": "…" } (RE2, ≤ 200 characters). A missing path never matches. */
                 eventFilter?: {
                     [key: string]: (string | number | boolean | null | {
@@ -12939,7 +13423,7 @@ export interface components {
             /** @description Outgoing: the target, an absolute http(s) URL (≤ 2000 characters, no credentials); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS, and so is a name that does not resolve within 3 s. Values of query parameters whose name contains key, token, secret, password, sig or auth (any case) are secrets: masked on read, and the url sent back exactly as read keeps them. Incoming: ignored if sent; the response shows the display URL {PUBLIC_BASE_URL}/api/hooks/webhooks/{id} that senders post to. */
             url: string;
             /** @description The event types delivered, "*" for every type (default ["*"]). Duplicates are removed. */
-            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
+            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
         } | {
             name: string;
             secret?: string | null;
@@ -12959,7 +13443,7 @@ export interface components {
             url?: string;
             secret?: string | null;
             /** @description Outgoing: the event types delivered, "*" for every type (default ["*"]). Incoming: the event types each received request is emitted as: only "webhook.received" (the default); the other types are reserved for events the platform emits, and "*" is not allowed. Duplicates are removed. */
-            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
+            events?: ("agent.created" | "agent.updated" | "agent.deleted" | "agent.triggered" | "agent.completed" | "agent.failed" | "run.waiting" | "approval.decided" | "trigger.fired" | "trigger.missed" | "webhook.received" | "webhook.test" | "webhook.disabled" | "*")[];
             /**
              * @description Default "outgoing"
              * @enum {string}

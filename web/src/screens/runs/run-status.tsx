@@ -3,8 +3,8 @@ import type { Schemas } from '../../api/client';
 
 export type Run = Schemas['Run'];
 export type RunStatus = Run['status'];
-export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed'];
-const COLORS: Record<RunStatus, string> = { queued: 'gray', running: 'blue', succeeded: 'teal', failed: 'red' };
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed'];
+const COLORS: Record<RunStatus, string> = { queued: 'gray', running: 'blue', waiting: 'orange', succeeded: 'teal', failed: 'red' };
 
 /** The error of a run ended by POST /api/runs/:id/cancel (docs/api.md § Agent runs: a cancelled run is a failed run that says so). */
 export const CANCELLED_ERROR = 'the run was cancelled';

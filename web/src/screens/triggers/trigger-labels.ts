@@ -17,6 +17,7 @@ export const FIRE_STATUS: Record<Fire['status'], { label: string; color: Colour;
   fired: { label: 'fired', color: 'teal' },
   queued: { label: 'run queued', color: 'blue' },
   running: { label: 'run running', color: 'blue' },
+  waiting: { label: 'run waiting for approval', color: 'orange' },
   succeeded: { label: 'run succeeded', color: 'teal' },
   failed: { label: 'run failed', color: 'red' },
   skipped: { label: 'skipped', color: 'gray', why: 'It did not go ahead: no run, not counted.' },
