@@ -183,7 +183,7 @@ export async function buildApp(deps: AppDeps) {
     settingsRoutes(scoped, {
       settings: { agentCreateCost: config.billing.agentCreateCost, temporal: { namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl } },
     });
-    mcpRoutes(scoped, { agents: services.agents, runs: services.runs, runWaits: services.runWaits, publicBaseUrl });
+    mcpRoutes(scoped, { agents: services.agents, runs: services.runs, runWaits: services.runWaits, approvals: services.approvals, publicBaseUrl });
     approvalRoutes(scoped, { approvals: services.approvals, publicBaseUrl });
     runRoutes(scoped, {
       runs: services.runs,

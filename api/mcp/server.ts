@@ -14,7 +14,7 @@ import { MCP_TOOLS, type McpToolContext } from './tools';
 
 const INSTRUCTIONS =
   'Agent Platform: list the agents of the account (list_agents), run one with an input and get its answer (run_agent), ' +
-  'and follow a run that is still going (get_run). The account is the one the credential acts in (Account-Id header).';
+  'follow a run that is still going (get_run), and approve or reject a tool call a waiting run asks for (decide_approval). The account is the one the credential acts in (Account-Id header).';
 
 /** A tool's failure as the MCP client sees it: a result with isError and the API's message, never a protocol error. */
 function failure(err: unknown, log: (msg: string, err: unknown) => void): CallToolResult {

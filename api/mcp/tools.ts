@@ -7,6 +7,8 @@ import { NotFoundError } from '../errors';
 import type { Run } from '../mappers';
 import type { Access, Caller } from '../services/access';
 import type { AgentService } from '../services/agent-service';
+import type { ApprovalService } from '../services/approval-service';
+import { approvalDecisionBody } from '../schemas/approvals';
 import type { RunService } from '../services/run-service';
 import type { RunWaits } from '../services/run-waits';
 
@@ -15,7 +17,6 @@ import type { RunWaits } from '../services/run-waits';
  * schema, the right the REST call it stands for needs (api/services/access.ts, checked as the route
  * would: a refusal is a result with `isError` and the REST API's message), and what it does — through
  * the same service the REST route calls, so quotas, rate limits, audit and events are the REST call's.
- * `decide_approval` (docs/api.md § MCP server) joins as one more entry once approvals exist.
  */
 
 export interface McpToolContext {
@@ -23,6 +24,7 @@ export interface McpToolContext {
   agents: AgentService;
   runs: RunService;
   runWaits: RunWaits;
+  approvals: ApprovalService;
   /** Aborted when the MCP client goes away. */
   signal: AbortSignal;
 }
@@ -122,6 +124,27 @@ export const MCP_TOOLS: McpToolEntry[] = [
     async run({ caller, runs }, { runId }) {
       requireUuid(runId, 'Run');
       return jsonResult(await runs.get(caller, runId));
+    },
+  }),
+  entry({
+    name: 'decide_approval',
+    title: 'Decide an approval',
+    description:
+      "Approves or rejects a tool call a waiting run asked for (a run's approvals: get_run shows its status waiting; docs/api.md § " +
+      "Approvals). approve calls the tool, with arguments when given (checked against the tool's parameters) instead of the " +
+      "model's; reject tells the model no, with comment. Answers the approval as decided. Needs the editor or admin role.",
+    inputSchema: {
+      approvalId: z.string().describe('The approval (its id, from run.waiting or the run\'s approvals)'),
+      decision: approvalDecisionBody.shape.decision.describe('approve or reject'),
+      arguments: approvalDecisionBody.shape.arguments,
+      comment: approvalDecisionBody.shape.comment,
+    },
+    access: 'write',
+    readOnly: false,
+    async run({ caller, approvals }, { approvalId, decision, arguments: args, comment }) {
+      requireUuid(approvalId, 'Approval');
+      const body = { decision, ...(args !== undefined ? { arguments: args } : {}), ...(comment !== undefined ? { comment } : {}) };
+      return jsonResult(await approvals.decide(caller, approvalId, body));
     },
   }),
 ];

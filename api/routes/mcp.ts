@@ -5,6 +5,7 @@ import { answerMcp } from '../mcp/server';
 import { MCP_TOOLS } from '../mcp/tools';
 import { errorResponse } from '../schemas/common';
 import type { AgentService } from '../services/agent-service';
+import type { ApprovalService } from '../services/approval-service';
 import type { RunService } from '../services/run-service';
 import type { RunWaits } from '../services/run-waits';
 import { callerOf, type App } from '../types';
@@ -16,7 +17,7 @@ import { callerOf, type App } from '../types';
  * credential: 401 with `WWW-Authenticate: Bearer`. Stateless: `GET` (a server-sent stream) and `DELETE`
  * (ending a session) have no route, so they answer the API's 405 with `Allow: POST` (plugins/error-handler.ts).
  */
-export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunService; runWaits: RunWaits; publicBaseUrl: string }): void {
+export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunService; runWaits: RunWaits; approvals: ApprovalService; publicBaseUrl: string }): void {
   const hostRefusal = createHostCheck(deps.publicBaseUrl);
   const tags = ['mcp'];
 
@@ -57,7 +58,7 @@ export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunServi
       try {
         const answer = await answerMcp(
           { url: request.url, headers: request.headers, body: request.body },
-          { caller: callerOf(request), agents: deps.agents, runs: deps.runs, runWaits: deps.runWaits, signal: gone.signal },
+          { caller: callerOf(request), agents: deps.agents, runs: deps.runs, runWaits: deps.runWaits, approvals: deps.approvals, signal: gone.signal },
           (msg, err) => request.log.error({ err }, msg),
         );
         // Any status the transport chose (200, 202, 4xx with a JSON-RPC error): only 403 is this route's own.

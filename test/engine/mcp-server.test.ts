@@ -8,7 +8,9 @@ import { api } from '../helpers/api';
 import { registerUser, startTestApp, type TestUser } from '../helpers/app';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { startEngine, type EngineHarness } from '../helpers/engine';
-import { startModelServer, textReply, type ModelServer } from '../helpers/model-server';
+import { startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
+import { waitFor } from '../helpers/processes';
+import { startReceiver } from '../helpers/receiver';
 import { accountIdOf, joinWorkspace, type Member } from '../helpers/workspaces';
 
 const VIEWER_REFUSAL = 'The editor or admin role is required: viewers have read-only access to this account';
@@ -59,7 +61,8 @@ describe('MCP server (docs/api.md § MCP server)', () => {
     const client = await connect(bearer(owner));
     assert.equal(client.getServerVersion()?.name, 'agent-platform');
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ['list_agents', 'run_agent', 'get_run']);
+    assert.deepEqual(tools.map((t) => t.name), ['list_agents', 'run_agent', 'get_run', 'decide_approval']);
+    assert.deepEqual(tools.find((t) => t.name === 'decide_approval')!.inputSchema.required, ['approvalId', 'decision']);
     for (const tool of tools) assert.ok(tool.description && tool.inputSchema.type === 'object', tool.name);
     const run = tools.find((t) => t.name === 'run_agent')!;
     assert.deepEqual(Object.keys(run.inputSchema.properties ?? {}), ['agentId', 'input', 'threadId', 'waitSeconds']);
@@ -132,6 +135,47 @@ describe('MCP server (docs/api.md § MCP server)', () => {
     const { rows } = await h.db.query('SELECT id FROM runs WHERE agent_id = $1 LIMIT 1', [agentId]);
     const got = await call(client, 'get_run', { runId: rows[0].id });
     assert.equal((got.structuredContent as { id: string }).id, rows[0].id);
+  });
+
+  it('decide_approval decides a waiting run\'s approval as POST /api/approvals/:id/decision does: a viewer is refused, bad arguments and a second decision are isError, an editor\'s approve runs the tool once with the edited arguments', async () => {
+    const service = await startReceiver(suite, (req) => ({ body: { paid: JSON.parse(req.body || 'null') } }));
+    models.script('mcp-approve', (call, n) => (n === 0 ? toolCallsReply([{ id: 'call_1', name: 'pay', arguments: { amount: 5 } }]) : textReply(`read: ${call.body.messages.at(-1)!.content}`)));
+    const payer = (await api(h.app, owner).ok('POST', '/api/agents', { name: 'Payer', configJson: { model: 'mcp-approve' } })).id;
+    const parameters = { type: 'object', properties: { amount: { type: 'number', maximum: 100 } }, required: ['amount'], additionalProperties: false };
+    await api(h.app, owner).ok('POST', `/api/agents/${payer}/tools`, {
+      type: 'custom', name: 'pay', requiresApproval: true, configJson: { endpoint: `${service.url}/pay`, method: 'POST', bodyTemplate: '{{input}}', parameters },
+    });
+    const client = await connect(bearer(owner));
+    const ran = await call(client, 'run_agent', { agentId: payer, input: 'pay', waitSeconds: 0 });
+    const { runId } = JSON.parse(text(ran)) as { runId: string };
+    await waitFor(`run ${runId} to wait`, async () => (await api(h.app, owner).ok('GET', `/api/runs/${runId}`)).status === 'waiting', 30_000);
+    const [approval] = await api(h.app, owner).ok('GET', `/api/runs/${runId}/approvals`);
+
+    const refused = await call(await connect(viewer.headers), 'decide_approval', { approvalId: approval.id, decision: 'approve' });
+    assert.equal(refused.isError, true);
+    assert.equal(text(refused), VIEWER_REFUSAL);
+    const bad = await call(client, 'decide_approval', { approvalId: approval.id, decision: 'approve', arguments: { amount: 500 } });
+    assert.equal(bad.isError, true);
+    assert.match(text(bad), /arguments.*amount/);
+    const unknown = await call(client, 'decide_approval', { approvalId: 'nope', decision: 'approve' });
+    assert.equal(text(unknown), 'Approval not found');
+    assert.equal((await api(h.app, owner).ok('GET', `/api/approvals/${approval.id}`)).status, 'pending', 'nothing written by the refusals');
+
+    const decided = await call(await connect(editor.headers), 'decide_approval', { approvalId: approval.id, decision: 'approve', arguments: { amount: 7 }, comment: 'ok' });
+    assert.equal(decided.isError, undefined, text(decided));
+    assert.equal((decided.structuredContent as { status: string }).status, 'approved');
+    assert.equal((decided.structuredContent as { decidedBy: string }).decidedBy, editor.user.id);
+    const again = await call(client, 'decide_approval', { approvalId: approval.id, decision: 'reject' });
+    assert.equal(again.isError, true);
+    assert.match(text(again), /already decided: approved/);
+
+    const done = await waitFor(`run ${runId} to end`, async () => {
+      const r = await api(h.app, owner).ok('GET', `/api/runs/${runId}`);
+      return (r.status === 'succeeded' || r.status === 'failed') && r;
+    }, 30_000);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.equal(service.requests.length, 1, 'the tool is called once');
+    assert.deepEqual(JSON.parse(service.requests[0]!.body), { amount: 7 }, 'with the edited arguments');
   });
 
   it('refuses as the REST API does: unknown and malformed ids, a paused agent, bad arguments, the model budget', async () => {
