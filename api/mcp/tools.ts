@@ -130,9 +130,10 @@ export const MCP_TOOLS: McpToolEntry[] = [
     name: 'decide_approval',
     title: 'Decide an approval',
     description:
-      "Approves or rejects a tool call a waiting run asked for (a run's approvals: get_run shows its status waiting; docs/api.md § " +
-      "Approvals). approve calls the tool, with arguments when given (checked against the tool's parameters) instead of the " +
-      "model's; reject tells the model no, with comment. Answers the approval as decided. Needs the editor or admin role.",
+      "Approves or rejects a tool call a waiting run asked for (get_run shows its status waiting; the approval's id is in " +
+      "run.waiting and in the run's approvals). approve calls the tool, with arguments when given (checked against the tool's " +
+      "parameters) instead of the model's; reject tells the model no, with comment. Answers the approval as decided. Needs the " +
+      'editor or admin role.',
     inputSchema: {
       approvalId: z.string().describe('The approval (its id, from run.waiting or the run\'s approvals)'),
       decision: approvalDecisionBody.shape.decision.describe('approve or reject'),

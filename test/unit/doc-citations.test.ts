@@ -53,7 +53,7 @@ function plain(line: string): string {
 /**
  * Every `file.md § Heading` and `README § Heading` in `text`; a bare `§ Heading` that follows one on the
  * same line (`docs/api.md § Rate limits and § Events`) cites the same file. Other `§` (RFC 9110 § 10.2.3,
- * DESIGN §8) are not documents of the repository and are skipped.
+ * a law's § 8) are not documents of the repository and are skipped.
  */
 export function citations(citing: string, text: string): Citation[] {
   const lines = text.split('\n');
@@ -99,7 +99,7 @@ describe('every `file.md § Heading` cites a heading that exists', () => {
   });
 
   it('reads a citation whole and tells a heading from a prefix of one', () => {
-    const found = citations('api/x.ts', '// see docs/api.md § Rate limits and § Events\n// README § The two\n// commands: more\nRFC 9110 § 10.2.3 and DESIGN §8');
+    const found = citations('api/x.ts', '// see docs/api.md § Rate limits and § Events\n// README § The two\n// commands: more\nRFC 9110 § 10.2.3 and a law\'s § 8');
     assert.deepEqual(found.map((c) => c.file), ['docs/api.md', 'docs/api.md', 'README.md']);
     assert.ok(found[0]!.text.startsWith('Rate limits and'));
     assert.ok(found[1]!.text.startsWith('Events '));
