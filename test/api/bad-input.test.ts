@@ -34,7 +34,8 @@ describe('bad input on every write and list route', () => {
     const runner = await create('/api/agents', { name: 'R' });
     const run = await api(app, user).post(`/api/agents/${runner}/runs`, JSON.stringify({ input: 'x' }));
     assert.equal(run.statusCode, 202, run.body);
-    Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook, runs: run.json().id, threads: 'chat-1' });
+    Object.assign(pathIds, { agents: agent, triggers: ids.trigger, 'user-triggers': ids.userTrigger, webhooks: ids.webhook, runs: run.json().id, threads: 'chat-1',
+      deliveries: '5d2c1b0a-9e8f-4a7b-8c6d-5e4f3a2b1c0d' }); // no such delivery: its attempts' cursor is read before the delivery is looked up
     for (const url of [`/api/agents/${agent}/connectors`, `/api/agents/${agent}/tools`, `/api/agents/${agent}/triggers`, '/api/webhooks', '/api/user-triggers', '/api/team', '/api/agents']) {
       routes.push({ method: 'POST', url });
     }
@@ -133,6 +134,14 @@ describe('bad input on every write and list route', () => {
       if (url.endsWith('/steps')) {
         const res = await api(app, user).get(`${url}?cursor=${Buffer.from('[0]').toString('base64url')}`);
         assert.equal(res.statusCode, 200, `${url}: ${res.statusCode} ${res.body}`);
+        continue;
+      }
+      // A delivery's attempts page by (generation, attempt): their cursor holds the last pair seen, read
+      // before the delivery (none here: 404).
+      if (url.endsWith('/attempts')) {
+        const res = await api(app, user).get(`${url}?cursor=${Buffer.from('[1,0]').toString('base64url')}`);
+        assert.equal(res.statusCode, 404, `${url}: ${res.statusCode} ${res.body}`);
+        assert.deepEqual(res.json(), { message: 'Delivery not found' });
         continue;
       }
       // What Postgres prints, in any session time zone, is a cursor.
