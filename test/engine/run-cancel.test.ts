@@ -88,7 +88,7 @@ describe('cancelling a run', () => {
     for (const id of [running.id, waiting.id]) {
       const again = await api(h.app, owner).post(`/api/runs/${id}/cancel`);
       assert.equal(again.statusCode, 409);
-      assert.equal(again.json().message, 'Run has ended (failed): only a queued or running run can be cancelled');
+      assert.equal(again.json().message, 'Run has ended (failed): only a queued, running or waiting run can be cancelled');
     }
   });
 
