@@ -22,7 +22,7 @@ export const LISTINGS_PER_ACCOUNT = 8;
 const BUSY_RETRY_AFTER_SECONDS = 5;
 
 /**
- * `GET /api/tools/:id/functions` (docs/api.md § MCP): what a tool offers a model. For an `mcp` tool, what its
+ * `GET /api/tools/:id/functions` (docs/api.md § MCP tools): what a tool offers a model. For an `mcp` tool, what its
  * server lists (every page) within the allow-list, kept per tool for MCP_LIST_TTL; the server is asked with
  * no database connection held, its name looked up in the account's share (lib/network.ts), and at most
  * LISTINGS_PER_ACCOUNT of one account's requests wait on servers at once (429 beyond). A server that can't

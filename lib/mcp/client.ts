@@ -7,7 +7,7 @@ import { OutboundError } from '../outbound-http';
 import { guardedFetch } from './fetch';
 
 /**
- * Our side of an MCP server (docs/api.md § MCP): each operation — listing the server's functions, or one
+ * Our side of an MCP server (docs/api.md § MCP tools): each operation — listing the server's functions, or one
  * `tools/call` — is one short session of the official SDK's Client over Streamable HTTP: connect and
  * initialize, the request(s), then the session ended (DELETE when the server gave one) and every socket
  * closed. Nothing is kept open between operations, so a server holds nothing of ours between calls and a

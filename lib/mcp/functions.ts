@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { listFunctions, McpFailure, type McpCallOptions, type McpFunction, type McpServerTarget } from './client';
 
 /**
- * What an `mcp` tool offers (docs/api.md § MCP): its server's functions, kept per tool for MCP_LIST_TTL
+ * What an `mcp` tool offers (docs/api.md § MCP tools): its server's functions, kept per tool for MCP_LIST_TTL
  * in each process (the API's `GET /api/tools/:id/functions` and a worker's model steps each keep their own),
  * filtered by the tool's allow-list, and each named for a model run as `<tool name>_<function name>`.
  */
@@ -23,7 +23,7 @@ export function allowedFunctions(listed: readonly McpFunction[], config: Pick<Mc
 }
 
 /**
- * The name a model calls a function by (docs/api.md § MCP): `<tool name>_<function name>`, each character outside
+ * The name a model calls a function by (docs/api.md § MCP tools): `<tool name>_<function name>`, each character outside
  * `[A-Za-z0-9_-]` made `_`, at most 64 characters, and unique in the run (`_2`, `_3` … when taken).
  */
 export function mcpFunctionName(toolName: string, functionName: string, taken: Set<string>): string {

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 /**
- * A `tools/call` result as the run records it (docs/api.md § MCP): its text content, in order, and its
+ * A `tools/call` result as the run records it (docs/api.md § MCP tools): its text content, in order, and its
  * `structuredContent` as JSON when present (left out when a text part already says exactly that, as
  * servers that follow the spec's advice do); other content named in brackets (`[image image/png, 1234
  * bytes of base64]`), never copied (an image is no use to the model as base64 and would crowd out the

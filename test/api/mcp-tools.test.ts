@@ -10,11 +10,11 @@ import { startEverythingServer, startHttpServer, startOwnMcpServer, type Running
 import { joinWorkspace } from '../helpers/workspaces';
 
 /**
- * Tool type `mcp` through the API (docs/api.md § MCP): its config under the custom tools' rules (address,
+ * Tool type `mcp` through the API (docs/api.md § MCP tools): its config under the custom tools' rules (address,
  * secrets, exports), and `GET /api/tools/:id/functions` against the reference server-everything on
  * loopback, servers of our own (pages, counted calls) and servers that misbehave (down, hanging, 50 MB).
  */
-describe('MCP tools (docs/api.md § MCP)', () => {
+describe('MCP tools (docs/api.md § MCP tools)', () => {
   const suite = suiteContext();
   let app: TestApp;
   let db: Db;

@@ -14,7 +14,7 @@ import { waitFor } from '../helpers/processes';
  * the reference server-everything on loopback, a scripted model provider, and a server of our own where a
  * test counts calls. TOOL_TIMEOUT_MS is 2 s here: the hanging call's test waits that long, no more.
  */
-describe('model runs with MCP tools (docs/api.md § MCP)', () => {
+describe('model runs with MCP tools (docs/api.md § MCP tools)', () => {
   const suite = suiteContext();
   let h: EngineHarness;
   let models: ModelServer;

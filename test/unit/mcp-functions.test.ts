@@ -8,7 +8,7 @@ import { MAX_RESULT_CHARACTERS, resultText } from '../../lib/mcp/result';
 
 const fn = (name: string, description = '') => ({ name, description, inputSchema: { type: 'object' } });
 
-describe('MCP functions as a model run offers them (docs/api.md § MCP)', () => {
+describe('MCP functions as a model run offers them (docs/api.md § MCP tools)', () => {
   it('names each <tool name>_<function name>: other characters made _, at most 64, unique in the run', () => {
     const taken = new Set<string>(['search_issues']);
     assert.equal(mcpFunctionName('GitHub (work)', 'list.repos', taken), 'GitHub__work__list_repos');

@@ -6,7 +6,7 @@ import { ToolError } from './http';
 import type { OfferedTool } from './tool-functions';
 
 /**
- * An `mcp` tool in a run (docs/api.md § MCP). A model run's plan records its MCP tools by id and name
+ * An `mcp` tool in a run (docs/api.md § MCP tools). A model run's plan records its MCP tools by id and name
  * (`mcpTools` of its context); each model step offers the functions their servers list then (lib/mcp/
  * functions.ts keeps each list for MCP_LIST_TTL), after the run's other tools, each named
  * `<tool name>_<function name>`; the tool step a call adds records the function it names. The step is
