@@ -34,19 +34,25 @@ function isPrintedTimestamp(text: string): boolean {
   return realDate && hour < 24 && minute < 60 && second < 60 && offsetHours < 16 && offsetMinutes < 60 && offsetSeconds < 60;
 }
 
-export function decodeCursor(cursor: string): PageKey {
+/** The JSON a cursor carries (base64url), or undefined when it carries none. */
+function cursorJson(cursor: string): unknown {
   try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2) {
-      const [createdAt, id] = value as unknown[];
-      if (typeof createdAt === 'string' && isPrintedTimestamp(createdAt) && typeof id === 'string' && UUID.test(id)) {
-        return { createdAt, id };
-      }
-    }
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    // fall through
+    return undefined;
   }
-  throw new ValidationError('querystring.cursor: is not a valid cursor');
+}
+const invalidCursor = () => new ValidationError('querystring.cursor: is not a valid cursor');
+
+export function decodeCursor(cursor: string): PageKey {
+  const value = cursorJson(cursor);
+  if (Array.isArray(value) && value.length === 2) {
+    const [createdAt, id] = value as unknown[];
+    if (typeof createdAt === 'string' && isPrintedTimestamp(createdAt) && typeof id === 'string' && UUID.test(id)) {
+      return { createdAt, id };
+    }
+  }
+  throw invalidCursor();
 }
 
 export function pageRequest(query: ListQuery): PageRequest {
@@ -68,13 +74,9 @@ export interface IndexPage<T> {
 
 export function indexPageRequest(query: ListQuery): IndexPageRequest {
   if (!query.cursor) return { limit: query.limit };
-  try {
-    const value: unknown = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0]) && value[0] >= 0) return { limit: query.limit, afterIndex: value[0] };
-  } catch {
-    // fall through
-  }
-  throw new ValidationError('querystring.cursor: is not a valid cursor');
+  const value = cursorJson(query.cursor);
+  if (Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0]) && value[0] >= 0) return { limit: query.limit, afterIndex: value[0] };
+  throw invalidCursor();
 }
 
 /** A list ordered by a pair of positions (a delivery's attempts: generation, then attempt); the cursor holds the last pair seen. */
@@ -87,15 +89,11 @@ export const encodePairCursor = (pair: [number, number]): string => Buffer.from(
 
 export function pairPageRequest(query: ListQuery): PairPageRequest {
   if (!query.cursor) return { limit: query.limit, after: null };
-  try {
-    const value: unknown = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647)) {
-      return { limit: query.limit, after: value as [number, number] };
-    }
-  } catch {
-    // fall through
+  const value = cursorJson(query.cursor);
+  if (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647)) {
+    return { limit: query.limit, after: value as [number, number] };
   }
-  throw new ValidationError('querystring.cursor: is not a valid cursor');
+  throw invalidCursor();
 }
 
 /** A page whose service made its own cursor (e.g. the last time listed). */

@@ -33,8 +33,8 @@ export type Approval = ReturnType<typeof toApproval>;
 
 /** Why a decision was refused, from the approval as it stands (it was not pending, or its time was up). */
 function refusal(a: ApprovalRow): Error {
-  if (a.status === 'pending') return new ConflictError(`Approval expired at ${iso(a.expires_at)}: it can no longer be decided`);
-  if (a.status === 'expired') return new ConflictError(`Approval expired at ${iso(a.expires_at)}: it can no longer be decided`);
+  // A pending one here is past its expiry, which the workflow has not yet recorded.
+  if (a.status === 'pending' || a.status === 'expired') return new ConflictError(`Approval expired at ${iso(a.expires_at)}: it can no longer be decided`);
   if (a.status === 'cancelled') return new ConflictError('Approval was cancelled (its run ended): it can no longer be decided');
   return new ConflictError(`Approval was already decided: ${a.status}${a.decided_at ? ` at ${iso(a.decided_at)}` : ''}${a.decided_by ? ` by user ${a.decided_by}` : ''}`);
 }
