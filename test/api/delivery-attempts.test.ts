@@ -4,6 +4,7 @@ import type { Db } from '../../db/pool';
 import { api, type ApiResponse } from '../helpers/api';
 import { registerUser, startTestApp, type TestApp, type TestUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
+import { waitFor } from '../helpers/processes';
 import { joinWorkspace } from '../helpers/workspaces';
 
 interface Attempt {
@@ -38,6 +39,10 @@ describe('a delivery\'s attempts are bounded', () => {
     webhookId = (await api(app, owner).ok('POST', '/api/webhooks', { name: 'flaky', url: 'http://127.0.0.1:9/hook', events: ['*'] })).id;
     const { eventId } = await api(app, owner).ok('POST', `/api/webhooks/${webhookId}/test`);
     deliveryId = (await db.query<{ id: string }>(`SELECT id FROM deliveries WHERE event_id = $1`, [eventId])).rows[0]!.id;
+    // The API makes a held delivery's first attempt itself: let it be recorded (and its row settle) before
+    // the attempts below take its place.
+    await waitFor('the first attempt', async () => (await db.query(`SELECT 1 FROM deliveries WHERE id = $1 AND attempts >= 1`, [deliveryId])).rowCount === 1, 15_000);
+    await db.query(`DELETE FROM delivery_attempts WHERE delivery_id = $1`, [deliveryId]);
     // One scheduled attempt, then a retry generation each, with a 1 KiB snippet: as manual retries leave them.
     await db.query(
       `INSERT INTO delivery_attempts (delivery_id, generation, attempt, status_code, error, duration_ms, response_snippet)
