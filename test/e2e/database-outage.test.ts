@@ -41,13 +41,20 @@ describe('a database outage', () => {
     const trigger = await api(base, user).ok('POST', `/api/agents/${agent.id}/triggers`, { name: 'hook', type: 'webhook' });
 
     const answers: Array<{ status: number; retryAfter: string | null; body: string; i: number }> = [];
+    // A request whose COMMIT reached Postgres just as its connection was cut (or its backend terminated)
+    // cannot learn that it committed: it answers 503, yet its fire is recorded. Only a request in flight at
+    // that instant can be one; every other 503 must have recorded nothing.
+    const pending = new Set<number>();
+    const inFlightAtBreak = new Set<number>();
     const send = async (i: number) => {
+      pending.add(i);
       const res = await fetch(`${base}/api/hooks/triggers/${trigger.configJson.webhookPath}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-trigger-token': trigger.configJson.secretToken },
         body: JSON.stringify({ i }),
       });
       answers.push({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text(), i });
+      pending.delete(i);
     };
     const inFlight: Promise<void>[] = [];
     let ready503: { status: number; body: string } | undefined;
@@ -61,6 +68,7 @@ describe('a database outage', () => {
       const at = Date.now() - started;
       if (at >= 2_000 && !cut) {
         cut = true;
+        for (const i of pending) inFlightAtBreak.add(i);
         await proxy.cut();
       }
       if (at >= 2_500 && !ready503) {
@@ -73,6 +81,7 @@ describe('a database outage', () => {
       }
       // Then as a restarting server does: every backend of the API ends with 57P01 (admin_shutdown).
       if (at >= 5_500 && terminated === 0) {
+        for (const i of pending) inFlightAtBreak.add(i);
         const { rows } = await database.db.query<{ n: number }>(
           `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
         );
@@ -100,10 +109,19 @@ describe('a database outage', () => {
     assert.match(JSON.parse(ready503!.body).message, /^Postgres did not answer/);
     assert.equal((await fetch(`${base}/api/health/ready`)).status, 200, 'ready again');
 
-    // Every accepted request was recorded: one fire per 202, with its body.
+    // Every accepted request was recorded: one fire per 202, with its body, none twice. A fire beyond them
+    // is only one of a request in flight when the connections broke (its commit's answer lost).
     const fires = await database.db.query<{ payload: { i: number } }>(`SELECT payload FROM fires WHERE trigger_id = $1`, [trigger.id]);
+    const recorded = fires.rows.map((r) => r.payload.i).sort((x, y) => x - y);
     const accepted = answers.filter((a) => a.status === 202).map((a) => a.i).sort((x, y) => x - y);
-    assert.deepEqual(fires.rows.map((r) => r.payload.i).sort((x, y) => x - y), accepted);
+    assert.equal(new Set(recorded).size, recorded.length, `a request recorded twice: ${recorded.join(',')}`);
+    const lost = accepted.filter((i) => !recorded.includes(i));
+    assert.deepEqual(lost, [], 'accepted but not recorded');
+    const beyond = recorded.filter((i) => !accepted.includes(i));
+    assert.ok(
+      beyond.every((i) => inFlightAtBreak.has(i)),
+      `recorded though refused, and not in flight when the connections broke: ${beyond.filter((i) => !inFlightAtBreak.has(i)).join(',')} (in flight then: ${[...inFlightAtBreak].join(',')})`,
+    );
     assert.ok(!/"statusCode":500|Internal server error/.test(apiProcess.output()), apiProcess.output());
   });
 
