@@ -112,3 +112,49 @@ test('a waiting run: counted and listed under Approvals, approved from its page 
     for (const step of cleanups.reverse()) await step();
   }
 });
+
+/**
+ * Without the live stream (refused: the browser's route answers 429 for the API), a waiting run's approvals
+ * are read instead: the `Approval` group still shows, and `Reject` with a comment lets the run go on — the
+ * model is told, the tool is never called.
+ */
+test('a waiting run whose live stream is refused: its Approval read instead, rejected with a comment, the run goes on without the call', async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const cleanups: Array<() => unknown> = [];
+  const payments = await startReceiver({ after: (fn) => void cleanups.push(fn) }, () => ({ body: { paid: true } }));
+  try {
+    await page.route('**/api/runs/*/events', (route) =>
+      route.fulfill({ status: 429, headers: { 'content-type': 'application/json', 'retry-after': '30' }, body: JSON.stringify({ message: 'At most 10 live run streams per user are open at once' }) }),
+    );
+    const email = newEmail('owner');
+    const owner = { Authorization: `Bearer ${await register(request, email)}` };
+    const account = (await (await request.get('/api/account', { headers: owner })).json()).id;
+    const agent = await (await request.post('/api/agents', { headers: owner, data: { name: 'Careful agent', status: 'active' } })).json();
+    const tool = await request.post(`/api/agents/${agent.id}/tools`, {
+      headers: owner,
+      data: { type: 'custom', name: 'transfer', requiresApproval: true, configJson: { endpoint: `${payments.url}/transfer`, method: 'POST' } },
+    });
+    expect(tool.status(), await tool.text()).toBe(201);
+    const run = await (await request.post(`/api/agents/${agent.id}/runs`, { headers: owner, data: { input: 'Move the money' } })).json();
+    await expect.poll(async () => (await (await request.get(`/api/runs/${run.id}`, { headers: owner })).json()).status, { timeout: 30_000 }).toBe('waiting');
+
+    await signIn(page, email);
+    await page.goto(`/w/${account}/runs/${run.id}`);
+    await expect(page.getByRole('alert').filter({ hasText: 'At most 10 live run streams per user are open at once' })).toBeVisible();
+    const approval = page.getByRole('group', { name: 'Approval' });
+    await expect(approval).toBeVisible({ timeout: 20_000 });
+    await expect(approval).toContainText('transfer');
+    await approval.getByRole('textbox', { name: 'Comment' }).fill('not today');
+    await approval.getByRole('button', { name: 'Reject' }).click();
+    await expect(page.getByLabel('Status')).toHaveText('succeeded', { timeout: 30_000 });
+    await expect(page.getByRole('group', { name: 'Approval' })).toHaveCount(0);
+    // The model's next turn read the rejection as the tool's result (the scripted model says it back).
+    const answer = page.getByText(/^The tool said: /).first();
+    await expect(answer).toContainText('"rejected":true', { timeout: 10_000 });
+    await expect(answer).toContainText('"comment":"not today"');
+    expect(payments.requests).toHaveLength(0);
+    await checkScreen(page, 'run-approval-rejected');
+  } finally {
+    for (const step of cleanups.reverse()) await step();
+  }
+});
