@@ -103,6 +103,38 @@ describe('run events while a run waits for an approval', () => {
     assert.equal(stream.events().filter((e) => e.event === 'waiting').length, 1, '`waiting` once');
   });
 
+  it('a run that waits twice: each approval comes as `waiting` on the same stream, once each, the second after the first was decided', async () => {
+    models.script('wait-twice', (_call, n) =>
+      n < 2 ? toolCallsReply([{ id: `call_${n}`, name: 'pay', arguments: { amount: n + 1 } }]) : textReply('paid twice'),
+    );
+    const agent = await api('POST', '/api/agents', { name: 'wait-twice', configJson: { model: 'wait-twice', approvalTimeout: '1h' } });
+    assert.equal(agent.statusCode, 201, agent.body);
+    const tool = await api('POST', `/api/agents/${agent.json().id}/tools`, {
+      type: 'custom', name: 'pay', requiresApproval: true, configJson: { endpoint: `${service.url}/pay/wait-twice`, method: 'POST', bodyTemplate: '{{input}}' },
+    });
+    assert.equal(tool.statusCode, 201, tool.body);
+    const started = await api('POST', `/api/agents/${agent.json().id}/runs`, { input: 'pay twice' });
+    assert.equal(started.statusCode, 202, started.body);
+    const stream = await events(started.json().id);
+
+    const approvals = [];
+    for (const amount of [1, 2]) {
+      const waiting = await waitFor(`the \`waiting\` event of amount ${amount}`, async () =>
+        stream.events().filter((e) => e.event === 'waiting').map((e) => JSON.parse(e.data)).find((a) => a.arguments.amount === amount), 30_000);
+      approvals.push(waiting.id);
+      const decided = await api('POST', `/api/approvals/${waiting.id}/decision`, { decision: 'approve' });
+      assert.equal(decided.statusCode, 200, decided.body);
+    }
+    await stream.ended;
+    const received = stream.events().filter(notDelta);
+    assert.deepEqual(
+      received.map((e) => (e.event === 'step' ? JSON.parse(e.data).type : e.event)),
+      ['model', 'waiting', 'approval', 'tool', 'model', 'waiting', 'approval', 'tool', 'model', 'done'],
+    );
+    assert.deepEqual(received.filter((e) => e.event === 'waiting').map((e) => JSON.parse(e.data).id), approvals, 'each approval once, in order');
+    assert.equal(service.requests.filter((r) => r.url === '/pay/wait-twice').length, 2);
+  });
+
   it('sends `waiting` at once to a stream opened while the run already waits, then goes on when it is decided', async () => {
     const { runId } = await startPayingRun('wait-late');
     await waitFor(`run ${runId} to wait`, async () => (await api('GET', `/api/runs/${runId}`)).json().status === 'waiting', 30_000);
