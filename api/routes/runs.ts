@@ -186,7 +186,9 @@ export function runRoutes(
         summary: "Follow a run live (Server-Sent Events)",
         description:
           'A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its ' +
-          '`id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; then `event: done` with the finished run, ' +
+          '`id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; while the run waits for a decision, ' +
+          '`event: waiting` with the pending approval (as in GET /api/approvals/:id), and the stream goes on when the run resumes; ' +
+          'then `event: done` with the finished run, ' +
           'and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run ' +
           'that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes ' +
           `after that step. A comment line \`: heartbeat\` comes every ${Math.round(deps.heartbeatMs / 1000)} s while nothing happens ` +

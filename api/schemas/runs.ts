@@ -191,6 +191,18 @@ export const runEventStream = z
       }),
     z
       .strictObject({
+        event: z.literal('waiting'),
+        id: z.string().regex(/^\d+$/).optional().describe("The last step event's id, when there was one (a waiting event sets none)"),
+        data: sseData('Approval', 'The approval the run waits for (as in GET /api/approvals/{id}), pending'),
+        retry: z.int().min(0).optional(),
+      })
+      .meta({
+        title: 'waiting',
+        description:
+          "The run waits for a person's decision on a tool call (status waiting): one event per pending approval, also on a stream opened while the run waits; once it is decided the run goes on and so does the stream",
+      }),
+    z
+      .strictObject({
         event: z.literal('done'),
         id: z.string().regex(/^\d+$/).optional().describe("The last step event's id, when there was one (an SSE id lasts until replaced)"),
         data: sseData('Run', 'The run, finished (status succeeded or failed)'),
@@ -202,7 +214,7 @@ export const runEventStream = z
     id: 'RunEvent',
     description:
       'One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, ' +
-      'sends `event: step` per finished step in index order (a model step\'s text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes ' +
+      'sends `event: step` per finished step in index order (a model step\'s text first in `event: delta`s as it arrives), `event: waiting` with the approval while the run waits for a decision, then `event: done`, and ends; a `: heartbeat` comment line comes ' +
       'while nothing happens.',
   });
 

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db } from '../../db/pool';
 import type { NotificationListener } from '../../db/notifications';
 import type { RunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
+import { listPendingRunApprovals } from '../../db/repositories/approvals';
 import { parseRunDelta, type RunDelta } from '../../db/repositories/run-deltas';
 import { listFinishedStepsAfter } from '../../db/repositories/run-steps';
 import { accountHasRun, findRun, findRunStatus } from '../../db/repositories/runs';
 import { NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep } from '../mappers';
+import { toApproval } from './approval-service';
 import type { Caller } from './auth-service';
 
 /**
@@ -30,6 +32,11 @@ import type { Caller } from './auth-service';
  * not continue what the stream sent of its step (one lost with a dropped connection, or a retried call
  * starting again) ends that step's deltas. So a client sees of each step at most one unbroken piece of
  * its text, then the step whole.
+ *
+ * Waiting: while the run waits for a person's decision (status `waiting`), each of its pending approvals is
+ * sent once as an event `waiting` with the approval (docs/api.md § Approvals), also to a stream opened while
+ * the run already waits; the stream goes on when the run resumes (the database notifies the run's id when
+ * it begins to wait, migration 25, and when the approval step finishes).
  *
  * Streams are bounded (docs/api.md § Live run streams):
  * - RUN_STREAMS_PER_USER open at once per user, counted across every API process by a place (a row of
@@ -264,6 +271,8 @@ export function createRunEventService(deps: {
     try {
       if (!(await send(': run events\nretry: 2000\n\n'))) return;
       let after = afterIndex;
+      /** Approvals sent as `waiting` (each once). */
+      const announced = new Set<string>();
       while (!signal.aborted) {
         const sent = await sendSteps(runId, after, send, sending);
         if (early) {
@@ -281,6 +290,13 @@ export function createRunEventService(deps: {
           const ended = await findRun(db, runId);
           if (ended) await send(sse('done', toRun(ended)));
           return;
+        }
+        if (status === 'waiting') {
+          for (const approval of await listPendingRunApprovals(db, runId)) {
+            if (announced.has(approval.id)) continue;
+            announced.add(approval.id);
+            if (!(await send(sse('waiting', toApproval(approval))))) return;
+          }
         }
         const outcome = await watcher.wait(heartbeatMs, signal);
         if (outcome === 'idle' && !(await send(': heartbeat\n\n'))) return;

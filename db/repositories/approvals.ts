@@ -71,6 +71,12 @@ export async function findAccountApproval(q: Queryable, accountId: string, id: s
   return rows[0] ?? null;
 }
 
+/** A run's approvals still waiting for a decision, in step order (its live stream sends each as `waiting`). */
+export async function listPendingRunApprovals(q: Queryable, runId: string): Promise<ApprovalRow[]> {
+  const { rows } = await q.query<ApprovalRow>(`SELECT ${COLUMNS} FROM approvals WHERE run_id = $1 AND status = 'pending' ORDER BY step_index`, [runId]);
+  return rows;
+}
+
 /** The account's approvals, newest first, optionally in one status. */
 export async function listAccountApprovals(q: Queryable, accountId: string, filter: { status?: ApprovalStatus; runId?: string }, page: PageRequest): Promise<Page<ApprovalRow>> {
   const k = keysetTail(page, 4);

@@ -33,6 +33,7 @@ export const router = createBrowserRouter([
             ],
           },
           { path: 'runs', lazy: () => import('./screens/runs/RunsList').then((m) => ({ Component: m.RunsList })) },
+          { path: 'approvals', lazy: () => import('./screens/approvals/ApprovalsList').then((m) => ({ Component: m.ApprovalsList })) },
           { path: 'runs/:runId', lazy: () => import('./screens/runs/RunPage').then((m) => ({ Component: m.RunPage })) },
           { path: 'agents/:agentId/tools/:toolId', lazy: () => import('./screens/agents/ToolPage').then((m) => ({ Component: m.ToolPage })) },
           { path: 'agents/:agentId/triggers/:triggerId', lazy: () => import('./screens/triggers/TriggerPage').then((m) => ({ Component: m.AgentTriggerPage })) },

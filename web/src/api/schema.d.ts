@@ -8935,7 +8935,7 @@ export interface paths {
         };
         /**
          * Follow a run live (Server-Sent Events)
-         * @description A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its `id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; then `event: done` with the finished run, and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes after that step. A comment line `: heartbeat` comes every 15 s while nothing happens (RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header. Bounded: at most 10 streams open at once per user across every API instance (RUN_STREAMS_PER_USER; 429 past it) and 200 per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, access token expired, API key deleted) ends within 10 s (RUN_STREAMS_CHECK_MS). A stream that ends without `done` can be resumed with Last-Event-ID.
+         * @description A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its `id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; while the run waits for a decision, `event: waiting` with the pending approval (as in GET /api/approvals/:id), and the stream goes on when the run resumes; then `event: done` with the finished run, and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes after that step. A comment line `: heartbeat` comes every 15 s while nothing happens (RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header. Bounded: at most 10 streams open at once per user across every API instance (RUN_STREAMS_PER_USER; 429 past it) and 200 per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, access token expired, API key deleted) ends within 10 s (RUN_STREAMS_CHECK_MS). A stream that ends without `done` can be resumed with Last-Event-ID.
          */
         get: {
             parameters: {
@@ -10574,7 +10574,7 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), `event: waiting` with the approval while the run waits for a decision, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEventInput: {
             /** @constant */
             event: "step";
@@ -10589,6 +10589,14 @@ export interface components {
             /** @description The last step event's id, when there was one (a delta sets none) */
             id?: string;
             /** @description `{ stepIndex, offset, text }`, as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "waiting";
+            /** @description The last step event's id, when there was one (a waiting event sets none) */
+            id?: string;
+            /** @description The approval the run waits for (as in GET /api/approvals/{id}), pending, as JSON */
             data: string;
             retry?: number;
         } | {
@@ -12805,7 +12813,7 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
+        /** @description One event of the stream, as an EventSource reads it (event, id, data). The stream opens with a comment and `retry: 2000`, sends `event: step` per finished step in index order (a model step's text first in `event: delta`s as it arrives), `event: waiting` with the approval while the run waits for a decision, then `event: done`, and ends; a `: heartbeat` comment line comes while nothing happens. */
         RunEvent: {
             /** @constant */
             event: "step";
@@ -12820,6 +12828,14 @@ export interface components {
             /** @description The last step event's id, when there was one (a delta sets none) */
             id?: string;
             /** @description `{ stepIndex, offset, text }`, as JSON */
+            data: string;
+            retry?: number;
+        } | {
+            /** @constant */
+            event: "waiting";
+            /** @description The last step event's id, when there was one (a waiting event sets none) */
+            id?: string;
+            /** @description The approval the run waits for (as in GET /api/approvals/{id}), pending, as JSON */
             data: string;
             retry?: number;
         } | {

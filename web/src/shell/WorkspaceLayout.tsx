@@ -1,10 +1,11 @@
-import { AppShell, Badge, Burger, Button, Container, Group, NativeSelect, NavLink as MantineNavLink, ScrollArea, Text, Title, Tooltip } from '@mantine/core';
+import { AppShell, Badge, Burger, Button, Container, Group, NativeSelect, NavLink as MantineNavLink, ScrollArea, Text, Title, Tooltip, VisuallyHidden } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { Suspense } from 'react';
+import { Suspense, useId } from 'react';
 import { Link, NavLink, Outlet, useLocation, useNavigate, useNavigation, useParams } from 'react-router';
 import { setActingAccount } from '../api/client';
 import { ApiErrorAlert } from '../components/ApiErrorAlert';
 import { Loading } from '../components/states';
+import { usePendingApprovalCount } from '../screens/approvals/approval-api';
 import { useAccounts, useAccountSummary } from '../session/account';
 import { allows, type Right } from '../session/permissions';
 import { signOut } from '../session/session';
@@ -15,6 +16,7 @@ const SECTIONS: Array<{ label: string; path: string; needs?: Right }> = [
   { label: 'Triggers', path: 'triggers' },
   { label: 'Webhooks', path: 'webhooks' },
   { label: 'Runs', path: 'runs' },
+  { label: 'Approvals', path: 'approvals' },
   { label: 'Team', path: 'team' },
   { label: 'API keys', path: 'api-keys' },
   { label: 'Audit log', path: 'audit', needs: 'audit' },
@@ -36,6 +38,8 @@ export function WorkspaceLayout() {
   const [opened, { toggle, close }] = useDisclosure();
   const acting = accounts.data?.find((a) => a.id === accountId);
   const summary = useAccountSummary();
+  const pending = usePendingApprovalCount();
+  const pendingId = useId();
 
   if (accounts.data && !acting) {
     // A link to an account the caller cannot act in (never was, or was removed): say so, and offer their own.
@@ -93,7 +97,27 @@ export function WorkspaceLayout() {
       <AppShell.Navbar p="xs" aria-label="Main">
         <ScrollArea>
           {SECTIONS.filter((s) => !s.needs || allows(acting, s.needs)).map((s) => (
-            <MantineNavLink key={s.path} component={NavLink} to={`/w/${accountId}/${s.path}`} label={s.label} onClick={close} active={section === s.path} />
+            <MantineNavLink
+              key={s.path}
+              component={NavLink}
+              to={`/w/${accountId}/${s.path}`}
+              label={s.label}
+              onClick={close}
+              active={section === s.path}
+              // The pending approvals' count beside `Approvals` is the link's description ("2 pending"), so its name stays `Approvals`.
+              {...(s.path === 'approvals' && pending
+                ? {
+                    'aria-label': s.label,
+                    'aria-describedby': pendingId,
+                    rightSection: (
+                      <Badge id={pendingId} size="sm" color={pending.count > 0 ? 'orange' : 'gray'} variant={pending.count > 0 ? 'filled' : 'light'}>
+                        {pending.more ? `${pending.count}+` : pending.count}
+                        <VisuallyHidden> pending</VisuallyHidden>
+                      </Badge>
+                    ),
+                  }
+                : {})}
+            />
           ))}
         </ScrollArea>
       </AppShell.Navbar>

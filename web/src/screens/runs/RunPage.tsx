@@ -1,5 +1,6 @@
 import { Anchor, Badge, Code, Group, Loader, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef } from 'react';
 import { Link, useParams } from 'react-router';
 import { client } from '../../api/client';
 import { unwrap } from '../../api/errors';
@@ -12,6 +13,7 @@ import { EmptyState, QueryState } from '../../components/states';
 import { TemporalLink } from '../../components/TemporalLink';
 import { formatDuration } from '../../lib/dates';
 import { useWrite } from '../../lib/mutations';
+import { ApprovalPanel } from '../approvals/ApprovalPanel';
 import { workflowIds } from '../../lib/temporal';
 import { useAccountId, useAccountKey } from '../../session/account';
 import { Can } from '../../session/permissions';
@@ -31,7 +33,10 @@ function Fact({ label, children }: { label: string; children: React.ReactNode })
   );
 }
 
-/** A run: its status and facts, its steps appearing live as they finish (SSE), its output, and its thread. */
+/**
+ * A run: its status and facts, what it waits for (an `Approval` group per pending approval, from the stream's
+ * `waiting` events), its steps appearing live as they finish (SSE), its output, and its thread.
+ */
 export function RunPage() {
   const { runId = '' } = useParams();
   const accountId = useAccountId();
@@ -51,6 +56,23 @@ export function RunPage() {
     refetchInterval: (q) => (query.data && isFinished(query.data.status) && q.state.dataUpdatedAt > query.dataUpdatedAt ? false : 3_000),
   });
   const steps = events.error ? (polledSteps.data ?? []) : events.steps;
+  // Without the stream, a waiting run's approvals are read (again every 3 s, while it waits).
+  const polledApprovals = useQuery({
+    queryKey: useAccountKey('approvals', 'run', runId),
+    enabled: Boolean(events.error) && query.data?.status === 'waiting',
+    queryFn: async () => unwrap(await client.GET('/api/runs/{id}/approvals', { params: { path: { id: runId } } })),
+    refetchInterval: 3_000,
+  });
+  const waiting = events.error ? (polledApprovals.data ?? []).filter((a) => a.status === 'pending') : events.waiting;
+  // The run's status follows what the stream says: waiting when an approval came, running again once it is decided.
+  const queryClient = useQueryClient();
+  const waitingIds = events.waiting.map((a) => a.id).join();
+  const seenWaiting = useRef(waitingIds);
+  useEffect(() => {
+    if (seenWaiting.current === waitingIds) return;
+    seenWaiting.current = waitingIds;
+    void queryClient.invalidateQueries({ queryKey: runKey });
+  }, [waitingIds, queryClient, runKey]);
   const cancel = useWrite(async () => unwrap(await client.POST('/api/runs/{id}/cancel', { params: { path: { id: runId } } })), {
     invalidates: [runKey],
     success: (r) => (isFinished(r.status) ? 'The run was cancelled' : 'Cancelling: the run stops after its step in flight is torn down'),
@@ -152,6 +174,7 @@ export function RunPage() {
                 <Text style={{ whiteSpace: 'pre-wrap' }}>{text}</Text>
               </Paper>
             )}
+            {run.status !== 'succeeded' && run.status !== 'failed' && waiting.map((approval) => <ApprovalPanel key={approval.id} approval={approval} runKey={runKey} />)}
             <Paper withBorder p="md">
               <JsonBlock label="Input" value={run.input} />
             </Paper>
@@ -159,7 +182,7 @@ export function RunPage() {
               <Title order={2} size="h4">
                 Steps
               </Title>
-              {!isFinished(run.status) && <Badge variant="dot">{run.status === 'queued' ? 'waiting for a slot' : 'steps appear as they finish'}</Badge>}
+              {!isFinished(run.status) && <Badge variant="dot">{run.status === 'queued' ? 'waiting for a slot' : run.status === 'waiting' ? 'waiting for a decision' : 'steps appear as they finish'}</Badge>}
             </Group>
             <ApiErrorAlert error={events.error} title="Live updates are off: the steps are read every few seconds instead" />
             {steps.length === 0 && isFinished(run.status) && !events.live ? (

@@ -13,6 +13,12 @@ interface ModelOutput {
   finishReason?: string;
 }
 
+const BADGES: Record<RunStep['type'], { label: string; color: string }> = {
+  model: { label: 'model', color: 'violet' },
+  tool: { label: 'tool call', color: 'cyan' },
+  approval: { label: 'approval', color: 'orange' },
+};
+
 /** One step of a run: the model's message and the tools it asked for, or a tool call's arguments and result; timings and tokens. */
 export function StepItem({ step }: { step: RunStep }) {
   const ms = step.startedAt && step.finishedAt ? new Date(step.finishedAt).getTime() - new Date(step.startedAt).getTime() : null;
@@ -24,8 +30,8 @@ export function StepItem({ step }: { step: RunStep }) {
         <Group gap="sm" justify="space-between">
           <Group gap="sm">
             <Text fw={600}>#{step.index + 1}</Text>
-            <Badge variant="light" color={step.type === 'model' ? 'violet' : 'cyan'}>
-              {step.type === 'model' ? 'model' : 'tool call'}
+            <Badge variant="light" color={BADGES[step.type].color}>
+              {BADGES[step.type].label}
             </Badge>
             <Text fw={500}>{step.name}</Text>
             {step.error && (

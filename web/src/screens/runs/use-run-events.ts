@@ -6,19 +6,22 @@ import { ensureFreshToken, refreshSession } from '../../session/session';
 import type { Run } from './run-status';
 
 export type RunStep = Schemas['RunStep'];
+export type Approval = Schemas['Approval'];
 
 class Retry extends Error {}
 class Stop extends Error {}
 
 /**
  * Follows a run live over GET /api/runs/:id/events (Server-Sent Events, with the Authorization and
- * Account-Id headers EventSource cannot send): each step as it finishes, then `done` with the run.
+ * Account-Id headers EventSource cannot send): each step as it finishes, `waiting` with each approval the run
+ * waits for (`waiting`: those whose approval step has not finished yet), then `done` with the run.
  * Reconnects after a dropped connection with Last-Event-ID (the library keeps it), refreshes an expired
  * token once, and stops for good on a refusal (its message is the error) or when the run is done.
  */
 export function useRunEvents(runId: string, accountId: string) {
   const [steps, setSteps] = useState<RunStep[]>([]);
   const [run, setRun] = useState<Run | null>(null);
+  const [waiting, setWaiting] = useState<Approval[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [live, setLive] = useState(false);
 
@@ -26,6 +29,7 @@ export function useRunEvents(runId: string, accountId: string) {
     const controller = new AbortController();
     setSteps([]);
     setRun(null);
+    setWaiting([]);
     setError(null);
     let token: string | null = null;
     const open = async () => {
@@ -48,8 +52,14 @@ export function useRunEvents(runId: string, accountId: string) {
           if (message.event === 'step') {
             const step = JSON.parse(message.data) as RunStep;
             setSteps((current) => (current.some((s) => s.index === step.index) ? current : [...current, step].sort((a, b) => a.index - b.index)));
+            // Its approval step finished: the approval was decided (or expired) and the run went on.
+            if (step.approvalId) setWaiting((current) => current.filter((a) => a.id !== step.approvalId));
+          } else if (message.event === 'waiting') {
+            const approval = JSON.parse(message.data) as Approval;
+            setWaiting((current) => (current.some((a) => a.id === approval.id) ? current : [...current, approval]));
           } else if (message.event === 'done') {
             setRun(JSON.parse(message.data) as Run);
+            setWaiting([]);
             setLive(false);
             controller.abort();
           }
@@ -78,5 +88,5 @@ export function useRunEvents(runId: string, accountId: string) {
     return () => controller.abort();
   }, [runId, accountId]);
 
-  return { steps, run, error, live };
+  return { steps, run, waiting, error, live };
 }
