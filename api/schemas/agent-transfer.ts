@@ -31,7 +31,7 @@ export const agentExportSchema = z
     version: z.literal(1),
     agent: agentSchema.omit({ id: true, accountId: true, createdAt: true, updatedAt: true }),
     tools: z.array(
-      z.object({ type: z.enum(TOOL_TYPES), name: z.string(), description: z.string(), configJson: jsonObject, enabled: z.boolean(), secrets }),
+      z.object({ type: z.enum(TOOL_TYPES), name: z.string(), description: z.string(), configJson: jsonObject, enabled: z.boolean(), requiresApproval: z.boolean(), secrets }),
     ),
     connectors: z.array(z.object({ type: z.enum(CONNECTOR_TYPES), name: z.string(), configJson: jsonObject, enabled: z.boolean(), secrets })),
     triggers: z.array(
@@ -60,6 +60,7 @@ const importAgentShape = z
           description: z.string().max(2000).optional(),
           configJson: maxJsonBytes(jsonObject, 131_072),
           enabled: enabled.optional(),
+          requiresApproval: z.boolean().optional().describe("Default false: a model run's call of the tool waits for a person's decision first (docs/api.md § Approvals)"),
           secrets: secrets.optional(),
         }),
       )

@@ -142,7 +142,7 @@ export function createAgentTransferService(deps: {
           const paths = toolSecretPaths(t.type, t.config_json);
           const endpoint = urlWithoutSecrets(t.config_json, TARGET_FIELD[t.type]);
           return {
-            type: t.type, name: t.name, description: t.description, enabled: t.enabled,
+            type: t.type, name: t.name, description: t.description, enabled: t.enabled, requiresApproval: t.requires_approval,
             configJson: withoutSecrets(endpoint.config, paths), secrets: [...secretNames(paths), ...endpoint.names.sort()],
           };
         }),
@@ -165,7 +165,7 @@ export function createAgentTransferService(deps: {
         doc.tools.map((t, i) =>
           deps.tools.prepare(
             caller,
-            { type: t.type, name: t.name, description: t.description ?? '', configJson: t.configJson, enabled: t.enabled ?? true },
+            { type: t.type, name: t.name, description: t.description ?? '', configJson: t.configJson, enabled: t.enabled ?? true, requiresApproval: t.requiresApproval ?? false },
             `body.tools.${i}.configJson`,
           ),
         ),

@@ -135,8 +135,23 @@ export async function markRunAwaitingApproval(q: Queryable, runId: string): Prom
   return rowCount === 1;
 }
 
-/** waiting → running again once its approval is decided; false when it was not waiting. */
+/**
+ * waiting (or queued, below) → running again once its approval is decided; false when it was neither.
+ * Its place in line (`waiting_at`) is given up: it holds a slot now.
+ */
 export async function markRunResumed(q: Queryable, runId: string): Promise<boolean> {
-  const { rowCount } = await q.query(`UPDATE runs SET status = 'running', updated_at = now() WHERE id = $1 AND status = 'waiting'`, [runId]);
+  const { rowCount } = await q.query(
+    `UPDATE runs SET status = 'running', waiting_at = NULL, updated_at = now() WHERE id = $1 AND status IN ('waiting', 'queued')`,
+    [runId],
+  );
   return rowCount === 1;
+}
+
+/**
+ * waiting → queued: decided, but its account's line is full. It is in line as every queued run with a
+ * workflow is (not parked, `waiting_at` its check-in), so the end of another run of the account wakes it
+ * (engine/runs/wake-ups.ts) and younger queued runs wait behind it; each recheck checks in again.
+ */
+export async function markDecidedRunQueued(q: Queryable, runId: string): Promise<void> {
+  await q.query(`UPDATE runs SET status = 'queued', waiting_at = now(), updated_at = now() WHERE id = $1 AND status IN ('waiting', 'queued')`, [runId]);
 }

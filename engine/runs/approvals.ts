@@ -1,4 +1,4 @@
-import { expireApproval, findApprovalOfStep, insertApproval, markRunAwaitingApproval, markRunResumed, type ApprovalRow } from '../../db/repositories/approvals';
+import { expireApproval, findApprovalOfStep, insertApproval, markDecidedRunQueued, markRunAwaitingApproval, markRunResumed, type ApprovalRow } from '../../db/repositories/approvals';
 import { findRunStep, finishRunStep, listStepsPlannedBy, type NewRunStep, type RunStepRow } from '../../db/repositories/run-steps';
 import { countRunningRuns, findRun } from '../../db/repositories/runs';
 import { approvalTimeoutOf } from '../../lib/model-settings';
@@ -115,12 +115,16 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
     const run = await findRun(db, ref.runId);
     if (!run) return { status: 'stopped' };
     const after = stepsAfterDecision(step, decided);
-    // Back in its account's line (RUN_CONCURRENCY_PER_ACCOUNT): running again only with a free slot.
+    // Back in its account's line (RUN_CONCURRENCY_PER_ACCOUNT): running again only with a free slot; else
+    // queued, in line, where a run of the account that ends wakes it (runSlotFreed).
     const resumed = await runLine.locked(run.account_id, async (tx) => {
       const current = await findRun(tx, run.id);
-      if (!current || (current.status !== 'waiting' && current.status !== 'running')) return 'stopped' as const;
-      if (current.status === 'waiting') {
-        if ((await countRunningRuns(tx, run.account_id, holdMs)) >= limit) return 'queued' as const;
+      if (!current || (current.status !== 'waiting' && current.status !== 'queued' && current.status !== 'running')) return 'stopped' as const;
+      if (current.status !== 'running') {
+        if ((await countRunningRuns(tx, run.account_id, holdMs)) >= limit) {
+          await markDecidedRunQueued(tx, run.id);
+          return 'queued' as const;
+        }
         await markRunResumed(tx, run.id);
       }
       const now = new Date();

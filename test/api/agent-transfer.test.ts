@@ -49,7 +49,7 @@ describe('agent export and import', () => {
       configJson: { model: 'x' }, status: 'active', graph: { nodes: [{ id: 'a', type: 'start' }, { id: 'b', type: 'end' }], edges: [{ source: 'a', target: 'b' }] },
     });
     await ok(headers, 'POST', `/api/agents/${agent.id}/tools`, {
-      type: 'custom', name: 'crm', description: 'd',
+      type: 'custom', name: 'crm', description: 'd', requiresApproval: true,
       configJson: { endpoint: 'https://crm.example.com/x', method: 'POST', headers: { Authorization: SECRETS.crmToken, 'X-Api-Key': SECRETS.apiKey, Accept: 'application/json' } },
     });
     await ok(headers, 'POST', `/api/agents/${agent.id}/tools`, { type: 'coin_prices', name: 'prices', configJson: { coinIds: ['bitcoin'] }, enabled: false });
@@ -102,10 +102,10 @@ describe('agent export and import', () => {
     });
     assert.deepEqual(doc.tools, [
       {
-        type: 'custom', name: 'crm', description: 'd', enabled: true, secrets: ['headers.Authorization', 'headers.X-Api-Key'],
+        type: 'custom', name: 'crm', description: 'd', enabled: true, requiresApproval: true, secrets: ['headers.Authorization', 'headers.X-Api-Key'],
         configJson: { endpoint: 'https://crm.example.com/x', method: 'POST', headers: { Accept: 'application/json' } },
       },
-      { type: 'coin_prices', name: 'prices', description: '', enabled: false, secrets: [], configJson: { coinIds: ['bitcoin'] } },
+      { type: 'coin_prices', name: 'prices', description: '', enabled: false, requiresApproval: false, secrets: [], configJson: { coinIds: ['bitcoin'] } },
     ]);
     assert.deepEqual(doc.connectors, [
       { type: 'slack', name: 'slack', enabled: true, secrets: ['botToken', 'signingSecret'], configJson: { teamId: 'T1' } },
@@ -143,6 +143,7 @@ describe('agent export and import', () => {
     assert.notEqual(hook.configJson.secretToken, SECRETS.hookToken);
     assert.match(hook.hookUrl, /\/api\/hooks\/triggers\/[0-9a-f]{24}$/);
     assert.ok(created.tools.every((t: { agentId: string }) => t.agentId === created.agent.id));
+    assert.deepEqual(created.tools.map((t: { requiresApproval: boolean }) => t.requiresApproval), [true, false], 'requiresApproval kept');
 
     // The copy exports as the original did: nothing lost, nothing added.
     const again = await ok(target.auth, 'GET', `/api/agents/${created.agent.id}/export`);
@@ -204,7 +205,7 @@ describe('agent export and import', () => {
       assert.ok(!res.body.includes('••••'), 'absent, not masked');
       assert.deepEqual(res.json().tools, [
         {
-          type: 'custom', name: 'crm', description: '', enabled: true,
+          type: 'custom', name: 'crm', description: '', enabled: true, requiresApproval: false,
           secrets: ['headers.Cookie', 'headers.X-Auth', 'endpoint?api_key', 'endpoint?sig'],
           configJson: { endpoint: 'https://crm.example.com/x?api_key=&page=2&sig=', method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'agent/1' } },
         },

@@ -9925,6 +9925,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
+                requiresApproval: boolean;
                 /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
@@ -12164,6 +12165,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
+                requiresApproval: boolean;
                 /** @description Where in configJson the export left a secret out (botToken, signingSecret, headers.Authorization): an import needs each of them filled in, in full, as a non-empty string: 400 naming every one that is missing (`body.connectors.0.configJson.botToken: is a secret the export left out; fill in each in full`), a relation between two fields that no JSON Schema keyword states */
                 secrets: string[];
             }[];
