@@ -12,7 +12,7 @@ const outboxInserts = {
   group: ['**/db/repositories/outbox'],
   importNames: ['insertWorkflowStart', 'insertScheduleSync', 'insertWorkflowSignal'],
   message:
-    'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startParkedRun, startRecovery, startScheduleSync, signalApprovalDecided).',
+    'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startRunWorkflow, startRecovery, startScheduleSync, signalApprovalDecided).',
 };
 // The engine and the shared library never reach into the HTTP layer: what both sides need lives in lib/.
 const apiFromEngine = {

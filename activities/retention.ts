@@ -21,13 +21,17 @@ export interface RetentionCutoffs {
    */
   history: Date;
   idempotency: Date;
+  /** `USAGE_RETENTION_DAYS` before `now`: an account's days of use. */
+  usage: Date;
 }
 
-export function retentionCutoffs(now: Date, days: number): RetentionCutoffs {
+/** `usageDays`: USAGE_RETENTION_DAYS (when not given, the days of `days`). */
+export function retentionCutoffs(now: Date, days: number, usageDays = days): RetentionCutoffs {
   return {
     now,
     history: new Date(now.getTime() - days * 24 * HOUR_MS),
     idempotency: new Date(now.getTime() - IDEMPOTENCY_KEEP_HOURS * HOUR_MS),
+    usage: new Date(now.getTime() - usageDays * 24 * HOUR_MS),
   };
 }
 
@@ -51,6 +55,7 @@ export function retentionBatches(
     recoveries: () => repo.deleteFinishedRecoveries(cutoffs.history, batch.recoveries, batch.recoveryItems),
     thread_messages: () => repo.deleteOldThreadMessages(cutoffs.history, cutoffs.now, batch.rows),
     schedule_history: () => repo.deleteEndedScheduleVersions(cutoffs.history, batch.rows),
+    usage_days: () => repo.deleteOldUsageDays(cutoffs.usage, batch.rows),
   };
 }
 
@@ -92,7 +97,7 @@ export function createRetentionActivities(deps: ActivityDeps) {
     async deleteExpiredRows(input: { step: RetentionStep; budgetMs: number }): Promise<RetentionOutcome> {
       const ctx = Context.current();
       const resumed = (ctx.info.heartbeatDetails as { deleted?: number } | undefined)?.deleted ?? 0;
-      const cutoffs = retentionCutoffs(await repo.now(), deps.config.retention.days);
+      const cutoffs = retentionCutoffs(await repo.now(), deps.config.retention.days, deps.config.retention.usageDays);
       return deleteInBatches(retentionBatches(repo, cutoffs)[input.step], {
         budgetMs: input.budgetMs,
         deleted: resumed,

@@ -158,8 +158,8 @@ export interface RunInput {
   runId: string;
   /**
    * RUN_TIMEOUT_MS when the run's workflow start was written (engine/outbox/starts.ts): the run's time
-   * limit, known to the workflow before its first step (workflows/run.ts BEGUN_BY_FIRST_STEP). Absent
-   * in the inputs of runs started before.
+   * limit, known to the workflow before its first step (workflows/run.ts `beginWithFirstStep`). Absent
+   * in the inputs of runs started before it was written (continued as new since): the workflow takes the most RUN_TIMEOUT_MS can be.
    */
   timeoutMs?: number;
 }
@@ -204,7 +204,7 @@ export interface BegunRun {
  * for); 'stopped' when the run is no longer running (finished meanwhile, or deleted).
  */
 export type StepOutcome =
-  /** `ended`: the step was the run's last and ended the run (workflows/run.ts FINISHED_BY_LAST_STEP_PATCH). */
+  /** `ended`: the step was the run's last and ended the run (workflows/run.ts `makeStepsBy`). */
   | { status: 'done'; ok: boolean; next?: StepRef[]; ended?: 'succeeded' | 'failed' }
   | { status: 'stopped' };
 

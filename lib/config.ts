@@ -234,8 +234,8 @@ export interface Config {
   /** docs/api.md § Approvals: how long a run waits for a person's decision before it expires (an agent may override: configJson.approvalTimeout). */
   approvals: { timeout: { text: string; ms: number } };
   logLevel: string;
-  /** Events, fires, runs, deliveries, hook receipts and the rest README Retention lists, older than this, are deleted. */
-  retention: { days: number };
+  /** docs/operations.md § Retention: events, fires, runs, deliveries and the rest it lists, older than `days`, are deleted; an account's days of use after `usageDays`. */
+  retention: { days: number; usageDays: number };
   /**
    * GET /metrics (docs/operations.md § Metrics): served at all, the bearer token it asks for (none: open; required
    * when the API listens beyond loopback, see metricsTokenProblem), and how old the engine's figures read
@@ -427,7 +427,10 @@ const declared = {
     ),
   },
   logLevel: read('LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
-  retention: { days: read('RETENTION_DAYS', z.coerce.number().int().min(1).max(36_500).default(30)) },
+  retention: {
+    days: read('RETENTION_DAYS', z.coerce.number().int().min(1).max(36_500).default(30)),
+    usageDays: read('USAGE_RETENTION_DAYS', z.coerce.number().int().min(1).max(36_500).default(400)),
+  },
   metrics: {
     enabled: read('METRICS_ENABLED', booleanFlag.default(true)),
     token: read('METRICS_TOKEN', z.string().min(16, 'must be at least 16 characters').max(256).optional(), orNull),

@@ -22,6 +22,7 @@ export const RETENTION_STEPS = [
   'recoveries',
   'thread_messages',
   'schedule_history',
+  'usage_days',
 ] as const;
 
 export type RetentionStep = (typeof RETENTION_STEPS)[number];

@@ -18,7 +18,7 @@ const { recordFire } = proxyLocalActivities<Activities>({
  * started (engine/outbox/starts.ts) by the trigger's Schedule (`schedule-<time>`, scheduledFireAction) or
  * by the fan-out of an event it matches (`event-<eventId>`, startEventFire); a fire asked for by a
  * request (`POST …/fire`, the trigger's hook) is recorded by the API in the request's transaction, with
- * the same recordFire and no workflow (api/services/fire-admission.ts). Its one step is a local
+ * the same recordFire and no workflow (api/services/fire-now.ts). Its one step is a local
  * activity, recordFire (activities/fires.ts, engine/fires/record-fire.ts), run by the worker that runs this
  * workflow's first task, with no round trip through Temporal: it records the fire once (unique fire key), admits it (skipped, throttled), counts
  * it, starts the linked agent's run and emits agent.triggered / trigger.fired with its fan-out. Its

@@ -1,7 +1,7 @@
 import type { ActivityFailure, RetryPolicy } from '@temporalio/common';
 
 /**
- * Every activity of the fire, dispatch and delivery workflows retries a bounded number of times
+ * Every activity of the fire, event-matching, recovery and delivery workflows retries a bounded number of times
  * (docs/architecture.md § Limits and fairness): a failure that would only repeat is non-retryable and fails at once
  * (activities/failures.ts); any other is retried with backoff for about ten minutes (1 s doubling to
  * 1 min, 15 attempts), long enough for a database failover or a worker restart, and then fails for

@@ -4,8 +4,8 @@ import {
   condition,
   continueAsNew,
   defineSignal,
+  deprecatePatch,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -21,78 +21,60 @@ export const runSlotFreed = defineSignal(RUN_SLOT_FREED_SIGNAL);
 /** A run waiting for days asks for a slot thousands of times: its history starts afresh now and then. */
 const ASKS_PER_HISTORY = 500;
 
-/** Database work of the run (begin, finish, fail): quick, retried with backoff for a few minutes, then given up. */
+/** Database work of the run (finish, fail): quick, retried with backoff for a few minutes, then given up. */
 const BOOKKEEPING = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
 } as const;
 const remoteBookkeeping = proxyActivities<Activities>(BOOKKEEPING);
-const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING);
-
 /**
  * The bookkeeping activities run as local activities: in the workflow's own task, recorded with its
- * completion, so a run costs the server one activity task per step and nothing more (one
- * hop per effect; bench/runs.ts). Each is idempotent (a retry after a crash finds what it wrote).
- * Runs started before this change replay with the activity tasks their history holds (`patched`). Runs
- * begun by their first step (BEGUN_BY_FIRST_STEP_PATCH) have no beginRun, and their finishRun / failRun
- * are local without asking.
+ * completion, so a run costs the server one activity task per step and nothing more (one hop per effect;
+ * bench/runs.ts). Each is idempotent (a retry after a crash finds what it wrote).
  */
-const LOCAL_BOOKKEEPING_PATCH = 'run-bookkeeping-local';
-/** `implied`: the run took a path newer than this patch (BEGUN_BY_FIRST_STEP_PATCH), so it is not asked for. */
-const bookkeeping = (implied = false) => (implied || patched(LOCAL_BOOKKEEPING_PATCH) ? localBookkeeping : remoteBookkeeping);
-const beginRun = (input: RunInput) => bookkeeping().beginRun(input);
+const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING);
 // A run whose time ran out is finished by an activity task: the cancellation of its step in flight goes
 // out with the workflow task that schedules it, so the step's call is torn down before the run ends (a
 // local activity would hold that workflow task, and the cancellation, until it is done).
-const finishRun = (input: RunInput & { timedOut?: boolean }, implied?: boolean) => (input.timedOut ? remoteBookkeeping : bookkeeping(implied)).finishRun(input);
-const failRun = (input: RunInput & { error: string }, implied?: boolean) => bookkeeping(implied).failRun(input);
+const finishRun = (input: RunInput & { timedOut?: boolean }) => (input.timedOut ? remoteBookkeeping : localBookkeeping).finishRun(input);
+const failRun = (input: RunInput & { error: string }) => localBookkeeping.failRun(input);
 
 /**
- * A run's last step, when it adds none, ends the run itself (engine/runs/steps.ts `lastStepEnds`) and says
- * so (`ended`): the workflow returns that instead of calling finishRun — one local activity and one
- * workflow activation less per run. Histories from before this change called finishRun after a last
- * step whose answer may now carry `ended` (a worker of each version side by side): they replay as they
- * ran (`patched`); a finishRun after the run ended finds it ended and changes nothing.
+ * Runs begin in their first step's activity (beginWithFirstStep). Runs from before began with a local
+ * beginRun, behind `patched` of this id; that path is deleted, and the call that stays is the patch's
+ * deprecation: stage 2 of three (docs/architecture.md § Retiring workflow patches), so histories recorded
+ * by the workers of stage 1 (test/workflows/histories/) replay here, and a stage-1 worker replays ours.
+ * The three patches before it (`run-bookkeeping-local`, `run-deadline-on-steps`, `run-finished-by-last-step`)
+ * were never asked for by runs that took this path, so no history of an open run holds their markers:
+ * their old code is gone and their ids need no call.
  */
-const FINISHED_BY_LAST_STEP_PATCH = 'run-finished-by-last-step';
+const BEGUN_BY_FIRST_STEP_PATCH = 'run-begun-by-first-step';
 
 /**
- * The step activities' limits, from the run's time left: an attempt can't outlast the run. A step
- * heartbeats while its call runs: a dead worker, or the run's time running out, is noticed within the
- * heartbeat timeout, not at the end of the run.
+ * The time limit of a run whose input has none (`timeoutMs`: written by engine/outbox/starts.ts since
+ * stage 1; an input written before can only come back through continue-as-new of a run queued since
+ * then): the most RUN_TIMEOUT_MS can be (lib/config.ts). The run's own time, which beginRunStep answers,
+ * bounds its steps all the same.
+ */
+const TIME_LIMIT_OF_AN_OLD_INPUT_MS = 86_400_000;
+
+/**
+ * A step heartbeats while its call runs: a dead worker, or the run's time running out, is noticed within
+ * the heartbeat timeout, not at the end of the run.
  */
 const STEP_HEARTBEAT = '5 seconds';
 const STEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 } as const;
 
 /**
- * The activity that makes each type of step, within `limit`: the run's time left as each step's
- * schedule-to-close (RUN_DEADLINE_ON_STEPS_PATCH), or, in runs from before, as each attempt's start-to-close.
+ * The activity that makes each type of step, within the run's time left as its schedule-to-close: each
+ * step, retries included, must close within it, so the server times out the step in flight when the time
+ * runs out (its call is torn down: the activity's next heartbeat is answered "not found",
+ * engine/runs/steps.ts `interruption`). No timer and no cancellation scope per run.
  */
-function stepActivities(limit: { scheduleToCloseTimeout: number } | { startToCloseTimeout: number }): Record<CallStepType, (ref: StepRef) => Promise<StepOutcome>> {
-  const { runToolStep, runModelStep } = proxyActivities<Activities>({ ...limit, heartbeatTimeout: STEP_HEARTBEAT, retry: STEP_RETRY });
+function stepActivities(scheduleToCloseTimeout: number): Record<CallStepType, (ref: StepRef) => Promise<StepOutcome>> {
+  const { runToolStep, runModelStep } = proxyActivities<Activities>({ scheduleToCloseTimeout, heartbeatTimeout: STEP_HEARTBEAT, retry: STEP_RETRY });
   return { tool: runToolStep, model: runModelStep };
 }
-
-/**
- * The run's time limit is the step activities' own: each step, retries included, must close within the
- * run's time left (`scheduleToCloseTimeout`), so the server times out the step in flight when the time
- * runs out (its call is torn down: the activity's next heartbeat is answered "not found", engine/runs/steps.ts
- * `interruption`). No timer is started and cancelled per run, and no cancellation scope is made (each costs
- * the workflow sandbox and the server). Runs started before this change keep their timer (`patched`).
- */
-const RUN_DEADLINE_ON_STEPS_PATCH = 'run-deadline-on-steps';
-
-/**
- * A new run begins in its first step's activity (engine/runs/index.ts `beginRunStep`): the slot decision
- * and plan, then the run's first step, in one activity task — no local activity (its marker, its
- * dispatch and the workflow activation its answer takes) before the first step. The run's time limit
- * comes with the input (`timeoutMs`, written by engine/outbox/starts.ts) and is that activity's
- * schedule-to-close; the deadline of the later steps counts from when it was scheduled. Taken only when
- * the input has `timeoutMs` (inputs written before don't); histories from before replay with beginRun
- * (`patched`). It implies the patches before it (the deadline on the steps, the last step ending the
- * run, local bookkeeping), so it asks for none of them: one marker per run.
- */
-const BEGUN_BY_FIRST_STEP_PATCH = 'run-begun-by-first-step';
 
 /**
  * Workflow time: in the workflow sandbox `Date.now()` is the start time of the workflow task being
@@ -116,8 +98,7 @@ type Made = { timedOut: boolean; ended?: 'succeeded' | 'failed' } | { status: 's
  * One agent run, id `run:<runId>` (docs/architecture.md § When a run is started):
  * 1. beginRunStep: waits for a slot of its account (RUN_CONCURRENCY_PER_ACCOUNT, in created order) — woken
  *    by the `runSlotFreed` signal when a run of the account ends, or rechecking at a slow interval —
- *    then the run is running, its steps are planned, and its first step is made, in the same activity
- *    (runs from before: beginRun, a local activity, then the first step's own activity);
+ *    then the run is running, its steps are planned, and its first step is made, in the same activity;
  * 2. one activity per further step, in order, each made at most once (a step that finished is never made
  *    again when the run resumes after a crash), all within the run's time limit (RUN_TIMEOUT_MS from the
  *    moment it started running): each step's schedule-to-close timeout is the time left, so when it
@@ -128,42 +109,35 @@ type Made = { timedOut: boolean; ended?: 'succeeded' | 'failed' } | { status: 's
  * never left queued or running.
  */
 export async function runAgentWorkflow(input: RunInput): Promise<RunOutcome> {
-  const { timeoutMs } = input;
-  const folded = timeoutMs !== undefined && patched(BEGUN_BY_FIRST_STEP_PATCH);
+  deprecatePatch(BEGUN_BY_FIRST_STEP_PATCH);
   try {
-    const made = folded ? await beginWithFirstStep(input, timeoutMs) : await beginThenSteps(input);
+    const made = await beginWithFirstStep(input, input.timeoutMs ?? TIME_LIMIT_OF_AN_OLD_INPUT_MS);
     if ('status' in made) return { status: made.status };
     if (made.ended) return { status: made.ended };
-    return await finishRun({ ...input, timedOut: made.timedOut }, folded);
+    return await finishRun({ ...input, timedOut: made.timedOut });
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
       // The workflow itself was cancelled (an operator): the run fails rather than stay running.
-      await CancellationScope.nonCancellable(() => failRun({ ...input, error: RUN_CANCELLED_ERROR }, folded));
+      await CancellationScope.nonCancellable(() => failRun({ ...input, error: RUN_CANCELLED_ERROR }));
       throw err;
     }
     // Every attempt failed (e.g. the database was down throughout), or a failure no retry can fix.
     if (!(err instanceof ActivityFailure)) throw err;
-    return failRun({ ...input, error: `the run could not be executed: ${err.cause?.message ?? err.message}` }, folded);
+    return failRun({ ...input, error: `the run could not be executed: ${err.cause?.message ?? err.message}` });
   }
 }
 
-/** Runs started before BEGUN_BY_FIRST_STEP_PATCH: beginRun (a local activity), then every step by its own activity. */
-async function beginThenSteps(input: RunInput): Promise<Made> {
-  const { begun } = await waitForSlot(input, async () => ({ begun: await beginRun(input) }));
-  if (begun.status !== 'running') return { status: begun.status };
-  return makeSteps(begun.steps, begun.timeoutMs);
-}
-
 /**
- * beginRunStep (waiting for a slot as beginRun does) within the run's time limit, then the steps after
- * its first — the planned ones, then those the first added, as makeSteps would have queued them — by the
- * deadline counted from when beginRunStep was scheduled (or the run's own time left, if less: a run that
- * was already running). Its time running out inside beginRunStep times the run out as a step's does.
+ * beginRunStep (engine/runs/index.ts: the slot decision and plan, then the run's first step, in one
+ * activity task — no local activity before the first step) within the run's time limit, waiting for a
+ * slot; then the steps after its first — the planned ones, then those the first added — by the deadline
+ * counted from when beginRunStep was scheduled (or the run's own time left, if less: a run that was
+ * already running). Its time running out inside beginRunStep times the run out as a step's does.
  */
 async function beginWithFirstStep(input: RunInput, timeoutMs: number): Promise<Made> {
-  // Retried as beginRun was (its database work must outlast a short outage of the database: the run is
-  // not failed for that), and as a step is, never making a call twice: a step that finished answers what
-  // it recorded; all within the run's time.
+  // Retried as the run's bookkeeping is (its database work must outlast a short outage of the database:
+  // the run is not failed for that), and as a step is, never making a call twice: a step that finished
+  // answers what it recorded; all within the run's time.
   const { beginRunStep } = proxyActivities<Activities>({ scheduleToCloseTimeout: timeoutMs, heartbeatTimeout: STEP_HEARTBEAT, retry: BOOKKEEPING.retry });
   let scheduledAt = workflowNow();
   let answer: BegunRun & { begun: NotQueued };
@@ -179,17 +153,17 @@ async function beginWithFirstStep(input: RunInput, timeoutMs: number): Promise<M
   const { begun, first } = answer;
   if (begun.status !== 'running') return { status: begun.status };
   const deadline = Math.min(scheduledAt + timeoutMs, workflowNow() + begun.timeoutMs);
-  if (!first) return begun.timeoutMs <= 0 ? { timedOut: true } : makeStepsBy(deadline, [...begun.steps], () => true);
+  if (!first) return begun.timeoutMs <= 0 ? { timedOut: true } : makeStepsBy(deadline, [...begun.steps]);
   if (first.status === 'stopped') return { timedOut: false };
   const queue = [...begun.steps, ...(first.next ?? [])];
   if (first.ended && queue.length === 0) return { timedOut: false, ended: first.ended };
-  return makeStepsBy(deadline, queue, () => true);
+  return makeStepsBy(deadline, queue);
 }
 
-/** beginRun's or beginRunStep's answer once the run is not waiting for a slot. */
+/** beginRunStep's answer once the run is not waiting for a slot. */
 type NotQueued = Exclude<BeginRunOutcome, { status: 'queued' }>;
 
-/** Asks for a slot (`ask`: beginRun or beginRunStep) until the run is not queued, waiting between asks. */
+/** Asks for a slot (`ask`: beginRunStep) until the run is not queued, waiting between asks. */
 async function waitForSlot<T extends { begun: BeginRunOutcome }>(input: RunInput, ask: () => Promise<T>): Promise<T & { begun: NotQueued }> {
   let woken = false;
   setHandler(runSlotFreed, () => {
@@ -206,22 +180,12 @@ async function waitForSlot<T extends { begun: BeginRunOutcome }>(input: RunInput
 }
 
 /**
- * Makes the steps in order (and those they add) within `timeLeftMs`: `timedOut` when the time ran out
- * first; `ended` when the last step ended the run itself.
- */
-async function makeSteps(steps: StepRef[], timeLeftMs: number): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
-  if (timeLeftMs <= 0) return { timedOut: true };
-  if (!patched(RUN_DEADLINE_ON_STEPS_PATCH)) return makeStepsInTimerScope(steps, timeLeftMs);
-  // Workflow time (deterministic) at which the run's time runs out.
-  return makeStepsBy(workflowNow() + timeLeftMs, [...steps], () => patched(FINISHED_BY_LAST_STEP_PATCH));
-}
-
-/**
  * Makes the steps of `queue` in order, and those they add, by `deadline` (workflow time): each step's
- * schedule-to-close is the time left. `lastStepEnds`: whether a last step's `ended` ends the workflow
- * (FINISHED_BY_LAST_STEP_PATCH in runs from before it).
+ * schedule-to-close is the time left. `timedOut` when the time ran out first; `ended` when the last step
+ * ended the run itself (engine/runs/steps.ts `lastStepEnds`: the workflow returns that instead of calling
+ * finishRun — one local activity and one workflow activation less per run).
  */
-async function makeStepsBy(deadline: number, queue: StepRef[], lastStepEnds: () => boolean): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
+async function makeStepsBy(deadline: number, queue: StepRef[]): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
   for (let ref = queue.shift(); ref; ref = queue.shift()) {
     const left = deadline - workflowNow();
     if (left <= 0) return { timedOut: true };
@@ -235,7 +199,7 @@ async function makeStepsBy(deadline: number, queue: StepRef[], lastStepEnds: () 
       queue.push(...(outcome.next ?? []));
       continue;
     }
-    const make = stepActivities({ scheduleToCloseTimeout: Math.max(left, 1_000) });
+    const make = stepActivities(Math.max(left, 1_000));
     try {
       outcome = await make[ref.type](ref);
     } catch (err) {
@@ -244,33 +208,7 @@ async function makeStepsBy(deadline: number, queue: StepRef[], lastStepEnds: () 
     }
     if (outcome.status === 'stopped') return { timedOut: false };
     queue.push(...(outcome.next ?? []));
-    if (outcome.ended && queue.length === 0 && lastStepEnds()) return { timedOut: false, ended: outcome.ended };
+    if (outcome.ended && queue.length === 0) return { timedOut: false, ended: outcome.ended };
   }
   return { timedOut: false };
-}
-
-/** makeSteps of runs started before RUN_DEADLINE_ON_STEPS_PATCH: the steps in a cancellation scope whose timer is the run's time limit. */
-async function makeStepsInTimerScope(steps: StepRef[], timeLeftMs: number): Promise<{ timedOut: boolean; ended?: 'succeeded' | 'failed' }> {
-  let ended: 'succeeded' | 'failed' | undefined;
-  const make = stepActivities({ startToCloseTimeout: Math.max(timeLeftMs, 1_000) });
-  const scope = new CancellationScope({ cancellable: true, timeout: timeLeftMs });
-  try {
-    await scope.run(async () => {
-      const queue = [...steps];
-      for (let ref = queue.shift(); ref; ref = queue.shift()) {
-        const outcome = await make[ref.type as CallStepType](ref);
-        if (outcome.status === 'stopped') return;
-        queue.push(...(outcome.next ?? []));
-        if (outcome.ended && queue.length === 0 && patched(FINISHED_BY_LAST_STEP_PATCH)) {
-          ended = outcome.ended;
-          return;
-        }
-      }
-    });
-    return { timedOut: false, ended };
-  } catch (err) {
-    // The scope's own timer cancelled it, not a cancellation of the whole workflow.
-    if (isCancellation(err) && scope.consideredCancelled && !CancellationScope.current().consideredCancelled) return { timedOut: true };
-    throw err;
-  }
 }

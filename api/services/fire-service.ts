@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from '../errors';
 import { toFire, toFireDetail } from '../mappers';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
-import { fireNow, type FireAdmission } from './fire-admission';
+import { fireNow, type FireNowDeps } from './fire-now';
 
 /**
  * A trigger's fire history and `POST …/fire` (docs/api.md § Triggers), under both trigger APIs: each scope
@@ -14,7 +14,7 @@ import { fireNow, type FireAdmission } from './fire-admission';
 export function createFireService(deps: {
   triggers: TriggersRepository;
   fires: FiresRepository;
-  admission: FireAdmission;
+  admission: FireNowDeps;
   audit: AuditTrail;
 }) {
   const { triggers, fires, admission, audit } = deps;
@@ -41,7 +41,7 @@ export function createFireService(deps: {
     },
 
     /**
-     * Fires the trigger now (fire-admission.ts): recorded and counted against FIRES_PER_MINUTE (429
+     * Fires the trigger now (fire-now.ts): recorded and counted against FIRES_PER_MINUTE (429
      * over it) in the request's transaction; a trigger linked to a template or paused agent records it
      * as skipped.
      */

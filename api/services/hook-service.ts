@@ -10,7 +10,7 @@ import { TRIGGER_SECRET_PATHS } from '../../lib/secret-paths';
 import { webhookFor } from '../../lib/standard-webhooks';
 import type { SecretBox } from '../../lib/secrets';
 import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../errors';
-import { fireNow, type FireAdmission } from './fire-admission';
+import { fireNow, type FireNowDeps } from './fire-now';
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
@@ -36,7 +36,7 @@ export function createHookService(deps: {
   /** HOOK_RATE_LIMIT: requests per second each hook accepts. */
   rateLimitPerSecond: number;
   /** FIRES_PER_MINUTE of the trigger hooks' accounts. */
-  fireAdmission: FireAdmission;
+  fireAdmission: FireNowDeps;
 }) {
   const { hooks, secrets, guards, fireAdmission, engine } = deps;
 

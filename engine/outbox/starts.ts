@@ -23,7 +23,7 @@ import { traceCarrier } from '../../lib/tracing/context';
  * | `startEventMatching`  | `matchEventWorkflow`  | `event:<eventId>`                    | an event's fan-out, when its listening filters are too costly to match inline |
  * | `scheduledFireAction` | `fireTriggerWorkflow`    | `fire:<triggerId>:schedule-<time>`   | the trigger's Temporal Schedule (no outbox row: the schedule is synced) |
  * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent (or parked: engine/runs/run-line.ts) |
- * | `startParkedRun`      | `runAgentWorkflow`       | `run:<runId>`                        | engine/runs/run-line.ts, when a slot frees for a parked run |
+ * | `startRunWorkflow`    | `runAgentWorkflow`       | `run:<runId>`                        | `startRun` when the line has room; engine/runs/run-line.ts when a slot frees for a parked run |
  * | `startRecovery`       | `recoverDeliveriesWorkflow` | `recovery:<recoveryId>`           | `POST /webhooks/:id/recover` |
  * | `signalApprovalDecided` | (a signal to) `runAgentWorkflow` | `run:<runId>`                   | `POST /approvals/:id/decision` (api/services/approval-service.ts) |
  * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
@@ -164,24 +164,25 @@ export interface RunLineLimits {
  * An agent run, `run:<runId>`: waits for a slot of its account, makes the run's steps within its time
  * limit and records its result (workflows/run.ts). When the account's line is already full (`line`), the
  * run is parked instead: it waits in Postgres, with no workflow, until a slot frees and engine/runs/run-line.ts
- * calls `startParkedRun` for it. Answers whether the workflow start was queued.
+ * calls `startRunWorkflow` for it. Answers whether the workflow start was queued.
  */
 export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, line: RunLineLimits): Promise<boolean> {
   if (await accountRunLineFull(q, run.account_id, run.id, line.limit, line.placeMs, line.holdMs)) {
     await parkRun(q, run.id);
     return false;
   }
-  await startParkedRun(q, run, line.timeoutMs);
+  await startRunWorkflow(q, run, line.timeoutMs);
   return true;
 }
 
 /**
- * The workflow of a run that was parked (or is to start at once): `run:<runId>`, as startRun says, with
+ * A run's workflow, `run:<runId>`, started whatever its account's line holds (startRun has looked: the line
+ * had room, or a slot freed for the parked run), with
  * the run's time limit (`timeoutMs`, RUN_TIMEOUT_MS) in its input: the workflow hands it to the activity
  * that begins the run and makes its first step (workflows/run.ts). A parked run's (`backlog`:
  * engine/runs/run-line.ts) is started at BACKLOG_PRIORITY (engine/temporal/names.ts).
  */
-export async function startParkedRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, timeoutMs: number, backlog = false): Promise<void> {
+export async function startRunWorkflow(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, timeoutMs: number, backlog = false): Promise<void> {
   const input: RunInput = { runId: run.id, timeoutMs };
   await insertWorkflowStart(q, {
     ...(backlog ? { backlog: true } : {}),

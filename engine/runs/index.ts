@@ -12,7 +12,7 @@ import { createWakeUps } from './wake-ups';
 
 /**
  * The activities of `runAgentWorkflow` (workflows/run.ts): beginRunStep (the run begun and its first step
- * made; beginRun in runs from before, without the step), one runToolStep per further tool step and one
+ * made), one runToolStep per further tool step and one
  * runModelStep per further model step, finishRun, and failRun when one of them failed for good. Each
  * concern has its file: admission.ts (queued → running, in the account's line), steps.ts (a step made
  * once), end.ts (the run's end and its event), wake-ups.ts (the line moves after an end). Their
@@ -35,11 +35,11 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
     /** An approval step decided (or expired): the run goes on (engine/runs/approvals.ts). */
     resumeApproval: (ref: StepRef): Promise<ApprovalResume> => resumeApproval(ref),
 
-    /** queued → running when a slot is free, its steps planned (`begin`); the path of runs started before BEGUN_BY_FIRST_STEP (workflows/run.ts). */
+    /** queued → running when a slot is free, its steps planned (`begin`): what runs begun before beginRunStep asked; no workflow asks it now (docs/architecture.md § Retiring workflow patches: deleted at stage 3). */
     beginRun: (input: RunInput): Promise<BeginRunOutcome> => begin(input),
 
     /**
-     * beginRun and the run's first step in one activity (workflows/run.ts BEGUN_BY_FIRST_STEP): the same
+     * beginRun and the run's first step in one activity (workflows/run.ts BEGUN_BY_FIRST_STEP_PATCH): the same
      * slot decision and plan (`begin`), heartbeating while it waits for its account's turn; then, when
      * the run is running with time left, its first planned step, made as runToolStep / runModelStep
      * makes it (heartbeating, torn down when the server ends the attempt, recorded once). The answer:

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Db } from '../../db/pool';
 import { accountsWithParkedRuns, countRunningRuns, countOpenRuns, countWaitingRuns, hasParkedRuns, lockAccountRunSlots, lockAccountRunSlotsShared, unparkRuns } from '../../db/repositories/runs';
 import type { Config } from '../../lib/config';
-import { startParkedRun, type RunLineLimits } from '../outbox/starts';
+import { startRunWorkflow, type RunLineLimits } from '../outbox/starts';
 import type { Transaction, Unit } from '../unit';
 
 /** How often a queued run's workflow asks for a slot again when no `runSlotFreed` signal woke it (the safety net). */
@@ -132,7 +132,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; tran
       pace?.took(accountId, runs.length);
       // Slots left free by the pace (not for want of parked runs): promote again once it allows.
       if (granted < free && runs.length === granted) retryLater(accountId);
-      for (const run of runs) await startParkedRun(tx, run, timeoutMs, true);
+      for (const run of runs) await startRunWorkflow(tx, run, timeoutMs, true);
       if (runs.length > 0) unit.queued();
       return runs.length;
     });

@@ -219,4 +219,31 @@ describe('retention deletes', () => {
       assert.deepEqual(res.json(), revoked.json(), 'same answer as before it was deleted');
     }
   });
+
+  it("an account's days of use go USAGE_RETENTION_DAYS after their day, oldest first; today's and the younger days stay", async (t) => {
+    const { db, repo } = await freshDatabase(t);
+    const { rows } = await db.query<{ id: string }>(
+      `WITH u AS (INSERT INTO users (email, password_hash) VALUES (gen_random_uuid()::text || '@example.com', 'x') RETURNING id)
+       INSERT INTO accounts (owner_user_id, name, balance) SELECT id, 'usage', 0 FROM u RETURNING id`,
+    );
+    const accountId = rows[0]!.id;
+    // Days 402, 401 and 399 days ago, and today (UTC days, as the usage is counted).
+    for (const ago of [402, 401, 399, 0]) {
+      await db.query(
+        `INSERT INTO account_usage_days (account_id, day, runs, prompt_tokens) VALUES ($1, (now() AT TIME ZONE 'UTC')::date - $2::int, 1, 10)`,
+        [accountId, ago],
+      );
+    }
+    const daysLeft = async () =>
+      (await db.query<{ ago: number }>(`SELECT (now() AT TIME ZONE 'UTC')::date - day AS ago FROM account_usage_days WHERE account_id = $1 ORDER BY day`, [accountId])).rows.map((r) => r.ago);
+    const cutoffs = retentionCutoffs(await repo.now(), 30, 400);
+    const batches = retentionBatches(repo, cutoffs, { ...RETENTION_BATCH, rows: 1 });
+    assert.equal(await batches.usage_days(), 1, 'a batch of one');
+    assert.deepEqual(await daysLeft(), [401, 399, 0], 'the oldest day first');
+    assert.equal(await batches.usage_days(), 1);
+    assert.equal(await batches.usage_days(), 0, 'nothing more');
+    assert.deepEqual(await daysLeft(), [399, 0]);
+    assert.equal(await repo.deleteOldUsageDays(await repo.now(), 100), 1, 'with no days kept, every day before today goes');
+    assert.deepEqual(await daysLeft(), [0], "today's, which the model budget reads, never");
+  });
 });

@@ -48,6 +48,7 @@ describe('retention on the engine', () => {
     assert.deepEqual(result, {
       deliveries: 3, fires: 1, runs: 2, events: 4, hook_receipts: 1, idempotency_keys: 1, rate_limits: 1, refresh_tokens: 2,
       missed_fires: 1, schedule_corrections: 1, recoveries: 2, thread_messages: 2, schedule_history: 1,
+      usage_days: 0, // none of the seeded days is USAGE_RETENTION_DAYS old (test/db/retention-deletes.test.ts prunes them)
     });
     assert.deepEqual(await seed.present(), seed.kept);
     assert.deepEqual(await seed.youngFireLinks(), { run_id: null, event_id: null });

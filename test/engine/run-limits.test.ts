@@ -3,7 +3,7 @@ import { before, describe, it } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import { withTransaction } from '../../db/pool';
 import { findRun } from '../../db/repositories/runs';
-import { startParkedRun as queueRunWorkflow } from '../../engine/outbox/starts';
+import { startRunWorkflow } from '../../engine/outbox/starts';
 import { workflowIds } from '../../engine/temporal/names';
 import { api } from '../helpers/api';
 import { registerUser, type TestUser } from '../helpers/app';
@@ -221,7 +221,7 @@ describe('run limits: concurrency per account, order, timeout', () => {
 
     // Their workflows start (a hand-off that was delayed): they run first, and their ends wake the young one.
     await withTransaction(h.db, async (tx) => {
-      for (const run of late) await queueRunWorkflow(tx, run, h.config.runs.timeoutMs);
+      for (const run of late) await startRunWorkflow(tx, run, h.config.runs.timeoutMs);
     });
     h.engine.handOff.kick();
     for (const run of [...late.map((r) => r.id), young]) assert.equal((await finished(run)).status, 'succeeded');

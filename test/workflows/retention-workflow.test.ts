@@ -52,7 +52,7 @@ describe('retention workflow (mocked activity, time-skipping server)', () => {
   it('runs every step in order, calling a step again while it has more', async () => {
     const { result, calls } = await run((step, call) => (step === 'runs' && call < 3 ? { deleted: 100, done: false } : { deleted: 1, done: true }));
     assert.deepEqual(calls, ['deliveries', 'fires', 'runs', 'runs', 'runs', 'events', 'hook_receipts', 'idempotency_keys', 'rate_limits', 'refresh_tokens',
-      'missed_fires', 'schedule_corrections', 'recoveries', 'thread_messages', 'schedule_history']);
+      'missed_fires', 'schedule_corrections', 'recoveries', 'thread_messages', 'schedule_history', 'usage_days']);
     assert.deepEqual(result, { ...Object.fromEntries(RETENTION_STEPS.map((s) => [s, 1])), runs: 201 });
   });
 

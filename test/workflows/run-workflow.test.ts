@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
@@ -15,7 +13,7 @@ import { onCleanup, suiteContext } from '../helpers/cleanup';
 import { quietRuntime, workflowBundle } from '../helpers/engine';
 import { testNamespace } from '../helpers/namespace';
 
-type RunActivities = Pick<Activities, 'beginRun' | 'beginRunStep' | 'runToolStep' | 'runModelStep' | 'finishRun' | 'failRun'>;
+type RunActivities = Pick<Activities, 'beginRunStep' | 'runToolStep' | 'runModelStep' | 'finishRun' | 'failRun'>;
 
 /**
  * runAgentWorkflow with mocked activities (samples-typescript `workflows-mocks`): the orchestration
@@ -34,10 +32,9 @@ describe('runAgentWorkflow (mocked activities)', () => {
 
   /**
    * Starts the workflow on a worker with `activities`; `during` runs while it does; answers its result.
-   * With `timeoutMs` the input is today's (engine/outbox/starts.ts): the run begins in beginRunStep; without,
-   * it is a run started before, which begins with beginRun.
+   * The input is as engine/outbox/starts.ts writes it, with the run's time limit (`timeoutMs`).
    */
-  async function run(activities: Partial<RunActivities>, during?: (runId: string) => Promise<void>, timeoutMs?: number): Promise<{ runId: string; result: RunOutcome }> {
+  async function run(activities: Partial<RunActivities>, during?: (runId: string) => Promise<void>, timeoutMs = 60_000): Promise<{ runId: string; result: RunOutcome }> {
     const runId = randomUUID();
     const worker = await Worker.create({
       connection: env.nativeConnection,
@@ -47,7 +44,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
       activities,
     });
     const result = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(WORKFLOW_TYPES.run, { workflowId: workflowIds.run(runId), taskQueue: TASK_QUEUE, args: [{ runId, ...(timeoutMs === undefined ? {} : { timeoutMs }) }] });
+      const handle = await env.client.workflow.start(WORKFLOW_TYPES.run, { workflowId: workflowIds.run(runId), taskQueue: TASK_QUEUE, args: [{ runId, timeoutMs }] });
       await during?.(runId);
       return (await handle.result()) as RunOutcome;
     });
@@ -270,31 +267,13 @@ describe('runAgentWorkflow (mocked activities)', () => {
       assert.deepEqual(result, { status: 'failed' });
       assert.equal(finishedWith?.timedOut, true);
     });
-
-    it('replays histories recorded before runs began in their first step: beginRun as a local activity, with and without timeoutMs in the input', async () => {
-      // Recorded by the workflow code of the commit before (model step 0 adds tool 1 and model 2, which ends the run).
-      for (const [fixture, timeoutMs] of [
-        ['run-begun-by-local-activity.b64', undefined],
-        ['run-begun-by-local-activity-timeout-input.b64', 60_000],
-      ] as const) {
-        const encoded = fs.readFileSync(path.join(__dirname, 'fixtures', fixture), 'utf8');
-        const history = temporal.api.history.v1.History.decode(Buffer.from(encoded.trim(), 'base64'));
-        const events = history.events ?? [];
-        const input = JSON.parse(Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
-        assert.equal(input.timeoutMs, timeoutMs, `${fixture}: the input's timeoutMs`);
-        const locals = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
-        assert.equal(locals, 1, `${fixture}: then, beginRun as a local activity`);
-        assert.deepEqual(events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []), ['runModelStep', 'runToolStep', 'runModelStep']);
-        await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
-      }
-    });
   });
 
   it('makes each step in order, then finishes the run', async () => {
     const made: number[] = [];
     const finishes: unknown[] = [];
     const { runId, result } = await run({
-      beginRun: async ({ runId }) => running(runId, 60_000, 3),
+      beginRunStep: async ({ runId }) => ({ begun: running(runId, 60_000, 3) }),
       runToolStep: stepsInto(made),
       finishRun: finishInto(finishes),
     });
@@ -316,7 +295,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
   it('makes the steps a model step adds after it, each by the activity of its type, until one adds none', async () => {
     const made: string[] = [];
     const { result } = await run({
-      beginRun: async ({ runId }) => ({ status: 'running', timeoutMs: 60_000, steps: [{ runId, index: 0, type: 'model' }] }),
+      beginRunStep: async ({ runId }) => ({ begun: { status: 'running', timeoutMs: 60_000, steps: [{ runId, index: 0, type: 'model' }] } }),
       runModelStep: async (ref) => {
         made.push(`model ${ref.index}`);
         if (ref.index > 0) return { status: 'done', ok: true };
@@ -337,7 +316,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
     const made: number[] = [];
     let finishes = 0;
     const { runId, result } = await run({
-      beginRun: async ({ runId }) => running(runId, 60_000, 2),
+      beginRunStep: async ({ runId }) => ({ begun: running(runId, 60_000, 2) }),
       runToolStep: async (ref) => {
         made.push(ref.index);
         // An `ended` while steps remain is not the run's end: the workflow goes on.
@@ -353,32 +332,8 @@ describe('runAgentWorkflow (mocked activities)', () => {
     assert.equal(finishes, 0);
     const history = await env.client.workflow.getHandle(workflowIds.run(runId)).fetchHistory();
     const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
-    assert.equal(markers, 4, 'the three patches and beginRun: no finishRun');
+    assert.equal(markers, 1, 'the patch alone: no finishRun');
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
-  });
-
-  it('replays a history recorded before last steps ended runs: its finishRun after a last step that said `ended`', async () => {
-    // Recorded by the workflow code of the commit before, its activities mocked as today's answer (the last step says `ended`).
-    const encoded = fs.readFileSync(path.join(__dirname, 'fixtures/run-before-last-step-ends.b64'), 'utf8');
-    const history = temporal.api.history.v1.History.decode(Buffer.from(encoded.trim(), 'base64'));
-    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
-    assert.equal(markers, 3, 'then: the local-bookkeeping patch, beginRun and finishRun');
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
-  });
-
-  it('replays histories recorded when the time limit was a timer: a run within its time, and one whose timer cancelled its step', async () => {
-    // Recorded by the workflow code of the commit before (a cancellation scope with the run's time as its timeout).
-    for (const [fixture, timerEnd] of [
-      ['run-step-timer.b64', 'timerCanceledEventAttributes'],
-      ['run-step-timer-timed-out.b64', 'timerFiredEventAttributes'],
-    ] as const) {
-      const encoded = fs.readFileSync(path.join(__dirname, 'fixtures', fixture), 'utf8');
-      const history = temporal.api.history.v1.History.decode(Buffer.from(encoded.trim(), 'base64'));
-      const events = history.events ?? [];
-      assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 1, `${fixture}: then, a timer per run`);
-      assert.equal(events.filter((e) => e[timerEnd]).length, 1, `${fixture}: ${timerEnd}`);
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
-    }
   });
 
   it('when the time is up, the server times out the step in flight (its call learns it by its heartbeat) and the run finishes as timed out', async () => {
@@ -386,7 +341,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
     let finishedWith: { timedOut?: boolean } | undefined;
     const started = Date.now();
     const { runId, result } = await run({
-      beginRun: async ({ runId }) => running(runId, 1_500, 2),
+      beginRunStep: async ({ runId }) => ({ begun: running(runId, 1_500, 2) }),
       runToolStep: async (ref) => {
         if (ref.index === 1) throw new Error('the second step is never reached');
         // A call that never returns: the server times the attempt out at the run's deadline and answers its next heartbeat "not found".
@@ -415,7 +370,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
     let finishedWith: { timedOut?: boolean } | undefined;
     let failed = false;
     const { result } = await run({
-      beginRun: async ({ runId }) => running(runId, 2_500, 1),
+      beginRunStep: async ({ runId }) => ({ begun: running(runId, 2_500, 1) }),
       runToolStep: async () => {
         attempts.push(Date.now());
         throw ApplicationFailure.retryable('the database is down');
@@ -440,7 +395,7 @@ describe('runAgentWorkflow (mocked activities)', () => {
     const failures: { error: string }[] = [];
     let finished = false;
     const { result } = await run({
-      beginRun: async ({ runId }) => running(runId, 60_000, 2),
+      beginRunStep: async ({ runId }) => ({ begun: running(runId, 60_000, 2) }),
       runToolStep: async () => {
         throw ApplicationFailure.nonRetryable('the database refused the step');
       },
@@ -470,9 +425,9 @@ describe('runAgentWorkflow (mocked activities)', () => {
     };
     const cancelled = run(
       {
-        beginRun: async () => {
+        beginRunStep: async () => {
           asks++;
-          return { status: 'queued', recheckMs: 10 * 60_000 };
+          return { begun: { status: 'queued', recheckMs: 10 * 60_000 } };
         },
         finishRun: ending('finishRun', 'succeeded'),
         failRun: ending('failRun', 'failed'),
@@ -484,33 +439,13 @@ describe('runAgentWorkflow (mocked activities)', () => {
       },
     );
     await assert.rejects(cancelled, (err) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
-    assert.deepEqual(ended, [['failRun', { runId, error: 'the run was cancelled' }]]);
-  });
-
-  it('a queued run waits for the slot signal (not its slow recheck), then runs', async () => {
-    let asks = 0;
-    const started = Date.now();
-    const { result } = await run(
-      {
-        beginRun: async ({ runId }) => (++asks === 1 ? { status: 'queued', recheckMs: 10 * 60_000 } : running(runId, 60_000, 0)),
-        finishRun: async () => ({ status: 'succeeded' }),
-      },
-      async (runId) => {
-        await waitUntil(() => asks === 1, 'the first ask');
-        await new Promise((r) => setTimeout(r, 500));
-        assert.equal(asks, 1, 'no polling while it waits');
-        await env.client.workflow.getHandle(workflowIds.run(runId)).signal(RUN_SLOT_FREED_SIGNAL);
-      },
-    );
-    assert.deepEqual(result, { status: 'succeeded' });
-    assert.equal(asks, 2);
-    assert.ok(Date.now() - started < 30_000);
+    assert.deepEqual(ended, [['failRun', { runId, timeoutMs: 60_000, error: 'the run was cancelled' }]]);
   });
 
   it('a run that is not to be executed (gone, already ended) ends the workflow without finishing anything', async () => {
     let finished = false;
     const { result } = await run({
-      beginRun: async () => ({ status: 'gone' }),
+      beginRunStep: async () => ({ begun: { status: 'gone' } }),
       finishRun: async () => {
         finished = true;
         return { status: 'succeeded' };

@@ -3,7 +3,7 @@ import type { PoolClient } from 'pg';
 import { FireRateExceeded, fireKeys, type Engine, type FiringTrigger } from '../../engine';
 import { NotFoundError, TooManyRequestsError } from '../errors';
 
-export interface FireAdmission {
+export interface FireNowDeps {
   /** The engine's unit of work: the fire recorded in the request's transaction (engine/fires/record-fire.ts). */
   engine: Pick<Engine, 'transaction'>;
 }
@@ -21,7 +21,7 @@ const FIRE_KEY = { manual: fireKeys.manual, webhook: fireKeys.hook } as const;
  * now records the fire as skipped).
  */
 export async function fireNow(
-  deps: FireAdmission,
+  deps: FireNowDeps,
   trigger: FiringTrigger,
   fire: { source: keyof typeof FIRE_KEY; payload: unknown },
   /** More of the same write, in its transaction (a manual fire's audit entry). */
