@@ -2361,7 +2361,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3048,7 +3048,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3204,7 +3204,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3384,7 +3384,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3647,7 +3647,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3812,7 +3812,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4001,7 +4001,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
