@@ -37,6 +37,31 @@ for (const refusal of [
   });
 }
 
+/** A stream refused for want of room is asked for again after its Retry-After: once one opens, the refusal goes and the run is followed live. */
+test('a live stream refused once (503) is opened again after its Retry-After; the alert goes', async ({ page }) => {
+  let asked = 0;
+  await page.route('**/api/runs/*/events', (route) => {
+    if (++asked > 1) return route.fallback();
+    return route.fulfill({ status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' }, body: JSON.stringify({ message: 'This API process has 2000 live run streams open (RUN_STREAMS_PER_PROCESS); try again in 1 s' }) });
+  });
+  await signUp(page);
+  await page.getByRole('button', { name: 'New agent' }).click();
+  const dialog = page.getByRole('dialog', { name: 'New agent' });
+  await dialog.getByRole('textbox', { name: 'Name' }).fill('Plain agent');
+  await dialog.getByRole('combobox', { name: 'Status' }).selectOption('active');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('tab', { name: 'Runs' }).click();
+  await page.getByRole('textbox', { name: 'Input' }).fill('Say hello');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const refusal = page.getByRole('alert').filter({ hasText: 'Live updates are off' });
+  await expect(refusal).toBeVisible();
+  await expect(refusal).toBeHidden({ timeout: 20_000 });
+  expect(asked).toBeGreaterThan(1);
+  await expect(page.getByRole('list', { name: 'Steps' }).getByRole('listitem')).toHaveCount(1, { timeout: 30_000 });
+  await expect(page.getByLabel('Status').getByText('succeeded')).toBeVisible({ timeout: 30_000 });
+  await checkScreen(page, 'run-stream-reopened');
+});
+
 /** Registers through the API (a script's way), answering the access token. */
 async function register(request: APIRequestContext, email: string): Promise<string> {
   const res = await request.post('/api/auth/register', { data: { email, password: PASSWORD } });
