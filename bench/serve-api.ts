@@ -9,7 +9,9 @@ import { benchEnv } from './kit/stack';
 async function main(): Promise<void> {
   const config = loadConfig({
     // The Temporal client is lazy and never connects during the bench.
-    ...benchEnv(requiredEnv('BENCH_DATABASE_URL'), '127.0.0.1:7233'),
+    ...benchEnv(requiredEnv('BENCH_DATABASE_URL'), process.env.BENCH_TEMPORAL_ADDRESS || '127.0.0.1:7233'),
+    // bench/streams.ts opens thousands of live run streams for dozens of users: the limits it sets pass through.
+    ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => /^(RUN_STREAMS_|AUTH_RATE_LIMIT_MAX$)/.test(e[0]) && e[1] !== undefined)),
     LOG_LEVEL: 'silent',
     // Enough for ~10 million agent creations at 100 units each: the write bench never hits 402.
     INITIAL_BALANCE: '1000000000',

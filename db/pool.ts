@@ -1,6 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Config } from '../lib/config';
-import { joinedUnit } from './write-unit';
+import { inOpenUnit, joinedUnit } from './write-unit';
 
 // Return bigint columns (ledger sums, counters) as JS numbers; all our amounts fit in 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -105,6 +106,18 @@ export function createConfiguredPool(config: Pick<Config, 'databaseUrl' | 'datab
   return createPool(config.databaseUrl, config.databasePoolSize, config.databaseConnectTimeoutMs);
 }
 
+/** Marks the code a transaction's callback runs (and what it starts) until the transaction's connection is released. */
+const holding = new AsyncLocalStorage<{ held: boolean }>();
+
+/**
+ * True while the caller holds a pooled connection: inside a `withTransaction` callback or an open write
+ * unit. Calls that may wait long on another service (Temporal: engine/temporal/client.ts) are refused then,
+ * so that they never keep a connection from everyone else (docs/architecture.md § Limits and fairness).
+ */
+export function holdsConnection(): boolean {
+  return holding.getStore()?.held === true || inOpenUnit();
+}
+
 /** Runs fn in one transaction; commits on success, rolls back on any error. Inside a write unit, a savepoint of it. */
 export async function withTransaction<T>(db: Db, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const unit = joinedUnit(db);
@@ -117,15 +130,18 @@ export async function withTransaction<T>(db: Db, fn: (tx: pg.PoolClient) => Prom
     lost = err;
   };
   client.on('error', onError);
+  // Mutable: work the callback started and left running sees the connection released once it is.
+  const mark = { held: true };
   try {
     await client.query('BEGIN');
-    const result = await fn(client);
+    const result = await holding.run(mark, () => fn(client));
     await client.query('COMMIT');
     return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
+    mark.held = false;
     client.off('error', onError);
     client.release(lost);
   }

@@ -140,6 +140,11 @@ export function joinedUnit(pool: pg.Pool): WriteUnit | undefined {
   return unit;
 }
 
+/** True while the caller runs inside a write unit that is still open (its connection checked out). */
+export function inOpenUnit(): boolean {
+  return current.getStore()?.isOpen === true;
+}
+
 /** Runs `effect` after the caller's unit commits (never if it rolls back); at once outside a unit. */
 export function afterCommit(effect: () => void): void {
   const unit = current.getStore();

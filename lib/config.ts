@@ -225,10 +225,10 @@ export interface Config {
   };
   /**
    * Live run events (SSE): the interval of the heartbeat comment on an idle stream; streams open at once per
-   * user (across every API process) and per process; how often a process renews its streams' places and
+   * user (across every API process), per account (in each process) and per process; how often a process renews its streams' places and
    * checks again that each caller may still read the run (a stream that lost access ends within this).
    */
-  runEvents: { heartbeatMs: number; perUser: number; perProcess: number; checkMs: number };
+  runEvents: { heartbeatMs: number; perUser: number; perAccount: number; perProcess: number; checkMs: number };
   /** How long an invitation stays open to be accepted (as written, and in ms). */
   team: { invitationTtl: { text: string; ms: number } };
   /** docs/api.md § Approvals: how long a run waits for a person's decision before it expires (an agent may override: configJson.approvalTimeout). */
@@ -399,7 +399,8 @@ const declared = {
   runEvents: {
     heartbeatMs: read('RUN_EVENTS_HEARTBEAT_MS', z.coerce.number().int().min(100).max(300_000).default(15_000)),
     perUser: read('RUN_STREAMS_PER_USER', z.coerce.number().int().min(1).max(1_000).default(10)),
-    perProcess: read('RUN_STREAMS_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(200)),
+    perAccount: read('RUN_STREAMS_PER_ACCOUNT', z.coerce.number().int().min(1).max(100_000).default(50)),
+    perProcess: read('RUN_STREAMS_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(2_000)),
     checkMs: read('RUN_STREAMS_CHECK_MS', z.coerce.number().int().min(100).max(30_000).default(10_000)),
   },
   team: {

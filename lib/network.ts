@@ -81,34 +81,111 @@ function hostsEntries(now = Date.now()): Promise<Map<string, string[]>> {
   return entries;
 }
 
-/** Lookups in flight, per account and in all. */
-const inFlight = { total: 0, byAccount: new Map<string, number>() };
+/** How long a name that timed out is answered at once with the same refusal, without asking again. */
+export const FAILING_NAME_MS = 60_000;
+/** Failing names remembered at most (the oldest forgotten first), so a flood of distinct names is bounded. */
+const FAILING_NAMES_MAX = 10_000;
+/** Names that did not resolve within LOOKUP_TIMEOUT_MS: name (with its nameservers) → until when they are refused at once. */
+const failingNames = new Map<string, number>();
+
+function isFailing(key: string, now = Date.now()): boolean {
+  const until = failingNames.get(key);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  failingNames.delete(key);
+  return false;
+}
+
+function rememberFailing(key: string, now = Date.now()): void {
+  failingNames.delete(key);
+  failingNames.set(key, now + FAILING_NAME_MS);
+  while (failingNames.size > FAILING_NAMES_MAX) failingNames.delete(failingNames.keys().next().value!);
+}
+
+/** Forgets every remembered failing name (tests). */
+export function forgetFailingNames(): void {
+  failingNames.clear();
+}
 
 /**
- * A slot for one lookup of `accountId`'s request. The engine's own lookups (null: deliveries, tool calls)
- * are not counted here: their own limits bound them (delivery slots, run concurrency), and they must not
- * take the share the API's checks have.
+ * Lookups in flight, per account (those waiting for a slot included) and in all, and the accounts waiting
+ * for a slot of the process in turn: account → its waiters, in the order the accounts are to be served.
  */
-function takeSlot(accountId: string | null): () => void {
-  if (accountId === null) return () => {};
-  if (inFlight.total >= LOOKUPS_PER_PROCESS) {
-    throw new LookupsBusyError(`the server is checking as many addresses as it may at once (${LOOKUPS_PER_PROCESS}); try again in a few seconds`, 'process');
+const inFlight = { total: 0, byAccount: new Map<string, number>() };
+const waiting = new Map<string, Array<() => void>>();
+
+/** Gives freed process slots to waiting accounts, one account after another (each account's first waiter). */
+function serveWaiting(): void {
+  while (inFlight.total < LOOKUPS_PER_PROCESS && waiting.size > 0) {
+    const [account, queue] = waiting.entries().next().value!;
+    waiting.delete(account);
+    const wake = queue.shift()!;
+    // The account goes to the back of the line for its next waiter.
+    if (queue.length > 0) waiting.set(account, queue);
+    inFlight.total++;
+    wake();
   }
+}
+
+/**
+ * A slot for one lookup of `accountId`'s request (docs/api.md § URL checks). The engine's own lookups
+ * (null: deliveries, tool calls) are not counted here: their own limits bound them (delivery slots, run
+ * concurrency), and they must not take the share the API's checks have.
+ * An account holds at most LOOKUPS_PER_ACCOUNT. At the process cap, an account with no lookup in flight
+ * still gets one (never refused because of others: each account holds at most one beyond the cap), and
+ * the others wait for freed slots, served account by account, for at most LOOKUP_TIMEOUT_MS.
+ */
+async function takeSlot(accountId: string | null, signal?: AbortSignal): Promise<() => void> {
+  if (accountId === null) return () => {};
   const key = accountId;
   const mine = inFlight.byAccount.get(key) ?? 0;
   if (mine >= LOOKUPS_PER_ACCOUNT) {
     throw new LookupsBusyError(`this account has ${LOOKUPS_PER_ACCOUNT} address lookups in progress, the most it may; try again in a few seconds`, 'account');
   }
-  inFlight.total++;
   inFlight.byAccount.set(key, mine + 1);
+  const giveBack = () => {
+    const left = (inFlight.byAccount.get(key) ?? 1) - 1;
+    if (left === 0) inFlight.byAccount.delete(key);
+    else inFlight.byAccount.set(key, left);
+  };
+  if (inFlight.total >= LOOKUPS_PER_PROCESS && mine > 0) {
+    const served = await new Promise<boolean>((resolve) => {
+      // Called by serveWaiting, which has counted the slot as taken (inFlight.total) for this waiter.
+      const wake = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', leave);
+        resolve(true);
+      };
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', leave);
+        const queue = waiting.get(key);
+        const at = queue?.indexOf(wake) ?? -1;
+        if (queue && at >= 0) queue.splice(at, 1);
+        if (queue && queue.length === 0) waiting.delete(key);
+        resolve(false);
+      };
+      const timer = setTimeout(leave, LOOKUP_TIMEOUT_MS);
+      signal?.addEventListener('abort', leave, { once: true });
+      const queue = waiting.get(key);
+      if (queue) queue.push(wake);
+      else waiting.set(key, [wake]);
+    });
+    if (!served) {
+      giveBack();
+      if (signal?.aborted) throw new TargetNotAllowedError('the lookup was stopped');
+      throw new LookupsBusyError(`the server is checking as many addresses as it may at once (${LOOKUPS_PER_PROCESS}); try again in a few seconds`, 'process');
+    }
+  } else {
+    inFlight.total++;
+  }
   let released = false;
   return () => {
     if (released) return;
     released = true;
     inFlight.total--;
-    const left = (inFlight.byAccount.get(key) ?? 1) - 1;
-    if (left === 0) inFlight.byAccount.delete(key);
-    else inFlight.byAccount.set(key, left);
+    giveBack();
+    serveWaiting();
   };
 }
 
@@ -141,14 +218,18 @@ export async function resolveHost(host: string, opts: ResolveOptions): Promise<s
   if (listed) return [...listed];
   if (isLocalhost(name)) return ['127.0.0.1', '::1'];
   if (opts.signal?.aborted) throw new TargetNotAllowedError(`the lookup of ${host} was stopped`);
+  const servers = opts.servers ? [...opts.servers] : dns.getServers();
+  const failingKey = `${name} ${servers.join(',')}`;
+  const timedOut = `host ${host} did not resolve within ${LOOKUP_TIMEOUT_MS} ms`;
+  if (isFailing(failingKey)) throw new TargetNotAllowedError(timedOut);
 
-  const release = takeSlot(opts.accountId);
+  const release = await takeSlot(opts.accountId, opts.signal);
   const resolver = new dns.promises.Resolver({ timeout: LOOKUP_TIMEOUT_MS, tries: 1 });
   let timer: NodeJS.Timeout | undefined;
   let grace: NodeJS.Timeout | undefined;
   const stop = () => resolver.cancel();
   try {
-    resolver.setServers(opts.servers ? [...opts.servers] : dns.getServers());
+    resolver.setServers(servers);
     opts.signal?.addEventListener('abort', stop, { once: true });
     const found: string[] = [];
     // Once one family has answered, the other gets a moment more, not the whole deadline: a host whose
@@ -172,7 +253,9 @@ export async function resolveHost(host: string, opts: ResolveOptions): Promise<s
     if (found.length > 0) return found;
     if (opts.signal?.aborted) throw new TargetNotAllowedError(`the lookup of ${host} was stopped`);
     if (outcome === 'late' || outcome === 'answered' || outcome.some((r) => r.status === 'rejected' && /ETIMEOUT|ECANCELLED/.test(String((r.reason as { code?: string }).code)))) {
-      throw new TargetNotAllowedError(`host ${host} did not resolve within ${LOOKUP_TIMEOUT_MS} ms`);
+      // Asked again within FAILING_NAME_MS, the name is refused at once, without a slot or a query.
+      rememberFailing(failingKey);
+      throw new TargetNotAllowedError(timedOut);
     }
     throw new TargetNotAllowedError(`host ${host} does not resolve`);
   } finally {

@@ -63,12 +63,14 @@ export function startReconciler(deps: {
     }
     for (const orphan of listed.keys()) stale.set(orphan, null);
     for (const [id, enabled] of stale) {
-      // Under the trigger's schedule-sync lock, so that two workers' sweeps (or a sync in flight) never
-      // count one difference twice: a sync already queued mends it, and describe is asked afresh.
+      // A sync already queued (or in flight) mends it. Describe is asked with no connection held (no
+      // Temporal call while a pooled connection is held); the correction is then recorded under the
+      // trigger's lock, so that two workers' sweeps never count one difference twice.
+      if (await corrections.syncQueued(id)) continue;
+      const found = await confirmedDifference(id, enabled);
       const reason = await transaction(async (tx, unit) => {
-        await triggers.lockScheduleSync(id, tx);
+        await triggers.lockScheduleCorrection(id, tx);
         if (await corrections.syncQueued(id, tx)) return null;
-        const found = await confirmedDifference(id, enabled);
         if (found) await corrections.record(id, found, tx);
         await unit.startScheduleSync(id);
         return found;

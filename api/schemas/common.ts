@@ -11,7 +11,7 @@ const errorResponses = new WeakSet<z.ZodType>([errorSchema]);
  */
 /** The 429 of a request whose URLs are checked (docs/api.md § URL checks). */
 export const URL_LOOKUPS_BUSY =
-  'The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field.';
+  'The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute).';
 
 export function errorResponse(when?: string): z.ZodType {
   const response = when ? errorSchema.describe(when) : errorSchema;

@@ -198,6 +198,7 @@ export function createServices(deps: ServiceDeps) {
       leases: repos.runStreamLeases,
       heartbeatMs: config.runEvents.heartbeatMs,
       perUser: config.runEvents.perUser,
+      perAccount: config.runEvents.perAccount,
       perProcess: config.runEvents.perProcess,
       checkMs: config.runEvents.checkMs,
       log: deps.log,

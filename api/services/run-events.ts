@@ -118,6 +118,7 @@ const sse = (event: string, data: unknown, id?: number) => `${id === undefined ?
 interface OpenStream {
   id: string;
   userId: string;
+  accountId: string;
   stillAllowed: () => Promise<boolean>;
   end: AbortController;
 }
@@ -134,6 +135,7 @@ export function createRunEventService(deps: {
   leases: RunStreamLeasesRepository;
   heartbeatMs: number;
   perUser: number;
+  perAccount: number;
   perProcess: number;
   checkMs: number;
   log: (msg: string, err: unknown) => void;
@@ -145,6 +147,13 @@ export function createRunEventService(deps: {
   const open = new Map<string, OpenStream>();
   /** Streams being opened (counted against RUN_STREAMS_PER_PROCESS before their first await). */
   let opening = 0;
+  /** Streams of each account in this process, open or being opened (RUN_STREAMS_PER_ACCOUNT). */
+  const byAccount = new Map<string, number>();
+  const leaveAccount = (accountId: string) => {
+    const left = (byAccount.get(accountId) ?? 1) - 1;
+    if (left === 0) byAccount.delete(accountId);
+    else byAccount.set(accountId, left);
+  };
   let unsubscribe: (() => void) | null = null;
   let checker: NodeJS.Timeout | null = null;
   let checking = false;
@@ -207,6 +216,7 @@ export function createRunEventService(deps: {
 
   function unregister(s: OpenStream): void {
     if (!open.delete(s.id)) return;
+    leaveAccount(s.accountId);
     if (open.size === 0 && checker) {
       clearInterval(checker);
       checker = null;
@@ -310,7 +320,8 @@ export function createRunEventService(deps: {
     /**
      * A place for a stream of the caller's run, taken before the stream starts (so a refusal is an ordinary
      * JSON answer): 404 for a run the caller cannot see, 503 when this process holds RUN_STREAMS_PER_PROCESS
-     * streams, 429 when the caller holds RUN_STREAMS_PER_USER (in every API process together).
+     * streams, 429 when the caller's account holds RUN_STREAMS_PER_ACCOUNT of them (so one account cannot
+     * take the process's share) or the caller RUN_STREAMS_PER_USER (in every API process together).
      * `stillAllowed` asks again whether the caller may read it (checked every RUN_STREAMS_CHECK_MS).
      */
     async open(caller: Caller, runId: string, stillAllowed: () => Promise<boolean>): Promise<LiveRunStream> {
@@ -320,7 +331,16 @@ export function createRunEventService(deps: {
           retryAfterSeconds,
         );
       }
+      const accountStreams = byAccount.get(caller.accountId) ?? 0;
+      if (accountStreams >= deps.perAccount) {
+        throw new TooManyRequestsError(
+          `at most ${deps.perAccount} live run streams per account (RUN_STREAMS_PER_ACCOUNT) are open at once: close one, or try again in ${retryAfterSeconds} s`,
+          retryAfterSeconds,
+        );
+      }
       opening++;
+      byAccount.set(caller.accountId, accountStreams + 1);
+      let registered = false;
       try {
         if (!(await accountHasRun(db, caller.accountId, runId))) throw new NotFoundError('Run');
         const id = randomUUID();
@@ -334,8 +354,9 @@ export function createRunEventService(deps: {
             retryAfterSeconds,
           );
         }
-        const s: OpenStream = { id, userId: caller.userId, stillAllowed, end: new AbortController() };
+        const s: OpenStream = { id, userId: caller.userId, accountId: caller.accountId, stillAllowed, end: new AbortController() };
         register(s);
+        registered = true;
         return {
           /** Streams the run's events from after `afterIndex` until `done`, the client goes, it stops reading, the caller loses access or the app closes. */
           stream: async (afterIndex, sink) => {
@@ -349,6 +370,8 @@ export function createRunEventService(deps: {
         };
       } finally {
         opening--;
+        // A stream that opened gives its account's place back when it ends (unregister).
+        if (!registered) leaveAccount(caller.accountId);
       }
     },
 

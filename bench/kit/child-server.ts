@@ -12,6 +12,8 @@ import { profileFlags, stopChild } from './stack';
 
 export interface ChildServer {
   name: string;
+  /** The server's process id. */
+  pid: number;
   /** http://127.0.0.1:<port> */
   baseUrl: string;
   /** CPU time (user + system, microseconds) the server process has used so far. */
@@ -49,6 +51,7 @@ export async function startChildServer(name: string, entry: string, env: Record<
   });
   return {
     name,
+    pid: child.pid!,
     baseUrl: `http://127.0.0.1:${port}`,
     cpuMicros: () =>
       new Promise<number>((resolve, reject) => {

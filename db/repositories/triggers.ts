@@ -204,11 +204,8 @@ export function createTriggersRepository(db: Queryable) {
       return rows[0] ?? null;
     },
 
-    /**
-     * Serialises the schedule syncs of one trigger, across processes, until the transaction ends:
-     * Temporal's schedule update is last-writer-wins, so two syncs must not interleave.
-     */
-    async lockScheduleSync(id: string, q: Queryable): Promise<void> {
+    /** Serialises the reconciler's corrections of one trigger's schedule, across processes, until the transaction ends. */
+    async lockScheduleCorrection(id: string, q: Queryable): Promise<void> {
       await q.query(`SELECT pg_advisory_xact_lock(hashtext('schedule-sync'), hashtext($1))`, [id]);
     },
   };

@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { withTransaction, type Db } from '../../db/pool';
-import { createTriggersRepository, type ScheduledTriggerRow, type TriggersRepository } from '../../db/repositories/triggers';
+import type { Db } from '../../db/pool';
+import { createTriggersRepository, type ScheduledTriggerRow } from '../../db/repositories/triggers';
 import { DEFAULT_CATCHUP_WINDOW, describeCronExpression } from '../../lib/cron';
 import { parseDuration } from '../../lib/durations';
 import { scheduledFireAction } from '../outbox/starts';
@@ -41,6 +41,9 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
   };
 }
 
+/** Syncs of one trigger that meet a changed row after their Temporal write before one is given up (the outbox retries it). */
+const SYNC_ROUNDS = 5;
+
 /**
  * Converges the schedule `trigger:<id>` to the trigger's row: created or rewritten (paused when
  * disabled) while the row is a cron/schedule trigger, deleted once it is gone or changed type.
@@ -48,20 +51,25 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
  * Nothing is read back: a trigger's nextFireAt is computed from its expression (lib/cron.ts), which is
  * validated to mean what Temporal's spec means.
  *
- * Syncs of one trigger are serialised (a transaction-scoped advisory lock across processes): Temporal's
- * schedule update is last-writer-wins, so two syncs that read different versions of the row must not
- * interleave, or the older version could be written last.
+ * No database connection is held during the Temporal calls (docs/architecture.md § When a trigger is
+ * written (schedules)): the row is read, written to Temporal, then read again. Temporal's schedule update
+ * is last-writer-wins, so a sync whose row changed meanwhile (another sync may have written a newer version
+ * before this one's older write landed) writes again; the last write to land is always followed by a read
+ * that matches it, so the schedule ends as the row is.
  */
 export async function syncTriggerSchedule(client: Client, db: Db, triggerId: string): Promise<'synced' | 'deleted'> {
-  return withTransaction(db, async (tx) => {
-    const triggers = createTriggersRepository(tx);
-    await triggers.lockScheduleSync(triggerId, tx);
-    return syncLocked(client, triggers, triggerId);
-  });
+  const triggers = createTriggersRepository(db);
+  let row = await triggers.findForSchedule(triggerId);
+  for (let round = 0; round < SYNC_ROUNDS; round++) {
+    const outcome = await writeSchedule(client, triggerId, row);
+    const now = await triggers.findForSchedule(triggerId);
+    if (JSON.stringify(now) === JSON.stringify(row)) return outcome;
+    row = now;
+  }
+  throw new Error(`trigger ${triggerId} changed during each of ${SYNC_ROUNDS} schedule syncs; the outbox will sync it again`);
 }
 
-async function syncLocked(client: Client, triggers: TriggersRepository, triggerId: string): Promise<'synced' | 'deleted'> {
-  const row = await triggers.findForSchedule(triggerId);
+async function writeSchedule(client: Client, triggerId: string, row: ScheduledTriggerRow | null): Promise<'synced' | 'deleted'> {
   const handle = client.schedule.getHandle(workflowIds.triggerSchedule(triggerId));
   if (!row || !isScheduled(row.type)) {
     try {

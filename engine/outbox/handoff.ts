@@ -88,8 +88,8 @@ export function createHandOff(deps: {
       if (items.length === 0) return handed;
       const done: number[] = [];
       // Each item is idempotent and a schedule sync converges to the row as it is now, so order doesn't
-      // matter. Workflow starts go all at once; schedule syncs hold a pooled connection (their lock) for
-      // their RPCs, so at most SYNC_CONCURRENCY of them run at a time.
+      // matter. Workflow starts go all at once; schedule syncs (several RPCs each, and two reads of their
+      // row) run at most SYNC_CONCURRENCY at a time.
       const handle = async (item: OutboxItem) => {
         try {
           await handOne(item);

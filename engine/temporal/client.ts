@@ -1,6 +1,26 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, makeGrpcRetryInterceptor, defaultGrpcRetryOptions, type ConnectionOptions } from '@temporalio/client';
+import { holdsConnection } from '../../db/pool';
 import type { Config } from '../../lib/config';
 import { tracingClientInterceptors } from '../../lib/tracing/temporal';
+
+type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+/** Thrown by a Temporal call made while the caller holds a pooled database connection. */
+export class TemporalCallInsideConnectionError extends Error {}
+
+/**
+ * Refuses a Temporal call made while the caller holds a pooled database connection (a transaction's
+ * callback, an open write unit): Temporal may not answer for seconds, and the connection would be kept
+ * from every other request meanwhile (docs/architecture.md § Limits and fairness). A bug, never a user's
+ * error: the call fails at once, so tests find every such place.
+ */
+export const refuseCallsHoldingConnection: GrpcInterceptor = (options, nextCall) => {
+  if (holdsConnection()) {
+    throw new TemporalCallInsideConnectionError(`Temporal call ${options.method_definition.path} made while a pooled database connection is held`);
+  }
+  // grpc-js takes the next call's interface as it is (the type asks for its class, not a dependency of ours).
+  return nextCall(options) as unknown as ReturnType<GrpcInterceptor>;
+};
 
 /**
  * The process's one Temporal client. The connection is lazy: the API starts and serves while
@@ -8,7 +28,11 @@ import { tracingClientInterceptors } from '../../lib/tracing/temporal';
  */
 export function createTemporalClient(config: Config) {
   // Address, TLS, API key and gRPC metadata from the standard configuration (lib/temporal-settings.ts).
-  const connection = Connection.lazy({ ...config.temporal.connection });
+  const connection = Connection.lazy({
+    ...config.temporal.connection,
+    // The SDK's default retries, after the check that no connection is held.
+    interceptors: [refuseCallsHoldingConnection, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  });
   const client = new Client({ connection, namespace: config.temporal.namespace, interceptors: tracingClientInterceptors() });
   return { connection, client, close: () => connection.close() };
 }

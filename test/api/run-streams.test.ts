@@ -223,3 +223,42 @@ describe('live run streams: the ceiling per API process', () => {
     assert.match(body.message, /RUN_STREAMS_PER_PROCESS/);
   });
 });
+
+describe('live run streams: the cap per account', () => {
+  it('answers 429 with Retry-After past RUN_STREAMS_PER_ACCOUNT streams of one account, whichever of its users asks; another account goes on', async (t) => {
+    const { app } = await startTestApp(t, { RUN_STREAMS_PER_ACCOUNT: '2', RUN_STREAMS_PER_USER: '10', RUN_EVENTS_HEARTBEAT_MS: '60000' });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const streams: SseStream[] = [];
+    onCleanup(t, () => streams.forEach((s) => s.close()));
+    const owner = await registerUser(app);
+    const member = await joinWorkspace(app, owner, 'editor');
+    const stranger = await registerUser(app);
+    const runOf = async (headers: Record<string, string>) => {
+      const agent = await api(app).ok('POST', '/api/agents', { name: 'streamed' }, headers);
+      return (await api(app).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'go' }, headers)).id as string;
+    };
+    const run = await runOf(owner.auth);
+    const open = async (runId: string, headers: Record<string, string>) => {
+      const s = await openSse(`${base}/api/runs/${runId}/events`, headers);
+      streams.push(s);
+      return s;
+    };
+    assert.equal((await open(run, owner.auth)).status, 200);
+    assert.equal((await open(run, member.headers)).status, 200);
+    const res = await fetch(`${base}/api/runs/${run}/events`, { headers: owner.auth });
+    if (res.status !== 429) await res.body?.cancel();
+    assert.equal(res.status, 429);
+    assert.ok(Number(res.headers.get('retry-after')) >= 1, `Retry-After ${res.headers.get('retry-after')}`);
+    const body = (await res.json()) as { message: string };
+    assert.deepEqual(body, { message: 'at most 2 live run streams per account (RUN_STREAMS_PER_ACCOUNT) are open at once: close one, or try again in 10 s' });
+
+    assert.equal((await open(await runOf(stranger.auth), stranger.auth)).status, 200);
+    streams[0]!.close();
+    const again = await waitFor('a place of the account again once its stream closed', async () => {
+      const s = await open(run, member.headers);
+      return s.status === 200 && s;
+    }, 5_000);
+    assert.equal(again.status, 200);
+  });
+});

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, it } from 'node:test';
+import { withTransaction } from '../../db/pool';
+import { WriteUnit } from '../../db/write-unit';
+import { createTemporalClient } from '../../engine/temporal/client';
 import { api } from '../helpers/api';
 import { registerUser, startTestApp } from '../helpers/app';
 import { onCleanup, suiteContext } from '../helpers/cleanup';
@@ -32,6 +35,47 @@ async function silentServer(t: Parameters<typeof onCleanup>[0]): Promise<string>
  */
 describe('Temporal calls hold no database connection', () => {
   const suite = suiteContext();
+
+  /** The error's message, or its cause's (the SDK may wrap what the gRPC call threw). */
+  const messages = (err: unknown) => {
+    const e = err as Error & { cause?: Error };
+    return `${e.message} / ${e.cause?.message ?? ''}`;
+  };
+
+  it('a Temporal call made inside a transaction or an open write unit fails at once; outside them it is made', async () => {
+    const database = await createTestDatabase(suite, POOL);
+    const { config, db } = await startTestApp(suite, { TEMPORAL_ADDRESS: await silentServer(suite) }, database);
+    const temporal = createTemporalClient(config);
+    onCleanup(suite, () => temporal.close());
+    const describeRun = () => temporal.connection.withDeadline(Date.now() + 1_000, () => temporal.client.workflow.getHandle('run:none').describe());
+    const refused = /Temporal call \/temporal\.api\.workflowservice\.v1\.WorkflowService\/DescribeWorkflowExecution made while a pooled database connection is held/;
+
+    const inTransaction = await withTransaction(db, () => describeRun()).then(() => assert.fail('answered'), messages);
+    assert.match(inTransaction, refused);
+    const unit = await WriteUnit.begin(db);
+    const inUnit = await unit.run(() => describeRun()).then(() => assert.fail('answered'), messages);
+    await unit.rollback();
+    assert.match(inUnit, refused);
+    // Outside both, the call is made (and waits for the silent server until its deadline).
+    const outside = await describeRun().then(() => assert.fail('answered'), messages);
+    assert.doesNotMatch(outside, /pooled database connection/);
+  });
+
+  it("a cron trigger's schedule sync waiting on a silent Temporal leaves a pool of one to everyone else", async () => {
+    const database = await createTestDatabase(suite, 1);
+    const { app } = await startTestApp(suite, { TEMPORAL_ADDRESS: await silentServer(suite) }, database);
+    const attacker = await registerUser(app);
+    const victim = await registerUser(app);
+    await api(app, attacker).ok('POST', '/api/user-triggers', { type: 'cron', name: 'hourly', configJson: { cronExpression: '@hourly' } });
+    // The commit handed its schedule sync to Temporal, which does not answer for the sync's 10 s deadline.
+    await new Promise((r) => setTimeout(r, 500));
+    // Were the sync holding the pool's one connection meanwhile, these would wait for it past
+    // DATABASE_CONNECT_TIMEOUT_MS and answer 503.
+    const read = await api(app, victim).get('/api/agents');
+    const write = await api(app, victim).post('/api/agents', { name: 'mine' });
+    assert.equal(read.statusCode, 200, read.body);
+    assert.equal(write.statusCode, 201, write.body);
+  });
 
   it(`${CANCELS} keyed cancels waiting on a silent Temporal leave a pool of ${POOL} to everyone else; each answers 503, its key free again`, async () => {
     const database = await createTestDatabase(suite, POOL);

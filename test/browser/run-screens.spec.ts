@@ -3,14 +3,47 @@ import { startReceiver } from '../helpers/receiver';
 import { checkScreen, expect, newEmail, PASSWORD, signUp, test } from './fixtures';
 
 /**
- * A run page whose live stream is refused (the API answers 429 when a user has too many streams open):
- * the refusal is shown with its message, and the steps still arrive, read every few seconds instead.
- * The refusal is the browser's route answering for the API; everything else is the real stack.
+ * A run page whose live stream is refused — 429 when the user or the account has too many streams open, 503
+ * when the API process is full: the refusal is shown with its message, and the run's progress still arrives,
+ * its steps and status read every few seconds instead. The refusal is the browser's route answering for the
+ * API; everything else is the real stack.
  */
-test('a refused live stream: its message in an alert, the steps read instead, the run seen to succeed', async ({ page }) => {
-  await page.route('**/api/runs/*/events', (route) =>
-    route.fulfill({ status: 429, headers: { 'content-type': 'application/json', 'retry-after': '30' }, body: JSON.stringify({ message: 'At most 10 live run streams per user are open at once' }) }),
-  );
+for (const refusal of [
+  { status: 429, message: 'at most 50 live run streams per account (RUN_STREAMS_PER_ACCOUNT) are open at once: close one, or try again in 30 s', screen: 'run-stream-refused' },
+  { status: 503, message: 'This API process has 2000 live run streams open (RUN_STREAMS_PER_PROCESS); try again in 30 s', screen: 'run-stream-refused-503' },
+]) {
+  test(`a refused live stream (${refusal.status}): its message in an alert, the steps read instead, the run seen to succeed`, async ({ page }) => {
+    let refused = 0;
+    await page.route('**/api/runs/*/events', (route) => {
+      refused++;
+      return route.fulfill({ status: refusal.status, headers: { 'content-type': 'application/json', 'retry-after': '30' }, body: JSON.stringify({ message: refusal.message }) });
+    });
+    await signUp(page);
+    await page.getByRole('button', { name: 'New agent' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New agent' });
+    await dialog.getByRole('textbox', { name: 'Name' }).fill('Plain agent');
+    await dialog.getByRole('combobox', { name: 'Status' }).selectOption('active');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('tab', { name: 'Runs' }).click();
+    await page.getByRole('textbox', { name: 'Input' }).fill('Say hello');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect(page.getByRole('alert').filter({ hasText: refusal.message })).toBeVisible();
+    await expect(page.getByRole('alert').filter({ hasText: 'Live updates are off: the steps are read every few seconds instead' })).toBeVisible();
+    await expect(page.getByRole('list', { name: 'Steps' }).getByRole('listitem')).toHaveCount(1, { timeout: 30_000 });
+    await expect(page.getByLabel('Status').getByText('succeeded')).toBeVisible({ timeout: 30_000 });
+    await expect(page.getByText('Hello from the scripted model.').first()).toBeVisible();
+    expect(refused).toBeGreaterThan(0);
+    await checkScreen(page, refusal.screen);
+  });
+}
+
+/** A stream refused for want of room is asked for again after its Retry-After: once one opens, the refusal goes and the run is followed live. */
+test('a live stream refused once (503) is opened again after its Retry-After; the alert goes', async ({ page }) => {
+  let asked = 0;
+  await page.route('**/api/runs/*/events', (route) => {
+    if (++asked > 1) return route.fallback();
+    return route.fulfill({ status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' }, body: JSON.stringify({ message: 'This API process has 2000 live run streams open (RUN_STREAMS_PER_PROCESS); try again in 1 s' }) });
+  });
   await signUp(page);
   await page.getByRole('button', { name: 'New agent' }).click();
   const dialog = page.getByRole('dialog', { name: 'New agent' });
@@ -20,12 +53,13 @@ test('a refused live stream: its message in an alert, the steps read instead, th
   await page.getByRole('tab', { name: 'Runs' }).click();
   await page.getByRole('textbox', { name: 'Input' }).fill('Say hello');
   await page.getByRole('button', { name: 'Run' }).click();
-  await expect(page.getByRole('alert').filter({ hasText: 'At most 10 live run streams per user are open at once' })).toBeVisible();
-  await expect(page.getByRole('alert').filter({ hasText: 'Try again in 30 s' })).toBeVisible();
+  const refusal = page.getByRole('alert').filter({ hasText: 'Live updates are off' });
+  await expect(refusal).toBeVisible();
+  await expect(refusal).toBeHidden({ timeout: 20_000 });
+  expect(asked).toBeGreaterThan(1);
   await expect(page.getByRole('list', { name: 'Steps' }).getByRole('listitem')).toHaveCount(1, { timeout: 30_000 });
-  await expect(page.getByText('succeeded').first()).toBeVisible({ timeout: 30_000 });
-  await expect(page.getByText('Hello from the scripted model.').first()).toBeVisible();
-  await checkScreen(page, 'run-stream-refused');
+  await expect(page.getByLabel('Status').getByText('succeeded')).toBeVisible({ timeout: 30_000 });
+  await checkScreen(page, 'run-stream-reopened');
 });
 
 /** Registers through the API (a script's way), answering the access token. */

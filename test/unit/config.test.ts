@@ -64,13 +64,13 @@ describe('config', () => {
     for (const bad of ['0', '1.5', 'many']) assert.throws(() => loadConfig({ ...valid, DELIVERY_RETRIES_PER_MINUTE: bad }), /DELIVERY_RETRIES_PER_MINUTE/, bad);
   });
 
-  it('bounds live run streams: RUN_STREAMS_PER_USER (10), RUN_STREAMS_PER_PROCESS (200), checked every RUN_STREAMS_CHECK_MS (10 s, at most 30 s)', () => {
-    assert.deepEqual(loadConfig(valid).runEvents, { heartbeatMs: 15_000, perUser: 10, perProcess: 200, checkMs: 10_000 });
+  it('bounds live run streams: RUN_STREAMS_PER_USER (10), RUN_STREAMS_PER_ACCOUNT (50), RUN_STREAMS_PER_PROCESS (2000), checked every RUN_STREAMS_CHECK_MS (10 s, at most 30 s)', () => {
+    assert.deepEqual(loadConfig(valid).runEvents, { heartbeatMs: 15_000, perUser: 10, perAccount: 50, perProcess: 2000, checkMs: 10_000 });
     assert.deepEqual(
-      loadConfig({ ...valid, RUN_STREAMS_PER_USER: '3', RUN_STREAMS_PER_PROCESS: '50', RUN_STREAMS_CHECK_MS: '200' }).runEvents,
-      { heartbeatMs: 15_000, perUser: 3, perProcess: 50, checkMs: 200 },
+      loadConfig({ ...valid, RUN_STREAMS_PER_USER: '3', RUN_STREAMS_PER_ACCOUNT: '4', RUN_STREAMS_PER_PROCESS: '50', RUN_STREAMS_CHECK_MS: '200' }).runEvents,
+      { heartbeatMs: 15_000, perUser: 3, perAccount: 4, perProcess: 50, checkMs: 200 },
     );
-    for (const [name, bad] of [['RUN_STREAMS_PER_USER', '0'], ['RUN_STREAMS_PER_PROCESS', '0'], ['RUN_STREAMS_CHECK_MS', '30001'], ['RUN_STREAMS_CHECK_MS', '99']]) {
+    for (const [name, bad] of [['RUN_STREAMS_PER_USER', '0'], ['RUN_STREAMS_PER_ACCOUNT', '0'], ['RUN_STREAMS_PER_PROCESS', '0'], ['RUN_STREAMS_CHECK_MS', '30001'], ['RUN_STREAMS_CHECK_MS', '99']]) {
       assert.throws(() => loadConfig({ ...valid, [name!]: bad! }), new RegExp(name!), `${name}=${bad}`);
     }
   });

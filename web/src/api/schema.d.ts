@@ -2361,7 +2361,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3048,7 +3048,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3204,7 +3204,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3384,7 +3384,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3647,7 +3647,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3812,7 +3812,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4001,7 +4001,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server 128), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field. */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8935,7 +8935,7 @@ export interface paths {
         };
         /**
          * Follow a run live (Server-Sent Events)
-         * @description A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its `id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; while the run waits for a decision, `event: waiting` with the pending approval (as in GET /api/approvals/:id), and the stream goes on when the run resumes; then `event: done` with the finished run, and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes after that step. A comment line `: heartbeat` comes every 15 s while nothing happens (RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header. Bounded: at most 10 streams open at once per user across every API instance (RUN_STREAMS_PER_USER; 429 past it) and 200 per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, access token expired, API key deleted) ends within 10 s (RUN_STREAMS_CHECK_MS). A stream that ends without `done` can be resumed with Last-Event-ID.
+         * @description A text/event-stream of the run as it happens: each step once it finished, as `event: step` with the step index as its `id` and the step (as in GET /api/runs/:id/steps) as `data`, in index order; while the run waits for a decision, `event: waiting` with the pending approval (as in GET /api/approvals/:id), and the stream goes on when the run resumes; then `event: done` with the finished run, and the stream ends (close your client there: an EventSource would otherwise reconnect and get `done` again). A run that already ended answers its steps and `done` at once. Reconnecting with the header Last-Event-ID: <index> resumes after that step. A comment line `: heartbeat` comes every 15 s while nothing happens (RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header. Bounded: at most 10 streams open at once per user across every API instance (RUN_STREAMS_PER_USER; 429 past it), 50 per account in each API process (RUN_STREAMS_PER_ACCOUNT; 429 past it) and 2000 per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, access token expired, API key deleted) ends within 10 s (RUN_STREAMS_CHECK_MS). A stream that ends without `done` can be resumed with Last-Event-ID.
          */
         get: {
             parameters: {
@@ -8989,7 +8989,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together); Retry-After says when to try again. */
+                /** @description The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together), or the account RUN_STREAMS_PER_ACCOUNT in this API process; Retry-After says when to try again (a client may follow the run by polling meanwhile). */
                 429: {
                     headers: {
                         [name: string]: unknown;

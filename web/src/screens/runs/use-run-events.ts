@@ -9,6 +9,8 @@ export type RunStep = Schemas['RunStep'];
 export type Approval = Schemas['Approval'];
 
 class Retry extends Error {}
+/** A stream refused for want of room is asked for again after its Retry-After, and never sooner than this. */
+const MIN_REOPEN_SECONDS = 5;
 class Stop extends Error {}
 
 /**
@@ -16,7 +18,10 @@ class Stop extends Error {}
  * Account-Id headers EventSource cannot send): each step as it finishes, `waiting` with each approval the run
  * waits for (`waiting`: those whose approval step has not finished yet), then `done` with the run.
  * Reconnects after a dropped connection with Last-Event-ID (the library keeps it), refreshes an expired
- * token once, and stops for good on a refusal (its message is the error) or when the run is done.
+ * token once, and stops on a refusal (its message is the error) or when the run is done. A stream refused
+ * for want of room (429: the user's or the account's streams; 503: the API process is full) is the error
+ * while the page polls instead, and is asked for again after its Retry-After (at least 5 s): once one
+ * opens, the error clears and the steps come live again.
  */
 export function useRunEvents(runId: string, accountId: string) {
   const [steps, setSteps] = useState<RunStep[]>([]);
@@ -32,6 +37,7 @@ export function useRunEvents(runId: string, accountId: string) {
     setWaiting([]);
     setError(null);
     let token: string | null = null;
+    let again: ReturnType<typeof setTimeout> | undefined;
     const open = async () => {
       token = await ensureFreshToken();
       await fetchEventSource(`/api/runs/${encodeURIComponent(runId)}/events`, {
@@ -42,6 +48,7 @@ export function useRunEvents(runId: string, accountId: string) {
         async onopen(response) {
           if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
             setLive(true);
+            setError(null);
             return;
           }
           const body = (await response.json().catch(() => null)) as { message?: string } | null;
@@ -81,11 +88,18 @@ export function useRunEvents(runId: string, accountId: string) {
         if (controller.signal.aborted) return;
         setLive(false);
         if (err instanceof Retry) return void setTimeout(start, 500);
-        setError(err instanceof Stop && err.cause ? err.cause : err);
+        const cause = err instanceof Stop && err.cause ? err.cause : err;
+        setError(cause);
+        if (cause instanceof ApiError && (cause.status === 429 || cause.status === 503)) {
+          again = setTimeout(start, Math.max(MIN_REOPEN_SECONDS, cause.retryAfter ?? 0) * 1000);
+        }
       });
     };
     start();
-    return () => controller.abort();
+    return () => {
+      clearTimeout(again);
+      controller.abort();
+    };
   }, [runId, accountId]);
 
   return { steps, run, waiting, error, live };
