@@ -176,6 +176,19 @@ describe('npm start: a start-up that fails or is interrupted ends', () => {
     assert.doesNotMatch(output, /initialising|starting the worker/);
   });
 
+  it('opens the database for its migrations as the API and the worker will: with PGSSLMODE (a server without TLS refuses require)', async (t) => {
+    const database = await createTestDatabase(t);
+    // This Postgres has no TLS: with PGSSLMODE=require every process's connection fails, the migrations' first.
+    const stack = startProcess('scripts/dev-stack.ts', testEnv(database.url, { PGSSLMODE: 'require', PORT: String(await freePort()) }));
+    onCleanup(t, () => stack.stop('SIGKILL'));
+    await waitFor('npm start to give up, or to go past the migrations', async () => stack.child.exitCode !== null || stack.output().includes('starting the worker'), 60_000);
+    const output = stack.output();
+    assert.match(output, /Could not prepare the database at [^\n]*: The server does not support SSL connections/, output);
+    assert.doesNotMatch(output, /migrations applied|starting the worker/);
+    await waitFor('npm start to exit', async () => stack.child.exitCode !== null, 30_000);
+    assert.equal(stack.child.exitCode, 1, output);
+  });
+
   it('stops within 10 s on Ctrl-C while a start-up step would never finish (a database that never answers)', async (t) => {
     // A server that accepts connections and never says a word: the migrations' connection waits for ever.
     const sockets = new Set<net.Socket>();
