@@ -176,15 +176,18 @@ describe('npm start: a start-up that fails or is interrupted ends', () => {
     assert.doesNotMatch(output, /initialising|starting the worker/);
   });
 
-  it('opens the database for its migrations as the API and the worker will: with PGSSLMODE (a server without TLS refuses require)', async (t) => {
+  it('opens the database for its migrations as the API and the worker will: with PGSSLMODE and PGSSLROOTCERT read as they read them', async (t) => {
     const database = await createTestDatabase(t);
-    // This Postgres has no TLS: with PGSSLMODE=require every process's connection fails, the migrations' first.
-    const stack = startProcess('scripts/dev-stack.ts', testEnv(database.url, { PGSSLMODE: 'require', PORT: String(await freePort()) }));
+    // pg on its own reads PGSSLMODE (not PGSSLROOTCERT) and would try TLS; the processes' settings read the root
+    // certificate first and refuse its absence in one line naming it, before any connection.
+    const missing = path.join(os.tmpdir(), `no-such-root-${process.pid}.pem`);
+    const stack = startProcess('scripts/dev-stack.ts', testEnv(database.url, { PGSSLMODE: 'require', PGSSLROOTCERT: missing, PORT: String(await freePort()) }));
     onCleanup(t, () => stack.stop('SIGKILL'));
     await waitFor('npm start to give up, or to go past the migrations', async () => stack.child.exitCode !== null || stack.output().includes('starting the worker'), 60_000);
     const output = stack.output();
-    assert.match(output, /Could not prepare the database at [^\n]*: The server does not support SSL connections/, output);
-    assert.doesNotMatch(output, /migrations applied|starting the worker/);
+    assert.ok(output.includes(`Could not prepare the database at ${database.url}: Invalid configuration:`), output);
+    assert.ok(output.includes(`DATABASE_URL (or PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY): ENOENT: no such file or directory, open '${missing}'`), output);
+    assert.doesNotMatch(output, /does not support SSL|starting the worker/);
     await waitFor('npm start to exit', async () => stack.child.exitCode !== null, 30_000);
     assert.equal(stack.child.exitCode, 1, output);
   });
