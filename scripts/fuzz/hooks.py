@@ -165,6 +165,24 @@ ACCEPTED = [
         "realistic values config.ts draws for both); the coverage phase draws its own strings.",
     ),
     (
+        "approval-timeout-range",
+        "ST202",
+        400,
+        r"^body\.(agent\.)?configJson\.approvalTimeout: must be a duration from 1m to 30d ",
+        AGENT_GRAPH_WRITES,
+        "The document's pattern states a duration's form; its range (1m to 30d) is stated in words, as no JSON "
+        "Schema keyword can bound the value of a string (config.ts draws realistic values in positive mode).",
+    ),
+    (
+        "unstorable-string",
+        "ST202",
+        400,
+        r": contains a NUL character or an unpaired surrogate$",
+        r"^(POST|PUT|PATCH) ",
+        "Refused in any body by design (README: Conventions; the document's 400 says so): Postgres cannot store them. "
+        "The generator is asked for neither; it still drew a lone surrogate into a long uniqueItems list.",
+    ),
+    (
         "mcp-accept-header",
         "ST202",
         406,
