@@ -2,18 +2,20 @@
  * `npm run bench:hostile`: a victim account's writes, reads and stream opens, alone and while a hostile account
  * does at once what the second hardening pass bounded (docs/benchmarks.md says how to read its figures):
  * - one delivery's attempts: `POST …/deliveries/:id/retry` (over its per-minute limit), `GET …/deliveries/:id`
- *   and `GET …/deliveries/:id/attempts`, BENCH_ATTACK_DELIVERY_LOOPS loops without pause;
+ *   and `GET …/deliveries/:id/attempts`, BENCH_ATTACK_DELIVERY_LOOPS loops of each, BENCH_ATTACK_RATE requests a
+ *   second per loop (0: without pause);
  * - streams: as many `GET /api/runs/:id/events` held open as it can get, BENCH_ATTACK_STREAMS at most (a refused
- *   one is asked again after 50 ms);
+ *   one is asked again after its Retry-After, 1 s when it names none);
  * - cancels: BENCH_ATTACK_CANCELS loops of `POST /api/runs/:id/cancel`, each with its own Idempotency-Key, on runs
- *   it queued; with BENCH_TEMPORAL_STALL=1 the Temporal dev server is stopped (SIGSTOP) for the attack, so that
+ *   it queued, BENCH_ATTACK_RATE a second per loop; with BENCH_TEMPORAL_STALL=1 the Temporal dev server is stopped (SIGSTOP) for the attack, so that
  *   every call to Temporal waits for its deadline, as when Temporal does not answer.
  * The real API and worker processes (bench/kit/stack.ts) on a fresh database and dev server; all through the API.
  * The victim runs BENCH_VICTIM_LOOPS loops, each a write (`PATCH /api/agents/:id`), a read (`GET /api/agents/:id`)
  * and a stream open (`GET /api/runs/:id/events` until its headers), for BENCH_SECONDS alone and then under attack.
  * Prints the victim's operations per second of each kind in both windows, the ratio (target ≥ 0.9), its refusals,
  * and how the attacker was answered. Settings: BENCH_SECONDS [20], BENCH_VICTIM_LOOPS [4],
- * BENCH_ATTACK_DELIVERY_LOOPS [8], BENCH_ATTACK_STREAMS [300], BENCH_ATTACK_CANCELS [10], BENCH_TEMPORAL_STALL [1].
+ * BENCH_ATTACK_DELIVERY_LOOPS [8], BENCH_ATTACK_RATE [5], BENCH_ATTACK_STREAMS [300], BENCH_ATTACK_CANCELS [10],
+ * BENCH_TEMPORAL_STALL [1].
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,6 +29,7 @@ const VICTIM_LOOPS = Math.max(1, setting('BENCH_VICTIM_LOOPS', 4));
 const DELIVERY_LOOPS = setting('BENCH_ATTACK_DELIVERY_LOOPS', 8);
 const ATTACK_STREAMS = setting('BENCH_ATTACK_STREAMS', 300);
 const ATTACK_CANCELS = setting('BENCH_ATTACK_CANCELS', 10);
+const ATTACK_RATE = setting('BENCH_ATTACK_RATE', 5);
 const TEMPORAL_STALL = setting('BENCH_TEMPORAL_STALL', 1) === 1;
 const WARMUP_SECONDS = 3;
 const ATTACK_LEAD_MS = 2_000;
@@ -57,14 +60,17 @@ async function status(base: string, token: string, method: string, path: string,
   return res.status;
 }
 
-/** Opens a run's event stream; answers its status once the headers are in (the body is left unread until `hold` ends). */
-async function openStream(base: string, token: string, runId: string, hold: Promise<unknown> | null): Promise<number> {
+/**
+ * Opens a run's event stream; answers its status once the headers are in (the body is left unread until `hold`
+ * ends), and the seconds its Retry-After asks for.
+ */
+async function openStream(base: string, token: string, runId: string, hold: Promise<unknown> | null): Promise<{ status: number; retryAfter: number }> {
   const controller = new AbortController();
   const res = await fetch(`${base}/api/runs/${runId}/events`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: controller.signal });
   if (res.status === 200 && hold) await Promise.race([hold, res.arrayBuffer().catch(() => undefined)]);
   controller.abort();
   await res.arrayBuffer().catch(() => undefined);
-  return res.status;
+  return { status: res.status, retryAfter: Number(res.headers.get('retry-after')) || 1 };
 }
 
 /** The victim's loops for `seconds`: each does a write, a read and a stream open in turn; answers successes by kind. */
@@ -78,7 +84,7 @@ async function victimWindow(base: string, token: string, agentId: string, runId:
         ? await status(base, token, 'PATCH', `/api/agents/${agentId}`, { description: `edit ${n}` })
         : kind === 'read'
           ? await status(base, token, 'GET', `/api/agents/${agentId}`)
-          : await openStream(base, token, runId, null);
+          : (await openStream(base, token, runId, null)).status;
     if (answered === 200) ok[kind]++;
     else refused.add(`${kind} ${answered}`);
   };
@@ -141,9 +147,14 @@ async function main() {
     const stop = new AbortController();
     const stopped = new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
     const answers = { retry: new Tally(), detail: new Tally(), attempts: new Tally(), stream: new Tally(), cancel: new Tally(), queue: new Tally() };
-    const loop = (tally: Tally, call: () => Promise<number | string>) =>
+    /** `call` again and again until the attack stops, at most `rate` times a second (0: without pause). */
+    const loop = (tally: Tally, call: () => Promise<number | string>, rate = 0) =>
       (async () => {
-        while (!stop.signal.aborted) tally.add(await call().catch((err: Error) => `error ${err.message.slice(0, 60)}`));
+        while (!stop.signal.aborted) {
+          const next = performance.now() + (rate > 0 ? 1000 / rate : 0);
+          tally.add(await call().catch((err: Error) => `error ${err.message.slice(0, 60)}`));
+          if (rate > 0) await sleep(Math.max(0, next - performance.now()));
+        }
       })();
     const stalled = TEMPORAL_STALL && temporal.pid !== undefined;
     if (stalled) process.kill(temporal.pid!, 'SIGSTOP');
@@ -162,9 +173,9 @@ async function main() {
     const attack: Array<Promise<unknown>> = [queueing];
     const deliveryPath = `/api/webhooks/${webhook.id}/deliveries/${deliveryId}`;
     for (let i = 0; i < DELIVERY_LOOPS; i++) {
-      attack.push(loop(answers.retry, () => status(base, attackerToken, 'POST', `${deliveryPath}/retry`, undefined, { 'idempotency-key': randomUUID() })));
-      attack.push(loop(answers.detail, () => status(base, attackerToken, 'GET', deliveryPath)));
-      attack.push(loop(answers.attempts, () => status(base, attackerToken, 'GET', `${deliveryPath}/attempts?limit=200`)));
+      attack.push(loop(answers.retry, () => status(base, attackerToken, 'POST', `${deliveryPath}/retry`, undefined, { 'idempotency-key': randomUUID() }), ATTACK_RATE));
+      attack.push(loop(answers.detail, () => status(base, attackerToken, 'GET', deliveryPath), ATTACK_RATE));
+      attack.push(loop(answers.attempts, () => status(base, attackerToken, 'GET', `${deliveryPath}/attempts?limit=200`), ATTACK_RATE));
     }
     let streamsOpen = 0;
     let mostStreams = 0;
@@ -176,8 +187,8 @@ async function main() {
           mostStreams = Math.max(mostStreams, streamsOpen);
           try {
             const answered = await openStream(base, attackerToken, runId, stopped);
-            if (answered !== 200) await sleep(50);
-            return answered;
+            if (answered.status !== 200) await Promise.race([stopped, sleep(answered.retryAfter * 1000)]);
+            return answered.status;
           } finally {
             streamsOpen--;
           }
@@ -188,6 +199,7 @@ async function main() {
       attack.push(
         loop(answers.cancel, () =>
           status(base, attackerToken, 'POST', `/api/runs/${queued[Math.floor(Math.random() * queued.length)]}/cancel`, undefined, { 'idempotency-key': randomUUID() }),
+          ATTACK_RATE,
         ),
       );
     }
@@ -211,7 +223,7 @@ async function main() {
         row('victim under attack', underAttack),
         `  ratio under attack / alone: ${KINDS.map((k) => `${k} ${ratio(k).toFixed(2)}`).join(', ')}; all ${total.toFixed(2)} (${verdict(total)}; target ≥ ${RATIO_TARGET})`,
         `the attacker's answers (by status):`,
-        `    retry          ${answers.retry} (${DELIVERY_LOOPS} loops, each request its own Idempotency-Key)`,
+        `    retry          ${answers.retry} (${DELIVERY_LOOPS} loops of each, ${ATTACK_RATE || 'unpaced'}/s per loop; each retry its own Idempotency-Key)`,
         `    detail         ${answers.detail}`,
         `    attempts       ${answers.attempts}`,
         `    streams        ${answers.stream} (at most ${mostStreams} open at once, of ${ATTACK_STREAMS} asked for)`,
