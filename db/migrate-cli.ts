@@ -1,12 +1,11 @@
-import { withSslEnvironment } from '../lib/database-url';
+import { databaseUrlFromEnvironment } from '../lib/config';
 import { ensureDatabase } from './admin';
 import { runMigrations } from './migrate';
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL) throw new Error('DATABASE_URL is required');
-  // sslmode and the PGSSL* variables as the API and worker read them (lib/config.ts).
-  const { PGSSLMODE: sslmode, PGSSLROOTCERT: sslrootcert, PGSSLCERT: sslcert, PGSSLKEY: sslkey } = process.env;
-  const url = withSslEnvironment(process.env.DATABASE_URL, { sslmode, sslrootcert, sslcert, sslkey });
+  // sslmode and the PGSSL* variables as the API and worker read them.
+  const url = databaseUrlFromEnvironment(process.env.DATABASE_URL);
   await ensureDatabase(url);
   await runMigrations(url);
   console.log('migrations applied');

@@ -563,6 +563,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return config;
 }
 
+/**
+ * A database URL as every process connects with it: the PGSSL* variables of `env` written in where the URL names
+ * none, with libpq's meaning of sslmode (lib/database-url.ts), exactly as loadConfig does for the API and the worker.
+ * For what connects without loading the whole config (migrations run by `npm start` and `npm run migrate`).
+ * Throws ConfigError naming the variable.
+ */
+export function databaseUrlFromEnvironment(url: string, env: Record<string, string | undefined> = process.env): string {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = z.object(Object.fromEntries(variablesOf(sslVariables).map((v) => [v.env, v.schema]))).safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  }
+  const databaseUrl = withSslEnvironment(url, build(sslVariables, parsed.data));
+  const problem = databaseUrlProblem(databaseUrl, SSL_MODES);
+  if (problem) throw new ConfigError(`Invalid configuration:\n  ${problem}`);
+  return databaseUrl;
+}
+
 /** The Temporal settings' problem (one line naming the variable), or null. */
 function temporalSettingsProblem(env: Record<string, string>): string | null {
   try {

@@ -13,6 +13,12 @@ const UNITS = [
 
 const PART = /(\d{1,15})(ms|d|h|m|s)/y;
 
+/**
+ * A duration's form as a JSON Schema pattern can state it (ASCII digits, each part a unit), for the OpenAPI document;
+ * the order of units and the range are parseDuration's and the field's.
+ */
+export const DURATION_SHAPE = /^(?:[0-9]{1,15}(?:ms|d|h|m|s))+$/;
+
 export const SECOND_MS = 1_000;
 export const DAY_MS = 86_400_000;
 

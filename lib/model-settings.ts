@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DAY_MS, tryParseDuration } from './durations';
+import { DAY_MS, DURATION_SHAPE, tryParseDuration } from './durations';
 
 /**
  * An agent's model settings, in its `configJson`: which model it thinks with, at which
@@ -8,6 +8,10 @@ import { DAY_MS, tryParseDuration } from './durations';
  * stored before these rules is refused there, with the same message).
  */
 export const DEFAULT_MAX_STEPS = 8;
+
+const APPROVAL_TIMEOUT_PROBLEM = 'must be a duration from 1m to 30d (e.g. "2h", "7d")';
+/** A duration between spaces or tabs, which the field trims (the document's pattern). */
+const TRIMMED_DURATION_SHAPE = new RegExp(`^[ \\t]*${DURATION_SHAPE.source.slice(1, -1)}[ \\t]*$`);
 
 export const modelSettingsShape = {
   model: z
@@ -27,10 +31,11 @@ export const modelSettingsShape = {
   approvalTimeout: z
     .string()
     .trim()
+    .regex(TRIMMED_DURATION_SHAPE, { message: APPROVAL_TIMEOUT_PROBLEM, abort: true })
     .refine((text) => {
       const parsed = tryParseDuration(text);
       return 'ms' in parsed && parsed.ms >= 60_000 && parsed.ms <= 30 * DAY_MS;
-    }, 'must be a duration from 1m to 30d (e.g. "2h", "7d")')
+    }, APPROVAL_TIMEOUT_PROBLEM)
     .optional()
     .describe('How long a run waits for a decision on a tool call that requires approval, 1m–30d (default APPROVAL_TIMEOUT); then the approval expires'),
 };

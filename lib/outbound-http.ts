@@ -32,8 +32,10 @@ export interface OutboundResponse {
   status: number;
   /** The response's headers, lower-case names (e.g. `retry-after`, see retryAfterMs). */
   headers: http.IncomingHttpHeaders;
-  /** Up to maxResponseBytes of the body, as UTF-8. */
+  /** Up to maxResponseBytes of the body, as UTF-8 (bytes that are not UTF-8 read as U+FFFD). */
   body: string;
+  /** The same bytes as received: what is not text is judged from them (lib/response-snippet.ts). */
+  bytes: Buffer;
 }
 
 /** Why a request got no HTTP response: refused target, DNS, connection, timeout. The message is fit to store. */
@@ -122,7 +124,8 @@ export async function sendOutbound(req: OutboundRequest): Promise<OutboundRespon
         });
         const finish = () => {
           done();
-          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).subarray(0, limit).toString('utf8') });
+          const bytes = Buffer.concat(chunks).subarray(0, limit);
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: bytes.toString('utf8'), bytes });
         };
         response.on('end', finish);
         response.on('close', () => {

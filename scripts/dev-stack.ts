@@ -10,6 +10,7 @@ import { clusterDirFor, PostgresDataDirError, startEmbeddedPostgres } from './em
 import { canConnect, freePortPreferring, isAlive, prefixedPrinter, runInOwnProcessGroup, superviseNode } from './processes';
 import { locate, TEMPORAL_CLI } from './temporal-binaries';
 import { DEV_STACK_RETENTION, startTemporalDevServer } from './temporal-dev-server';
+import { databaseUrlFromEnvironment } from '../lib/config';
 import { DAY_MS, SECOND_MS, tryParseDuration } from '../lib/durations';
 
 /**
@@ -223,8 +224,10 @@ async function main(): Promise<number> {
 
     log('applying database migrations');
     try {
-      await step(ensureDatabase(databaseUrl));
-      await step(runMigrations(databaseUrl));
+      // Opened as the API and the worker will open it: with the PGSSL* variables and libpq's sslmode (lib/config.ts).
+      const connectionUrl = databaseUrlFromEnvironment(databaseUrl);
+      await step(ensureDatabase(connectionUrl));
+      await step(runMigrations(connectionUrl));
     } catch (err) {
       if (signal.aborted) throw err;
       throw new StartupError(`Could not prepare the database at ${redactUrl(databaseUrl)}: ${(err as Error).message}`);

@@ -43,6 +43,9 @@ export function mcpRoutes(app: App, deps: { agents: AgentService; runs: RunServi
         body: z.unknown().describe('A JSON-RPC 2.0 message (or batch) of MCP'),
         response: {
           200: z.unknown().describe('The JSON-RPC response (or batch of responses), Content-Type application/json'),
+          406: z
+            .unknown()
+            .describe('Accept does not name both application/json and text/event-stream, as Streamable HTTP requires: a JSON-RPC error body'),
           403: errorResponse("The request's Host or Origin is not this server's (DNS rebinding protection)."),
         },
       },

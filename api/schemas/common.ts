@@ -40,9 +40,17 @@ export const idParams = z.object({ id: z.uuid() });
 /** The parent agent of a sub-collection (connectors, tools, agent triggers). */
 export const agentIdParams = z.object({ agentId: z.uuid() });
 
+/**
+ * A list cursor: opaque, but always what the API makes (base64url of a JSON array, so it begins with "W"), or empty
+ * (the first page). One the API did not make is refused with the same words whether the pattern or the decoder finds it.
+ */
+export const CURSOR_SHAPE = /^(?:W[A-Za-z0-9_-]*)?$/;
+export const cursorParameter = (max: number) =>
+  z.string().max(max).regex(CURSOR_SHAPE, 'is not a valid cursor').optional().describe("Opaque cursor from the previous page's Link header");
+
 export const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1–200'),
-  cursor: z.string().max(500).optional().describe('Opaque cursor from the previous page\'s Link header'),
+  cursor: cursorParameter(500),
 });
 export type ListQuery = z.infer<typeof listQuery>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EXPECTED_FIRE_STATUSES } from '../../lib/expected-fires';
-import { timestamp } from './common';
+import { cursorParameter, timestamp } from './common';
 import { cronExpression, timezone } from './trigger-configs';
 
 /** Schedule truth (docs/api.md § Triggers): the queries and answers of expected fires and the previews. */
@@ -11,7 +11,7 @@ export const expectedFiresQuery = z.object({
   from: instant.optional().describe('ISO 8601 instant; default: 24 h before `to`. At most RETENTION_DAYS (30) days ago'),
   to: instant.optional().describe('ISO 8601 instant, exclusive; default and at most: now (later times: see …/preview)'),
   limit: z.coerce.number().int().min(1).max(1000).default(1000).describe('Page size, 1–1000'),
-  cursor: z.string().max(200).optional().describe("Opaque cursor from the previous page's Link header"),
+  cursor: cursorParameter(200),
 });
 
 export const expectedFireSchema = z

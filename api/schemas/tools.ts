@@ -27,8 +27,10 @@ const targetUrl = z
 
 const maxEntries = (n: number) => (record: Record<string, unknown>) => Object.keys(record).length <= n;
 
+// No NUL in the pattern: every body with one is refused before validation (docs/api.md § Conventions), and the fuzzer
+// drops a pattern that names it.
 const headers = z
-  .record(z.string().regex(HEADER_NAME), z.string().max(8192).regex(/^[^\r\n\0]*$/, 'must not contain line breaks'), {
+  .record(z.string().regex(HEADER_NAME), z.string().max(8192).regex(/^[^\r\n]*$/, 'must not contain line breaks'), {
     error: (issue) => (issue.code === 'invalid_key' ? 'is not a valid HTTP header name' : undefined),
   })
   .refine(maxEntries(50), 'must have at most 50 entries')
@@ -111,6 +113,8 @@ const mcpConfig = z
       .min(1)
       .max(500)
       .refine((names) => new Set(names).size === names.length, 'names the same function twice')
+      // The document's uniqueItems: a list naming a function twice is refused, and so says the schema.
+      .meta({ uniqueItems: true })
       .optional()
       .describe("An allow-list of the server's function (tool) names a model is offered; default: every function the server lists"),
   })

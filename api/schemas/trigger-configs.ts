@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canonicalTimeZone, cronExpressionProblem, MAX_CRON_EXPRESSION_LENGTH, timeZoneProblem } from '../../lib/cron';
-import { DAY_MS, tryParseDuration } from '../../lib/durations';
+import { DAY_MS, DURATION_SHAPE, tryParseDuration } from '../../lib/durations';
 import { eventFilterSchema } from '../../lib/event-filter';
 import { EVENT_TYPES } from '../../lib/events';
 
@@ -19,12 +19,34 @@ export const WEBHOOK_PATH = /^[a-z0-9][a-z0-9_-]{2,99}$/;
 const SECRET_TOKEN = /^[\x21-\x7e]+$/;
 
 const MIN_CATCHUP_MS = 10_000;
+
+/** parseDuration's reason for a catch-up window the pattern refused (the same words as without it). */
+const durationProblem = (value: string) => {
+  const parsed = tryParseDuration(value);
+  return 'error' in parsed ? parsed.error : 'is not a duration';
+};
 const MAX_CATCHUP_MS = 365 * DAY_MS;
+
+/**
+ * The shape of an accepted cron expression as a JSON Schema pattern can say it (the document's `pattern`): a macro,
+ * `@every` and a duration, or 5 fields (6 with seconds first) of digits, `*`, `,`, `/` and `-`, month and day-of-week
+ * also names; never empty. What no pattern can say (ranges, which names, a restricted day-of-month with a restricted
+ * day-of-week) is the validation's, in words. Spaces and tabs only, and ASCII digits: what JavaScript and the
+ * fuzzer's Python read alike (their `\s` and `\d` differ).
+ */
+const FIELD = '[0-9*,/-]+';
+const NAMED_FIELD = '[0-9A-Za-z*,/-]+';
+export const CRON_EXPRESSION_SHAPE = new RegExp(
+  '^[ \\t]*(?:@(?:yearly|annually|monthly|weekly|daily|midnight|hourly)|@every[ \\t]+(?:[0-9]{1,15}(?:ms|d|h|m|s))+|' +
+    `(?:${FIELD}[ \\t]+)?${FIELD}[ \\t]+${FIELD}[ \\t]+${FIELD}[ \\t]+${NAMED_FIELD}[ \\t]+${NAMED_FIELD})[ \\t]*$`,
+);
 
 export const cronExpression = z
   .string()
   .trim()
   .max(MAX_CRON_EXPRESSION_LENGTH)
+  // One message for any refusal, the most precise one (cronExpressionProblem's); `abort` keeps it single.
+  .regex(CRON_EXPRESSION_SHAPE, { error: (issue) => cronExpressionProblem(String(issue.input)) ?? 'is not a cron expression', abort: true })
   .superRefine((value, ctx) => {
     const problem = cronExpressionProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -48,6 +70,7 @@ export const timezone = z
 
 const catchupWindow = z
   .string()
+  .regex(DURATION_SHAPE, { error: (issue) => durationProblem(String(issue.input)), abort: true })
   .superRefine((value, ctx) => {
     const parsed = tryParseDuration(value);
     if ('error' in parsed) ctx.addIssue({ code: 'custom', message: parsed.error });

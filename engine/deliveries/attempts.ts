@@ -95,7 +95,7 @@ export function createDeliveryAttempts(deps: {
       });
       const succeeded = res.status >= 200 && res.status < 300;
       const asked = RETRY_AFTER_STATUSES.has(res.status) ? retryAfterMs(res.headers['retry-after']) : null;
-      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked, responseSnippet: responseSnippet(res.body, res.headers) };
+      return { statusCode: res.status, error: succeeded ? null : `HTTP ${res.status}`, durationMs: durationMs(), succeeded, retryAfterMs: asked, responseSnippet: responseSnippet(res.bytes, res.headers) };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err; // a bug, not the receiver: let Temporal retry the activity
       // Cut by us (the worker shutting down past its grace), not by the receiver: no attempt is recorded;

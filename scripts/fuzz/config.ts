@@ -56,6 +56,7 @@ const VALUES = {
   cronExpression: ['0 0 1 1 *', '@yearly', '15 10 1 1 *', '0 30 9 1 1 *', '@every 365d'],
   timezone: ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'],
   catchupWindow: ['10s', '1h', '1h30m', '2d', '365d'],
+  approvalTimeout: ['1m', '2h', '7d', '30d'],
   // A closed local port and a host that does not resolve here: deliveries and tool calls fail at once.
   url: ['http://127.0.0.1:9/fuzz', 'https://hooks.example.com/agent-platform'],
 } as const;
@@ -67,6 +68,7 @@ const BODY_VALUES: Record<string, keyof typeof VALUES> = {
   'query.cronExpression': 'cronExpression',
   'query.timezone': 'timezone',
   'body.configJson.catchupWindow': 'catchupWindow',
+  'body.configJson.approvalTimeout': 'approvalTimeout',
   'body.configJson.endpoint': 'url',
   'body.url': 'url',
 };

@@ -176,6 +176,22 @@ describe('npm start: a start-up that fails or is interrupted ends', () => {
     assert.doesNotMatch(output, /initialising|starting the worker/);
   });
 
+  it('opens the database for its migrations as the API and the worker will: with PGSSLMODE and PGSSLROOTCERT read as they read them', async (t) => {
+    const database = await createTestDatabase(t);
+    // pg on its own reads PGSSLMODE (not PGSSLROOTCERT) and would try TLS; the processes' settings read the root
+    // certificate first and refuse its absence in one line naming it, before any connection.
+    const missing = path.join(os.tmpdir(), `no-such-root-${process.pid}.pem`);
+    const stack = startProcess('scripts/dev-stack.ts', testEnv(database.url, { PGSSLMODE: 'require', PGSSLROOTCERT: missing, PORT: String(await freePort()) }));
+    onCleanup(t, () => stack.stop('SIGKILL'));
+    await waitFor('npm start to give up, or to go past the migrations', async () => stack.child.exitCode !== null || stack.output().includes('starting the worker'), 60_000);
+    const output = stack.output();
+    assert.ok(output.includes(`Could not prepare the database at ${database.url}: Invalid configuration:`), output);
+    assert.ok(output.includes(`DATABASE_URL (or PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY): ENOENT: no such file or directory, open '${missing}'`), output);
+    assert.doesNotMatch(output, /does not support SSL|starting the worker/);
+    await waitFor('npm start to exit', async () => stack.child.exitCode !== null, 30_000);
+    assert.equal(stack.child.exitCode, 1, output);
+  });
+
   it('stops within 10 s on Ctrl-C while a start-up step would never finish (a database that never answers)', async (t) => {
     // A server that accepts connections and never says a word: the migrations' connection waits for ever.
     const sockets = new Set<net.Socket>();

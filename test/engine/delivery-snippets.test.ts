@@ -18,7 +18,7 @@ describe('delivery attempts with response snippets', () => {
   const { createWebhook, waitForDelivery } = webhookCalls(() => h);
 
   before(async () => {
-    h = await startEngine(suite, __filename, { WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s', WEBHOOK_TIMEOUT_MS: '2000' });
+    h = await startEngine(suite, __filename, { WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s,1s', WEBHOOK_TIMEOUT_MS: '2000' });
   });
 
   it('each attempt shows its status code, error, duration and what the receiver answered: text cut at 1 KiB, binary left out', async () => {
@@ -28,12 +28,16 @@ describe('delivery attempts with response snippets', () => {
       [
         { status: 503, body: 'upstream busy: try later' },
         { status: 500, body: 'binary-ish', headers: { 'content-type': 'application/octet-stream' } },
+        // Labelled text, but bytes that are not UTF-8 (Latin-1): judged from the bytes, not kept.
+        { status: 502, body: Buffer.from('caf\xe9 ferm\xe9', 'latin1') },
+        // Text holding U+FFFD itself (valid UTF-8): kept, though decoded text could not tell it from a bad byte.
+        { status: 503, body: 'glyph \uFFFD missing' },
         { status: 200, body: { accepted: true, note: long } },
       ][i] ?? {},
     );
     const webhook = await createWebhook(owner, { url: `${rx.url}/hook`, events: ['agent.created'] });
     await api(h.app, owner).ok('POST', '/api/agents', { name: 'emits agent.created' });
-    const delivery = await waitForDelivery(owner, webhook.id, 'the third attempt to succeed', (d) => d.status === 'succeeded');
+    const delivery = await waitForDelivery(owner, webhook.id, 'the fifth attempt to succeed', (d) => d.status === 'succeeded');
 
     // A viewer reads it as the owner does.
     const viewer = await joinWorkspace(h.app, owner, 'viewer');
@@ -44,10 +48,12 @@ describe('delivery attempts with response snippets', () => {
       [
         [1, 503, 'HTTP 503', 'upstream busy: try later'],
         [2, 500, 'HTTP 500', null],
-        [3, 200, null, JSON.stringify({ accepted: true, note: long }).slice(0, 40)],
+        [3, 502, 'HTTP 502', null],
+        [4, 503, 'HTTP 503', 'glyph \uFFFD missing'],
+        [5, 200, null, JSON.stringify({ accepted: true, note: long }).slice(0, 40)],
       ],
     );
-    const last = attempts[2]!.responseSnippet!;
+    const last = attempts[4]!.responseSnippet!;
     const full = JSON.stringify({ accepted: true, note: long });
     assert.ok(full.startsWith(last), 'a prefix of the body');
     assert.ok(Buffer.byteLength(last) <= 1024 && Buffer.byteLength(last) > 1020, `${Buffer.byteLength(last)} bytes`);

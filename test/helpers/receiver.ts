@@ -19,7 +19,7 @@ export interface ReceivedRequest {
 export interface ReceiverAnswer {
   /** 200 unless given. */
   status?: number;
-  /** A string is sent as text, anything else as JSON; "ok" unless given. */
+  /** A string is sent as text, a Buffer as its bytes (text/plain unless `headers` says), anything else as JSON; "ok" unless given. */
   body?: unknown;
   /** How long to hold the answer. */
   delayMs?: number;
@@ -59,8 +59,8 @@ export async function startReceiver(t: Cleanup, answer: (req: ReceivedRequest, i
         if (!res.writableEnded) request.aborted = true;
       });
       const { status = 200, body = 'ok', delayMs = 0, headers: extra = {} } = answer(request, requests.length - 1);
-      const text = typeof body === 'string' ? body : JSON.stringify(body);
-      const type = typeof body === 'string' ? 'text/plain' : 'application/json';
+      const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+      const type = typeof body === 'string' || Buffer.isBuffer(body) ? 'text/plain' : 'application/json';
       const timer = setTimeout(() => {
         held.delete(timer);
         if (!res.destroyed) res.writeHead(status, { 'content-type': type, ...extra }).end(text);

@@ -7934,6 +7934,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Accept does not name both application/json and text/event-stream, as Streamable HTTP requires: a JSON-RPC error body */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
                 /** @description A request with this Idempotency-Key is still in progress. */
                 409: {
                     headers: {
