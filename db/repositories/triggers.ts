@@ -152,7 +152,7 @@ export function createTriggersRepository(db: Queryable) {
      * agent, then its triggers, so taking them in the other order could deadlock a fire against that delete.
      * The agent's status is read with it: a status change commits before or after this fire, never during.
      */
-    async lockForFire(id: string, q: Queryable): Promise<FiringTriggerRow | null> {
+    async lockForFire(id: string, q: Queryable = db): Promise<FiringTriggerRow | null> {
       const { rows: agents } = await q.query<{ status: AgentStatus; model: unknown; tokens_today: string | null }>(
         `SELECT a.status, a.config_json -> 'model' AS model,
                 (SELECT u.prompt_tokens + u.completion_tokens FROM account_usage_days u
@@ -208,7 +208,7 @@ export function createTriggersRepository(db: Queryable) {
      * Serialises the schedule syncs of one trigger, across processes, until the transaction ends:
      * Temporal's schedule update is last-writer-wins, so two syncs must not interleave.
      */
-    async lockScheduleSync(id: string, q: Queryable): Promise<void> {
+    async lockScheduleSync(id: string, q: Queryable = db): Promise<void> {
       await q.query(`SELECT pg_advisory_xact_lock(hashtext('schedule-sync'), hashtext($1))`, [id]);
     },
   };

@@ -55,7 +55,7 @@ export function scheduleOptions(row: ScheduledTriggerRow): ScheduleOptions {
 export async function syncTriggerSchedule(client: Client, db: Db, triggerId: string): Promise<'synced' | 'deleted'> {
   return withTransaction(db, async (tx) => {
     const triggers = createTriggersRepository(tx);
-    await triggers.lockScheduleSync(triggerId, tx);
+    await triggers.lockScheduleSync(triggerId);
     return syncLocked(client, triggers, triggerId);
   });
 }
