@@ -69,7 +69,6 @@ export const updateConnectorBody = documentedAs(
     sameTypeExample: { name: 'Renamed' },
   }).meta({ id: 'UpdateConnector', description: 'Any subset of the writable fields; with type, configJson follows it' }),
 );
-export type UpdateConnectorInput = z.infer<typeof updateConnectorBody>;
 
 
 export const connectorSchema = z

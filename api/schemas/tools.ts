@@ -216,7 +216,6 @@ export const updateToolBody = documentedAs(
     sameTypeExample: { enabled: false },
   }).meta({ id: 'UpdateTool', description: 'Any subset of the writable fields; with type, configJson follows it' }),
 );
-export type UpdateToolInput = z.infer<typeof updateToolBody>;
 
 
 export const toolSchema = z

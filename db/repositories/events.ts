@@ -93,7 +93,7 @@ export function eventEnvelope(e: EventRow) {
 export function createEventDispatchRepository(db: Queryable) {
   return {
     /** The outcome of the event's fan-out, once it has one; the row is locked for the caller's transaction. */
-    async lockDispatch(id: string, q: Queryable): Promise<{ status: 'done' | 'failed' | null; result: FanOutResult | null } | null> {
+    async lockDispatch(id: string, q: Queryable = db): Promise<{ status: 'done' | 'failed' | null; result: FanOutResult | null } | null> {
       const { rows } = await q.query<{ dispatch_status: 'done' | 'failed' | null; dispatch_result: FanOutResult | null }>(
         `SELECT dispatch_status, dispatch_result FROM events WHERE id = $1 FOR UPDATE`,
         [id],
@@ -130,7 +130,7 @@ export function createEventDispatchRepository(db: Queryable) {
      * row is locked until the caller's transaction ends, so concurrent fan-outs of one chain queue here
      * and together never take more than `budget`. Returns how many were granted (0 when the root is gone).
      */
-    async takeChainFires(rootId: string, wanted: number, budget: number, q: Queryable): Promise<number> {
+    async takeChainFires(rootId: string, wanted: number, budget: number, q: Queryable = db): Promise<number> {
       const { rows } = await q.query<{ chain_fires: number }>(`SELECT chain_fires FROM events WHERE id = $1 FOR UPDATE`, [rootId]);
       if (!rows[0]) return 0;
       const granted = Math.max(0, Math.min(wanted, budget - rows[0].chain_fires));

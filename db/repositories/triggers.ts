@@ -152,7 +152,7 @@ export function createTriggersRepository(db: Queryable) {
      * agent, then its triggers, so taking them in the other order could deadlock a fire against that delete.
      * The agent's status is read with it: a status change commits before or after this fire, never during.
      */
-    async lockForFire(id: string, q: Queryable): Promise<FiringTriggerRow | null> {
+    async lockForFire(id: string, q: Queryable = db): Promise<FiringTriggerRow | null> {
       const { rows: agents } = await q.query<{ status: AgentStatus; model: unknown; tokens_today: string | null }>(
         `SELECT a.status, a.config_json -> 'model' AS model,
                 (SELECT u.prompt_tokens + u.completion_tokens FROM account_usage_days u
@@ -205,7 +205,7 @@ export function createTriggersRepository(db: Queryable) {
     },
 
     /** Serialises the reconciler's corrections of one trigger's schedule, across processes, until the transaction ends. */
-    async lockScheduleCorrection(id: string, q: Queryable): Promise<void> {
+    async lockScheduleCorrection(id: string, q: Queryable = db): Promise<void> {
       await q.query(`SELECT pg_advisory_xact_lock(hashtext('schedule-sync'), hashtext($1))`, [id]);
     },
   };

@@ -119,11 +119,11 @@ export function createWebhooksRepository(db: Queryable) {
      * Returns the webhook it disabled now, with the time it has failed since; null otherwise.
      */
     async recordHealth(
-      q: Queryable,
       id: string,
       succeeded: boolean,
       disableAfterMs: number,
       reason: (failingSince: Date) => string,
+      q: Queryable = db,
     ): Promise<{ id: string; account_id: string; name: string; failing_since: Date; disabled_reason: string } | null> {
       if (succeeded) {
         await q.query(`UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [id]);

@@ -231,7 +231,7 @@ export function createDeliveryAttempts(deps: {
       const { status, disabled } = await transaction(async (tx, unit) => {
         // The webhook's health first: its row is locked before the delivery's, in the order a user's update takes them.
         const reason = (since: Date) => disabledReason(since, disableAfter.text);
-        const disabled = await createWebhooksRepository(tx).recordHealth(tx, webhook.id, result.succeeded, disableAfter.ms, reason);
+        const disabled = await createWebhooksRepository(tx).recordHealth(webhook.id, result.succeeded, disableAfter.ms, reason);
         const status = await deliveries.recordAttempt(tx, { ...input, nextDelayMs: delayMs, deliveryId: delivery.id }, result);
         if (disabled) await announceDisabled(unit, disabled);
         return { status, disabled: disabled !== null };

@@ -116,10 +116,10 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
      */
     async queueFires(tx: Queryable, event: EventRow, matched: EventTriggerRow[]): Promise<Pick<FanOutResult, 'fires' | 'overBudget'>> {
       if (matched.length === 0) return { fires: 0, overBudget: 0 };
-      const granted = await createEventDispatchRepository(tx).takeChainFires(event.root_event_id, matched.length, config.fires.chainBudget, tx);
+      const granted = await createEventDispatchRepository(tx).takeChainFires(event.root_event_id, matched.length, config.fires.chainBudget);
       // An account already over FIRES_PER_MINUTE: its fires are recorded throttled right here, as their
       // workflows would record them, so a flooding account's fires past its rate cost no workflow each.
-      const full = granted > 0 && (await createFireRateRepository(tx).isFull(event.account_id, config.fires.perMinute, tx));
+      const full = granted > 0 && (await createFireRateRepository(tx).isFull(event.account_id, config.fires.perMinute));
       for (const trigger of matched.slice(0, granted)) {
         const recorded = full && (await insertEventFireNotMade(tx, notMade(event, trigger), { status: 'throttled', reason: 'fires_per_minute' }));
         if (!recorded) await startEventFire(tx, event, trigger);
@@ -156,17 +156,17 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
         if (checks.reduce((units, c) => units + regexUnits(c.filter, c.data), 0) > INLINE_MATCH_UNITS) {
           // Too costly to match here: the worker matches them all, within FANOUT_WORK_UNITS.
           const partial: FanOutResult = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
-          await dispatches.keepPartialResult(event.id, partial, tx);
+          await dispatches.keepPartialResult(event.id, partial);
           await startEventMatching(tx, event, about);
           return { ...partial, deferred: true, held };
         }
         const { matches } = await matchEventFilters(checks);
         const outcome = { deliveries, ...(await this.queueFires(tx, event, candidates.filter((_, i) => matches[i]))), unevaluated: 0 };
-        await dispatches.markDispatched(event.id, outcome, tx);
+        await dispatches.markDispatched(event.id, outcome);
         return { ...outcome, deferred: false, held };
       }
       const outcome = { deliveries, fires: 0, overBudget: 0, unevaluated: 0 };
-      await dispatches.markDispatched(event.id, outcome, tx);
+      await dispatches.markDispatched(event.id, outcome);
       return { ...outcome, deferred: false, held };
     },
   };

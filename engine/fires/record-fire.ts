@@ -93,7 +93,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
   async function admit(trigger: FiringTriggerRow, source: FireSource, tx: Queryable): Promise<{ status: FireStatus; reason: FireReason | null }> {
     const skipped = skipReason(trigger, config.model);
     if (skipped) return { status: 'skipped', reason: skipped };
-    const over = await createFireRateRepository(tx).take(trigger.account_id, config.fires.perMinute, tx);
+    const over = await createFireRateRepository(tx).take(trigger.account_id, config.fires.perMinute);
     if (!over) return { status: 'fired', reason: null };
     return overRate(source, config.fires.perMinute, over.retryAfterSeconds);
   }
@@ -120,10 +120,10 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
       const { tx } = unit;
       const fires = createFiresRepository(tx);
       const triggers = createTriggersRepository(tx);
-      const trigger = await triggers.lockForFire(input.triggerId, tx);
+      const trigger = await triggers.lockForFire(input.triggerId);
       if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null };
       // Read before admitting, so a repeated fire key (a retried activity) takes nothing from the rate.
-      const first = await fires.findByKey(trigger.id, input.fireKey, tx);
+      const first = await fires.findByKey(trigger.id, input.fireKey);
       if (first) return { fireId: first.id, status: 'duplicate', runId: first.run_id };
 
       const { status, reason } = await admit(trigger, input.source, tx);
@@ -146,13 +146,12 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
           eventId: input.eventId ?? null,
           rootEventId,
         },
-        tx,
       );
       // The trigger's lock keeps the key free since findByKey; this only keeps the insert honest.
       if (fireId === null) throw new Error(`fire key ${input.fireKey} of trigger ${trigger.id} was recorded meanwhile`);
       if (status !== 'fired') return { fireId, status, runId: null };
 
-      await triggers.countFire(trigger.id, tx);
+      await triggers.countFire(trigger.id);
 
       let runId: string | null = null;
       if (trigger.agent_id) {
@@ -165,7 +164,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
           input: { source: input.source, triggerId: trigger.id, fireId, payload },
         });
         await unit.startRun(run);
-        await fires.setRun(fireId, run.id, tx);
+        await fires.setRun(fireId, run.id);
         runId = run.id;
       }
 
