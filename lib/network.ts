@@ -102,11 +102,6 @@ function rememberFailing(key: string, now = Date.now()): void {
   while (failingNames.size > FAILING_NAMES_MAX) failingNames.delete(failingNames.keys().next().value!);
 }
 
-/** Forgets every remembered failing name (tests). */
-export function forgetFailingNames(): void {
-  failingNames.clear();
-}
-
 /**
  * Lookups in flight, per account (those waiting for a slot included) and in all, and the accounts waiting
  * for a slot of the process in turn: account → its waiters, in the order the accounts are to be served.

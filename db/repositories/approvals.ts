@@ -88,15 +88,6 @@ export async function listAccountApprovals(q: Queryable, accountId: string, filt
   return toPage(rows, page.limit, (r) => r);
 }
 
-/** How many of the account's approvals are pending (the console's count), up to `cap`. */
-export async function countPendingApprovals(q: Queryable, accountId: string, cap: number): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM approvals WHERE account_id = $1 AND status = 'pending' AND expires_at > now() LIMIT $2) p`,
-    [accountId, cap],
-  );
-  return rows[0]!.n;
-}
-
 /**
  * pending → approved / rejected, once, while it has not expired (and its run still waits: a run that ended
  * cancelled it). Null when nothing was written: the caller looks at the row to say why.

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { APIRequestContext } from '@playwright/test';
-import { checkScreen, expect, newEmail, PASSWORD, signUp, test } from './fixtures';
+import { checkScreen, expect, newEmail, PASSWORD, register, signUp, test } from './fixtures';
 
 /**
  * Browser test 5: axe on every screen of the agents and runs part of the console — lists, the agent's tabs,
@@ -93,13 +92,6 @@ test('every agents and runs screen passes axe; export → import asks for the se
   await expect(page.getByText('No runs yet')).toBeVisible();
   await checkScreen(page, 'runs-empty');
 });
-
-/** Registers through the API (a script's way), answering the access token. */
-async function register(request: APIRequestContext, email: string): Promise<string> {
-  const res = await request.post('/api/auth/register', { data: { email, password: PASSWORD } });
-  expect(res.status()).toBe(201);
-  return (await res.json()).accessToken;
-}
 
 test('a viewer sees the agents and runs screens without a single write control', async ({ page, request }) => {
   const ownerToken = await register(request, newEmail('owner'));

@@ -1,21 +1,5 @@
-import type { APIRequestContext, Page } from '@playwright/test';
 import { startReceiver } from '../helpers/receiver';
-import { checkScreen, expect, newEmail, PASSWORD, test } from './fixtures';
-
-/** Registers through the API (a script's way), answering the access token. */
-async function register(request: APIRequestContext, email: string): Promise<string> {
-  const res = await request.post('/api/auth/register', { data: { email, password: PASSWORD } });
-  expect(res.status()).toBe(201);
-  return (await res.json()).accessToken;
-}
-
-async function signIn(page: Page, email: string): Promise<void> {
-  await page.goto('/signin');
-  await page.getByRole('textbox', { name: 'Email' }).fill(email);
-  await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
-}
+import { checkScreen, expect, newEmail, register, signIn, test } from './fixtures';
 
 /**
  * People in the loop from the console (docs/console.md § Approvals): the scripted model asks for a tool that

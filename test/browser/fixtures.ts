@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test as base, type Page } from '@playwright/test';
+import { expect, test as base, type APIRequestContext, type Page } from '@playwright/test';
 
 export { expect };
 
@@ -38,6 +38,22 @@ export async function signUp(page: Page, email = newEmail()): Promise<string> {
   await page.getByRole('button', { name: 'Create account' }).click();
   await expect(page.getByRole('button', { name: 'New agent' })).toBeVisible();
   return email;
+}
+
+/** Registers through the API (a script's way), answering the access token. */
+export async function register(request: APIRequestContext, email: string): Promise<string> {
+  const res = await request.post('/api/auth/register', { data: { email, password: PASSWORD } });
+  expect(res.status()).toBe(201);
+  return (await res.json()).accessToken;
+}
+
+/** Signs in an existing user through the console's sign-in page. */
+export async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto('/signin');
+  await page.getByRole('textbox', { name: 'Email' }).fill(email);
+  await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
 }
 
 /** Every test: the console's URL as its base, and any page error (an uncaught exception) fails it. */

@@ -1,6 +1,5 @@
-import type { APIRequestContext, Page } from '@playwright/test';
 import { startReceiver } from '../helpers/receiver';
-import { checkScreen, expect, newEmail, PASSWORD, signUp, test } from './fixtures';
+import { checkScreen, expect, newEmail, register, signIn, signUp, test } from './fixtures';
 
 /**
  * A run page whose live stream is refused — 429 when the user or the account has too many streams open, 503
@@ -61,21 +60,6 @@ test('a live stream refused once (503) is opened again after its Retry-After; th
   await expect(page.getByLabel('Status').getByText('succeeded')).toBeVisible({ timeout: 30_000 });
   await checkScreen(page, 'run-stream-reopened');
 });
-
-/** Registers through the API (a script's way), answering the access token. */
-async function register(request: APIRequestContext, email: string): Promise<string> {
-  const res = await request.post('/api/auth/register', { data: { email, password: PASSWORD } });
-  expect(res.status()).toBe(201);
-  return (await res.json()).accessToken;
-}
-
-async function signIn(page: Page, email: string): Promise<void> {
-  await page.goto('/signin');
-  await page.getByRole('textbox', { name: 'Email' }).fill(email);
-  await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
-}
 
 /**
  * Cancel: a run whose tool call hangs (this test's own receiver holds its answer longer than the stack's

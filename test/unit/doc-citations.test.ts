@@ -51,7 +51,7 @@ function plain(line: string): string {
 }
 
 /**
- * Every `file.md § Heading` and `README § Heading` in `text`; a bare `§ Heading` that follows one on the
+ * Every citation of a doc file's heading in `text` (`docs/api.md § Events`, `README § The two commands`); a bare `§ <heading>` that follows one on the
  * same line (`docs/api.md § Rate limits and § Events`) cites the same file. Other `§` (RFC 9110 § 10.2.3,
  * a law's § 8) are not documents of the repository and are skipped.
  */
@@ -81,7 +81,7 @@ export function citesHeading(text: string, heads: string[]): boolean {
   return heads.some((h) => t.startsWith(h) && !/[A-Za-z0-9]/.test(t.charAt(h.length)));
 }
 
-describe('every `file.md § Heading` cites a heading that exists', () => {
+describe('every cited doc heading (`<file>.md § <heading>`) exists', () => {
   it('in code comments, OpenAPI text, schedule notes and the docs', () => {
     const cache = new Map<string, string[] | null>();
     const headsOf = (file: string) => {
