@@ -124,7 +124,7 @@ test('a waiting run whose live stream is refused: its Approval read instead, rej
 
     await signIn(page, email);
     await page.goto(`/w/${account}/runs/${run.id}`);
-    await expect(page.getByRole('alert').filter({ hasText: 'At most 10 live run streams per user are open at once' })).toBeVisible();
+    await expect(page.getByRole('alert').filter({ hasText: 'At most 10 live run streams per user are open at once. Try again in 30 s.' })).toBeVisible();
     const approval = page.getByRole('group', { name: 'Approval' });
     await expect(approval).toBeVisible({ timeout: 20_000 });
     await expect(approval).toContainText('transfer');

@@ -28,6 +28,8 @@ for (const refusal of [
     await page.getByRole('button', { name: 'Run' }).click();
     await expect(page.getByRole('alert').filter({ hasText: refusal.message })).toBeVisible();
     await expect(page.getByRole('alert').filter({ hasText: 'Live updates are off: the steps are read every few seconds instead' })).toBeVisible();
+    // The message already says when to try again: Retry-After is not said a second time.
+    expect((await page.getByRole('alert').filter({ hasText: refusal.message }).innerText()).match(/try again in/gi)).toHaveLength(1);
     await expect(page.getByRole('list', { name: 'Steps' }).getByRole('listitem')).toHaveCount(1, { timeout: 30_000 });
     await expect(page.getByLabel('Status').getByText('succeeded')).toBeVisible({ timeout: 30_000 });
     await expect(page.getByText('Hello from the scripted model.').first()).toBeVisible();

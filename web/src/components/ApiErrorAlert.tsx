@@ -21,10 +21,13 @@ const TITLES: Record<number, string> = {
 export function ApiErrorAlert({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
   const status = error instanceof ApiError ? error.status : undefined;
-  const retry = error instanceof ApiError && error.retryAfter ? ` Try again in ${error.retryAfter} s.` : '';
+  const message = describeError(error);
+  // Retry-After is said once: not again when the API's message already says when to try again.
+  const saysWhen = /\b(try again|retry) in\b/i.test(message);
+  const retry = error instanceof ApiError && error.retryAfter && !saysWhen ? ` Try again in ${error.retryAfter} s.` : '';
   return (
     <Alert color={status && status < 500 ? 'orange' : 'red'} title={title ?? (status && TITLES[status]) ?? 'Something went wrong'} variant="light">
-      {describeError(error)}
+      {retry && !/[.!?]$/.test(message) ? `${message}.` : message}
       {retry}
     </Alert>
   );
