@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../../db/pool';
 import { afterCommit } from '../../db/write-unit';
 import { createOutboxRepository, type OutboxItem } from '../../db/repositories/outbox';
@@ -68,6 +68,10 @@ export function createHandOff(deps: {
       await withTraceCarrier(start.trace, () => call(() =>
         deps.client.workflow.start(start.workflowType, {
           workflowId: start.workflowId,
+          // Every outbox row names a workflow id of its own, started once: a hand-off repeated after that
+          // workflow already closed (a claim whose lease ran out while the first hand-off completed) must not
+          // run it again, which Temporal's default (ALLOW_DUPLICATE) would.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           taskQueue: TASK_QUEUE,
           args: start.args,
           typedSearchAttributes: searchAttributePairs(start.tags),
@@ -75,7 +79,7 @@ export function createHandOff(deps: {
         }),
       ));
     } catch (err) {
-      // A repeated hand-off of the same id is a no-op, never a duplicate.
+      // A repeated hand-off of the same id, running or closed, is a no-op, never a duplicate.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
