@@ -1,6 +1,6 @@
 import type { PageRequest } from '../../db/paging';
 import type { Db } from '../../db/pool';
-import { decideApproval, findAccountApproval, listAccountApprovals, type ApprovalRow, type ApprovalStatus } from '../../db/repositories/approvals';
+import type { ApprovalRow, ApprovalsRepository, ApprovalStatus } from '../../db/repositories/approvals';
 import { findAccountRun } from '../../db/repositories/runs';
 import type { Engine } from '../../engine';
 import { compileJsonSchema, describeSchemaErrors } from '../../lib/json-schema';
@@ -45,29 +45,29 @@ function refusal(a: ApprovalRow): Error {
  * in one transaction — and reaches the waiting run by the outbox, so one accepted while Temporal is down
  * takes effect when it returns.
  */
-export function createApprovalService(deps: { db: Db; engine: Engine; audit: AuditTrail }) {
-  const { db, engine, audit } = deps;
+export function createApprovalService(deps: { db: Db; approvals: ApprovalsRepository; engine: Engine; audit: AuditTrail }) {
+  const { db, approvals, engine, audit } = deps;
 
   return {
     async list(caller: Caller, filter: { status?: ApprovalStatus }, page: PageRequest) {
-      const result = await listAccountApprovals(db, caller.accountId, filter, page);
+      const result = await approvals.listAccountApprovals(caller.accountId, filter, page);
       return { ...result, items: result.items.map(toApproval) };
     },
 
     async listOfRun(caller: Caller, runId: string, page: PageRequest) {
       if (!(await findAccountRun(db, caller.accountId, runId))) throw new NotFoundError('Run');
-      const result = await listAccountApprovals(db, caller.accountId, { runId }, page);
+      const result = await approvals.listAccountApprovals(caller.accountId, { runId }, page);
       return { ...result, items: result.items.map(toApproval) };
     },
 
     async get(caller: Caller, id: string): Promise<Approval> {
-      const row = await findAccountApproval(db, caller.accountId, id);
+      const row = await approvals.findAccountApproval(caller.accountId, id);
       if (!row) throw new NotFoundError('Approval');
       return toApproval(row);
     },
 
     async decide(caller: Caller, id: string, body: ApprovalDecisionInput): Promise<Approval> {
-      const current = await findAccountApproval(db, caller.accountId, id);
+      const current = await approvals.findAccountApproval(caller.accountId, id);
       if (!current) throw new NotFoundError('Approval');
       if (current.status !== 'pending' || current.expires_at.getTime() <= Date.now()) throw refusal(current);
       if (body.decision === 'reject' && body.arguments !== undefined) throw new ValidationError('arguments: only an approve takes arguments');
@@ -77,12 +77,12 @@ export function createApprovalService(deps: { db: Db; engine: Engine; audit: Aud
         if (!compiled.validate(body.arguments)) throw new ValidationError(`arguments: do not match the tool's parameters: ${describeSchemaErrors(compiled.validate.errors)}`);
       }
       const decided = await engine.transaction(async (tx, unit) => {
-        const row = await decideApproval(tx, caller.accountId, id, {
+        const row = await approvals.decideApproval(caller.accountId, id, {
           status: body.decision === 'approve' ? 'approved' : 'rejected',
           arguments: body.arguments,
           comment: body.comment ?? null,
           decidedBy: caller.userId,
-        });
+        }, tx);
         if (!row) return null;
         await unit.signalApprovalDecided(row.run_id);
         await unit.emit(
@@ -94,7 +94,7 @@ export function createApprovalService(deps: { db: Db; engine: Engine; audit: Aud
       });
       if (!decided) {
         // Decided, expired or cancelled meanwhile: say which.
-        const now = await findAccountApproval(db, caller.accountId, id);
+        const now = await approvals.findAccountApproval(caller.accountId, id);
         if (!now) throw new NotFoundError('Approval');
         throw refusal(now);
       }

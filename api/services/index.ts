@@ -3,6 +3,7 @@ import type { NotificationListener } from '../../db/notifications';
 import type { Db } from '../../db/pool';
 import { createAccountsRepository } from '../../db/repositories/accounts';
 import { createAgentsRepository } from '../../db/repositories/agents';
+import { createApprovalsRepository } from '../../db/repositories/approvals';
 import { createAuditRepository } from '../../db/repositories/audit';
 import { createConnectorsRepository } from '../../db/repositories/connectors';
 import { createCredentialsRepository } from '../../db/repositories/credentials';
@@ -55,6 +56,7 @@ export function createRepositories(db: Db) {
   return {
     accounts: createAccountsRepository(db),
     agents: createAgentsRepository(db),
+    approvals: createApprovalsRepository(db),
     audit: createAuditRepository(db),
     connectors: createConnectorsRepository(db),
     credentials: createCredentialsRepository(db),
@@ -191,9 +193,10 @@ export function createServices(deps: ServiceDeps) {
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
     runs: createRunService({ db, agents: repos.agents, engine, audit, temporal: deps.temporalClient, config }),
-    approvals: createApprovalService({ db, engine, audit }),
+    approvals: createApprovalService({ db, approvals: repos.approvals, engine, audit }),
     runEvents: createRunEventService({
       db,
+      approvals: repos.approvals,
       listener: deps.runEventsListener,
       leases: repos.runStreamLeases,
       heartbeatMs: config.runEvents.heartbeatMs,

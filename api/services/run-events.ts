@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db } from '../../db/pool';
 import type { NotificationListener } from '../../db/notifications';
 import type { RunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
-import { listPendingRunApprovals } from '../../db/repositories/approvals';
+import type { ApprovalsRepository } from '../../db/repositories/approvals';
 import { parseRunDelta, type RunDelta } from '../../db/repositories/run-deltas';
 import { listFinishedStepsAfter } from '../../db/repositories/run-steps';
 import { accountHasRun, findRun, findRunStatus } from '../../db/repositories/runs';
@@ -131,6 +131,7 @@ export interface LiveRunStream {
 
 export function createRunEventService(deps: {
   db: Db;
+  approvals: ApprovalsRepository;
   listener: NotificationListener;
   leases: RunStreamLeasesRepository;
   heartbeatMs: number;
@@ -140,7 +141,7 @@ export function createRunEventService(deps: {
   checkMs: number;
   log: (msg: string, err: unknown) => void;
 }) {
-  const { db, listener, leases, heartbeatMs } = deps;
+  const { db, approvals, listener, leases, heartbeatMs } = deps;
   const ttlMs = LEASE_CHECKS * deps.checkMs;
   const retryAfterSeconds = Math.max(1, Math.ceil(deps.checkMs / 1000));
   const watchers = new Map<string, Set<Watcher>>();
@@ -302,7 +303,7 @@ export function createRunEventService(deps: {
           return;
         }
         if (status === 'waiting') {
-          for (const approval of await listPendingRunApprovals(db, runId)) {
+          for (const approval of await approvals.listPendingRunApprovals(runId)) {
             if (announced.has(approval.id)) continue;
             announced.add(approval.id);
             if (!(await send(sse('waiting', toApproval(approval))))) return;

@@ -1,4 +1,4 @@
-import { expireApproval, findApprovalOfStep, insertApproval, markDecidedRunQueued, markRunAwaitingApproval, markRunResumed, type ApprovalRow } from '../../db/repositories/approvals';
+import { createApprovalsRepository, type ApprovalRow } from '../../db/repositories/approvals';
 import { findRunStep, finishRunStep, listStepsPlannedBy, type NewRunStep, type RunStepRow } from '../../db/repositories/run-steps';
 import { countRunningRuns, findRun } from '../../db/repositories/runs';
 import { approvalTimeoutOf } from '../../lib/model-settings';
@@ -20,12 +20,13 @@ import type { WakeUps } from './wake-ups';
 export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
   const { db, config, runLine } = deps;
   const agents = createAgentsRepository(db);
+  const approvals = createApprovalsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
 
   const waitOf = (a: ApprovalRow): ApprovalWait => ({ status: 'waiting', approvalId: a.id, expiresAtMs: a.expires_at.getTime(), decided: a.status !== 'pending' });
 
   async function requestApproval(ref: StepRef): Promise<ApprovalWait> {
-    const existing = await findApprovalOfStep(db, ref.runId, ref.index);
+    const existing = await approvals.findApprovalOfStep(ref.runId, ref.index);
     if (existing) return existing.status === 'cancelled' ? { status: 'stopped' } : waitOf(existing);
     const run = await findRun(db, ref.runId);
     if (!run || run.status !== 'running') return { status: 'stopped' };
@@ -35,8 +36,8 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
     const timeoutMs = approvalTimeoutOf(agent?.config_json) ?? config.approvals.timeout.ms;
     const input = step.input as ApprovalStepInput;
     const made = await deps.transaction(async (tx, unit) => {
-      if (!(await markRunAwaitingApproval(tx, run.id))) return null;
-      const { row } = await insertApproval(tx, {
+      if (!(await approvals.markRunAwaitingApproval(run.id, tx))) return null;
+      const { row } = await approvals.insertApproval({
         accountId: run.account_id,
         runId: run.id,
         stepIndex: step.step_index,
@@ -46,7 +47,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
         arguments: input.arguments,
         parameters: input.parameters ?? { type: 'object' },
         expiresInMs: timeoutMs,
-      });
+      }, tx);
       await unit.emit(
         {
         accountId: run.account_id,
@@ -67,7 +68,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
       return row;
     });
     if (!made) {
-      const again = await findApprovalOfStep(db, ref.runId, ref.index);
+      const again = await approvals.findApprovalOfStep(ref.runId, ref.index);
       return again && again.status !== 'cancelled' ? waitOf(again) : { status: 'stopped' };
     }
     // The run holds no slot while it waits: the next in its account's line may run (and run.waiting's deliveries start).
@@ -103,11 +104,11 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
     const step = await findRunStep(db, ref.runId, ref.index);
     if (!step) return { status: 'stopped' };
     if (step.finished_at) return answered(ref, step);
-    let approval = await findApprovalOfStep(db, ref.runId, ref.index);
+    let approval = await approvals.findApprovalOfStep(ref.runId, ref.index);
     if (!approval || approval.status === 'cancelled') return { status: 'stopped' };
     if (approval.status === 'pending') {
       if (approval.expires_at.getTime() > Date.now()) return { status: 'pending', expiresAtMs: approval.expires_at.getTime() };
-      approval = await expireApproval(db, approval.id);
+      approval = await approvals.expireApproval(approval.id);
       if (!approval || approval.status === 'cancelled') return { status: 'stopped' };
       if (approval.status === 'pending') return { status: 'pending', expiresAtMs: approval.expires_at.getTime() };
     }
@@ -122,10 +123,10 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
       if (!current || (current.status !== 'waiting' && current.status !== 'queued' && current.status !== 'running')) return 'stopped' as const;
       if (current.status !== 'running') {
         if ((await countRunningRuns(tx, run.account_id, holdMs)) >= limit) {
-          await markDecidedRunQueued(tx, run.id);
+          await approvals.markDecidedRunQueued(run.id, tx);
           return 'queued' as const;
         }
-        await markRunResumed(tx, run.id);
+        await approvals.markRunResumed(run.id, tx);
       }
       const now = new Date();
       return finishRunStep(tx, run.id, step.step_index, { output: after.output, error: null, startedAt: step.started_at ?? now, finishedAt: now }, after.next);
