@@ -16,6 +16,7 @@ import { createScheduleHistoryRepository } from '../../db/repositories/schedule-
 import { createWebhookStatsRepository } from '../../db/repositories/webhook-stats';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRecoveriesRepository } from '../../db/repositories/recoveries';
+import { createRunStepsRepository } from '../../db/repositories/run-steps';
 import { createRunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
 import { createTeamRepository } from '../../db/repositories/team';
@@ -71,6 +72,7 @@ export function createRepositories(db: Db) {
     webhookStats: createWebhookStatsRepository(db),
     quotas: createQuotasRepository(db),
     recoveries: createRecoveriesRepository(db),
+    runSteps: createRunStepsRepository(db),
     runStreamLeases: createRunStreamLeasesRepository(db),
     team: createTeamRepository(db),
     tools: createToolsRepository(db),
@@ -192,11 +194,12 @@ export function createServices(deps: ServiceDeps) {
       temporal: deps.temporalClient,
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
-    runs: createRunService({ db, agents: repos.agents, engine, audit, temporal: deps.temporalClient, config }),
+    runs: createRunService({ db, agents: repos.agents, runSteps: repos.runSteps, engine, audit, temporal: deps.temporalClient, config }),
     approvals: createApprovalService({ db, approvals: repos.approvals, engine, audit }),
     runEvents: createRunEventService({
       db,
       approvals: repos.approvals,
+      runSteps: repos.runSteps,
       listener: deps.runEventsListener,
       leases: repos.runStreamLeases,
       heartbeatMs: config.runEvents.heartbeatMs,

@@ -4,7 +4,7 @@ import type { NotificationListener } from '../../db/notifications';
 import type { RunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
 import type { ApprovalsRepository } from '../../db/repositories/approvals';
 import { parseRunDelta, type RunDelta } from '../../db/repositories/run-deltas';
-import { listFinishedStepsAfter } from '../../db/repositories/run-steps';
+import type { RunStepsRepository } from '../../db/repositories/run-steps';
 import { accountHasRun, findRun, findRunStatus } from '../../db/repositories/runs';
 import { NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep } from '../mappers';
@@ -132,6 +132,7 @@ export interface LiveRunStream {
 export function createRunEventService(deps: {
   db: Db;
   approvals: ApprovalsRepository;
+  runSteps: RunStepsRepository;
   listener: NotificationListener;
   leases: RunStreamLeasesRepository;
   heartbeatMs: number;
@@ -141,7 +142,7 @@ export function createRunEventService(deps: {
   checkMs: number;
   log: (msg: string, err: unknown) => void;
 }) {
-  const { db, approvals, listener, leases, heartbeatMs } = deps;
+  const { db, approvals, runSteps, listener, leases, heartbeatMs } = deps;
   const ttlMs = LEASE_CHECKS * deps.checkMs;
   const retryAfterSeconds = Math.max(1, Math.ceil(deps.checkMs / 1000));
   const watchers = new Map<string, Set<Watcher>>();
@@ -236,7 +237,7 @@ export function createRunEventService(deps: {
     sending: (index: number) => void,
   ): Promise<{ after: number; ok: boolean }> {
     for (;;) {
-      const steps = await listFinishedStepsAfter(db, runId, after, STEPS_PER_READ);
+      const steps = await runSteps.listFinishedStepsAfter(runId, after, STEPS_PER_READ);
       for (const step of steps) {
         sending(step.step_index);
         if (!(await send(sse('step', toRunStep(step), step.step_index)))) return { after, ok: false };

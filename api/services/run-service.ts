@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
-import { listRunStepsPage } from '../../db/repositories/run-steps';
+import type { RunStepsRepository } from '../../db/repositories/run-steps';
 import { cancelRunWithoutWorkflow, findAccountRun, insertRun, listAccountRuns, listAgentRuns } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { modelTokensToday } from '../../db/repositories/usage';
@@ -22,6 +22,7 @@ const CANCEL_DEADLINE_MS = 5_000;
 export function createRunService(deps: {
   db: Db;
   agents: AgentsRepository;
+  runSteps: RunStepsRepository;
   /** The engine's unit of work: a run's start, a cancelled run's agent.failed, handed off after the commit. */
   engine: Pick<Engine, 'transaction'>;
   audit: AuditTrail;
@@ -29,7 +30,7 @@ export function createRunService(deps: {
   temporal: Client;
   config: Pick<Config, 'runs' | 'model'>;
 }) {
-  const { db, agents, engine, audit } = deps;
+  const { db, agents, runSteps, engine, audit } = deps;
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -136,7 +137,7 @@ export function createRunService(deps: {
     /** The run's steps in the order they are made (not newest first: a run reads top to bottom). */
     async steps(caller: Caller, id: string, page: IndexPageRequest): Promise<IndexPage<RunStep>> {
       if (!(await findAccountRun(db, caller.accountId, id))) throw new NotFoundError('Run');
-      const { items, more } = await listRunStepsPage(db, id, page);
+      const { items, more } = await runSteps.listRunStepsPage(id, page);
       return { items: items.map(toRunStep), nextAfter: more ? items[items.length - 1]!.step_index : undefined };
     },
   };

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/pool';
 import { createAgentsRepository } from '../../db/repositories/agents';
-import { listRunSteps, markRunRunningWithSteps, type NewRunStep } from '../../db/repositories/run-steps';
+import { createRunStepsRepository, type NewRunStep } from '../../db/repositories/run-steps';
 import { countQueuedAhead, countRunningRuns, findRunForUpdateWithAgent, findRunInLine, markRunWaiting, type RunExecutor, type RunRow } from '../../db/repositories/runs';
 import { listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
 import { createToolsRepository } from '../../db/repositories/tools';
@@ -16,6 +16,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
   const { db, config, runLine } = deps;
   const agents = createAgentsRepository(db);
   const toolsRepository = createToolsRepository(db);
+  const runSteps = createRunStepsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
   const { end } = runEnd;
   const { afterEnd } = wakeUps;
@@ -27,7 +28,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
    * in the order it had the first time.
    */
   async function runningOutcome(q: Queryable, run: Pick<RunRow, 'id' | 'started_at'>): Promise<BeginRunOutcome & { status: 'running' }> {
-    const steps = await listRunSteps(q, run.id);
+    const steps = await runSteps.listRunSteps(run.id, q);
     return { status: 'running', timeoutMs: timeLeft(run.started_at), steps: steps.filter((s) => s.planned_by === null).map(toRef) };
   }
 
@@ -99,7 +100,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
         }
       }
       const { kind, steps } = plan ?? (await planOf(tx, run));
-      const planned = await markRunRunningWithSteps(tx, run.id, kind, steps);
+      const planned = await runSteps.markRunRunningWithSteps(run.id, kind, steps, tx);
       return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
     };
     const result =

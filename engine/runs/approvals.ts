@@ -1,5 +1,5 @@
 import { createApprovalsRepository, type ApprovalRow } from '../../db/repositories/approvals';
-import { findRunStep, finishRunStep, listStepsPlannedBy, type NewRunStep, type RunStepRow } from '../../db/repositories/run-steps';
+import { createRunStepsRepository, type NewRunStep, type RunStepRow } from '../../db/repositories/run-steps';
 import { countRunningRuns, findRun } from '../../db/repositories/runs';
 import { approvalTimeoutOf } from '../../lib/model-settings';
 import { createAgentsRepository } from '../../db/repositories/agents';
@@ -21,6 +21,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
   const { db, config, runLine } = deps;
   const agents = createAgentsRepository(db);
   const approvals = createApprovalsRepository(db);
+  const runSteps = createRunStepsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
 
   const waitOf = (a: ApprovalRow): ApprovalWait => ({ status: 'waiting', approvalId: a.id, expiresAtMs: a.expires_at.getTime(), decided: a.status !== 'pending' });
@@ -30,7 +31,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
     if (existing) return existing.status === 'cancelled' ? { status: 'stopped' } : waitOf(existing);
     const run = await findRun(db, ref.runId);
     if (!run || run.status !== 'running') return { status: 'stopped' };
-    const step = await findRunStep(db, ref.runId, ref.index);
+    const step = await runSteps.findRunStep(ref.runId, ref.index);
     if (!step || step.finished_at) return { status: 'stopped' };
     const agent = await agents.findById(run.account_id, run.agent_id);
     const timeoutMs = approvalTimeoutOf(agent?.config_json) ?? config.approvals.timeout.ms;
@@ -96,12 +97,12 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
 
   /** A finished step's outcome as it was recorded (a retry after the commit). */
   async function answered(ref: StepRef, step: RunStepRow): Promise<StepOutcome> {
-    const next = (await listStepsPlannedBy(db, ref.runId, ref.index)).map(toRef);
+    const next = (await runSteps.listStepsPlannedBy(ref.runId, ref.index)).map(toRef);
     return { status: 'done', ok: step.error === null, ...(next.length ? { next } : {}) };
   }
 
   async function resumeApproval(ref: StepRef): Promise<ApprovalResume> {
-    const step = await findRunStep(db, ref.runId, ref.index);
+    const step = await runSteps.findRunStep(ref.runId, ref.index);
     if (!step) return { status: 'stopped' };
     if (step.finished_at) return answered(ref, step);
     let approval = await approvals.findApprovalOfStep(ref.runId, ref.index);
@@ -129,12 +130,12 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
         await approvals.markRunResumed(run.id, tx);
       }
       const now = new Date();
-      return finishRunStep(tx, run.id, step.step_index, { output: after.output, error: null, startedAt: step.started_at ?? now, finishedAt: now }, after.next);
+      return runSteps.finishRunStep(run.id, step.step_index, { output: after.output, error: null, startedAt: step.started_at ?? now, finishedAt: now }, after.next, tx);
     });
     if (resumed === 'stopped') return { status: 'stopped' };
     if (resumed === 'queued') return { status: 'queued', recheckMs: QUEUE_RECHECK_MS };
     if (!resumed) {
-      const again = await findRunStep(db, ref.runId, ref.index);
+      const again = await runSteps.findRunStep(ref.runId, ref.index);
       return again?.finished_at ? answered(ref, again) : { status: 'stopped' };
     }
     return { status: 'done', ok: true, ...(resumed.added.length ? { next: resumed.added.map(toRef) } : {}) };

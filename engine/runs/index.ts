@@ -1,4 +1,4 @@
-import { listRunSteps } from '../../db/repositories/run-steps';
+import { createRunStepsRepository } from '../../db/repositories/run-steps';
 import { findRun } from '../../db/repositories/runs';
 import type { ApprovalResume, ApprovalWait, CallStepType, BeginRunOutcome, BegunRun, RunInput, RunOutcome, StepOutcome, StepRef } from '../contract';
 import type { Engine as ActivityDeps } from '../compose';
@@ -20,6 +20,7 @@ import { createWakeUps } from './wake-ups';
  */
 export function createRunActivities(deps: ActivityDeps, executors: Executors = createExecutors(deps.config)) {
   const { db } = deps;
+  const runSteps = createRunStepsRepository(db);
   const ctx = { deps, executors };
   const wakeUps = createWakeUps(deps);
   const runEnd = createRunEnd(ctx, wakeUps);
@@ -79,7 +80,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       const run = await findRun(db, input.runId);
       if (!run) return { status: 'gone' };
       if (run.status === 'succeeded' || run.status === 'failed') return { status: run.status };
-      return await finishFrom(run, await listRunSteps(db, run.id), input.timedOut ?? false);
+      return await finishFrom(run, await runSteps.listRunSteps(run.id), input.timedOut ?? false);
     },
 
     /**

@@ -1,5 +1,5 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
-import { findRunStep, finishRunStep, listRunSteps, listStepsPlannedBy, startStepInRun, startStepOfRun, type RunStepRow } from '../../db/repositories/run-steps';
+import { createRunStepsRepository, type RunStepRow } from '../../db/repositories/run-steps';
 import { findRun, type RunRow } from '../../db/repositories/runs';
 import { createToolsRepository, type ToolRow } from '../../db/repositories/tools';
 import type { CallStepType, StepOutcome, StepRef } from '../contract';
@@ -38,6 +38,7 @@ export function interruption(): Error | undefined {
 export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) {
   const { db, config } = deps;
   const toolsRepository = createToolsRepository(db);
+  const runSteps = createRunStepsRepository(db);
   const { finishFrom } = runEnd;
   const mcpLists = createFunctionLists(() => config.tools.mcpListTtl.ms);
   const deltas = createRunDeltas(db);
@@ -97,8 +98,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
     /** The run, when this step was its last planned one: a step that adds none then ends the run (lastStepEnds). */
     last?: { run: Pick<RunRow, 'id' | 'executor' | 'input'>; steps: () => Promise<RunStepRow[]> },
   ): Promise<StepOutcome> {
-    const recorded = await finishRunStep(
-      db,
+    const recorded = await runSteps.finishRunStep(
       runId,
       step.step_index,
       {
@@ -138,9 +138,9 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
 
   /** A finished step's outcome as it was recorded, with the steps it added; 'stopped' when it is not finished. */
   async function answered(runId: string, index: number): Promise<StepOutcome> {
-    const step = await findRunStep(db, runId, index);
+    const step = await runSteps.findRunStep(runId, index);
     if (!step?.finished_at) return { status: 'stopped' };
-    const next = (await listStepsPlannedBy(db, runId, index)).map(toRef);
+    const next = (await runSteps.listStepsPlannedBy(runId, index)).map(toRef);
     return { status: 'done', ok: step.error === null, ...(next.length ? { next } : {}) };
   }
 
@@ -154,7 +154,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
    */
   async function toolStep(ref: StepRef): Promise<StepOutcome> {
     const startedAt = new Date();
-    const found = await startStepOfRun(db, ref.runId, ref.index, startedAt);
+    const found = await runSteps.startStepOfRun(ref.runId, ref.index, startedAt);
     if (!found) {
       const run = await findRun(db, ref.runId);
       if (!run || run.status !== 'running') return { status: 'stopped' };
@@ -177,7 +177,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
         error = (err as Error).message;
       }
     }
-    const last = lastIndex === step.step_index ? { run: { id: ref.runId, executor: run.executor, input: run.input }, steps: () => listRunSteps(db, ref.runId) } : undefined;
+    const last = lastIndex === step.step_index ? { run: { id: ref.runId, executor: run.executor, input: run.input }, steps: () => runSteps.listRunSteps(ref.runId) } : undefined;
     return await recordStep(ref.runId, step, { output, error, startedAt }, last);
   }
 
@@ -191,7 +191,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
    */
   async function modelStep(ref: StepRef): Promise<StepOutcome> {
     const startedAt = new Date();
-    const found = await startStepInRun(db, ref.runId, ref.index, startedAt);
+    const found = await runSteps.startStepInRun(ref.runId, ref.index, startedAt);
     if (!found || found.run.status !== 'running') return { status: 'stopped' };
     const { run, steps } = found;
     const step = steps.find((st) => st.step_index === ref.index);
