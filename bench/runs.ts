@@ -28,7 +28,7 @@ import { toolRequest } from '../engine/runs/executor/http';
 import { createModelClient } from '../engine/runs/executor/model-client';
 import { withTransaction, type Db } from '../db/pool';
 import { createAgentsRepository } from '../db/repositories/agents';
-import { insertRun } from '../db/repositories/runs';
+import { createRunsRepository } from '../db/repositories/runs';
 import { createToolsRepository } from '../db/repositories/tools';
 import { runLineLimits } from '../engine/runs/run-line';
 import { startRun } from '../engine/outbox/starts';
@@ -243,7 +243,7 @@ async function main() {
     const { accountId, agentId } = await createBenchAgent(db, tools.url);
     const ours = async () => {
       const run = await withTransaction(db, async (tx) => {
-        const r = await insertRun(tx, { accountId, agentId, input: 'probe it' });
+        const r = await createRunsRepository(tx).insertRun({ accountId, agentId, input: 'probe it' });
         await startRun(tx, r, runLineLimits(config));
         return r;
       });

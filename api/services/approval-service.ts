@@ -1,7 +1,6 @@
 import type { PageRequest } from '../../db/paging';
-import type { Db } from '../../db/pool';
 import type { ApprovalRow, ApprovalsRepository, ApprovalStatus } from '../../db/repositories/approvals';
-import { findAccountRun } from '../../db/repositories/runs';
+import type { RunsRepository } from '../../db/repositories/runs';
 import type { Engine } from '../../engine';
 import { compileJsonSchema, describeSchemaErrors } from '../../lib/json-schema';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
@@ -45,8 +44,8 @@ function refusal(a: ApprovalRow): Error {
  * in one transaction — and reaches the waiting run by the outbox, so one accepted while Temporal is down
  * takes effect when it returns.
  */
-export function createApprovalService(deps: { db: Db; approvals: ApprovalsRepository; engine: Engine; audit: AuditTrail }) {
-  const { db, approvals, engine, audit } = deps;
+export function createApprovalService(deps: { approvals: ApprovalsRepository; runs: RunsRepository; engine: Engine; audit: AuditTrail }) {
+  const { approvals, runs, engine, audit } = deps;
 
   return {
     async list(caller: Caller, filter: { status?: ApprovalStatus }, page: PageRequest) {
@@ -55,7 +54,7 @@ export function createApprovalService(deps: { db: Db; approvals: ApprovalsReposi
     },
 
     async listOfRun(caller: Caller, runId: string, page: PageRequest) {
-      if (!(await findAccountRun(db, caller.accountId, runId))) throw new NotFoundError('Run');
+      if (!(await runs.findAccountRun(caller.accountId, runId))) throw new NotFoundError('Run');
       const result = await approvals.listAccountApprovals(caller.accountId, { runId }, page);
       return { ...result, items: result.items.map(toApproval) };
     },

@@ -16,6 +16,7 @@ import { createScheduleHistoryRepository } from '../../db/repositories/schedule-
 import { createWebhookStatsRepository } from '../../db/repositories/webhook-stats';
 import { createQuotasRepository } from '../../db/repositories/quotas';
 import { createRecoveriesRepository } from '../../db/repositories/recoveries';
+import { createRunsRepository } from '../../db/repositories/runs';
 import { createRunStepsRepository } from '../../db/repositories/run-steps';
 import { createRunStreamLeasesRepository } from '../../db/repositories/run-stream-leases';
 import { createRequestGuardsRepository } from '../../db/repositories/request-guards';
@@ -72,6 +73,7 @@ export function createRepositories(db: Db) {
     webhookStats: createWebhookStatsRepository(db),
     quotas: createQuotasRepository(db),
     recoveries: createRecoveriesRepository(db),
+    runs: createRunsRepository(db),
     runSteps: createRunStepsRepository(db),
     runStreamLeases: createRunStreamLeasesRepository(db),
     team: createTeamRepository(db),
@@ -194,11 +196,12 @@ export function createServices(deps: ServiceDeps) {
       temporal: deps.temporalClient,
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
-    runs: createRunService({ db, agents: repos.agents, runSteps: repos.runSteps, engine, audit, temporal: deps.temporalClient, config }),
-    approvals: createApprovalService({ db, approvals: repos.approvals, engine, audit }),
+    runs: createRunService({ db, agents: repos.agents, runs: repos.runs, runSteps: repos.runSteps, engine, audit, temporal: deps.temporalClient, config }),
+    approvals: createApprovalService({ approvals: repos.approvals, runs: repos.runs, engine, audit }),
     runEvents: createRunEventService({
       db,
       approvals: repos.approvals,
+      runs: repos.runs,
       runSteps: repos.runSteps,
       listener: deps.runEventsListener,
       leases: repos.runStreamLeases,
@@ -210,7 +213,7 @@ export function createServices(deps: ServiceDeps) {
       log: deps.log,
     }),
     // MCP's run_agent waits on the live streams' notifications: at most 50 waits per account per process (more answer without waiting).
-    runWaits: createRunWaits({ db, listener: deps.runEventsListener, perAccount: 50, recheckMs: 5_000 }),
+    runWaits: createRunWaits({ runs: repos.runs, listener: deps.runEventsListener, perAccount: 50, recheckMs: 5_000 }),
     hooks: createHookService({
       db,
       hooks: repos.hooks,

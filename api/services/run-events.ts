@@ -5,7 +5,7 @@ import type { RunStreamLeasesRepository } from '../../db/repositories/run-stream
 import type { ApprovalsRepository } from '../../db/repositories/approvals';
 import { parseRunDelta, type RunDelta } from '../../db/repositories/run-deltas';
 import type { RunStepsRepository } from '../../db/repositories/run-steps';
-import { accountHasRun, findRun, findRunStatus } from '../../db/repositories/runs';
+import type { RunsRepository } from '../../db/repositories/runs';
 import { NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
 import { toRun, toRunStep } from '../mappers';
 import { toApproval } from './approval-service';
@@ -132,6 +132,7 @@ export interface LiveRunStream {
 export function createRunEventService(deps: {
   db: Db;
   approvals: ApprovalsRepository;
+  runs: RunsRepository;
   runSteps: RunStepsRepository;
   listener: NotificationListener;
   leases: RunStreamLeasesRepository;
@@ -142,7 +143,7 @@ export function createRunEventService(deps: {
   checkMs: number;
   log: (msg: string, err: unknown) => void;
 }) {
-  const { db, approvals, runSteps, listener, leases, heartbeatMs } = deps;
+  const { db, approvals, runs, runSteps, listener, leases, heartbeatMs } = deps;
   const ttlMs = LEASE_CHECKS * deps.checkMs;
   const retryAfterSeconds = Math.max(1, Math.ceil(deps.checkMs / 1000));
   const watchers = new Map<string, Set<Watcher>>();
@@ -294,12 +295,12 @@ export function createRunEventService(deps: {
         }
         if (!sent.ok) return;
         after = sent.after;
-        const status = await findRunStatus(db, runId);
+        const status = await runs.findRunStatus(runId);
         if (!status) return; // deleted with its agent: nothing more will come
         if (status === 'succeeded' || status === 'failed') {
           // Steps that finished between the two reads come before `done`.
           if (!(await sendSteps(runId, after, send, sending)).ok) return;
-          const ended = await findRun(db, runId);
+          const ended = await runs.findRun(runId);
           if (ended) await send(sse('done', toRun(ended)));
           return;
         }
@@ -344,7 +345,7 @@ export function createRunEventService(deps: {
       byAccount.set(caller.accountId, accountStreams + 1);
       let registered = false;
       try {
-        if (!(await accountHasRun(db, caller.accountId, runId))) throw new NotFoundError('Run');
+        if (!(await runs.accountHasRun(caller.accountId, runId))) throw new NotFoundError('Run');
         const id = randomUUID();
         const placed = await withTransaction(db, async (tx) => {
           await leases.lockUser(caller.userId, tx);

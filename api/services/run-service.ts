@@ -3,7 +3,7 @@ import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
 import type { RunStepsRepository } from '../../db/repositories/run-steps';
-import { cancelRunWithoutWorkflow, findAccountRun, insertRun, listAccountRuns, listAgentRuns } from '../../db/repositories/runs';
+import type { RunsRepository } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
 import { modelTokensToday } from '../../db/repositories/usage';
 import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
@@ -22,6 +22,7 @@ const CANCEL_DEADLINE_MS = 5_000;
 export function createRunService(deps: {
   db: Db;
   agents: AgentsRepository;
+  runs: RunsRepository;
   runSteps: RunStepsRepository;
   /** The engine's unit of work: a run's start, a cancelled run's agent.failed, handed off after the commit. */
   engine: Pick<Engine, 'transaction'>;
@@ -30,7 +31,7 @@ export function createRunService(deps: {
   temporal: Client;
   config: Pick<Config, 'runs' | 'model'>;
 }) {
-  const { db, agents, runSteps, engine, audit } = deps;
+  const { db, agents, runs, runSteps, engine, audit } = deps;
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -67,7 +68,7 @@ export function createRunService(deps: {
           const retryAfter = secondsToNextUtcDay();
           throw new TooManyRequestsError(`${modelBudgetMessage(deps.config.model.tokensPerDay)}; runs that use the model start again in ${retryAfter} seconds`, retryAfter);
         }
-        const run = await insertRun(tx, { accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null });
+        const run = await runs.insertRun({ accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null }, tx);
         await unit.startRun(run);
         await audit.record(tx, caller, 'run.create', run.id);
         return run;
@@ -87,7 +88,7 @@ export function createRunService(deps: {
      */
     async cancel(caller: Caller, id: string): Promise<Run> {
       for (;;) {
-        const row = await findAccountRun(db, caller.accountId, id);
+        const row = await runs.findAccountRun(caller.accountId, id);
         if (!row) throw new NotFoundError('Run');
         if (row.status !== 'queued' && row.status !== 'running' && row.status !== 'waiting') {
           throw new ConflictError(`Run has ended (${row.status}): only a queued, running or waiting run can be cancelled`);
@@ -98,7 +99,7 @@ export function createRunService(deps: {
           return toRun(row);
         }
         const cancelled = await engine.transaction(async (tx, unit) => {
-          const ended = await cancelRunWithoutWorkflow(tx, caller.accountId, id, from, RUN_CANCELLED_ERROR);
+          const ended = await runs.cancelRunWithoutWorkflow(caller.accountId, id, from, RUN_CANCELLED_ERROR, tx);
           if (!ended) return null;
           await emitRunEnd(unit, ended); // agent.failed, as the workflow's failRun emits it
           await audit.record(tx, caller, 'run.cancel', id);
@@ -111,18 +112,18 @@ export function createRunService(deps: {
 
     async list(caller: Caller, agentId: string, page: PageRequest) {
       await requireAgent(caller, agentId);
-      const result = await listAgentRuns(db, caller.accountId, agentId, page);
+      const result = await runs.listAgentRuns(caller.accountId, agentId, page);
       return { ...result, items: result.items.map(toRun) };
     },
 
     /** The account's runs across its agents (GET /api/runs), optionally of one agent and/or in one status. */
     async listAll(caller: Caller, filter: { agentId?: string; status?: string }, page: PageRequest) {
-      const result = await listAccountRuns(db, caller.accountId, filter, page);
+      const result = await runs.listAccountRuns(caller.accountId, filter, page);
       return { ...result, items: result.items.map(toRun) };
     },
 
     async get(caller: Caller, id: string): Promise<Run> {
-      const row = await findAccountRun(db, caller.accountId, id);
+      const row = await runs.findAccountRun(caller.accountId, id);
       if (!row) throw new NotFoundError('Run');
       return toRun(row);
     },
@@ -136,7 +137,7 @@ export function createRunService(deps: {
 
     /** The run's steps in the order they are made (not newest first: a run reads top to bottom). */
     async steps(caller: Caller, id: string, page: IndexPageRequest): Promise<IndexPage<RunStep>> {
-      if (!(await findAccountRun(db, caller.accountId, id))) throw new NotFoundError('Run');
+      if (!(await runs.findAccountRun(caller.accountId, id))) throw new NotFoundError('Run');
       const { items, more } = await runSteps.listRunStepsPage(id, page);
       return { items: items.map(toRunStep), nextAfter: more ? items[items.length - 1]!.step_index : undefined };
     },

@@ -1,6 +1,5 @@
 import type { NotificationListener } from '../../db/notifications';
-import type { Db } from '../../db/pool';
-import { findRunStatus } from '../../db/repositories/runs';
+import type { RunsRepository } from '../../db/repositories/runs';
 
 /**
  * Waiting for a run to end without holding a database connection (the MCP server's `run_agent`): the
@@ -11,7 +10,7 @@ import { findRunStatus } from '../../db/repositories/runs';
  * beyond that a caller does not wait (it is told the run as it stands), so one account's waits can't fill
  * the process.
  */
-export function createRunWaits(deps: { db: Db; listener: NotificationListener; perAccount: number; recheckMs: number }) {
+export function createRunWaits(deps: { runs: RunsRepository; listener: NotificationListener; perAccount: number; recheckMs: number }) {
   const waiters = new Map<string, Set<() => void>>();
   const byAccount = new Map<string, number>();
   let subscribed = false;
@@ -40,7 +39,7 @@ export function createRunWaits(deps: { db: Db; listener: NotificationListener; p
      */
     async untilEnded(accountId: string, runId: string, ms: number, signal: AbortSignal): Promise<boolean> {
       const ended = async () => {
-        const status = await findRunStatus(deps.db, runId);
+        const status = await deps.runs.findRunStatus(runId);
         return status === 'succeeded' || status === 'failed' || status === null;
       };
       if (ms <= 0 || signal.aborted) return ended();

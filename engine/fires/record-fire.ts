@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/pool';
 import { findEvent } from '../../db/repositories/events';
 import { createFireRateRepository, createFiresRepository, type FireReason, type FireStatus } from '../../db/repositories/fires';
-import { insertRun } from '../../db/repositories/runs';
+import { createRunsRepository } from '../../db/repositories/runs';
 import { createTriggersRepository, type FiringTriggerRow } from '../../db/repositories/triggers';
 import type { Config } from '../../lib/config';
 import { overModelBudget, runsWithModel } from '../../lib/model-settings';
@@ -120,6 +120,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
       const { tx } = unit;
       const fires = createFiresRepository(tx);
       const triggers = createTriggersRepository(tx);
+      const runs = createRunsRepository(tx);
       const trigger = await triggers.lockForFire(input.triggerId);
       if (!trigger) return { fireId: input.fireId ?? '', status: 'gone', runId: null };
       // Read before admitting, so a repeated fire key (a retried activity) takes nothing from the rate.
@@ -155,7 +156,7 @@ export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs'
 
       let runId: string | null = null;
       if (trigger.agent_id) {
-        const run = await insertRun(tx, {
+        const run = await runs.insertRun({
           accountId: trigger.account_id,
           agentId: trigger.agent_id,
           triggerId: trigger.id,

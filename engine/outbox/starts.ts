@@ -3,7 +3,7 @@ import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../../db/pool';
 import type { EventRow } from '../../db/repositories/events';
 import { insertScheduleSync, insertWorkflowSignal, insertWorkflowStart as insertStart } from '../../db/repositories/outbox';
-import { accountRunLineFull, parkRun, type RunRow } from '../../db/repositories/runs';
+import { createRunsRepository, type RunRow } from '../../db/repositories/runs';
 import { APPROVAL_DECIDED_SIGNAL, fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowStart, type WorkflowTags } from '../contract';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, workflowIds } from '../temporal/names';
 import { traceCarrier } from '../../lib/tracing/context';
@@ -167,8 +167,9 @@ export interface RunLineLimits {
  * calls `startRunWorkflow` for it. Answers whether the workflow start was queued.
  */
 export async function startRun(q: Queryable, run: Pick<RunRow, 'id' | 'account_id' | 'agent_id' | 'trigger_id'>, line: RunLineLimits): Promise<boolean> {
-  if (await accountRunLineFull(q, run.account_id, run.id, line.limit, line.placeMs, line.holdMs)) {
-    await parkRun(q, run.id);
+  const runs = createRunsRepository(q);
+  if (await runs.accountRunLineFull(run.account_id, run.id, line.limit, line.placeMs, line.holdMs)) {
+    await runs.parkRun(run.id);
     return false;
   }
   await startRunWorkflow(q, run, line.timeoutMs);

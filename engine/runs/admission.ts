@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/pool';
 import { createAgentsRepository } from '../../db/repositories/agents';
 import { createRunStepsRepository, type NewRunStep } from '../../db/repositories/run-steps';
-import { countQueuedAhead, countRunningRuns, findRunForUpdateWithAgent, findRunInLine, markRunWaiting, type RunExecutor, type RunRow } from '../../db/repositories/runs';
+import { createRunsRepository, type RunExecutor, type RunRow } from '../../db/repositories/runs';
 import { listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
 import { createToolsRepository } from '../../db/repositories/tools';
 import type { BeginRunOutcome, RunInput } from '../contract';
@@ -16,6 +16,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
   const { db, config, runLine } = deps;
   const agents = createAgentsRepository(db);
   const toolsRepository = createToolsRepository(db);
+  const runs = createRunsRepository(db);
   const runSteps = createRunStepsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
   const { end } = runEnd;
@@ -69,7 +70,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
    */
   async function begin(input: RunInput): Promise<BeginRunOutcome> {
     // The run with a look at its account's line (read without the lock: the locked decision is the one that counts).
-    const inLine = await findRunInLine(db, input.runId, { placeMs: QUEUE_PLACE_MS, holdMs, cap: limit });
+    const inLine = await runs.findRunInLine(input.runId, { placeMs: QUEUE_PLACE_MS, holdMs, cap: limit });
     if (!inLine) return { status: 'gone' }; // its agent was deleted
     const first = inLine.run;
     if (first.status === 'succeeded' || first.status === 'failed') return { status: first.status };
@@ -79,7 +80,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
     const plan = first.status === 'queued' && slotLooksFree ? await planOf(db, first) : null;
     /** The decision, under the account's lock: shared when every open run of the account fits in its slots (`allFit`: no one waits, nothing to count), else exclusive. */
     const decide = async (tx: Queryable, unit: Unit, allFit: boolean): Promise<{ outcome: BeginRunOutcome; ended?: boolean }> => {
-      const found = await findRunForUpdateWithAgent(tx, input.runId);
+      const found = await runs.findRunForUpdateWithAgent(input.runId, tx);
       if (!found) return { outcome: { status: 'gone' } };
       const { run, agentStatus } = found;
       if (run.status === 'succeeded' || run.status === 'failed') return { outcome: { status: run.status } };
@@ -92,10 +93,10 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
       }
 
       if (!allFit) {
-        const running = await countRunningRuns(tx, run.account_id, holdMs);
-        const ahead = running < limit ? await countQueuedAhead(tx, run, QUEUE_PLACE_MS, limit) : 0;
+        const running = await runs.countRunningRuns(run.account_id, holdMs, tx);
+        const ahead = running < limit ? await runs.countQueuedAhead(run, QUEUE_PLACE_MS, limit, tx) : 0;
         if (running + ahead >= limit) {
-          await markRunWaiting(tx, run.id);
+          await runs.markRunWaiting(run.id, tx);
           return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
         }
       }

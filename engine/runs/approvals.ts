@@ -1,6 +1,6 @@
 import { createApprovalsRepository, type ApprovalRow } from '../../db/repositories/approvals';
 import { createRunStepsRepository, type NewRunStep, type RunStepRow } from '../../db/repositories/run-steps';
-import { countRunningRuns, findRun } from '../../db/repositories/runs';
+import { createRunsRepository } from '../../db/repositories/runs';
 import { approvalTimeoutOf } from '../../lib/model-settings';
 import { createAgentsRepository } from '../../db/repositories/agents';
 import type { ApprovalResume, ApprovalWait, StepOutcome, StepRef } from '../contract';
@@ -21,6 +21,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
   const { db, config, runLine } = deps;
   const agents = createAgentsRepository(db);
   const approvals = createApprovalsRepository(db);
+  const runs = createRunsRepository(db);
   const runSteps = createRunStepsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
 
@@ -29,7 +30,7 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
   async function requestApproval(ref: StepRef): Promise<ApprovalWait> {
     const existing = await approvals.findApprovalOfStep(ref.runId, ref.index);
     if (existing) return existing.status === 'cancelled' ? { status: 'stopped' } : waitOf(existing);
-    const run = await findRun(db, ref.runId);
+    const run = await runs.findRun(ref.runId);
     if (!run || run.status !== 'running') return { status: 'stopped' };
     const step = await runSteps.findRunStep(ref.runId, ref.index);
     if (!step || step.finished_at) return { status: 'stopped' };
@@ -114,16 +115,16 @@ export function createRunApprovals({ deps }: RunContext, wakeUps: WakeUps) {
       if (approval.status === 'pending') return { status: 'pending', expiresAtMs: approval.expires_at.getTime() };
     }
     const decided = approval;
-    const run = await findRun(db, ref.runId);
+    const run = await runs.findRun(ref.runId);
     if (!run) return { status: 'stopped' };
     const after = stepsAfterDecision(step, decided);
     // Back in its account's line (RUN_CONCURRENCY_PER_ACCOUNT): running again only with a free slot; else
     // queued, in line, where a run of the account that ends wakes it (runSlotFreed).
     const resumed = await runLine.locked(run.account_id, async (tx) => {
-      const current = await findRun(tx, run.id);
+      const current = await runs.findRun(run.id, tx);
       if (!current || (current.status !== 'waiting' && current.status !== 'queued' && current.status !== 'running')) return 'stopped' as const;
       if (current.status !== 'running') {
-        if ((await countRunningRuns(tx, run.account_id, holdMs)) >= limit) {
+        if ((await runs.countRunningRuns(run.account_id, holdMs, tx)) >= limit) {
           await approvals.markDecidedRunQueued(run.id, tx);
           return 'queued' as const;
         }

@@ -1,5 +1,5 @@
 import type { RunStepRow } from '../../db/repositories/run-steps';
-import { findRun, recordRunEnd, type RunRow } from '../../db/repositories/runs';
+import { createRunsRepository, type RunRow } from '../../db/repositories/runs';
 import { insertThreadMessages } from '../../db/repositories/thread-messages';
 import type { RunOutcome } from '../contract';
 import type { ModelRunOutput } from './executor/model-executor';
@@ -16,6 +16,7 @@ import { emitRunEnd } from './end-event';
  */
 export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) {
   const { db, transaction } = deps;
+  const runs = createRunsRepository(db);
   const { afterEnd } = wakeUps;
 
   /**
@@ -25,7 +26,7 @@ export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) 
    */
   async function end(unit: Unit, runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunRow | null> {
     const { tx } = unit;
-    const row = await recordRunEnd(tx, runId, { status, output, error: error === null ? null : capError(error) });
+    const row = await runs.recordRunEnd(runId, { status, output, error: error === null ? null : capError(error) }, tx);
     if (!row) return null;
     if (status === 'succeeded' && row.thread_id && row.executor === 'model') {
       const user = userMessage(row.input);
@@ -59,7 +60,7 @@ export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) 
   async function settle(runId: string, status: EndStatus, output: unknown, error: string | null): Promise<RunOutcome> {
     const ended = await transaction((_tx, unit) => end(unit, runId, status, output, error));
     if (!ended) {
-      const current = await findRun(db, runId);
+      const current = await runs.findRun(runId);
       return { status: current ? current.status : 'gone' };
     }
     afterEnd(ended.account_id);

@@ -1,5 +1,5 @@
 import { createRunStepsRepository } from '../../db/repositories/run-steps';
-import { findRun } from '../../db/repositories/runs';
+import { createRunsRepository } from '../../db/repositories/runs';
 import type { ApprovalResume, ApprovalWait, CallStepType, BeginRunOutcome, BegunRun, RunInput, RunOutcome, StepOutcome, StepRef } from '../contract';
 import type { Engine as ActivityDeps } from '../compose';
 import { createExecutors, type Executors } from './executor/select';
@@ -20,6 +20,7 @@ import { createWakeUps } from './wake-ups';
  */
 export function createRunActivities(deps: ActivityDeps, executors: Executors = createExecutors(deps.config)) {
   const { db } = deps;
+  const runs = createRunsRepository(db);
   const runSteps = createRunStepsRepository(db);
   const ctx = { deps, executors };
   const wakeUps = createWakeUps(deps);
@@ -77,7 +78,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
      * the end committed changes nothing and emits nothing again.
      */
     async finishRun(input: RunInput & { timedOut?: boolean }): Promise<RunOutcome> {
-      const run = await findRun(db, input.runId);
+      const run = await runs.findRun(input.runId);
       if (!run) return { status: 'gone' };
       if (run.status === 'succeeded' || run.status === 'failed') return { status: run.status };
       return await finishFrom(run, await runSteps.listRunSteps(run.id), input.timedOut ?? false);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Db } from '../../db/pool';
-import { accountsWithParkedRuns, countRunningRuns, countOpenRuns, countWaitingRuns, hasParkedRuns, lockAccountRunSlots, lockAccountRunSlotsShared, unparkRuns } from '../../db/repositories/runs';
+import { createRunsRepository } from '../../db/repositories/runs';
 import type { Config } from '../../lib/config';
 import { startRunWorkflow, type RunLineLimits } from '../outbox/starts';
 import type { Transaction, Unit } from '../unit';
@@ -73,6 +73,7 @@ const SWEEP_ACCOUNTS = 500;
  */
 export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; transaction: Transaction }) {
   const { db, transaction } = deps;
+  const runs = createRunsRepository(db);
   const { limit, holdMs, timeoutMs } = runLineLimits(deps.config);
   const inTurn = createTurns();
   const { backlogPerSecond } = deps.config.runs;
@@ -98,7 +99,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; tran
   function locked<T>(accountId: string, fn: (tx: pg.PoolClient, unit: Unit) => Promise<T>): Promise<T> {
     return inTurn(accountId, () =>
       transaction(async (tx, unit) => {
-        await lockAccountRunSlots(tx, accountId);
+        await runs.lockAccountRunSlots(accountId, tx);
         return fn(tx, unit);
       }),
     );
@@ -113,8 +114,8 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; tran
    */
   function whenAllFit<T>(accountId: string, fn: (tx: pg.PoolClient, unit: Unit) => Promise<T>): Promise<T | null> {
     return transaction(async (tx, unit) => {
-      await lockAccountRunSlotsShared(tx, accountId);
-      if ((await countOpenRuns(tx, accountId, limit + 1)) > limit) return null;
+      await runs.lockAccountRunSlotsShared(accountId, tx);
+      if ((await runs.countOpenRuns(accountId, limit + 1, tx)) > limit) return null;
       return fn(tx, unit);
     });
   }
@@ -122,19 +123,19 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; tran
   /** Gives the account's oldest parked runs a workflow start for each free slot (handed off after the commit); answers how many. */
   async function promote(accountId: string): Promise<number> {
     // Most ends find nobody parked: one indexed read, and the lock only when there is someone to promote.
-    if (!(await hasParkedRuns(db, accountId))) return 0;
+    if (!(await runs.hasParkedRuns(accountId))) return 0;
     return locked(accountId, async (tx, unit) => {
-      const running = await countRunningRuns(tx, accountId, holdMs);
-      const free = running >= limit ? 0 : limit - running - (await countWaitingRuns(tx, accountId, QUEUE_PLACE_MS, limit - running));
+      const running = await runs.countRunningRuns(accountId, holdMs, tx);
+      const free = running >= limit ? 0 : limit - running - (await runs.countWaitingRuns(accountId, QUEUE_PLACE_MS, limit - running, tx));
       if (free <= 0) return 0;
       const granted = pace ? pace.allows(accountId, free) : free;
-      const runs = granted > 0 ? await unparkRuns(tx, accountId, granted) : [];
-      pace?.took(accountId, runs.length);
+      const unparked = granted > 0 ? await runs.unparkRuns(accountId, granted, tx) : [];
+      pace?.took(accountId, unparked.length);
       // Slots left free by the pace (not for want of parked runs): promote again once it allows.
-      if (granted < free && runs.length === granted) retryLater(accountId);
-      for (const run of runs) await startRunWorkflow(tx, run, timeoutMs, true);
-      if (runs.length > 0) unit.queued();
-      return runs.length;
+      if (granted < free && unparked.length === granted) retryLater(accountId);
+      for (const run of unparked) await startRunWorkflow(tx, run, timeoutMs, true);
+      if (unparked.length > 0) unit.queued();
+      return unparked.length;
     });
   }
 
@@ -145,7 +146,7 @@ export function createRunLine(deps: { db: Db; config: Pick<Config, 'runs'>; tran
     /** `promote` for every account with parked runs (the reconciler's safety net); answers how many runs got a workflow. */
     async promoteAll(): Promise<number> {
       let promoted = 0;
-      for (const accountId of await accountsWithParkedRuns(db, SWEEP_ACCOUNTS)) promoted += await promote(accountId);
+      for (const accountId of await runs.accountsWithParkedRuns(SWEEP_ACCOUNTS)) promoted += await promote(accountId);
       return promoted;
     },
   };

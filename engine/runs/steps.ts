@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import { createRunStepsRepository, type RunStepRow } from '../../db/repositories/run-steps';
-import { findRun, type RunRow } from '../../db/repositories/runs';
+import { createRunsRepository, type RunRow } from '../../db/repositories/runs';
 import { createToolsRepository, type ToolRow } from '../../db/repositories/tools';
 import type { CallStepType, StepOutcome, StepRef } from '../contract';
 import { modelBudgetMessage, overModelBudget } from '../../lib/model-settings';
@@ -38,6 +38,7 @@ export function interruption(): Error | undefined {
 export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) {
   const { db, config } = deps;
   const toolsRepository = createToolsRepository(db);
+  const runs = createRunsRepository(db);
   const runSteps = createRunStepsRepository(db);
   const { finishFrom } = runEnd;
   const mcpLists = createFunctionLists(() => config.tools.mcpListTtl.ms);
@@ -156,7 +157,7 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
     const startedAt = new Date();
     const found = await runSteps.startStepOfRun(ref.runId, ref.index, startedAt);
     if (!found) {
-      const run = await findRun(db, ref.runId);
+      const run = await runs.findRun(ref.runId);
       if (!run || run.status !== 'running') return { status: 'stopped' };
       throw ApplicationFailure.nonRetryable(`run ${ref.runId} has no step ${ref.index}`, 'StepNotPlanned');
     }

@@ -1,4 +1,4 @@
-import { countRunningRuns, nextQueuedRuns } from '../../db/repositories/runs';
+import { createRunsRepository } from '../../db/repositories/runs';
 import { RUN_SLOT_FREED_SIGNAL } from '../contract';
 import { QUEUE_PLACE_MS, runLineLimits } from '../runs/run-line';
 import { workflowIds } from '../temporal/names';
@@ -7,6 +7,7 @@ import type { Engine as ActivityDeps } from '../compose';
 /** What happens after a run of an account ended: its line moves (engine/runs/run-line.ts). */
 export function createWakeUps(deps: ActivityDeps) {
   const { db, client, runLine } = deps;
+  const runs = createRunsRepository(db);
   const { limit, holdMs } = runLineLimits(deps.config);
 
   /** Accounts whose line is being woken (true: asked again meanwhile). */
@@ -44,9 +45,9 @@ export function createWakeUps(deps: ActivityDeps) {
   async function wakeLine(accountId: string): Promise<void> {
     await runLine.promote(accountId);
     // Most runs end with nobody waiting: one read of the line, and the running runs counted only when it is not empty.
-    const waiting = await nextQueuedRuns(db, accountId, QUEUE_PLACE_MS, limit);
+    const waiting = await runs.nextQueuedRuns(accountId, QUEUE_PLACE_MS, limit);
     if (waiting.length === 0) return;
-    const free = limit - (await countRunningRuns(db, accountId, holdMs));
+    const free = limit - (await runs.countRunningRuns(accountId, holdMs));
     if (free <= 0) return;
     await Promise.all(waiting.slice(0, free).map((id) => client.workflow.getHandle(workflowIds.run(id)).signal(RUN_SLOT_FREED_SIGNAL).catch(() => {})));
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { findRun } from '../../db/repositories/runs';
+import { createRunsRepository } from '../../db/repositories/runs';
 import { BACKLOG_PRIORITY, workflowIds } from '../../engine/temporal/names';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
@@ -40,7 +40,7 @@ describe('run backlog: paced promotion at a lower priority', () => {
     for (const id of runs) {
       done.push(
         await waitFor(`run ${id} to finish`, async () => {
-          const run = await findRun(h.db, id);
+          const run = await createRunsRepository(h.db).findRun(id);
           return (run?.status === 'succeeded' || run?.status === 'failed') && run;
         }, 30_000),
       );

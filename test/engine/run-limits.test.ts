@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import { withTransaction } from '../../db/pool';
-import { findRun } from '../../db/repositories/runs';
+import { createRunsRepository } from '../../db/repositories/runs';
 import { startRunWorkflow } from '../../engine/outbox/starts';
 import { workflowIds } from '../../engine/temporal/names';
 import { api } from '../helpers/api';
@@ -75,7 +75,7 @@ describe('run limits: concurrency per account, order, timeout', () => {
 
   async function finished(runId: string) {
     return waitFor(`run ${runId} to finish`, async () => {
-      const run = await findRun(h.db, runId);
+      const run = await createRunsRepository(h.db).findRun(runId);
       return (run?.status === 'succeeded' || run?.status === 'failed') && run;
     }, 30_000);
   }
@@ -216,7 +216,7 @@ describe('run limits: concurrency per account, order, timeout', () => {
     const late = [await queuedWithoutWorkflow(agentId, '0 seconds'), await queuedWithoutWorkflow(agentId, '0 seconds')];
     const young = await startRun(u, agentId, 'young');
     await new Promise((r) => setTimeout(r, 1_500));
-    assert.equal((await findRun(h.db, young))!.status, 'queued', 'the younger run waits behind them');
+    assert.equal((await createRunsRepository(h.db).findRun(young))!.status, 'queued', 'the younger run waits behind them');
     assert.equal(callsTo('/order').length, 0);
 
     // Their workflows start (a hand-off that was delayed): they run first, and their ends wake the young one.
