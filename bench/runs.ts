@@ -34,10 +34,13 @@ import { runLineLimits } from '../engine/runs/run-line';
 import { startRun } from '../engine/outbox/starts';
 import { workflowIds } from '../engine/temporal/names';
 import { machineBusySeconds, postgresBackendPids, processCpuSeconds } from './kit/cpu';
-import { startModelServer, textReply, toolCallsReply } from './kit/model-server';
+import { startModelServer, textReply, toolCallsReply, type ChatRequest } from './kit/model-server';
+import { ApiClient, waitForHttp } from './kit/api-client';
+import { hasContentChunk, hasDelta, readSse, startBareProxy } from './kit/first-token';
 import { startReceiver } from './kit/receiver';
 import { jsonSetting, listSetting, rateSetting, setting } from './kit/settings';
-import { Cleanups, createBenchDatabase, startBareWorker, startDevServer, startInProcessEngine } from './kit/stack';
+import { benchEnv, Cleanups, createBenchDatabase, startBareWorker, startDevServer, startEntry, startInProcessEngine } from './kit/stack';
+import { findFreePort } from '../scripts/processes';
 import { median, percentile } from './kit/stats';
 
 const RUNS = Math.max(1, setting('BENCH_RUNS', 200));
@@ -45,7 +48,17 @@ const RATE = rateSetting('BENCH_RATE', 10);
 const SERIAL = setting('BENCH_SERIAL', 25);
 /** Worker options over ours, for tuning runs (JSON; applied to our main worker and to the bare one alike). */
 const WORKER_TUNING = jsonSetting<WorkerOptions>('BENCH_WORKER');
-const PHASES = new Set(listSetting('BENCH_PHASES', 'serial,burst,paced'));
+const PHASES = new Set(listSetting('BENCH_PHASES', 'serial,burst,paced,ttft'));
+/** The provider streams its answers (the engine's calls then stream, as with a real provider); 0: it refuses `stream: true`, as before streaming. */
+const MODEL_STREAMING = setting('BENCH_MODEL_STREAMING', 1) !== 0;
+/** Time to first token: runs streaming at once, waves of them, and the shape of each streamed answer. */
+const TTFT_RUNS = Math.max(1, setting('BENCH_TTFT_RUNS', 20));
+const TTFT_WAVES = Math.max(1, setting('BENCH_TTFT_WAVES', 3));
+const STREAM_CHUNKS = Math.max(1, setting('BENCH_STREAM_CHUNKS', 20));
+const STREAM_GAP_MS = setting('BENCH_STREAM_GAP_MS', 10);
+/** The provider's time before its first byte, so every client is listening by then (not counted: TTFT starts at the first byte). */
+const STREAM_HOLD_MS = setting('BENCH_STREAM_HOLD_MS', 300);
+const STREAM_MODEL = 'bench-stream';
 const ROUNDS = Math.max(1, setting('BENCH_ROUNDS', 1));
 const MODEL = 'bench-model';
 const RAW_QUEUE = 'bench-raw-runs';
@@ -192,11 +205,106 @@ async function createBenchAgent(db: Db, toolUrl: string): Promise<{ accountId: s
   return { accountId, agentId: agent.id };
 }
 
+/** The tag of a TTFT request (`ttft-<wave>-<i>` ours, `bare-<wave>-<i>` the proxy's, in its user message), or none. */
+function ttftTag(request: ChatRequest): string | undefined {
+  return /(ttft|bare)-\d+-\d+/.exec(JSON.stringify(request.messages))?.[0];
+}
+
+/** The real API process (api/server.ts) on this database and dev server: what serves the runs' live streams. */
+async function startApi(databaseUrl: string, temporalAddress: string): Promise<{ base: string; stop: () => Promise<void> }> {
+  const port = await findFreePort();
+  const base = `http://127.0.0.1:${port}`;
+  const api = startEntry('api/server.ts', {
+    ...benchEnv(databaseUrl, temporalAddress, port),
+    LOG_LEVEL: 'warn',
+    AUTH_RATE_LIMIT_MAX: '100000',
+    INITIAL_BALANCE: '1000000000',
+    RUN_CONCURRENCY_PER_ACCOUNT: '1000',
+    RUN_STREAMS_PER_USER: '1000',
+    RUN_STREAMS_PER_ACCOUNT: '1000',
+  });
+  await waitForHttp(`${base}/api/health`, (status) => status === 200, 120_000);
+  return { base, stop: () => api.stop() };
+}
+
+/**
+ * Time to first token, provider's first byte → client's first text, with TTFT_RUNS streams at once
+ * (TTFT_WAVES waves): our runs through the API's live stream, beside a bare proxy of the same provider's
+ * stream to the same kind of client. Prints p50/p99 of each, their ratio and difference (target: ours p99
+ * ≤ 1.5× the proxy's and ≤ 50 ms over it).
+ */
+async function measureFirstTokens(base: string, providerBaseUrl: string, firstBytes: Map<string, number>, cleanups: Cleanups): Promise<void> {
+  if (!MODEL_STREAMING) {
+    console.log('time to first token: skipped (BENCH_MODEL_STREAMING=0: the provider does not stream)');
+    return;
+  }
+  const client = new ApiClient(base);
+  const token = await client.register(`ttft-${process.pid}@bench.test`);
+  const agent = await client.request<{ id: string }>('POST', '/api/agents', { name: 'streamer', configJson: { model: STREAM_MODEL } });
+  const proxy = await startBareProxy(providerBaseUrl);
+  cleanups.push(proxy.close);
+  const ours: number[] = [];
+  const bare: number[] = [];
+  let late = 0;
+  const sample = (into: number[], tag: string, times: { openedAt: number; firstTextAt: number | null }) => {
+    const first = firstBytes.get(tag);
+    if (first === undefined || times.firstTextAt === null) throw new Error(`time to first token: ${tag} saw no ${first === undefined ? 'provider answer' : 'text'}`);
+    if (times.openedAt > first) late++; // the client was not listening yet when the first byte went out
+    into.push(times.firstTextAt - first);
+  };
+  // A warm-up wave of each (connections, the API's listener), not counted.
+  for (let wave = 0; wave <= TTFT_WAVES; wave++) {
+    const o: number[] = wave === 0 ? [] : ours;
+    const b: number[] = wave === 0 ? [] : bare;
+    await Promise.all(
+      Array.from({ length: TTFT_RUNS }, async (_, i) => {
+        const tag = `ttft-${wave}-${i}`;
+        const run = await client.request<{ id: string }>('POST', `/api/agents/${agent.id}/runs`, { input: tag });
+        const times = await readSse(`${base}/api/runs/${run.id}/events`, { method: 'GET', headers: { authorization: `Bearer ${token}` } }, hasDelta);
+        sample(o, tag, times);
+      }),
+    );
+    await Promise.all(
+      Array.from({ length: TTFT_RUNS }, async (_, i) => {
+        const tag = `bare-${wave}-${i}`;
+        const body = JSON.stringify({ model: STREAM_MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: tag }] });
+        const times = await readSse(proxy.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }, hasContentChunk);
+        sample(b, tag, times);
+      }),
+    );
+  }
+  const row = (label: string, f: (xs: number[]) => number) => `${label.padEnd(28)} ${f(ours).toFixed(1).padStart(10)} ${f(bare).toFixed(1).padStart(10)}`;
+  console.log(`time to first token (provider's first byte → SSE client's first text, ms): ${TTFT_RUNS} streams at once, ${TTFT_WAVES} wave(s), ${STREAM_CHUNKS} chunks ${STREAM_GAP_MS} ms apart`);
+  console.log(`${''.padEnd(28)} ${'ours'.padStart(10)} ${'bare proxy'.padStart(10)}`);
+  console.log(row('p50', (xs) => percentile(xs, 50)));
+  console.log(row('p99', (xs) => percentile(xs, 99)));
+  const p99 = { ours: percentile(ours, 99), bare: percentile(bare, 99) };
+  console.log(`ratio (ours / bare p99): ${(p99.ours / p99.bare).toFixed(2)} (target ≤ 1.5); difference: ${(p99.ours - p99.bare).toFixed(1)} ms (target ≤ 50)`);
+  if (late > 0) console.log(`(${late} client(s) opened their stream after the provider's first byte: raise BENCH_STREAM_HOLD_MS)`);
+}
+
 async function main() {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cleanups = new Cleanups();
   // Deterministic for concurrent runs: ask for the tool until its result is in the conversation.
-  const models = await startModelServer((request) => (request.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallsReply([{ name: 'probe', arguments: { q: 1 } }])));
+  // The TTFT runs' model (STREAM_MODEL) answers in text, in STREAM_CHUNKS pieces; each answer's first byte is noted by its run's tag.
+  const firstBytes = new Map<string, number>();
+  const models = await startModelServer(
+    (request) =>
+      request.model === STREAM_MODEL
+        ? textReply('streamed '.repeat(STREAM_CHUNKS * 2).trim())
+        : request.messages.at(-1)?.role === 'tool'
+          ? textReply('done')
+          : toolCallsReply([{ name: 'probe', arguments: { q: 1 } }]),
+    {
+      streaming: MODEL_STREAMING,
+      shape: (request) => (request.model === STREAM_MODEL ? { chunks: STREAM_CHUNKS, gapMs: STREAM_GAP_MS, holdMs: STREAM_HOLD_MS } : { chunks: 1, gapMs: 0 }),
+      onFirstByte: (request, at) => {
+        const tag = ttftTag(request);
+        if (tag) firstBytes.set(tag, at);
+      },
+    },
+  );
   cleanups.push(models.close);
   const tools = await startReceiver(() => ({ body: { probed: true } }));
   cleanups.push(tools.close);
@@ -319,7 +427,12 @@ async function main() {
         }
       }
     }
-    console.log(`(${rows[0]!.n} runs succeeded; ${calls} model calls in all, both sides)`);
+    console.log(`(${rows[0]!.n} runs succeeded; ${calls} model calls in all, both sides; the provider ${MODEL_STREAMING ? 'streams' : 'does not stream'})`);
+    if (PHASES.has('ttft')) {
+      const api = await startApi(database.url, temporal.address);
+      cleanups.push(api.stop);
+      await measureFirstTokens(api.base, models.baseUrl, firstBytes, cleanups);
+    }
   } finally {
     await cleanups.run();
   }

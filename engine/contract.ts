@@ -177,13 +177,24 @@ export interface StepRef {
 }
 
 /**
+ * The agent a run runs, as its workflow's `invoke_agent` span names it (workflows/agent-span.ts): told when
+ * the run begins running (absent in a retry's answer, and in answers recorded before it was added), with the
+ * model of a model run.
+ */
+export interface RunAgent {
+  id: string;
+  name: string;
+  model?: string;
+}
+
+/**
  * beginRun's answer (and beginRunStep's `begun`): 'running' with the steps to make — the steps planned
  * when the run began — and the time left (RUN_TIMEOUT_MS from the moment the run started running); 'queued' when the account has no free slot or older runs are first in line
  * (wait for the `runSlotFreed` signal, or recheckMs at the latest); else the run is not to be executed:
  * it is finished already, or gone (its agent was deleted).
  */
 export type BeginRunOutcome =
-  | { status: 'running'; timeoutMs: number; steps: StepRef[] }
+  | { status: 'running'; timeoutMs: number; steps: StepRef[]; agent?: RunAgent }
   | { status: 'queued'; recheckMs: number }
   | { status: 'succeeded' | 'failed' | 'gone' };
 

@@ -508,6 +508,8 @@ const tracingVariables = {
       .transform((list) => list as (typeof INSTRUMENTATIONS)[number][])
       .optional(),
   ),
+  /** Prompt and completion text on the GenAI spans (gen_ai.input.messages / gen_ai.output.messages): off unless asked. */
+  captureGenAiContent: read('OTEL_GENAI_CAPTURE_CONTENT', booleanFlag.optional()),
 };
 
 export const configVariables: Record<string, z.ZodType> = Object.fromEntries(
@@ -622,6 +624,8 @@ export interface TracingConfig {
   protocol: 'http/protobuf' | 'http/json';
   /** Instrumentations not to load. */
   disabled: (typeof INSTRUMENTATIONS)[number][];
+  /** OTEL_GENAI_CAPTURE_CONTENT: the GenAI spans carry the messages sent and answered (lib/tracing/genai.ts). */
+  captureGenAiContent: boolean;
 }
 
 /**
@@ -641,5 +645,6 @@ export function tracingConfig(defaultServiceName: string, env: Record<string, st
     serviceName: t.serviceName ?? defaultServiceName,
     protocol: t.tracesProtocol ?? t.protocol ?? 'http/protobuf',
     disabled: t.disabled ?? [],
+    captureGenAiContent: t.captureGenAiContent ?? false,
   };
 }

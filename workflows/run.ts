@@ -13,6 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { inAgentSpan, type AgentSpan } from './agent-span';
 import { awaitApproval } from './approval-wait';
 import { RUN_CANCELLED_ERROR, RUN_SLOT_FREED_SIGNAL, type BeginRunOutcome, type BegunRun, type RunInput, type RunOutcome, type StepOutcome, type StepRef, type CallStepType } from '../engine/contract';
 
@@ -110,8 +111,13 @@ type Made = { timedOut: boolean; ended?: 'succeeded' | 'failed' } | { status: 's
  */
 export async function runAgentWorkflow(input: RunInput): Promise<RunOutcome> {
   deprecatePatch(BEGUN_BY_FIRST_STEP_PATCH);
+  // The run as one `invoke_agent` span around its steps (agent-span.ts; no command: the history is the same).
+  return inAgentSpan(input.runId, (span) => runAgent(input, span));
+}
+
+async function runAgent(input: RunInput, span: AgentSpan): Promise<RunOutcome> {
   try {
-    const made = await beginWithFirstStep(input, input.timeoutMs ?? TIME_LIMIT_OF_AN_OLD_INPUT_MS);
+    const made = await beginWithFirstStep(input, input.timeoutMs ?? TIME_LIMIT_OF_AN_OLD_INPUT_MS, span);
     if ('status' in made) return { status: made.status };
     if (made.ended) return { status: made.ended };
     return await finishRun({ ...input, timedOut: made.timedOut });
@@ -134,7 +140,7 @@ export async function runAgentWorkflow(input: RunInput): Promise<RunOutcome> {
  * counted from when beginRunStep was scheduled (or the run's own time left, if less: a run that was
  * already running). Its time running out inside beginRunStep times the run out as a step's does.
  */
-async function beginWithFirstStep(input: RunInput, timeoutMs: number): Promise<Made> {
+async function beginWithFirstStep(input: RunInput, timeoutMs: number, span: AgentSpan): Promise<Made> {
   // Retried as the run's bookkeeping is (its database work must outlast a short outage of the database:
   // the run is not failed for that), and as a step is, never making a call twice: a step that finished
   // answers what it recorded; all within the run's time.
@@ -152,6 +158,7 @@ async function beginWithFirstStep(input: RunInput, timeoutMs: number): Promise<M
   }
   const { begun, first } = answer;
   if (begun.status !== 'running') return { status: begun.status };
+  if (begun.agent) span.agent(begun.agent);
   const deadline = Math.min(scheduledAt + timeoutMs, workflowNow() + begun.timeoutMs);
   if (!first) return begun.timeoutMs <= 0 ? { timedOut: true } : makeStepsBy(deadline, [...begun.steps]);
   if (first.status === 'stopped') return { timedOut: false };

@@ -4,7 +4,7 @@ import { createRunStepsRepository, type NewRunStep } from '../../db/repositories
 import { createRunsRepository, type RunExecutor, type RunRow } from '../../db/repositories/runs';
 import { listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
 import { createToolsRepository } from '../../db/repositories/tools';
-import type { BeginRunOutcome, RunInput } from '../contract';
+import type { BeginRunOutcome, RunAgent, RunInput } from '../contract';
 import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../runs/run-line';
 import { fromExecutor, toRef, type RunContext } from './context';
 import type { RunEnd } from './end';
@@ -41,7 +41,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
   }
 
   /** Which executor runs the agent, and the steps it plans for this run (reads only). */
-  async function planOf(q: Queryable, run: RunRow): Promise<{ kind: RunExecutor; steps: NewRunStep[] }> {
+  async function planOf(q: Queryable, run: RunRow): Promise<{ kind: RunExecutor; steps: NewRunStep[]; agent?: RunAgent }> {
     const agent = await agents.findById(run.account_id, run.agent_id, q);
     if (!agent) return { kind: 'tools', steps: [] }; // deleted: the locked read says 'gone'
     const kind = executors.kindFor(agent);
@@ -57,7 +57,9 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
             maxBytes: config.model.contextMaxBytes,
           })
         : [];
-    return { kind, steps: fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history })) };
+    const steps = fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history }));
+    const model = kind === 'model' ? steps[0]?.name : undefined;
+    return { kind, steps, agent: { id: agent.id, name: agent.name, ...(model ? { model } : {}) } };
   }
 
   /**
@@ -100,9 +102,9 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
           return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
         }
       }
-      const { kind, steps } = plan ?? (await planOf(tx, run));
+      const { kind, steps, agent } = plan ?? (await planOf(tx, run));
       const planned = await runSteps.markRunRunningWithSteps(run.id, kind, steps, tx);
-      return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef) } };
+      return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef), ...(agent ? { agent } : {}) } };
     };
     const result =
       (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx, unit) => decide(tx, unit, true)) : null) ??

@@ -62,7 +62,7 @@ export function createRunActivities(deps: ActivityDeps, executors: Executors = c
       // The planned steps are model or tool steps; an approval step is only ever added by a model step's answer.
       const outcome = await stepOf[first.type as CallStepType](first);
       // The time left as of this answer (counted from before the slot decision: never more than the run has).
-      return { begun: { status: 'running', timeoutMs: Math.max(0, begun.timeoutMs - (Date.now() - askedAt)), steps: rest }, first: outcome };
+      return { begun: { ...begun, timeoutMs: Math.max(0, begun.timeoutMs - (Date.now() - askedAt)), steps: rest }, first: outcome };
     },
 
     /** A tool step (`toolStep`). */

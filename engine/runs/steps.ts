@@ -7,7 +7,7 @@ import { modelBudgetMessage, overModelBudget } from '../../lib/model-settings';
 import { openConfig } from '../../lib/secret-config';
 import { toolSecretPaths } from '../../lib/secret-paths';
 import { ModelCallAborted, ModelError } from './executor/model-client';
-import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type Usage } from './executor/model-step';
+import { answerOf, contextOf, fitRequest, modelRequest, stepsAfter, type ModelAnswer, type ToolStepInput, type Usage } from './executor/model-step';
 import { capError, capValue, MAX_STEP_OUTPUT_BYTES } from './executor/output-cap';
 import { offeredFunctions } from './executor/mcp-tool';
 import { callTool } from './executor/tool-call';
@@ -18,6 +18,7 @@ import { activityContext, whileHeartbeating } from '../temporal/heartbeat';
 import { fromExecutor, toRef, type EndStatus, type RunContext } from './context';
 import type { RunEnd } from './end';
 import { createRunDeltas } from './deltas';
+import { chatAnswered, chatSpan, executeToolSpan } from '../../lib/tracing/genai';
 
 /**
  * When the step's call was torn down by a cancellation, what the activity throws instead of recording
@@ -170,8 +171,15 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
     const call = await toolCallOf(run, step);
     if ('error' in call) error = call.error;
     else {
+      // `execute_tool <function>` (lib/tracing/genai.ts): the function the model called, with its call id.
+      const called = step.input as Partial<ToolStepInput> | null;
       try {
-        output = await whileHeartbeating((signal) => callTool(call.tool, call.input, config, signal));
+        output = await executeToolSpan({ name: step.name, callId: called?.callId }, async (span) => {
+          span.content(() => ({ 'gen_ai.tool.call.arguments': JSON.stringify(called?.arguments ?? call.input ?? null) }));
+          const result = await whileHeartbeating((signal) => callTool(call.tool, call.input, config, signal));
+          span.content(() => ({ 'gen_ai.tool.call.result': JSON.stringify(result ?? null) }));
+          return result;
+        });
       } catch (err) {
         const interrupted = interruption();
         if (interrupted) throw interrupted;
@@ -215,9 +223,15 @@ export function createRunSteps({ deps, executors }: RunContext, runEnd: RunEnd) 
       // The answer's text told to the run's live streams as it arrives (deltas.ts), all of it before the step is recorded.
       const text = deltas.forStep(run.id, step.step_index);
       try {
-        const completion = await whileHeartbeating((signal) => model.complete(request, signal, (piece) => text.text(piece)));
-        await text.flush();
-        const result = answerOf(completion);
+        // `chat <model>` (lib/tracing/genai.ts), with the answer's model and token usage.
+        const result = await chatSpan(request, config.model.baseUrl, async (span) => {
+          const completion = await whileHeartbeating((signal) => model.complete(request, signal, (piece) => text.text(piece)));
+          await text.flush();
+          chatAnswered(span, completion);
+          const read = answerOf(completion);
+          if ('error' in read) span.fail('invalid_answer', read.error);
+          return read;
+        });
         if ('error' in result) error = result.error;
         else ({ answer, usage } = result);
       } catch (err) {

@@ -7,10 +7,23 @@ import type * as Otel from '@opentelemetry/api';
  * undefined.
  */
 let otel: typeof Otel | null = null;
+/** OTEL_GENAI_CAPTURE_CONTENT (lib/config.ts tracingConfig). */
+let genAiContent = false;
 
 /** Called once by lib/tracing/start.ts when the SDK is registered. */
-export function useTracingApi(api: typeof Otel): void {
+export function useTracingApi(api: typeof Otel, options: { captureGenAiContent: boolean } = { captureGenAiContent: false }): void {
   otel = api;
+  genAiContent = options.captureGenAiContent;
+}
+
+/** The OpenTelemetry API while tracing is on, else null (lib/tracing/genai.ts makes its spans with it). */
+export function tracingApi(): typeof Otel | null {
+  return otel;
+}
+
+/** Whether the GenAI spans may carry prompt and completion text (OTEL_GENAI_CAPTURE_CONTENT=true). */
+export function genAiContentCaptured(): boolean {
+  return otel !== null && genAiContent;
 }
 
 /** W3C trace context headers (`traceparent`, optionally `tracestate`), as stored with work that waits in the outbox. */

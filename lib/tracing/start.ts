@@ -94,7 +94,7 @@ function load(config: TracingConfig, options: { fastify: boolean }): Tracing {
     // The workflow's spans, made in its sandbox, are exported by this process with the others.
     sinks: { exporter: temporal.makeWorkflowExporter(processor, provider.resource) },
   });
-  useTracingApi(api);
+  useTracingApi(api, { captureGenAiContent: config.captureGenAiContent });
   return { shutdown: () => provider.shutdown() };
 }
 

@@ -35,6 +35,7 @@ interface ExportedSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  startTimeUnixNano: string | number;
   attributes: Record<string, unknown>;
   links?: { traceId: string; spanId: string }[];
 }
@@ -61,6 +62,61 @@ function exportedSpans(otlp: Receiver): ExportedSpan[] {
     }
   }
   return spans;
+}
+
+const SPAN_KIND_INTERNAL = 1;
+/** What OTEL_GENAI_CAPTURE_CONTENT=true adds: the tenant's text. */
+const CONTENT_ATTRIBUTES = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result'];
+
+/**
+ * A model–tool–model run of the agent `agentId` (named `thinks`, model `m-traced`, tool `probe`) in GenAI's
+ * terms (lib/tracing/genai.ts, workflows/agent-span.ts): `invoke_agent thinks` around two `chat m-traced`
+ * client spans and an `execute_tool probe` between them, with their gen_ai.* attributes, all in `traceId`.
+ */
+async function genAiSpans(otlp: Receiver, traceId: string, agentId: string) {
+  const found = await waitFor('the run\'s GenAI spans', async () => {
+    const inTrace = exportedSpans(otlp).filter((s) => s.traceId === traceId);
+    const agent = inTrace.find((s) => s.name === 'invoke_agent thinks');
+    const chats = inTrace.filter((s) => s.name === 'chat m-traced').sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)));
+    const tool = inTrace.find((s) => s.name === 'execute_tool probe');
+    return agent && chats.length === 2 && tool && { inTrace, agent, chats, tool };
+  }, 20_000).catch((err) => {
+    throw new Error(`${err}\nspans: ${exportedSpans(otlp).filter((s) => s.traceId === traceId).map((s) => s.name).join(', ')}`);
+  });
+  const { inTrace, agent, chats, tool } = found;
+  assert.equal(agent.kind, SPAN_KIND_INTERNAL);
+  assert.equal(agent.service, 'agent-platform-worker');
+  assert.deepEqual(
+    [agent.attributes['gen_ai.operation.name'], agent.attributes['gen_ai.agent.name'], agent.attributes['gen_ai.agent.id'], agent.attributes['gen_ai.provider.name'], agent.attributes['gen_ai.request.model']],
+    ['invoke_agent', 'thinks', agentId, 'openai', 'm-traced'],
+  );
+  assert.equal(agent.attributes['error.type'], undefined, 'the run succeeded');
+  for (const [i, chat] of chats.entries()) {
+    assert.equal(chat.kind, SPAN_KIND_CLIENT, 'a model call is a client span');
+    assert.equal(chat.attributes['gen_ai.operation.name'], 'chat');
+    assert.equal(chat.attributes['gen_ai.provider.name'], 'openai');
+    assert.equal(chat.attributes['gen_ai.request.model'], 'm-traced');
+    assert.equal(chat.attributes['gen_ai.response.model'], 'scripted', 'the model the provider says answered');
+    // toolCallsReply's usage, then textReply's (test/helpers/model-server.ts).
+    assert.deepEqual([chat.attributes['gen_ai.usage.input_tokens'], chat.attributes['gen_ai.usage.output_tokens']].map(Number), i === 0 ? [20, 7] : [10, 5]);
+    assert.equal(chat.attributes['server.address'], '127.0.0.1');
+  }
+  assert.equal(tool.kind, SPAN_KIND_INTERNAL);
+  assert.equal(tool.attributes['gen_ai.operation.name'], 'execute_tool');
+  assert.equal(tool.attributes['gen_ai.tool.name'], 'probe');
+  assert.match(String(tool.attributes['gen_ai.tool.call.id']), /\S/);
+  // Parent links: each chat and the tool call lead up (through Temporal's activity spans) to the run's span,
+  // and the tool's POST is the tool call's child.
+  const byId = new Map(inTrace.map((s) => [s.spanId, s]));
+  const ancestors = (span: ExportedSpan) => {
+    const up: string[] = [];
+    for (let s = byId.get(span.parentSpanId ?? ''); s; s = byId.get(s.parentSpanId ?? '')) up.push(s.spanId);
+    return up;
+  };
+  for (const s of [...chats, tool]) assert.ok(ancestors(s).includes(agent.spanId), `${s.name} is not under invoke_agent`);
+  const post = inTrace.find((s) => s.kind === SPAN_KIND_CLIENT && String(s.attributes['http.url'] ?? s.attributes['url.full']).includes('/probe'));
+  assert.equal(post?.parentSpanId, tool.spanId, 'the tool\'s request is a child of execute_tool');
+  return found;
 }
 
 /** The API and worker processes with `extraEnv` (and the API also `apiEnv`), killed when `t` ends. */
@@ -242,6 +298,49 @@ describe('tracing: one trace from the hook request to the delivery', () => {
     assert.ok(!JSON.stringify(otlp.requests.map((r) => r.body)).includes('tool-secret-0002'), 'a query secret in an exported span');
     const toolSpan = exportedSpans(otlp).find((s) => s.kind === SPAN_KIND_CLIENT && String(s.attributes['http.url'] ?? s.attributes['url.full']).includes('/probe'));
     assert.match(String(toolSpan?.attributes['http.url'] ?? toolSpan?.attributes['url.full']), /\/probe\?api_key=••••0002$/);
+
+    // The run in GenAI's terms, without the tenant's text (OTEL_GENAI_CAPTURE_CONTENT is not set).
+    const genAi = await genAiSpans(otlp, traceId, agent.id);
+    for (const s of [genAi.agent, ...genAi.chats, genAi.tool]) {
+      for (const key of CONTENT_ATTRIBUTES) assert.equal(s.attributes[key], undefined, `${s.name} carries ${key} though content capture is off`);
+    }
+    assert.ok(!JSON.stringify(otlp.requests.map((r) => r.body)).includes('probe it'), 'the run\'s input is in an exported span');
+  });
+
+  it('with OTEL_GENAI_CAPTURE_CONTENT=true: the chat spans carry the messages sent and answered, the tool span its arguments and result', async (t) => {
+    const otlp = await startReceiver(t);
+    const models = await startModelServer(t);
+    models.script('m-traced', (_call, n) => (n === 0 ? toolCallsReply([{ name: 'probe', arguments: { q: 'secretless' }, id: 'call_probe_1' }]) : textReply('all probed')));
+    const tools = await startReceiver(t, () => ({ body: { probed: true } }));
+    const stack = await startStack(t, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_GENAI_CAPTURE_CONTENT: 'true',
+      MODEL_BASE_URL: models.baseUrl,
+      MODEL_API_KEY: 'sk-tracing-test-key',
+    });
+    const user = await registerUser(stack.base);
+    const agent = await api(stack.base, user).ok('POST', '/api/agents', { name: 'thinks', configJson: { model: 'm-traced' } });
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/tools`, {
+      type: 'custom', name: 'probe', configJson: { endpoint: `${tools.url}/probe`, method: 'POST', bodyTemplate: '{{input}}', headers: { 'X-Tool-Key': 'hdr-secret-0003' } },
+    });
+    const traceId = randomBytes(16).toString('hex');
+    await api(stack.base, user).ok('POST', `/api/agents/${agent.id}/runs`, { input: 'probe it' }, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
+
+    const genAi = await genAiSpans(otlp, traceId, agent.id);
+    const [first, second] = genAi.chats;
+    const sent = JSON.parse(String(first!.attributes['gen_ai.input.messages'])) as { role: string; parts: { type: string; content?: string }[] }[];
+    assert.deepEqual(sent.at(-1), { role: 'user', parts: [{ type: 'text', content: 'probe it' }] });
+    const asked = JSON.parse(String(first!.attributes['gen_ai.output.messages'])) as { role: string; parts: { type: string; name?: string; id?: string }[]; finish_reason: string }[];
+    assert.deepEqual(asked.map((m) => [m.role, m.finish_reason, m.parts.map((p) => [p.type, p.name, p.id])]), [['assistant', 'tool_calls', [['tool_call', 'probe', 'call_probe_1']]]]);
+    const read = JSON.parse(String(second!.attributes['gen_ai.input.messages'])) as { role: string; parts: { type: string; id?: string; response?: string }[] }[];
+    assert.deepEqual(read.at(-1), { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_probe_1', response: JSON.stringify({ probed: true }) }] });
+    assert.match(String(second!.attributes['gen_ai.output.messages']), /all probed/);
+    assert.deepEqual(JSON.parse(String(genAi.tool.attributes['gen_ai.tool.call.arguments'])), { q: 'secretless' });
+    assert.deepEqual(JSON.parse(String(genAi.tool.attributes['gen_ai.tool.call.result'])), { probed: true });
+    // The tool's secret header is no part of what is captured (only the model's arguments and the tool's answer).
+    assert.ok(!JSON.stringify(otlp.requests.map((r) => r.body)).includes('hdr-secret-0003'), 'a tool header secret in an exported span');
   });
 
   it('without an OTLP endpoint: nothing is exported and no traceparent is sent on', async (t) => {
