@@ -11,6 +11,7 @@ import { fastifyTrustProxy } from './client-address';
 import { registerAuthRateLimit } from './plugins/auth-rate-limit';
 import { guardBodies } from './plugins/body-guard';
 import { requireAuthentication } from './plugins/authenticate';
+import { shareRequestTurns } from './plugins/request-turns';
 import { loadConsole } from './plugins/console';
 import { registerDocs } from './plugins/docs';
 import { measureRequests, metricsRoute } from './plugins/metrics';
@@ -152,6 +153,8 @@ export async function buildApp(deps: AppDeps) {
   await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));
   await app.register(async (api) => {
     requireAuthentication(api, services.auth);
+    // Before any work of the route: an account over its share is refused at once (docs/api.md § Limits).
+    shareRequestTurns(api, config.requestTurns);
     // Before the idempotency hook: a URL's lookup must not wait holding the connection its transaction takes.
     runPreflights(api, { guards: repositories.guards });
     supportIdempotencyKeys(api, {

@@ -81,24 +81,56 @@ export function connectionLimits(connectTimeoutMs: number): Pick<pg.ClientConfig
  * so a burst of them can never leave the pool waiting on itself.
  * A query that gets no connection within `connectTimeoutMs` (none free, or a new one's handshake not
  * answered: a database host that drops packets) fails with node-postgres' timeout error, which the API
- * answers 503 (api/plugins/error-handler.ts isDatabaseUnavailable).
+ * answers 503 (api/plugins/error-handler.ts isDatabaseUnavailable); a PoolBusyError instead when connections
+ * of the pool still answer (every one in use: busy, not down).
  */
 export function createPool(databaseUrl: string, max = 10, connectTimeoutMs = 5_000): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max, ...connectionLimits(connectTimeoutMs) });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  pool.on('connect', (client) => prepareStatements(client));
+  /** Clients whose connection was made and not yet removed: some that still answer mean the database does. */
+  const connected = new Set<pg.PoolClient>();
+  pool.on('connect', (client) => {
+    connected.add(client);
+    prepareStatements(client);
+  });
+  pool.on('remove', (client) => connected.delete(client));
+  const busy = (err: unknown) => (isPoolWaitTimeout(err) && [...connected].some(answers) ? new PoolBusyError(err as Error) : err);
   const poolQuery = pool.query.bind(pool) as Call;
   const poolConnect = pool.connect.bind(pool) as Call;
   pool.query = ((...args: unknown[]) => {
     const unit = joinedUnit(pool);
-    return unit ? (unit.client.query as Call).apply(unit.client, args) : poolQuery(...args);
+    if (unit) return (unit.client.query as Call).apply(unit.client, args);
+    const callback = args[args.length - 1];
+    if (typeof callback === 'function') return poolQuery(...args.slice(0, -1), (err: unknown, ...rest: unknown[]) => (callback as Call)(err && busy(err), ...rest));
+    return (poolQuery(...args) as Promise<unknown>).catch((err: unknown) => Promise.reject(busy(err)));
   }) as Db['query'];
   pool.connect = ((...args: unknown[]) => {
     if (joinedUnit(pool)) return Promise.reject(new Error('a second connection was asked for inside a write unit; use its transaction'));
-    return poolConnect(...args);
+    if (typeof args[0] === 'function') return poolConnect(...args);
+    return (poolConnect(...args) as Promise<unknown>).catch((err: unknown) => Promise.reject(busy(err)));
   }) as Db['connect'];
   return pool;
+}
+
+/** node-postgres' words for a wait for a pooled connection that ran out (every one in use, or still being made). */
+function isPoolWaitTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === 'timeout exceeded when trying to connect';
+}
+
+/** A client that can still run a query (node-postgres marks one that ended or failed as not queryable). */
+const answers = (client: pg.PoolClient) => (client as unknown as { _queryable?: boolean })._queryable !== false;
+
+/**
+ * No pooled connection came within DATABASE_CONNECT_TIMEOUT_MS while the pool held connections that answer: the
+ * database is up and this process's pool is busy, not an outage (the API answers 503 "busy, try again" with
+ * Retry-After: api/plugins/error-handler.ts). With none that answers, the wait's own error stands (an outage).
+ */
+export class PoolBusyError extends Error {
+  constructor(cause: Error) {
+    super('every pooled database connection is in use', { cause });
+    this.name = 'PoolBusyError';
+  }
 }
 
 /** The pool of an API or worker process, as its configuration says (DATABASE_URL, DATABASE_POOL_SIZE, DATABASE_CONNECT_TIMEOUT_MS). */

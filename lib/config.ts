@@ -229,6 +229,11 @@ export interface Config {
    * checks again that each caller may still read the run (a stream that lost access ends within this).
    */
   runEvents: { heartbeatMs: number; perUser: number; perAccount: number; perProcess: number; checkMs: number };
+  /**
+   * Authenticated requests in progress in one API process: per account, and in all before accounts are served in
+   * turn (an account with none in progress is always served); how long a request waits for its turn (api/plugins/request-turns.ts).
+   */
+  requestTurns: { perAccount: number; perProcess: number; waitMs: number };
   /** How long an invitation stays open to be accepted (as written, and in ms). */
   team: { invitationTtl: { text: string; ms: number } };
   /** docs/api.md § Approvals: how long a run waits for a person's decision before it expires (an agent may override: configJson.approvalTimeout). */
@@ -402,6 +407,11 @@ const declared = {
     perAccount: read('RUN_STREAMS_PER_ACCOUNT', z.coerce.number().int().min(1).max(100_000).default(50)),
     perProcess: read('RUN_STREAMS_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(2_000)),
     checkMs: read('RUN_STREAMS_CHECK_MS', z.coerce.number().int().min(100).max(30_000).default(10_000)),
+  },
+  requestTurns: {
+    perAccount: read('REQUESTS_IN_FLIGHT_PER_ACCOUNT', z.coerce.number().int().min(1).max(100_000).default(16)),
+    perProcess: read('REQUESTS_IN_FLIGHT_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(32)),
+    waitMs: read('REQUESTS_TURN_WAIT_MS', z.coerce.number().int().min(0).max(60_000).default(2_000)),
   },
   team: {
     invitationTtl: read(

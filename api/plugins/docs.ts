@@ -21,6 +21,10 @@ const MEANINGS: Record<string, string> = {
   422: 'This Idempotency-Key was already used with a different request.',
   429: 'Too many requests: retry after Retry-After seconds.',
 };
+/** api/plugins/request-turns.ts: every authenticated route's share of the process. */
+const REQUESTS_BUSY =
+  'The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS ' +
+  'and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds.';
 const IDEMPOTENCY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress.';
 const NO_SUCH_ACCOUNT = 'The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account).';
 /** Why a route's access rule (services/access.ts) can refuse the caller, as its 403 says. */
@@ -71,7 +75,8 @@ function sharedErrors(schema: FastifySchema, route: RouteOptions): Record<string
   if (notFound.length) shared[404] = notFound.join(' ');
   if (idempotent) Object.assign(shared, { 409: IDEMPOTENCY_IN_PROGRESS, 422: MEANINGS[422] });
   if (carriesBody) Object.assign(shared, { 413: MEANINGS[413], 415: MEANINGS[415] });
-  if (route.config?.preflight) shared[429] = URL_LOOKUPS_BUSY;
+  const busy = [route.config?.preflight ? URL_LOOKUPS_BUSY : undefined, authenticated ? REQUESTS_BUSY : undefined].filter(Boolean);
+  if (busy.length) shared[429] = busy.join(' ');
   return shared;
 }
 

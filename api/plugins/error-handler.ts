@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { PoolBusyError } from '../../db/pool';
 import { AppError } from '../errors';
 import { isMissing } from '../validation';
 import type { PageFallback } from './console';
@@ -27,6 +28,8 @@ const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const PG_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated due to connection timeout)/;
 /** Seconds a client is asked to wait before trying again while the database is unavailable. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** Seconds a client is asked to wait when every pooled connection was in use for DATABASE_CONNECT_TIMEOUT_MS. */
+const POOL_BUSY_RETRY_AFTER_SECONDS = 2;
 
 /**
  * An outage of Postgres (unreachable, restarting, failing over), not a fault of ours: the request may
@@ -75,6 +78,14 @@ export function installErrorHandling(app: FastifyInstance, pages?: PageFallback)
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ message: (err.code && FASTIFY_MESSAGES[err.code]) || err.message });
+    }
+    // Before the outage check: the busy pool's error carries node-postgres' wait timeout as its cause.
+    if (err instanceof PoolBusyError) {
+      request.log.warn('database pool busy: no connection within DATABASE_CONNECT_TIMEOUT_MS');
+      return reply
+        .code(503)
+        .header('Retry-After', String(POOL_BUSY_RETRY_AFTER_SECONDS))
+        .send({ message: `The database is busy; try again in ${POOL_BUSY_RETRY_AFTER_SECONDS} s` });
     }
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ code: err.code }, `database unavailable: ${err.message}`);

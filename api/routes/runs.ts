@@ -5,6 +5,7 @@ import { createRunBody, runEventsHeaders, runEventStream, runListQuery, runSchem
 import type { RunEventService } from '../services/run-events';
 import type { RunService } from '../services/run-service';
 import { openEventStream } from '../event-stream';
+import { endTurn } from '../plugins/request-turns';
 import { callerCheckOf, callerOf, type App } from '../types';
 
 /** Agent runs (docs/api.md § Agent runs): `/api/agents/:id/runs` and `/api/runs/:id`. */
@@ -211,6 +212,8 @@ export function runRoutes(
     async (request, reply) => {
       const lastEventId = request.headers['last-event-id'];
       const live = await runEvents.open(callerOf(request), request.params.id, callerCheckOf(request));
+      // Open: RUN_STREAMS_PER_ACCOUNT bounds it from here, not the account's turns of requests in progress.
+      endTurn(request);
       reply.hijack();
       try {
         const sink = openEventStream(reply.raw, reply.getHeaders() as Record<string, string | string[]>);

@@ -27,20 +27,24 @@ const targetUrl = z
 
 const maxEntries = (n: number) => (record: Record<string, unknown>) => Object.keys(record).length <= n;
 
-// No NUL in the pattern: every body with one is refused before validation (docs/api.md § Conventions), and the fuzzer
-// drops a pattern that names it.
-const headers = z
-  .record(z.string().regex(HEADER_NAME), z.string().max(8192).regex(/^[^\r\n]*$/, 'must not contain line breaks'), {
-    error: (issue) => (issue.code === 'invalid_key' ? 'is not a valid HTTP header name' : undefined),
-  })
-  .refine(maxEntries(50), 'must have at most 50 entries')
-  .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, 'names the same header twice (names are case-insensitive)')
-  .describe(
-    'Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): ' +
-      'stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of ' +
-      'exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part ' +
-      '(scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise).',
-  );
+/**
+ * A headers object whose names match `name`. No NUL in the pattern: every body with one is refused before validation
+ * (docs/api.md § Conventions), and the fuzzer drops a pattern that names it.
+ */
+const headersNamed = (name: z.ZodString) =>
+  z
+    .record(name, z.string().max(8192).regex(/^[^\r\n]*$/, 'must not contain line breaks'), {
+      error: (issue) => (issue.code === 'invalid_key' ? 'is not a valid HTTP header name' : undefined),
+    })
+    .refine(maxEntries(50), 'must have at most 50 entries')
+    .refine((h) => new Set(Object.keys(h).map((k) => k.toLowerCase())).size === Object.keys(h).length, 'names the same header twice (names are case-insensitive)');
+
+const headers = headersNamed(z.string().regex(HEADER_NAME)).describe(
+  'Request headers. Every value is a secret except those of Content-Type, Accept, Accept-Language and User-Agent (any case): ' +
+    'stored encrypted, shown in full only in the response that set them, masked ("••••" + last 4) afterwards, left out of ' +
+    'exports; sending the masked value back keeps it unchanged, except when the update changes the endpoint in any part ' +
+    '(scheme, host, port, path, query): then each secret header must be sent again in full, or null to remove it (400 otherwise).',
+);
 
 const dexPairsConfig = z
   .strictObject({
@@ -87,6 +91,15 @@ const customConfig = z
 
 /** Headers the MCP transport sets itself (a stored one would break the protocol, or hijack its session). */
 const MCP_TRANSPORT_HEADERS = new Set(['accept', 'content-type', 'content-length', 'host', 'connection', 'transfer-encoding', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+/** The names above in any case, as a pattern JSON Schema can state (ECMA-262 has no case-insensitive flag inside a pattern). */
+const MCP_TRANSPORT_HEADER_PATTERN = `^(?:${[...MCP_TRANSPORT_HEADERS]
+  .map((name) => [...name].map((c) => (/[a-z]/.test(c) ? `[${c.toUpperCase()}${c}]` : c)).join(''))
+  .join('|')})$`;
+/**
+ * An MCP tool's header name: a valid one that the transport does not set. The document states the refusal too
+ * (`propertyNames.not`), so a name it allows is one a write accepts (test/api/openapi-constraints.test.ts).
+ */
+const mcpHeaderName = z.string().regex(HEADER_NAME).meta({ not: { pattern: MCP_TRANSPORT_HEADER_PATTERN } });
 
 const mcpConfig = z
   .strictObject({
@@ -96,7 +109,7 @@ const mcpConfig = z
         'is refused (checked again, and the connection pinned to the checked addresses, at every call). Query values whose name ' +
         'contains key, token, secret, password, sig or auth are secrets: masked on read, left out of exports.',
     ),
-    headers: headers
+    headers: headersNamed(mcpHeaderName)
       .refine((h) => !Object.keys(h).some((name) => MCP_TRANSPORT_HEADERS.has(name.toLowerCase())), {
         message: `must not set ${[...MCP_TRANSPORT_HEADERS].join(', ')}: the MCP transport sets them`,
       })

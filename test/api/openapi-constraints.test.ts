@@ -67,6 +67,20 @@ describe('OpenAPI document: stated constraints are the enforced ones', () => {
     }
   });
 
+  it("an MCP tool's header names: the document refuses the transport's own, in any case, as a write does", async () => {
+    // Found by the fuzzer: `Content-Type` matched the documented name pattern and the API refused it.
+    const names = components.McpToolConfig!.properties!.headers!.propertyNames as Schema | undefined;
+    assert.ok((names?.not as Schema | undefined)?.pattern, 'the document states which names the transport keeps');
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const allows = ajv.compile(names!);
+    const agent = await api(app, user).ok('POST', '/api/agents', { name: 'mcp headers', status: 'template' });
+    for (const name of ['Content-Type', 'content-type', 'ACCEPT', 'Mcp-Session-Id', 'mcp-protocol-version', 'Host', 'Last-Event-ID', 'Authorization', 'X-Accept', 'Content-Types', 'Accept-Language']) {
+      const res = await post(`/api/agents/${agent.id}/tools`, { type: 'mcp', name: `h ${name}`, configJson: { url: 'http://127.0.0.1:9/mcp', headers: { [name]: 'v' } } });
+      assert.equal(res.statusCode === 201, allows(name), `${name}: ${res.statusCode} ${res.body}`);
+      if (res.statusCode !== 201) assert.match(res.json().message, /^body\.configJson\.headers: must not set .*the MCP transport sets them$/);
+    }
+  });
+
   it('POST /api/webhooks: one documented variant per direction, each with what the API requires of it', async () => {
     const paths = (await api(app).get('/api/openapi.json')).json().paths;
     const body = paths['/api/webhooks'].post.requestBody.content['application/json'];

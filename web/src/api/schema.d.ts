@@ -867,6 +867,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -934,6 +943,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1038,6 +1056,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1126,6 +1153,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1176,6 +1212,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1257,6 +1302,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1331,6 +1385,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1398,6 +1461,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1488,6 +1560,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1559,6 +1640,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1681,6 +1771,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1734,6 +1833,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1837,6 +1945,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         post?: never;
@@ -1912,6 +2029,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2017,6 +2143,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -2066,6 +2201,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2160,6 +2304,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         post?: never;
@@ -2223,6 +2376,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2361,7 +2523,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2437,6 +2599,15 @@ export interface paths {
                 };
                 /** @description No agent with this id in your account. The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2552,6 +2723,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2605,6 +2785,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2699,6 +2888,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         post?: never;
@@ -2774,6 +2972,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2870,6 +3077,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -2933,6 +3149,15 @@ export interface paths {
                 };
                 /** @description No agent with this id in your account. The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3048,7 +3273,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3110,6 +3335,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3204,7 +3438,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3288,6 +3522,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3384,7 +3627,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3449,7 +3692,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description This account has 8 requests waiting on MCP servers (or as many name lookups as it may) in this process; Retry-After says when to ask again. */
+                /** @description This account has 8 requests waiting on MCP servers (or as many name lookups as it may) in this process; Retry-After says when to ask again. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3534,6 +3777,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3647,7 +3899,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3709,6 +3961,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3812,7 +4073,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3896,6 +4157,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4001,7 +4271,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). */
+                /** @description The account has 16 URL lookups in flight (or the server has had its 128 taken for 3 s), the most it may: retry after Retry-After seconds. A name that does not resolve within 3 s is a 400 naming the field (and again at once for a minute). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4073,6 +4343,15 @@ export interface paths {
                 };
                 /** @description No agent with this id in your account. The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4188,6 +4467,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4253,6 +4541,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4366,6 +4663,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4419,6 +4725,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4515,6 +4830,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4604,6 +4928,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         options?: never;
@@ -4702,6 +5035,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -4751,6 +5093,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4854,6 +5205,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         post?: never;
@@ -4929,6 +5289,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5034,6 +5403,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -5097,6 +5475,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5210,6 +5597,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -5263,6 +5659,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5357,6 +5762,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         post?: never;
@@ -5432,6 +5846,15 @@ export interface paths {
                 };
                 /** @description The body is not JSON: send Content-Type: application/json. */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5528,6 +5951,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -5589,6 +6021,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5711,6 +6152,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -5785,6 +6235,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -5841,6 +6300,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5972,7 +6440,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description More than FIRES_PER_MINUTE fires of the account this minute; retry after Retry-After seconds. */
+                /** @description More than FIRES_PER_MINUTE fires of the account this minute; retry after Retry-After seconds. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6055,6 +6523,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -6111,6 +6588,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6242,7 +6728,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description More than FIRES_PER_MINUTE fires of the account this minute; retry after Retry-After seconds. */
+                /** @description More than FIRES_PER_MINUTE fires of the account this minute; retry after Retry-After seconds. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6318,6 +6804,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6414,6 +6909,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -6490,6 +6994,15 @@ export interface paths {
                 };
                 /** @description The trigger is not a cron or schedule trigger. */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6586,6 +7099,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -6662,6 +7184,15 @@ export interface paths {
                 };
                 /** @description The trigger is not a cron or schedule trigger. */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6758,6 +7289,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -6814,6 +7354,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6910,6 +7459,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -6966,6 +7524,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7049,6 +7616,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -7105,6 +7681,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7182,6 +7767,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7310,7 +7904,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The webhook had 60 manual retries this minute (DELIVERY_RETRIES_PER_MINUTE); Retry-After says when to ask again. */
+                /** @description The webhook had 60 manual retries this minute (DELIVERY_RETRIES_PER_MINUTE); Retry-After says when to ask again. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7441,7 +8035,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The webhook's last recovery was asked for less than 1m ago (RECOVER_INTERVAL); Retry-After says when to ask again. */
+                /** @description The webhook's last recovery was asked for less than 1m ago (RECOVER_INTERVAL); Retry-After says when to ask again. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7504,6 +8098,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7635,6 +8238,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -7697,6 +8309,15 @@ export interface paths {
                 };
                 /** @description The webhook is incoming: it receives requests and makes no deliveries. */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7787,6 +8408,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -7840,6 +8470,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7979,6 +8618,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -8053,6 +8701,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -8108,6 +8765,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8184,6 +8850,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8315,6 +8990,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -8382,6 +9066,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8497,7 +9190,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The agent's runs use the model and the account has spent MODEL_TOKENS_PER_DAY for today (UTC); Retry-After says when it starts afresh. */
+                /** @description The agent's runs use the model and the account has spent MODEL_TOKENS_PER_DAY for today (UTC); Retry-After says when it starts afresh. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8575,6 +9268,15 @@ export interface paths {
                 };
                 /** @description The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8660,6 +9362,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -8715,6 +9426,15 @@ export interface paths {
                 };
                 /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8842,6 +9562,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Temporal did not take the cancel within 5 s: the run is unchanged; Retry-After says when to try again. */
                 503: {
                     headers: {
@@ -8925,6 +9654,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -8998,7 +9736,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together), or the account RUN_STREAMS_PER_ACCOUNT in this API process; Retry-After says when to try again (a client may follow the run by polling meanwhile). */
+                /** @description The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together), or the account RUN_STREAMS_PER_ACCOUNT in this API process; Retry-After says when to try again (a client may follow the run by polling meanwhile). The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
                 429: {
                     headers: {
                         [name: string]: unknown;
