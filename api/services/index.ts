@@ -37,6 +37,7 @@ import { createFireService } from './fire-service';
 import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunEventService } from './run-events';
+import { createRerunService } from './rerun-service';
 import { createRunService } from './run-service';
 import { createApprovalService } from './approval-service';
 import { createScheduleTruthService } from './schedule-truth-service';
@@ -191,6 +192,7 @@ export function createServices(deps: ServiceDeps) {
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
     runs: createRunService({ db, agents: repos.agents, engine, audit, temporal: deps.temporalClient, config }),
+    reruns: createRerunService({ db, agents: repos.agents, engine, audit, config, recoverInterval: config.webhooks.recoverInterval }),
     approvals: createApprovalService({ db, engine, audit }),
     runEvents: createRunEventService({
       db,
