@@ -6,6 +6,7 @@ import { createEventMatchingActivities } from './event-matching';
 import { withFailureClassification } from './failures';
 import { createFireActivities } from './fires';
 import { createRecoveryActivities } from './recoveries';
+import { createReplayActivities } from './replays';
 import { createRetentionActivities } from './retention';
 import { createRunActivities } from './runs';
 
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEventMatchingActivities(deps),
     ...createDeliveryActivities(deps),
     ...createRecoveryActivities(deps),
+    ...createReplayActivities(deps),
     ...createRunActivities(deps),
     ...createRetentionActivities(deps),
   });

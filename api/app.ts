@@ -33,6 +33,7 @@ import { fireRoutes } from './routes/fires';
 import { hookRoutes } from './routes/hooks';
 import { mcpRoutes } from './routes/mcp';
 import { healthRoutes } from './routes/health';
+import { rerunRoutes } from './routes/reruns';
 import { runRoutes } from './routes/runs';
 import { approvalRoutes } from './routes/approvals';
 import { scheduleTruthRoutes } from './routes/schedule-truth';
@@ -188,6 +189,7 @@ export async function buildApp(deps: AppDeps) {
     });
     mcpRoutes(scoped, { agents: services.agents, runs: services.runs, runWaits: services.runWaits, approvals: services.approvals, publicBaseUrl });
     approvalRoutes(scoped, { approvals: services.approvals, publicBaseUrl });
+    rerunRoutes(scoped, { reruns: services.reruns, recoverInterval: config.webhooks.recoverInterval.text });
     runRoutes(scoped, {
       runs: services.runs,
       runEvents: services.runEvents,

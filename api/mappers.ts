@@ -6,6 +6,8 @@ import type { ConnectorRow } from '../db/repositories/connectors';
 import type { DeliveryAttemptRow, DeliveryRow } from '../db/repositories/deliveries';
 import type { RecoveryRow } from '../db/repositories/recoveries';
 import type { FireDetailRow, FireListRow } from '../db/repositories/fires';
+import type { RerunRow } from '../db/repositories/reruns';
+import type { RunReplayRow } from '../db/repositories/run-replays';
 import type { RunStepRow } from '../db/repositories/run-steps';
 import type { RunRow } from '../db/repositories/runs';
 import type { UsageDayRow } from '../db/repositories/usage';
@@ -23,7 +25,8 @@ import type { apiKeySchema, userSchema } from './schemas/auth';
 import type { connectorSchema } from './schemas/connectors';
 import type { deliveryAttemptSchema, deliverySchema, recoverySchema } from './schemas/deliveries';
 import type { fireDetailSchema, fireSchema } from './schemas/fires';
-import type { runSchema, runStepSchema, threadMessageSchema } from './schemas/runs';
+import type { replaySchema } from './schemas/reruns';
+import type { runDetailSchema, runSchema, runStepSchema, threadMessageSchema } from './schemas/runs';
 import type { invitationSchema, teamMemberSchema } from './schemas/team';
 import type { toolSchema } from './schemas/tools';
 import type { TriggerConfig, triggerSchema } from './schemas/triggers';
@@ -315,6 +318,7 @@ export function toRun(r: RunRow) {
     threadId: r.thread_id,
     executor: r.executor,
     usage: { promptTokens: Number(r.prompt_tokens), completionTokens: Number(r.completion_tokens), toolCalls: r.tool_calls },
+    rerunOf: r.rerun_of_run_id && r.rerun_from_step !== null ? { runId: r.rerun_of_run_id, fromStep: r.rerun_from_step } : null,
     startedAt: r.started_at ? iso(r.started_at) : null,
     finishedAt: r.finished_at ? iso(r.finished_at) : null,
     createdAt: iso(r.created_at),
@@ -330,6 +334,7 @@ export function toRunStep(s: RunStepRow) {
     type: s.type,
     name: s.name,
     toolId: s.tool_id,
+    copied: s.copied ?? false,
     approvalId: s.approval_id ?? null,
     input: s.input,
     output: s.output,
@@ -346,3 +351,18 @@ export function toThreadMessage(m: ThreadMessageRow) {
   return { id: m.id, agentId: m.agent_id, threadId: m.thread_id, runId: m.run_id, role: m.role, content: m.content, createdAt: iso(m.created_at) } satisfies Shape<typeof threadMessageSchema>;
 }
 export type ThreadMessage = ReturnType<typeof toThreadMessage>;
+
+/** GET /api/runs/:id: the run with its latest reruns. */
+export function toRunDetail(r: RunRow, reruns: RerunRow[]) {
+  return {
+    ...toRun(r),
+    reruns: reruns.map((x) => ({ runId: x.id, fromStep: x.rerun_from_step, createdAt: iso(x.created_at) })),
+  } satisfies Shape<typeof runDetailSchema>;
+}
+export type RunDetail = ReturnType<typeof toRunDetail>;
+
+/** The API shape of a replay of an agent's failed runs. */
+export function toReplay(r: RunReplayRow) {
+  return { id: r.id, count: r.count, started: r.started, status: r.finished_at ? 'done' : 'running', createdAt: iso(r.created_at) } satisfies Shape<typeof replaySchema>;
+}
+export type Replay = ReturnType<typeof toReplay>;

@@ -5,6 +5,7 @@ import type { SecretBox } from '../lib/secrets';
 import { createDeliveryAttempts } from './deliveries/attempts';
 import { createFirstAttempts, FIRST_ATTEMPT_HOLD_MS } from './deliveries/first-attempts';
 import { createRecoveries } from './deliveries/recoveries';
+import { createReplays } from './runs/replays';
 import { createSlotWaits } from './deliveries/slot-waits';
 import { createEventFanOut } from './events/fan-out';
 import { createEventMatching } from './events/matching';
@@ -77,6 +78,8 @@ export function composeEngine(deps: EngineDeps) {
     deliveries,
     slotWaits,
     recoveries: createRecoveries({ db, config, transaction }),
+    /** Replays of agents' failed runs, batch by batch (engine/runs/replays.ts). */
+    replays: createReplays({ db, transaction }),
     fires,
     /** A fire recorded in a unit of its own (the fire workflow's local activity). */
     recordFire: (input: FireToRecord) => transaction((_tx, unit) => unit.recordFire(input)),

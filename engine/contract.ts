@@ -12,6 +12,7 @@ export const WORKFLOW_TYPES = {
   run: 'runAgentWorkflow',
   retention: 'retentionWorkflow',
   recovery: 'recoverDeliveriesWorkflow',
+  replay: 'replayRunsWorkflow',
 } as const;
 
 /** Chained fires (from an event) stop at this depth, so a cycle of triggers can't run forever. */
@@ -153,6 +154,16 @@ export interface RecoveryBatchOutcome {
   status: 'running' | 'completed' | 'failed' | 'gone';
 }
 
+/** Input of `replayRunsWorkflow`, id `replay:<replayId>`; its progress lives in the replay's row. */
+export interface ReplayInput {
+  replayId: string;
+}
+
+/** One batch of a replay: `done` when no run is left to rerun (or the replay is gone with its agent). */
+export interface ReplayBatchOutcome {
+  done: boolean;
+}
+
 /** Input of `runAgentWorkflow`, id `run:<runId>`. */
 export interface RunInput {
   runId: string;
@@ -253,6 +264,7 @@ interface QueuedWorkflowInputs {
   delivery: DeliveryInput;
   run: RunInput;
   recovery: RecoveryInput;
+  replay: ReplayInput;
 }
 
 /**

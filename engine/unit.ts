@@ -4,7 +4,7 @@ import { insertEvent, type EventRow, type NewEvent } from '../db/repositories/ev
 import type { RunRow } from '../db/repositories/runs';
 import type { FanOutResult, FireInput, FireOutcome } from './contract';
 import type { EventAbout, EventFanOut } from './events/fan-out';
-import { signalApprovalDecided, startDelivery, startRecovery, startRun, startScheduleSync, type FirstAttempt, type RunLineLimits } from './outbox/starts';
+import { signalApprovalDecided, startDelivery, startRecovery, startReplay, startRun, startScheduleSync, type FirstAttempt, type RunLineLimits } from './outbox/starts';
 
 /** A fire to record (engine/fires/record-fire.ts): its input and its fire key. */
 type FireToRecord = FireInput & { fireKey: string };
@@ -34,6 +34,8 @@ export interface Unit {
   startDelivery(delivery: { id: string; accountId: string }, generation: number): Promise<void>;
   /** A recovery of a webhook's failed deliveries (engine/outbox/starts.ts startRecovery). */
   startRecovery(recovery: { id: string; accountId: string }): Promise<void>;
+  /** A replay of an agent's failed runs (engine/outbox/starts.ts startReplay). */
+  startReplay(replay: { id: string; accountId: string; agentId: string }): Promise<void>;
   /** The Schedule of a trigger converges to its row (engine/outbox/starts.ts startScheduleSync). */
   startScheduleSync(triggerId: string): Promise<void>;
   /** A decided approval reaches its waiting run (engine/outbox/starts.ts signalApprovalDecided). */
@@ -90,6 +92,10 @@ export function createTransactions(deps: UnitDeps) {
         },
         async startRecovery(recovery) {
           await startRecovery(tx, recovery);
+          queued = true;
+        },
+        async startReplay(replay) {
+          await startReplay(tx, replay);
           queued = true;
         },
         async startScheduleSync(triggerId) {

@@ -6,3 +6,4 @@ export { deliverWebhookWorkflow } from './delivery';
 export { runAgentWorkflow } from './run';
 export { retentionWorkflow } from './retention';
 export { recoverDeliveriesWorkflow } from './recovery';
+export { replayRunsWorkflow } from './replay';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { indexPageRequest, pageRequest, sendPage } from '../pagination';
 import { errorResponse, idParams, listQuery } from '../schemas/common';
-import { createRunBody, runEventsHeaders, runEventStream, runListQuery, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
+import { createRunBody, runDetailSchema, runEventsHeaders, runEventStream, runListQuery, runSchema, runStepSchema, threadMessageSchema, threadParams } from '../schemas/runs';
 import type { RunEventService } from '../services/run-events';
 import type { RunService } from '../services/run-service';
 import { openEventStream } from '../event-stream';
@@ -124,9 +124,11 @@ export function runRoutes(
       schema: {
         tags,
         summary: 'Get a run',
-        description: 'One run: queued, running, succeeded or failed, with its output or error once finished. Poll it after starting a run.',
+        description:
+          'One run: queued, running, succeeded or failed, with its output or error once finished. Poll it after starting a run. ' +
+          'With its latest reruns (reruns, newest first, at most 20) and, for a rerun, the run it reruns (rerunOf).',
         params: idParams,
-        response: { 200: runSchema },
+        response: { 200: runDetailSchema },
       },
     },
     async (request) => runs.get(callerOf(request), request.params.id),

@@ -75,12 +75,28 @@ export const runSchema = z
         'What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count ' +
           "toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage",
       ),
+    rerunOf: z
+      .object({
+        runId: z.uuid().describe('The run it reruns'),
+        fromStep: z.int().min(0).describe('The step it went on from: the steps before it were copied from that run'),
+      })
+      .nullable()
+      .describe('A rerun (POST /api/runs/:id/rerun, or a replay): the run it reruns and the step it went on from; null for any other run, and once that run was deleted (RETENTION_DAYS)'),
     startedAt: timestamp.nullable(),
     finishedAt: timestamp.nullable(),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
   .meta({ id: 'Run' });
+
+/** GET /api/runs/:id: the run with its latest reruns. */
+export const runDetailSchema = runSchema
+  .extend({
+    reruns: z
+      .array(z.object({ runId: z.uuid(), fromStep: z.int().min(0), createdAt: timestamp }))
+      .describe('Its reruns, newest first, at most 20 (each a run of its own: GET /api/runs/:runId)'),
+  })
+  .meta({ id: 'RunDetail' });
 
 export const RUN_STEP_TYPES = ['tool', 'model', 'approval'] as const;
 
@@ -90,6 +106,9 @@ export const runStepSchema = z
     type: z
       .enum(RUN_STEP_TYPES)
       .describe("tool: a call of one of the agent's tools; model: a call of the language model; approval: a tool call waiting for (or given) a person's decision (docs/api.md § Approvals)"),
+    copied: z
+      .boolean()
+      .describe('True for a step of a rerun copied from the run it reruns (a step before its fromStep): recorded there, not made again; its usage is not counted again'),
     approvalId: z.uuid().nullable().describe('An approval step: its approval (GET /api/approvals/:id); null for other steps'),
     name: z
       .string()

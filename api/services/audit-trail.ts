@@ -16,7 +16,7 @@ export type AuditAction =
   // Written by the engine (actor null), not through this trail: engine/deliveries/attempts.ts.
   | 'webhook.disable'
   | 'delivery.retry'
-  | 'run.create' | 'run.cancel' | 'approval.decided'
+  | 'run.create' | 'run.cancel' | 'run.rerun' | 'run.replay' | 'approval.decided'
   | 'team.invite' | 'team.update' | 'team.remove' | 'team.accept';
 
 /**

@@ -40,6 +40,7 @@ import { createFireService } from './fire-service';
 import { createHealthService } from './health-service';
 import { createHookService } from './hook-service';
 import { createRunEventService } from './run-events';
+import { createRerunService } from './rerun-service';
 import { createRunService } from './run-service';
 import { createApprovalService } from './approval-service';
 import { createScheduleTruthService } from './schedule-truth-service';
@@ -197,6 +198,7 @@ export function createServices(deps: ServiceDeps) {
     }),
     team: createTeamService({ db, team: repos.team, audit, invitationTtlMs: config.team.invitationTtl.ms }),
     runs: createRunService({ db, agents: repos.agents, runs: repos.runs, runSteps: repos.runSteps, engine, audit, temporal: deps.temporalClient, config }),
+    reruns: createRerunService({ db, agents: repos.agents, runs: repos.runs, engine, audit, config, recoverInterval: config.webhooks.recoverInterval }),
     approvals: createApprovalService({ approvals: repos.approvals, runs: repos.runs, engine, audit }),
     runEvents: createRunEventService({
       db,

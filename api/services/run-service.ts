@@ -2,19 +2,22 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
 import type { AgentsRepository } from '../../db/repositories/agents';
+import { createRerunsRepository } from '../../db/repositories/reruns';
 import type { RunStepsRepository } from '../../db/repositories/run-steps';
 import type { RunsRepository } from '../../db/repositories/runs';
 import { listThreadMessages } from '../../db/repositories/thread-messages';
-import { modelTokensToday } from '../../db/repositories/usage';
-import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
 import { emitRunEnd, RUN_CANCELLED_ERROR, workflowIds, type Engine } from '../../engine';
 import type { Config } from '../../lib/config';
-import { ConflictError, NotFoundError, ServiceUnavailableError, TooManyRequestsError } from '../errors';
-import { toRun, toRunStep, toThreadMessage, type Run, type RunStep } from '../mappers';
+import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
+import { toRun, toRunDetail, toRunStep, toThreadMessage, type Run, type RunDetail, type RunStep } from '../mappers';
 import type { IndexPage, IndexPageRequest } from '../pagination';
 import type { CreateRunInput } from '../schemas/runs';
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
+import { admitRunsOf } from './run-admission';
+
+/** The reruns GET /api/runs/:id lists. */
+const MAX_RERUNS_LISTED = 20;
 
 /** How long a cancel waits for Temporal to take it. */
 const CANCEL_DEADLINE_MS = 5_000;
@@ -32,6 +35,7 @@ export function createRunService(deps: {
   config: Pick<Config, 'runs' | 'model'>;
 }) {
   const { db, agents, runs, runSteps, engine, audit } = deps;
+  const reruns = createRerunsRepository(db);
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -59,15 +63,7 @@ export function createRunService(deps: {
      */
     async create(caller: Caller, agentId: string, body: CreateRunInput): Promise<Run> {
       const run = await engine.transaction(async (tx, unit) => {
-        // Locked so the agent can't turn into a template or go away between the check and the insert.
-        const agent = await agents.findByIdForUpdate(caller.accountId, agentId, tx);
-        if (!agent) throw new NotFoundError('Agent');
-        if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
-        if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
-        if (runsWithModel(agent.config_json, deps.config.model) && overModelBudget(await modelTokensToday(tx, caller.accountId), deps.config.model.tokensPerDay)) {
-          const retryAfter = secondsToNextUtcDay();
-          throw new TooManyRequestsError(`${modelBudgetMessage(deps.config.model.tokensPerDay)}; runs that use the model start again in ${retryAfter} seconds`, retryAfter);
-        }
+        await admitRunsOf(tx, deps, caller, agentId);
         const run = await runs.insertRun({ accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null }, tx);
         await unit.startRun(run);
         await audit.record(tx, caller, 'run.create', run.id);
@@ -122,10 +118,11 @@ export function createRunService(deps: {
       return { ...result, items: result.items.map(toRun) };
     },
 
-    async get(caller: Caller, id: string): Promise<Run> {
+    /** The run with its latest reruns (newest first, at most MAX_RERUNS_LISTED). */
+    async get(caller: Caller, id: string): Promise<RunDetail> {
       const row = await runs.findAccountRun(caller.accountId, id);
       if (!row) throw new NotFoundError('Run');
-      return toRun(row);
+      return toRunDetail(row, await reruns.listReruns(id, MAX_RERUNS_LISTED));
     },
 
     /** A conversation thread of the agent, newest message first; a thread nothing was said in yet is empty. */

@@ -17,12 +17,14 @@ export interface RunStepRow {
   planned_by: number | null;
   /** An approval step's approval (approvals.ts); null for other steps. */
   approval_id?: string | null;
+  /** Copied from the run this one reruns: recorded there, not made here (db/repositories/reruns.ts). */
+  copied?: boolean;
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
 }
 
-const COLUMNS = `run_id, step_index, type, name, tool_id, tool_type, input, output, error, usage, planned_by, approval_id, started_at, finished_at, created_at`;
+const COLUMNS = `run_id, step_index, type, name, tool_id, tool_type, input, output, error, usage, planned_by, approval_id, copied, started_at, finished_at, created_at`;
 
 export interface NewRunStep {
   type: StepType;

@@ -22,6 +22,9 @@ export interface RunRow {
   prompt_tokens: string;
   completion_tokens: string;
   tool_calls: number;
+  /** The run this one reruns (null when none, or when that run was deleted) and the step it went on from (migration 26). */
+  rerun_of_run_id: string | null;
+  rerun_from_step: number | null;
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
@@ -29,7 +32,7 @@ export interface RunRow {
 }
 
 export const RUN_COLUMNS = `id, account_id, agent_id, trigger_id, fire_id, status, input, output, error, chain_depth,
-  thread_id, executor, prompt_tokens, completion_tokens, tool_calls, started_at, finished_at, created_at, updated_at`;
+  thread_id, executor, prompt_tokens, completion_tokens, tool_calls, rerun_of_run_id, rerun_from_step, started_at, finished_at, created_at, updated_at`;
 
 export interface NewRun {
   accountId: string;

@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/pool';
 import type { EventRow } from '../../db/repositories/events';
 import { insertScheduleSync, insertWorkflowSignal, insertWorkflowStart as insertStart } from '../../db/repositories/outbox';
 import { createRunsRepository, type RunRow } from '../../db/repositories/runs';
-import { APPROVAL_DECIDED_SIGNAL, fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type RunInput, type WorkflowStart, type WorkflowTags } from '../contract';
+import { APPROVAL_DECIDED_SIGNAL, fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type ReplayInput, type RunInput, type WorkflowStart, type WorkflowTags } from '../contract';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, workflowIds } from '../temporal/names';
 import { traceCarrier } from '../../lib/tracing/context';
 
@@ -25,6 +25,7 @@ import { traceCarrier } from '../../lib/tracing/context';
  * | `startRun`            | `runAgentWorkflow`       | `run:<runId>`                        | `POST /agents/:id/runs`, a fire of a trigger linked to an agent (or parked: engine/runs/run-line.ts) |
  * | `startRunWorkflow`    | `runAgentWorkflow`       | `run:<runId>`                        | `startRun` when the line has room; engine/runs/run-line.ts when a slot frees for a parked run |
  * | `startRecovery`       | `recoverDeliveriesWorkflow` | `recovery:<recoveryId>`           | `POST /webhooks/:id/recover` |
+ * | `startReplay`         | `replayRunsWorkflow`     | `replay:<replayId>`                  | `POST /agents/:id/runs/replay` |
  * | `signalApprovalDecided` | (a signal to) `runAgentWorkflow` | `run:<runId>`                   | `POST /approvals/:id/decision` (api/services/approval-service.ts) |
  * | `startScheduleSync`   | the Schedule `trigger:<id>` converges to the row | | the reconciler's sweep, and the database |
  *
@@ -205,6 +206,20 @@ export async function startRecovery(q: Queryable, recovery: { id: string; accoun
     workflowId: workflowIds.recovery(recovery.id),
     args: [input],
     tags: { accountId: recovery.accountId },
+  });
+}
+
+/**
+ * A replay of an agent's failed runs, `replay:<replayId>` (workflows/replay.ts): reruns them batch by batch,
+ * each rerun started by `startRun` (its place in its account's line) in its batch's transaction.
+ */
+export async function startReplay(q: Queryable, replay: { id: string; accountId: string; agentId: string }): Promise<void> {
+  const input: ReplayInput = { replayId: replay.id };
+  await insertWorkflowStart(q, {
+    workflowType: WORKFLOW_TYPES.replay,
+    workflowId: workflowIds.replay(replay.id),
+    args: [input],
+    tags: { accountId: replay.accountId, agentId: replay.agentId },
   });
 }
 

@@ -2,6 +2,8 @@ import type { Queryable } from '../../db/pool';
 import { createAgentsRepository } from '../../db/repositories/agents';
 import { createRunStepsRepository, type NewRunStep } from '../../db/repositories/run-steps';
 import { createRunsRepository, type RunExecutor, type RunRow } from '../../db/repositories/runs';
+import { createRerunsRepository, type RerunContext } from '../../db/repositories/reruns';
+import type { AgentRow } from '../../db/repositories/agents';
 import { listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
 import { createToolsRepository } from '../../db/repositories/tools';
 import type { BeginRunOutcome, RunAgent, RunInput } from '../contract';
@@ -10,6 +12,10 @@ import { fromExecutor, toRef, type RunContext } from './context';
 import type { RunEnd } from './end';
 import type { WakeUps } from './wake-ups';
 import type { Unit } from '../unit';
+import type { ModelContext } from './executor/model-step';
+
+/** What a run starts with: its executor, the steps it plans, and for a rerun from a later step its context as planned now. */
+type Plan = { kind: RunExecutor; steps: NewRunStep[]; agent?: RunAgent; rerun?: RerunContext };
 
 /** A run's admission: queued → running when its account's line lets it, its steps planned (`begin`). */
 export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunEnd, wakeUps: WakeUps) {
@@ -18,6 +24,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
   const toolsRepository = createToolsRepository(db);
   const runs = createRunsRepository(db);
   const runSteps = createRunStepsRepository(db);
+  const reruns = createRerunsRepository(db);
   const { limit, holdMs } = runLineLimits(config);
   const { end } = runEnd;
   const { afterEnd } = wakeUps;
@@ -30,7 +37,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
    */
   async function runningOutcome(q: Queryable, run: Pick<RunRow, 'id' | 'started_at'>): Promise<BeginRunOutcome & { status: 'running' }> {
     const steps = await runSteps.listRunSteps(run.id, q);
-    return { status: 'running', timeoutMs: timeLeft(run.started_at), steps: steps.filter((s) => s.planned_by === null).map(toRef) };
+    return { status: 'running', timeoutMs: timeLeft(run.started_at), steps: steps.filter((s) => s.planned_by === null && !s.copied).map(toRef) };
   }
 
   /** The run's time left (RUN_TIMEOUT_MS from the moment it started running). */
@@ -40,10 +47,15 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
     return Math.min(timeoutMs, Math.max(0, timeoutMs - elapsed));
   }
 
-  /** Which executor runs the agent, and the steps it plans for this run (reads only). */
-  async function planOf(q: Queryable, run: RunRow): Promise<{ kind: RunExecutor; steps: NewRunStep[]; agent?: RunAgent }> {
+  /**
+   * Which executor runs the agent, and the steps it plans for this run (reads only). A rerun from a step
+   * after the first has its steps already (db/repositories/reruns.ts insertRerun): it is made by the executor
+   * that made the steps it copied, and a model run's context is planned now (`rerun`: the agent as it is now).
+   */
+  async function planOf(q: Queryable, run: RunRow): Promise<Plan> {
     const agent = await agents.findById(run.account_id, run.agent_id, q);
     if (!agent) return { kind: 'tools', steps: [] }; // deleted: the locked read says 'gone'
+    if (run.rerun_from_step) return rerunPlanOf(q, run, agent);
     const kind = executors.kindFor(agent);
     const tools = await toolsRepository.listEnabledForAgent(agent.id, q);
     const memory = agent.memory_config;
@@ -60,6 +72,24 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
     const steps = fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history }));
     const model = kind === 'model' ? steps[0]?.name : undefined;
     return { kind, steps, agent: { id: agent.id, name: agent.name, ...(model ? { model } : {}) } };
+  }
+
+  /**
+   * The plan of a rerun from a step after the first: no step to add. A model run's copied first step holds
+   * the context its model steps read (executor/model-step.ts contextOf): planned again now, with the agent's
+   * system message, model and tools as they are now and the thread's messages the original remembered, so the
+   * steps still to make go on with the agent as it is now, after the copied conversation.
+   */
+  async function rerunPlanOf(q: Queryable, run: RunRow, agent: AgentRow): Promise<Plan> {
+    const first = await runSteps.findRunStep(run.id, 0, q);
+    if (first?.type !== 'model') return { kind: 'tools', steps: [] };
+    const before = first.input as ModelContext;
+    const start = before.messages[0]?.role === 'system' ? 1 : 0;
+    const history = before.messages.slice(start, start + (before.remembered ?? 0)) as unknown as ThreadMessageRow[];
+    const tools = await toolsRepository.listEnabledForAgent(agent.id, q);
+    const [planned] = fromExecutor('plan the rerun', () => executors.get('model').plan({ agent, tools, input: run.input, history }));
+    const context = planned!.input as ModelContext;
+    return { kind: 'model', steps: [], agent: { id: agent.id, name: agent.name, model: context.model }, rerun: { context, model: context.model } };
   }
 
   /**
@@ -102,9 +132,12 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
           return { outcome: { status: 'queued', recheckMs: QUEUE_RECHECK_MS } };
         }
       }
-      const { kind, steps, agent } = plan ?? (await planOf(tx, run));
+      const { kind, steps, agent, rerun } = plan ?? (await planOf(tx, run));
       const planned = await runSteps.markRunRunningWithSteps(run.id, kind, steps, tx);
-      return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef), ...(agent ? { agent } : {}) } };
+      if (!run.rerun_from_step) return { outcome: { status: 'running', timeoutMs: config.runs.timeoutMs, steps: planned.map(toRef), ...(agent ? { agent } : {}) } };
+      // A rerun from a step after the first: its steps still to make were written with it; the copied ones are not made.
+      if (rerun) await reruns.refreshContext(tx, run.id, rerun);
+      return { outcome: { ...(await runningOutcome(tx, { id: run.id, started_at: null })), ...(agent ? { agent } : {}) } };
     };
     const result =
       (first.status === 'queued' ? await runLine.whenAllFit(first.account_id, (tx, unit) => decide(tx, unit, true)) : null) ??

@@ -59,6 +59,8 @@ export const workflowIds = {
   run: (runId: string) => `run:${runId}`,
   /** A recovery of a webhook's failed deliveries (POST /api/webhooks/:id/recover). */
   recovery: (recoveryId: string) => `recovery:${recoveryId}`,
+  /** A replay of an agent's failed runs (POST /api/agents/:id/runs/replay). */
+  replay: (replayId: string) => `replay:${replayId}`,
   fire: fireWorkflowId,
   /** A schedule's action id; Temporal appends `-<scheduled time>` to each workflow it starts. */
   scheduledFire: (triggerId: string) => fireWorkflowId(triggerId, fireKeys.schedulePrefix),

@@ -130,10 +130,10 @@ const REFUSALS: Record<Exclude<Rule, 'read' | 'self'>, string> = {
 /** What the operations work on: `shared` rows any request may use, `own` rows one actor's requests use up. */
 interface Fixture {
   shared: Record<
-    'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery' | 'recovery' | 'approval',
+    'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'cronTrigger' | 'cronUserTrigger' | 'webhook' | 'run' | 'finishedRun' | 'fire' | 'userFire' | 'member' | 'delivery' | 'recovery' | 'approval' | 'replay',
     string
   >;
-  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'recoverable' | 'member' | 'apiKey' | 'delivery' | 'invitation' | 'run' | 'approval', string> & {
+  own: Record<'agent' | 'tool' | 'connector' | 'trigger' | 'userTrigger' | 'webhook' | 'recoverable' | 'replayable' | 'member' | 'apiKey' | 'delivery' | 'invitation' | 'run' | 'approval', string> & {
     invitationToken: string;
   };
 }
@@ -243,6 +243,10 @@ const REQUESTS: Record<string, (f: Fixture) => Request> = {
   // A run of the actor's own: a cancel ends it (an ended run is a 409), so each actor cancels its own.
   'POST /api/runs/{id}/cancel': (f) => ({ url: `/api/runs/${f.own.run}/cancel` }),
   'GET /api/runs/{id}/events': (f) => ({ url: `/api/runs/${f.shared.finishedRun}/events` }),
+  'POST /api/runs/{id}/rerun': (f) => ({ url: `/api/runs/${f.shared.finishedRun}/rerun`, payload: {} }),
+  // An agent of the actor's own: one replay of an agent per RECOVER_INTERVAL.
+  'POST /api/agents/{id}/runs/replay': (f) => ({ url: `/api/agents/${f.own.replayable}/runs/replay`, payload: { status: 'failed', since: new Date(Date.now() - 3_600_000).toISOString() } }),
+  'GET /api/agents/{id}/runs/replays/{replayId}': (f) => ({ url: `/api/agents/${f.shared.agent}/runs/replays/${f.shared.replay}` }),
   'GET /api/approvals': () => ({ url: '/api/approvals?status=pending' }),
   'GET /api/approvals/{id}': (f) => ({ url: `/api/approvals/${f.shared.approval}` }),
   'GET /api/runs/{id}/approvals': (f) => ({ url: `/api/runs/${f.shared.run}/approvals` }),
@@ -330,6 +334,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
       userTrigger: await created('/api/user-triggers', { type: 'webhook', name: 'v' }),
       webhook: await created('/api/webhooks', { name: 'v', url: 'http://127.0.0.1:9/v' }),
       recoverable: await created('/api/webhooks', { name: 'r', url: 'http://127.0.0.1:9/r' }),
+      replayable: await created('/api/agents', { name: `replayed by ${actor.name}` }),
       member: await created('/api/team', { email: `victim-${unique()}@example.com`, role: 'viewer' }),
       apiKey: key.json().id,
       delivery: await failedDelivery(),
@@ -382,6 +387,7 @@ describe('route × role matrix: every operation of the OpenAPI document, for eve
     shared.userFire = await fireOf(shared.userTrigger);
     shared.delivery = await failedDelivery();
     shared.recovery = await created(`/api/webhooks/${shared.webhook}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() });
+    shared.replay = await created(`/api/agents/${shared.agent}/runs/replay`, { status: 'failed', since: new Date(Date.now() - 3_600_000).toISOString() });
 
     const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     operations = [];

@@ -118,7 +118,8 @@ export function createModelExecutor(defaults: { model: string | null; allowed?: 
       const answered = models.filter((s) => s.finished_at && s.error === null);
       const lastAnswer = answered.at(-1)?.output as ModelAnswer | undefined;
       const usage: Usage = { promptTokens: 0, completionTokens: 0 };
-      for (const s of answered) {
+      // What this run used: a step copied from the run it reruns was paid for there.
+      for (const s of answered.filter((m) => !m.copied)) {
         const u = s.usage as Usage | null;
         usage.promptTokens += u?.promptTokens ?? 0;
         usage.completionTokens += u?.completionTokens ?? 0;

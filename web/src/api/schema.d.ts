@@ -9007,6 +9007,340 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rerun a run from a step
+         * @description Starts a new run of the same agent from step fromStep (default 0) of an ended run: 202 with the queued run, whose rerunOf names the run and the step. The steps before fromStep are copied into it (copied: true in its steps; recorded, not made again: no model or tool call for them, and their usage is not counted again), and it makes the rest with the agent as it is now (its system message, model and tools; a model run reads the copied conversation first). From step 0 it is a new run of the run's input, or of input when given. It is started, limited and refused as POST /api/agents/:id/runs is (the same right, RUN_CONCURRENCY_PER_ACCOUNT, a template or paused agent 409, MODEL_TOKENS_PER_DAY 429).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                    /** @description Makes the POST safe to retry: the first response (errors included, not 400 or 5xx) is replayed for 24 h with Idempotent-Replayed: true */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RerunRunInput"];
+                };
+            };
+            responses: {
+                /** @description Accepted: the work is queued and happens shortly */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description fromStep is past the run's last step (more than its number of steps), or input was sent with a fromStep after 0. Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Your role in the account acted in is viewer: read-only. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The run has not ended (queued, running or waiting), or its agent is a template or paused. A request with this Idempotency-Key is still in progress. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON: send Content-Type: application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The agent's runs use the model and the account has spent MODEL_TOKENS_PER_DAY for today (UTC); Retry-After says when it starts afresh. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{id}/runs/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay an agent's failed runs
+         * @description Reruns from step 0, each with its own input, the agent's runs that failed and were created in [since, until) (until: now when omitted): the oldest 1000 of them, chosen now. 202 with the replay's id and how many runs it reruns; the reruns are started in the background, batch by batch, each taking its place in the account's line of runs as any run (RUN_CONCURRENCY_PER_ACCOUNT); follow them with GET /api/agents/:id/runs/replays/:replayId. One replay per agent every 1m (RECOVER_INTERVAL), else 429 with Retry-After. The same right as starting a run.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                    /** @description Makes the POST safe to retry: the first response (errors included, not 400 or 5xx) is replayed for 24 h with Idempotent-Replayed: true */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ReplayRunsInput"];
+                };
+            };
+            responses: {
+                /** @description Accepted: the work is queued and happens shortly */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunReplayStarted"];
+                    };
+                };
+                /** @description Bad input. The message names the field (`body.name: …`, `querystring.limit: …`, `body.configJson.cronExpression: …`), or says that the body is not JSON or holds what the API never stores (nesting deeper than 64 levels, a NUL character, a "__proto__" key). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Your role in the account acted in is viewer: read-only. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The agent is a template or paused: it does not run. A request with this Idempotency-Key is still in progress. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON: send Content-Type: application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This Idempotency-Key was already used with a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A replay of this agent was asked for less than RECOVER_INTERVAL ago, or the account has spent MODEL_TOKENS_PER_DAY; Retry-After says when to try again. The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{id}/runs/replays/{replayId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a replay
+         * @description A replay's progress: how many runs it reruns (count), how many reruns it has started, and running or done.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The account this request acts in: one from GET /api/accounts (your own when absent). Its owner and its active members may act there, with the rights of their role; anyone else gets 404. */
+                    "account-id"?: string;
+                };
+                path: {
+                    id: string;
+                    replayId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunReplay"];
+                    };
+                };
+                /** @description No credential, or an invalid or expired one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Nothing with this id in the account acted in (unknown, another account's, or a malformed id). The Account-Id header names an account you may not act in (not yours, not an active member of it, or no such account). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The account has REQUESTS_IN_FLIGHT_PER_ACCOUNT requests in progress in this API process, or the process has REQUESTS_IN_FLIGHT_PER_PROCESS and this request waited REQUESTS_TURN_WAIT_MS for its turn (an account with none in progress is always served): retry after Retry-After seconds. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{id}/runs": {
         parameters: {
             query?: never;
@@ -9390,7 +9724,7 @@ export interface paths {
         };
         /**
          * Get a run
-         * @description One run: queued, running, succeeded or failed, with its output or error once finished. Poll it after starting a run.
+         * @description One run: queued, running, succeeded or failed, with its output or error once finished. Poll it after starting a run. With its latest reruns (reruns, newest first, at most 20) and, for a rerun, the run it reruns (rerunOf).
          */
         get: {
             parameters: {
@@ -9412,7 +9746,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Run"];
+                        "application/json": components["schemas"]["RunDetail"];
                     };
                 };
                 /** @description No credential, or an invalid or expired one. */
@@ -11261,6 +11595,16 @@ export interface components {
                 /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
                 toolCalls: number;
             };
+            /** @description A rerun (POST /api/runs/:id/rerun, or a replay): the run it reruns and the step it went on from; null for any other run, and once that run was deleted (RETENTION_DAYS) */
+            rerunOf: {
+                /**
+                 * Format: uuid
+                 * @description The run it reruns
+                 */
+                runId: string;
+                /** @description The step it went on from: the steps before it were copied from that run */
+                fromStep: number;
+            } | null;
             startedAt: string | null;
             finishedAt: string | null;
             /**
@@ -11274,6 +11618,74 @@ export interface components {
              */
             updatedAt: string;
         };
+        RunDetailInput: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            accountId: string;
+            /** Format: uuid */
+            agentId: string;
+            /** @description The trigger whose fire started the run; null for a run started through the API */
+            triggerId: string | null;
+            /** @description That fire (see the trigger's fires); null for a run started through the API */
+            fireId: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed";
+            /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
+            input: unknown;
+            /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
+            output: unknown;
+            /** @description Why the run failed: the model provider refused or stayed unavailable (its message), maxSteps reached, every tool failed (tool executor), "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it */
+            error: string | null;
+            /** @description 0 for a run started directly; +1 per chained agent_finished / agent_output trigger (at most 10) */
+            chainDepth: number;
+            /** @description The conversation the run belongs to; null when it has none */
+            threadId: string | null;
+            /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
+            executor: ("tools" | "model") | null;
+            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
+            usage: {
+                /** @description Prompt tokens of its model calls, as the provider counted them */
+                promptTokens: number;
+                /** @description Completion tokens of its model calls */
+                completionTokens: number;
+                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
+                toolCalls: number;
+            };
+            /** @description A rerun (POST /api/runs/:id/rerun, or a replay): the run it reruns and the step it went on from; null for any other run, and once that run was deleted (RETENTION_DAYS) */
+            rerunOf: {
+                /**
+                 * Format: uuid
+                 * @description The run it reruns
+                 */
+                runId: string;
+                /** @description The step it went on from: the steps before it were copied from that run */
+                fromStep: number;
+            } | null;
+            startedAt: string | null;
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updatedAt: string;
+            /** @description Its reruns, newest first, at most 20 (each a run of its own: GET /api/runs/:runId) */
+            reruns: {
+                /** Format: uuid */
+                runId: string;
+                fromStep: number;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                createdAt: string;
+            }[];
+        };
         RunStepInput: {
             /** @description Position in the run, from 0: the order the steps are made in */
             index: number;
@@ -11282,6 +11694,8 @@ export interface components {
              * @enum {string}
              */
             type: "tool" | "model" | "approval";
+            /** @description True for a step of a rerun copied from the run it reruns (a step before its fromStep): recorded there, not made again; its usage is not counted again */
+            copied: boolean;
             /** @description An approval step: its approval (GET /api/approvals/:id); null for other steps */
             approvalId: string | null;
             /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
@@ -11400,6 +11814,54 @@ export interface components {
             };
             /** @description Why; on a reject the model receives { rejected: true, comment } */
             comment?: string;
+        };
+        /** @description Optional; no body reruns the whole run with its input. */
+        RerunRunInput: {
+            /** @description The step to go on from (default 0): the steps before it are copied from the run (recorded, not made again), and the rerun makes the rest with the agent as it is now. At most the run's number of steps */
+            fromStep?: number;
+            /** @description Replaces the run's input (at most 64 KiB of JSON); only with fromStep 0 or none. Default: the run's input */
+            input?: unknown;
+        } | null;
+        ReplayRunsInput: {
+            /**
+             * @description The runs to rerun: those that failed
+             * @constant
+             */
+            status: "failed";
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant: runs created at or after it are rerun
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant, exclusive; default: now. After since
+             */
+            until?: string;
+        };
+        RunReplayInput: {
+            /** Format: uuid */
+            id: string;
+            /** @description The runs it reruns: the agent's failed runs of the window when it was asked for, the oldest 1000 at most */
+            count: number;
+            /** @description Of those, the ones whose rerun has been started so far (a run deleted meanwhile is counted and skipped) */
+            started: number;
+            /**
+             * @description running: reruns are still being started; done: every one has been
+             * @enum {string}
+             */
+            status: "running" | "done";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        RunReplayStartedInput: {
+            /** Format: uuid */
+            id: string;
+            /** @description The runs it reruns: the agent's failed runs of the window when it was asked for, the oldest 1000 at most */
+            count: number;
         };
         SettingsInput: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */
@@ -13501,6 +13963,16 @@ export interface components {
                 /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
                 toolCalls: number;
             };
+            /** @description A rerun (POST /api/runs/:id/rerun, or a replay): the run it reruns and the step it went on from; null for any other run, and once that run was deleted (RETENTION_DAYS) */
+            rerunOf: {
+                /**
+                 * Format: uuid
+                 * @description The run it reruns
+                 */
+                runId: string;
+                /** @description The step it went on from: the steps before it were copied from that run */
+                fromStep: number;
+            } | null;
             startedAt: string | null;
             finishedAt: string | null;
             /**
@@ -13514,6 +13986,74 @@ export interface components {
              */
             updatedAt: string;
         };
+        RunDetail: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            accountId: string;
+            /** Format: uuid */
+            agentId: string;
+            /** @description The trigger whose fire started the run; null for a run started through the API */
+            triggerId: string | null;
+            /** @description That fire (see the trigger's fires); null for a run started through the API */
+            fireId: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed";
+            /** @description The input: as sent, or for a triggered run { source, triggerId, fireId, payload } (payload: the event data, hook body, …) */
+            input: unknown;
+            /** @description Set when the run finished. Model executor: { text, steps: [{ index, type, name, ok, error?, durationMs }], usage: { promptTokens, completionTokens } } (text: the model's last answer; agent_output triggers filter on it, e.g. { "text": { "$contains": "buy" } }). Tool executor: { input, tools: { "<tool name>": { type, ok, result | error, durationMs } }, summary }; a repeated tool name is keyed "<name> (2)"; filters read e.g. { "tools.prices.result.bitcoin.usd": 1 }. At most 256 KiB of JSON: beyond that the largest values are replaced by { truncated: true, bytes } (a model run's text is cut) until it fits */
+            output: unknown;
+            /** @description Why the run failed: the model provider refused or stayed unavailable (its message), maxSteps reached, every tool failed (tool executor), "timed out" (RUN_TIMEOUT_MS), its agent was paused or made a template while it was queued, or the engine could not execute it */
+            error: string | null;
+            /** @description 0 for a run started directly; +1 per chained agent_finished / agent_output trigger (at most 10) */
+            chainDepth: number;
+            /** @description The conversation the run belongs to; null when it has none */
+            threadId: string | null;
+            /** @description Who made the run, decided when it starts running: model (a language model calling the tools; MODEL_BASE_URL is set and a model is named by configJson.model or MODEL_NAME) or tools (each enabled tool once, in order); null while queued */
+            executor: ("tools" | "model") | null;
+            /** @description What the run has used so far, counted as each step is recorded (so also while it runs, and for a failed run); its tokens count toward the account's MODEL_TOKENS_PER_DAY and GET /api/account/usage */
+            usage: {
+                /** @description Prompt tokens of its model calls, as the provider counted them */
+                promptTokens: number;
+                /** @description Completion tokens of its model calls */
+                completionTokens: number;
+                /** @description Tool steps it made (a model run: one per function the model called; the tool executor: one per tool) */
+                toolCalls: number;
+            };
+            /** @description A rerun (POST /api/runs/:id/rerun, or a replay): the run it reruns and the step it went on from; null for any other run, and once that run was deleted (RETENTION_DAYS) */
+            rerunOf: {
+                /**
+                 * Format: uuid
+                 * @description The run it reruns
+                 */
+                runId: string;
+                /** @description The step it went on from: the steps before it were copied from that run */
+                fromStep: number;
+            } | null;
+            startedAt: string | null;
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updatedAt: string;
+            /** @description Its reruns, newest first, at most 20 (each a run of its own: GET /api/runs/:runId) */
+            reruns: {
+                /** Format: uuid */
+                runId: string;
+                fromStep: number;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                createdAt: string;
+            }[];
+        };
         RunStep: {
             /** @description Position in the run, from 0: the order the steps are made in */
             index: number;
@@ -13522,6 +14062,8 @@ export interface components {
              * @enum {string}
              */
             type: "tool" | "model" | "approval";
+            /** @description True for a step of a rerun copied from the run it reruns (a step before its fromStep): recorded there, not made again; its usage is not counted again */
+            copied: boolean;
             /** @description An approval step: its approval (GET /api/approvals/:id); null for other steps */
             approvalId: string | null;
             /** @description A model step: the model. A tool step: the function the model called (model executor), or the key of its outcome in the run output (tool executor: the tool's name; "<name> (2)" when repeated) */
@@ -13640,6 +14182,54 @@ export interface components {
             };
             /** @description Why; on a reject the model receives { rejected: true, comment } */
             comment?: string;
+        };
+        /** @description Optional; no body reruns the whole run with its input. */
+        RerunRun: {
+            /** @description The step to go on from (default 0): the steps before it are copied from the run (recorded, not made again), and the rerun makes the rest with the agent as it is now. At most the run's number of steps */
+            fromStep?: number;
+            /** @description Replaces the run's input (at most 64 KiB of JSON); only with fromStep 0 or none. Default: the run's input */
+            input?: unknown;
+        } | null;
+        ReplayRuns: {
+            /**
+             * @description The runs to rerun: those that failed
+             * @constant
+             */
+            status: "failed";
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant: runs created at or after it are rerun
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant, exclusive; default: now. After since
+             */
+            until?: string;
+        };
+        RunReplay: {
+            /** Format: uuid */
+            id: string;
+            /** @description The runs it reruns: the agent's failed runs of the window when it was asked for, the oldest 1000 at most */
+            count: number;
+            /** @description Of those, the ones whose rerun has been started so far (a run deleted meanwhile is counted and skipped) */
+            started: number;
+            /**
+             * @description running: reruns are still being started; done: every one has been
+             * @enum {string}
+             */
+            status: "running" | "done";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            createdAt: string;
+        };
+        RunReplayStarted: {
+            /** Format: uuid */
+            id: string;
+            /** @description The runs it reruns: the agent's failed runs of the window when it was asked for, the oldest 1000 at most */
+            count: number;
         };
         Settings: {
             /** @description Units charged for creating a non-template agent (AGENT_CREATE_COST), and for moving one out of template */

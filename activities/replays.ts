@@ -1,0 +1,7 @@
+import type { ActivityDeps } from './deps';
+
+/** The activity of replayRunsWorkflow (workflows/replay.ts); a batch is engine/runs/replays.ts. */
+export function createReplayActivities(deps: ActivityDeps) {
+  const { replayRunBatch } = deps.replays;
+  return { replayRunBatch };
+}
