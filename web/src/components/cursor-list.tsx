@@ -30,8 +30,19 @@ export function useCursorList<T>(queryKey: QueryKey, fetchPage: (cursor: string 
   return { ...query, items };
 }
 
+/** What a screen shows of a cursor list (useCursorList): the items so far, its loading and error, and its next page. */
+export interface CursorListView<T> {
+  items: T[] | undefined;
+  isPending: boolean;
+  error: unknown;
+  refetch: () => unknown;
+  hasNextPage: boolean;
+  isFetchingNextPage: boolean;
+  fetchNextPage: () => unknown;
+}
+
 /** The "Load more" button of a cursor list; absent once the last page is in. */
-export function LoadMore({ list, label = 'Load more' }: { list: { hasNextPage: boolean; isFetchingNextPage: boolean; fetchNextPage: () => unknown }; label?: string }) {
+export function LoadMore({ list, label = 'Load more' }: { list: Pick<CursorListView<unknown>, 'hasNextPage' | 'isFetchingNextPage' | 'fetchNextPage'>; label?: string }) {
   if (!list.hasNextPage) return null;
   return (
     <Center mt="md">

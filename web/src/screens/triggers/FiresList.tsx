@@ -1,11 +1,12 @@
-import { Anchor, Badge, Button, Code, Collapse, Group, List, Paper, Stack, Text } from '@mantine/core';
+import { Anchor, Badge, Code, Stack, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { Link } from 'react-router';
-import { LoadMore, useCursorList } from '../../components/cursor-list';
+import { useCursorList } from '../../components/cursor-list';
 import { DateTime } from '../../components/DateTime';
-import { EmptyState, QueryState } from '../../components/states';
+import { PagedTimeline } from '../../components/PagedTimeline';
+import { QueryState } from '../../components/states';
 import { TemporalLink } from '../../components/TemporalLink';
+import { TimelineEntry } from '../../components/Timeline';
 import { formatDuration } from '../../lib/dates';
 import { workflowIds } from '../../lib/temporal';
 import { useAccountId, useAccountKey } from '../../session/account';
@@ -23,65 +24,50 @@ const SOURCE_WORDS: Record<Fire['source'], string> = { schedule: 'schedule', man
 export function FiresList({ scope, triggerId }: { scope: TriggerScope; triggerId: string }) {
   const list = useCursorList(useAccountKey('triggers', triggerId, 'fires'), (cursor) => triggerApi.fires(scope, triggerId, cursor), { refetchInterval: 2_000 });
   return (
-    <QueryState query={{ ...list, data: list.items }} loadingLabel="Loading fires">
-      {(fires) =>
-        fires.length === 0 ? (
-          <EmptyState title="No fires yet">A fire shows here the moment it is recorded: on its schedule, when its hook is called, on a matching event, or with Fire now.</EmptyState>
-        ) : (
-          <>
-            <List aria-label="Fires" listStyleType="none" spacing="xs" styles={{ itemWrapper: { width: '100%' }, itemLabel: { width: '100%' } }}>
-              {fires.map((fire) => (
-                <FireItem key={fire.id} fire={fire} scope={scope} triggerId={triggerId} />
-              ))}
-            </List>
-            <LoadMore list={list} label="Load older fires" />
-          </>
-        )
-      }
-    </QueryState>
+    <PagedTimeline list={list} noun="Fires" empty="A fire shows here the moment it is recorded: on its schedule, when its hook is called, on a matching event, or with Fire now.">
+      {(fire) => <FireItem key={fire.id} fire={fire} scope={scope} triggerId={triggerId} />}
+    </PagedTimeline>
   );
 }
 
 function FireItem({ fire, scope, triggerId }: { fire: Fire; scope: TriggerScope; triggerId: string }) {
   const accountId = useAccountId();
-  const [open, setOpen] = useState(false);
   const status = FIRE_STATUS[fire.status];
   const lag = fire.scheduledAt ? Date.parse(fire.firedAt) - Date.parse(fire.scheduledAt) : null;
   return (
-    <List.Item>
-      <Paper withBorder p="sm" radius="md">
-        <Group justify="space-between" wrap="wrap" gap="xs">
-          <Group gap="sm" wrap="wrap">
-            <Badge variant="light" color={status.color}>
-              {status.label}
-            </Badge>
-            <DateTime value={fire.firedAt} />
-            <Text size="sm" c="dimmed">
-              {lag !== null ? `on schedule for ${new Date(fire.scheduledAt!).toLocaleTimeString()}, recorded ${formatDuration(lag)} late` : SOURCE_WORDS[fire.source]}
-            </Text>
-          </Group>
-          <Group gap="sm">
-            {fire.runId && (
-              <>
-                <Anchor component={Link} to={`/w/${accountId}/runs/${fire.runId}`} size="sm">
-                  Open run
-                </Anchor>
-                <TemporalLink workflowId={workflowIds.run(fire.runId)}>Run in Temporal</TemporalLink>
-              </>
-            )}
-            <Button size="compact-sm" variant="subtle" onClick={() => setOpen((o) => !o)} aria-expanded={open} aria-label={`${open ? 'Hide' : 'Show'} details of the fire at ${new Date(fire.firedAt).toLocaleString()}`}>
-              {open ? 'Hide details' : 'Details'}
-            </Button>
-          </Group>
-        </Group>
-        {(fire.reason || status.why) && (
+    <TimelineEntry
+      summary={
+        <>
+          <Badge variant="light" color={status.color}>
+            {status.label}
+          </Badge>
+          <DateTime value={fire.firedAt} />
+          <Text size="sm" c="dimmed">
+            {lag !== null ? `on schedule for ${new Date(fire.scheduledAt!).toLocaleTimeString()}, recorded ${formatDuration(lag)} late` : SOURCE_WORDS[fire.source]}
+          </Text>
+        </>
+      }
+      actions={
+        fire.runId && (
+          <>
+            <Anchor component={Link} to={`/w/${accountId}/runs/${fire.runId}`} size="sm">
+              Open run
+            </Anchor>
+            <TemporalLink workflowId={workflowIds.run(fire.runId)}>Run in Temporal</TemporalLink>
+          </>
+        )
+      }
+      note={
+        (fire.reason || status.why) && (
           <Text size="xs" c="dimmed" mt={4}>
             {fire.reason ? FIRE_REASONS[fire.reason] : status.why}
           </Text>
-        )}
-        <Collapse in={open}>{open && <FireDetails scope={scope} triggerId={triggerId} fireId={fire.id} />}</Collapse>
-      </Paper>
-    </List.Item>
+        )
+      }
+      opens={{ closed: 'Details', open: 'Hide details' }}
+      toggleLabel={(open) => `${open ? 'Hide' : 'Show'} details of the fire at ${new Date(fire.firedAt).toLocaleString()}`}
+      details={() => <FireDetails scope={scope} triggerId={triggerId} fireId={fire.id} />}
+    />
   );
 }
 

@@ -6,7 +6,9 @@ import { client } from '../../api/client';
 import { ApiError, fieldOfMessage, unwrap } from '../../api/errors';
 import { useComponentSchema, validateAgainst, variantsByType, type FieldError, type JsonSchema } from '../../api/openapi-schema';
 import { ApiErrorAlert } from '../../components/ApiErrorAlert';
-import { CopyValue, ShownOnce } from '../../components/ShownOnce';
+import { CopyableUrl } from '../../components/CopyableUrl';
+import { FormButtons } from '../../components/FormButtons';
+import { ShownOnce } from '../../components/ShownOnce';
 import { viewerTimeZone } from '../../lib/dates';
 import { useIntentKey, useWrite } from '../../lib/mutations';
 import { useAccountId, useAccountKey } from '../../session/account';
@@ -239,14 +241,7 @@ export function TriggerFormDialog({ scope, agentId, trigger, onClose }: { scope:
           <Switch label="Enabled" description="A disabled trigger does not fire; its schedule is paused" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
           {checked.length > 0 && !checked.every((c) => c.path) && <ApiErrorAlert error={new Error(checked.map((c) => c.message).join('; '))} title="Not accepted" />}
           <ApiErrorAlert error={save.error} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={save.isPending} disabled={!name.trim() || !variant}>
-              {editing ? 'Save' : 'Create'}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} submit={editing ? 'Save' : 'Create'} pending={save.isPending} disabled={!name.trim() || !variant} />
         </Stack>
       </form>
     </Modal>
@@ -259,19 +254,7 @@ function CreatedHook({ trigger, url, onClose }: { trigger: Trigger; url: string;
   return (
     <Modal opened onClose={onClose} title={`${trigger.name}: its hook`} size="lg" centered>
       <Stack>
-        {trigger.hookUrl && (
-          <div>
-            <Text size="sm" fw={500}>
-              Hook URL
-            </Text>
-            <Group gap="xs" wrap="nowrap">
-              <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }}>
-                {trigger.hookUrl}
-              </Text>
-              <CopyValue value={trigger.hookUrl} label="Copy hook URL" />
-            </Group>
-          </div>
-        )}
+        {trigger.hookUrl && <CopyableUrl label="Hook URL" url={trigger.hookUrl} copyLabel="Copy hook URL" />}
         <ShownOnce label="Secret token" value={token} />
         <Text size="sm" c="dimmed">
           Callers POST any JSON to the hook URL with the header <code>X-Trigger-Token</code>; each call is a fire.

@@ -1,20 +1,18 @@
-import { Anchor, Badge, Button, Code, Group, List, Paper, SimpleGrid, Stack, Tabs, Text, Title } from '@mantine/core';
+import { Anchor, Button, Code, Group, List, Paper, SimpleGrid, Stack, Tabs, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { client } from '../../api/client';
 import { unwrap } from '../../api/errors';
 import { ApiErrorAlert } from '../../components/ApiErrorAlert';
-import { ConfirmButton } from '../../components/ConfirmButton';
 import { DateTime } from '../../components/DateTime';
-import { PageHeader } from '../../components/PageHeader';
+import { DetailHeader } from '../../components/DetailHeader';
 import { CopyValue, Masked } from '../../components/ShownOnce';
 import { QueryState } from '../../components/states';
 import { TemporalLink } from '../../components/TemporalLink';
 import { cronInWords } from '../../lib/cron-words';
 import { useWrite } from '../../lib/mutations';
 import { useAccountId, useAccountKey } from '../../session/account';
-import { Can } from '../../session/permissions';
 import { FiresList } from './FiresList';
 import { isScheduled, triggerApi, type Trigger, type TriggerScope } from './trigger-api';
 import { TRIGGER_TYPE_LABELS } from './trigger-labels';
@@ -89,45 +87,24 @@ function TriggerView({ trigger, scope }: { trigger: Trigger; scope: TriggerScope
 
   return (
     <>
-      <PageHeader
+      <DetailHeader
         crumbs={crumbs}
-        title={
-          <Group gap="sm">
-            {trigger.name}
-            <Badge variant="light">{TRIGGER_TYPE_LABELS[trigger.type].label}</Badge>
-            <Badge variant="light" color={trigger.enabled ? 'teal' : 'gray'}>
-              {trigger.enabled ? 'enabled' : 'disabled'}
-            </Badge>
-          </Group>
-        }
+        name={trigger.name}
+        kind={TRIGGER_TYPE_LABELS[trigger.type].label}
+        enabled={trigger.enabled}
         description={TRIGGER_TYPE_LABELS[trigger.type].description}
-        actions={
-          <>
-            <Can right="write">
-              <Button onClick={() => fire.mutate(undefined)} loading={fire.isPending} disabled={!trigger.enabled} title={trigger.enabled ? undefined : 'Enable it to fire it'}>
-                Fire now
-              </Button>
-              <Button variant="default" onClick={() => toggle.mutate(undefined)} loading={toggle.isPending}>
-                {trigger.enabled ? 'Disable' : 'Enable'}
-              </Button>
-              <Button variant="default" onClick={edit.open}>
-                Edit
-              </Button>
-            </Can>
-            <Can right="delete">
-              <ConfirmButton
-                title={`Delete ${trigger.name}?`}
-                message="The trigger and its fire history are deleted, and its schedule removed from Temporal. Runs it started stay."
-                confirmLabel="Delete trigger"
-                onConfirm={() => remove.mutate(undefined)}
-                pending={remove.isPending}
-                error={remove.error}
-              >
-                Delete
-              </ConfirmButton>
-            </Can>
-          </>
+        action={
+          <Button onClick={() => fire.mutate(undefined)} loading={fire.isPending} disabled={!trigger.enabled} title={trigger.enabled ? undefined : 'Enable it to fire it'}>
+            Fire now
+          </Button>
         }
+        toggle={toggle}
+        onEdit={edit.open}
+        remove={{
+          ...remove,
+          message: 'The trigger and its fire history are deleted, and its schedule removed from Temporal. Runs it started stay.',
+          confirmLabel: 'Delete trigger',
+        }}
       />
       <Stack gap="md">
         <ApiErrorAlert error={fire.error ?? toggle.error} />

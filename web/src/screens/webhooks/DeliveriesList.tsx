@@ -1,12 +1,13 @@
-import { Badge, Button, Code, Collapse, Group, List, Paper, Stack, Table, Text } from '@mantine/core';
+import { Badge, Button, Code, Group, Stack, Table, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { client } from '../../api/client';
 import { unwrap } from '../../api/errors';
 import { ApiErrorAlert } from '../../components/ApiErrorAlert';
-import { LoadMore, pageOf, useCursorList } from '../../components/cursor-list';
+import { pageOf, useCursorList } from '../../components/cursor-list';
 import { DateTime } from '../../components/DateTime';
-import { EmptyState, QueryState } from '../../components/states';
+import { PagedTimeline } from '../../components/PagedTimeline';
+import { QueryState } from '../../components/states';
+import { TimelineEntry, TimelineItems } from '../../components/Timeline';
 import { TemporalLink } from '../../components/TemporalLink';
 import { formatDuration } from '../../lib/dates';
 import { useWrite } from '../../lib/mutations';
@@ -34,81 +35,68 @@ export function DeliveriesList({ webhookId, openId }: { webhookId: string; openI
     refetchInterval: 3_000,
   });
   return (
-    <QueryState query={{ ...list, data: list.items }} loadingLabel="Loading deliveries">
-      {(deliveries) => (
-        <>
-          {linked.data && !deliveries.some((d) => d.id === openId) && (
-            <List aria-label="Linked delivery" listStyleType="none" mb="md" styles={{ itemWrapper: { width: '100%' }, itemLabel: { width: '100%' } }}>
-              <DeliveryItem webhookId={webhookId} delivery={linked.data} initiallyOpen />
-            </List>
-          )}
-          {deliveries.length === 0 ? (
-            <EmptyState title="No deliveries yet">
-              Each event the webhook subscribes to becomes a delivery here. Send test delivers a webhook.test event now.
-            </EmptyState>
-          ) : (
-            <>
-              <List aria-label="Deliveries" listStyleType="none" spacing="xs" styles={{ itemWrapper: { width: '100%' }, itemLabel: { width: '100%' } }}>
-                {deliveries.map((delivery) => (
-                  <DeliveryItem key={delivery.id} webhookId={webhookId} delivery={delivery} initiallyOpen={delivery.id === openId} />
-                ))}
-              </List>
-              <LoadMore list={list} label="Load older deliveries" />
-            </>
-          )}
-        </>
-      )}
-    </QueryState>
+    <PagedTimeline
+      list={list}
+      noun="Deliveries"
+      empty="Each event the webhook subscribes to becomes a delivery here. Send test delivers a webhook.test event now."
+      before={(deliveries) =>
+        linked.data &&
+        !deliveries.some((d) => d.id === openId) && (
+          <TimelineItems label="Linked delivery" mb="md">
+            <DeliveryItem webhookId={webhookId} delivery={linked.data} initiallyOpen />
+          </TimelineItems>
+        )
+      }
+    >
+      {(delivery) => <DeliveryItem key={delivery.id} webhookId={webhookId} delivery={delivery} initiallyOpen={delivery.id === openId} />}
+    </PagedTimeline>
   );
 }
 
 function DeliveryItem({ webhookId, delivery, initiallyOpen }: { webhookId: string; delivery: Delivery; initiallyOpen: boolean }) {
-  const [open, setOpen] = useState(initiallyOpen);
   const retry = useWrite(
     async () => unwrap(await client.POST('/api/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id: webhookId, deliveryId: delivery.id } } })),
     { invalidates: [useAccountKey('webhooks', webhookId)], success: 'Retrying: one more attempt now' },
   );
   const created = new Date(delivery.createdAt).toLocaleString();
   return (
-    <List.Item>
-      <Paper withBorder p="sm" radius="md" shadow={open ? 'sm' : undefined}>
-        <Group justify="space-between" wrap="wrap" gap="xs">
-          <Group gap="sm" wrap="wrap">
-            <Badge variant="light" color={DELIVERY_STATUS_COLOR[delivery.status]}>
-              {delivery.status}
-            </Badge>
-            <Text size="sm" ff="monospace">
-              {delivery.eventType}
-            </Text>
-            <DateTime value={delivery.createdAt} />
+    <TimelineEntry
+      summary={
+        <>
+          <Badge variant="light" color={DELIVERY_STATUS_COLOR[delivery.status]}>
+            {delivery.status}
+          </Badge>
+          <Text size="sm" ff="monospace">
+            {delivery.eventType}
+          </Text>
+          <DateTime value={delivery.createdAt} />
+          <Text size="sm" c="dimmed">
+            {delivery.attempts} attempt{delivery.attempts === 1 ? '' : 's'}
+            {delivery.lastStatusCode !== null && `, last answered ${delivery.lastStatusCode}`}
+            {delivery.lastStatusCode === null && delivery.lastError && `, last: ${delivery.lastError}`}
+          </Text>
+          {delivery.nextAttemptAt && (
             <Text size="sm" c="dimmed">
-              {delivery.attempts} attempt{delivery.attempts === 1 ? '' : 's'}
-              {delivery.lastStatusCode !== null && `, last answered ${delivery.lastStatusCode}`}
-              {delivery.lastStatusCode === null && delivery.lastError && `, last: ${delivery.lastError}`}
+              next attempt <DateTime value={delivery.nextAttemptAt} relative />
             </Text>
-            {delivery.nextAttemptAt && (
-              <Text size="sm" c="dimmed">
-                next attempt <DateTime value={delivery.nextAttemptAt} relative />
-              </Text>
-            )}
-          </Group>
-          <Group gap="xs">
-            {delivery.status === 'failed' && (
-              <Can right="write">
-                <Button size="compact-sm" variant="light" onClick={() => retry.mutate(undefined)} loading={retry.isPending}>
-                  Retry
-                </Button>
-              </Can>
-            )}
-            <Button size="compact-sm" variant="subtle" onClick={() => setOpen((o) => !o)} aria-expanded={open} aria-label={`${open ? 'Hide' : 'Show'} attempts of the delivery of ${created}`}>
-              {open ? 'Hide attempts' : 'Attempts'}
+          )}
+        </>
+      }
+      actions={
+        delivery.status === 'failed' && (
+          <Can right="write">
+            <Button size="compact-sm" variant="light" onClick={() => retry.mutate(undefined)} loading={retry.isPending}>
+              Retry
             </Button>
-          </Group>
-        </Group>
-        <ApiErrorAlert error={retry.error} />
-        <Collapse in={open}>{open && <Attempts webhookId={webhookId} deliveryId={delivery.id} />}</Collapse>
-      </Paper>
-    </List.Item>
+          </Can>
+        )
+      }
+      note={<ApiErrorAlert error={retry.error} />}
+      opens={{ closed: 'Attempts', open: 'Hide attempts' }}
+      toggleLabel={(open) => `${open ? 'Hide' : 'Show'} attempts of the delivery of ${created}`}
+      initiallyOpen={initiallyOpen}
+      details={() => <Attempts webhookId={webhookId} deliveryId={delivery.id} />}
+    />
   );
 }
 

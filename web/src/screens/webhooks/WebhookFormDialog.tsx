@@ -5,7 +5,9 @@ import { client } from '../../api/client';
 import { ApiError, fieldOfMessage, unwrap } from '../../api/errors';
 import { useComponentSchema, validateAgainst, type FieldError, type JsonSchema } from '../../api/openapi-schema';
 import { ApiErrorAlert } from '../../components/ApiErrorAlert';
-import { CopyValue, ShownOnce } from '../../components/ShownOnce';
+import { CopyableUrl } from '../../components/CopyableUrl';
+import { FormButtons } from '../../components/FormButtons';
+import { ShownOnce } from '../../components/ShownOnce';
 import { useIntentKey, useWrite } from '../../lib/mutations';
 import { useAccountId, useAccountKey } from '../../session/account';
 import { useCan } from '../../session/permissions';
@@ -153,14 +155,7 @@ export function WebhookFormDialog({ webhook, onClose }: { webhook?: Webhook; onC
           )}
           <Switch label="Enabled" description="A disabled webhook delivers nothing (its pending deliveries are cancelled) or refuses requests" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
           <ApiErrorAlert error={save.error} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={save.isPending} disabled={!name.trim() || !(editing ? update.schema : variant)}>
-              {editing ? 'Save' : 'Create'}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} submit={editing ? 'Save' : 'Create'} pending={save.isPending} disabled={!name.trim() || !(editing ? update.schema : variant)} />
         </Stack>
       </form>
     </Modal>
@@ -172,19 +167,7 @@ function SavedWebhook({ webhook, accountId, onClose }: { webhook: Webhook; accou
   return (
     <Modal opened onClose={onClose} title={`${webhook.name} is ready`} size="lg" centered>
       <Stack>
-        {webhook.direction === 'incoming' && (
-          <div>
-            <Text size="sm" fw={500}>
-              Its URL: senders POST JSON here
-            </Text>
-            <Group gap="xs" wrap="nowrap">
-              <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }}>
-                {webhook.url}
-              </Text>
-              <CopyValue value={webhook.url} label="Copy webhook URL" />
-            </Group>
-          </div>
-        )}
+        {webhook.direction === 'incoming' && <CopyableUrl label="Its URL: senders POST JSON here" url={webhook.url} copyLabel="Copy webhook URL" />}
         {webhook.secret && !MASKED.test(webhook.secret) && <ShownOnce label="Signing secret" value={webhook.secret} />}
         <Group justify="flex-end">
           <Anchor component={Link} to={`/w/${accountId}/webhooks/${webhook.id}`} onClick={onClose}>

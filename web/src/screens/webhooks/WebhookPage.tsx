@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Code, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Alert, Button, Code, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, type ReactNode } from 'react';
@@ -6,9 +6,8 @@ import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { client } from '../../api/client';
 import { unwrap } from '../../api/errors';
 import { ApiErrorAlert } from '../../components/ApiErrorAlert';
-import { ConfirmButton } from '../../components/ConfirmButton';
 import { DateTime } from '../../components/DateTime';
-import { PageHeader } from '../../components/PageHeader';
+import { DetailHeader } from '../../components/DetailHeader';
 import { CopyValue, Masked } from '../../components/ShownOnce';
 import { Loading, QueryState } from '../../components/states';
 import { formatDuration } from '../../lib/dates';
@@ -65,46 +64,22 @@ function WebhookView({ webhook }: { webhook: Webhook }) {
 
   return (
     <>
-      <PageHeader
+      <DetailHeader
         crumbs={[{ label: 'Webhooks', to: `/w/${accountId}/webhooks` }]}
-        title={
-          <Group gap="sm">
-            {webhook.name}
-            <Badge variant="light">{webhook.direction}</Badge>
-            <Badge variant="light" color={webhook.enabled ? 'teal' : webhook.disabledReason ? 'red' : 'gray'}>
-              {webhook.enabled ? 'enabled' : 'disabled'}
-            </Badge>
-          </Group>
+        name={webhook.name}
+        kind={webhook.direction}
+        enabled={webhook.enabled}
+        offColor={webhook.disabledReason ? 'red' : undefined}
+        action={
+          outgoing && (
+            <Button onClick={() => test.mutate(undefined)} loading={test.isPending} disabled={!webhook.enabled} title={webhook.enabled ? undefined : 'Enable it to send a test'}>
+              Send test
+            </Button>
+          )
         }
-        actions={
-          <>
-            <Can right="write">
-              {outgoing && (
-                <Button onClick={() => test.mutate(undefined)} loading={test.isPending} disabled={!webhook.enabled} title={webhook.enabled ? undefined : 'Enable it to send a test'}>
-                  Send test
-                </Button>
-              )}
-              <Button variant="default" onClick={() => toggle.mutate(undefined)} loading={toggle.isPending}>
-                {webhook.enabled ? 'Disable' : 'Enable'}
-              </Button>
-              <Button variant="default" onClick={edit.open}>
-                Edit
-              </Button>
-            </Can>
-            <Can right="delete">
-              <ConfirmButton
-                title={`Delete ${webhook.name}?`}
-                message="The webhook and its delivery log are deleted; pending deliveries are not made."
-                confirmLabel="Delete webhook"
-                onConfirm={() => remove.mutate(undefined)}
-                pending={remove.isPending}
-                error={remove.error}
-              >
-                Delete
-              </ConfirmButton>
-            </Can>
-          </>
-        }
+        toggle={toggle}
+        onEdit={edit.open}
+        remove={{ ...remove, message: 'The webhook and its delivery log are deleted; pending deliveries are not made.', confirmLabel: 'Delete webhook' }}
       />
       <Stack gap="md">
         {webhook.disabledReason && (
