@@ -26,7 +26,7 @@ test('phone width (390×844): balance, role and Sign out in a pop-over of the he
   await expect(menu).toBeVisible();
   await expect(page.getByRole('button', { name: 'Sign out' })).toHaveCount(0);
   await expect(page.getByRole('combobox', { name: 'Account' })).toBeVisible();
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   await menu.click();
   const dropdown = page.getByRole('dialog', { name: 'Your account' });
   await expect(dropdown.getByText('Balance: 1,000 units')).toBeVisible();
@@ -51,6 +51,6 @@ test('the agents list refreshes on window focus after an agent was made through 
   // Past the console's staleTime (5 s): what was read before is old enough to read again.
   await page.waitForTimeout(5_500);
   await expect(page.getByText('Made elsewhere')).toHaveCount(0);
-  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+  await page.evaluate("window.dispatchEvent(new Event('focus'))");
   await expect(page.getByRole('link', { name: 'Made elsewhere' })).toBeVisible({ timeout: 5_000 });
 });

@@ -4,7 +4,6 @@ import { client } from '../../api/client';
 import { LoadMore, pageOf, useCursorList } from '../../components/cursor-list';
 import { EmptyState, QueryState } from '../../components/states';
 import { useAccountId, useAccountKey } from '../../session/account';
-import { Can } from '../../session/permissions';
 import { RunsTable } from '../runs/RunsTable';
 import { useAgent, useAgentId } from './AgentPage';
 
