@@ -28,6 +28,8 @@ function argumentsFor(parameters: Record<string, unknown> | undefined): Record<s
  */
 export function scriptedAgent(call: ModelCall): ModelReply {
   const messages = call.body.messages;
+  const asked = /^Write (\d+) words, one every (\d+) ms/.exec([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+  if (asked) return longAnswer(Number(asked[1]), Number(asked[2]));
   const toolAnswer = [...messages].reverse().find((m) => m.role === 'tool');
   const tool = call.body.tools?.[0]?.function;
   const reply = toolAnswer
@@ -36,6 +38,15 @@ export function scriptedAgent(call: ModelCall): ModelReply {
       ? toolCallsReply([{ name: tool.name, arguments: argumentsFor(tool.parameters) }])
       : textReply('Hello from the scripted model.');
   return { ...reply, delayMs: 1000 };
+}
+
+/**
+ * Asked "Write <n> words, one every <ms> ms": an answer of n words ("word1 word2 …"), streamed one word per
+ * chunk with that wait between them (the run page's growing text, run-streaming.spec.ts).
+ */
+function longAnswer(words: number, everyMs: number): ModelReply {
+  const pieces = Array.from({ length: words }, (_, i) => `word${i + 1}${i % 12 === 11 ? '\n' : ' '}`);
+  return { ...textReply(pieces.join(''), { prompt_tokens: 10, completion_tokens: words }), pieces, pieceDelayMs: everyMs, delayMs: 500 };
 }
 
 export interface BrowserStack {

@@ -2,7 +2,7 @@ import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
 import { Anchor, FileInput, Modal, Notification, createTheme, defaultVariantColorsResolver, MantineProvider, parseThemeColor, type CSSVariablesResolver } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { focusManager, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { setNonce } from 'get-nonce';
@@ -20,6 +20,21 @@ const queryClient = new QueryClient({
       refetchOnWindowFocus: true,
     },
   },
+});
+/**
+ * Lists refresh when the console is looked at again (stale data older than staleTime): on the tab shown
+ * again, and — what TanStack Query leaves out — on the window focused again, as when a person changed
+ * something in another window (a terminal with curl, another browser) and comes back beside it.
+ */
+focusManager.setEventListener((onFocus) => {
+  // Called without a value, it asks the document whether it is visible and refreshes what is stale if so.
+  const listener = () => onFocus();
+  document.addEventListener('visibilitychange', listener);
+  window.addEventListener('focus', listener);
+  return () => {
+    document.removeEventListener('visibilitychange', listener);
+    window.removeEventListener('focus', listener);
+  };
 });
 // Nothing fetched for one session is shown to the next.
 whenSignedOut(() => queryClient.clear());

@@ -1,4 +1,4 @@
-import { AppShell, Badge, Burger, Button, Container, Group, NativeSelect, NavLink as MantineNavLink, ScrollArea, Text, Title, Tooltip, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, AppShell, Badge, Popover, Stack, Burger, Button, Container, Group, NativeSelect, NavLink as MantineNavLink, ScrollArea, Text, Title, Tooltip, VisuallyHidden } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { Suspense, useId } from 'react';
 import { Link, NavLink, Outlet, useLocation, useNavigate, useNavigation, useParams } from 'react-router';
@@ -60,6 +60,10 @@ export function WorkspaceLayout() {
   // list of accounts, which only says the role. Until then no write control is shown (useCan is false).
 
   const section = location.pathname.split('/')[3] ?? 'agents';
+  const balance = summary.data ? `Balance: ${summary.data.balance.toLocaleString()} units` : 'Balance: …';
+  const balanceColor = summary.data && summary.data.balance < 100 ? 'orange' : 'teal';
+  const role = `Role: ${acting?.role ?? '…'}`;
+  const leave = () => void signOut().then(() => navigate('/signin'));
   return (
     <AppShell header={{ height: 60 }} navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
       <AppShell.Header>
@@ -76,21 +80,43 @@ export function WorkspaceLayout() {
             <NativeSelect
               aria-label="Account"
               size="sm"
+              maw={{ base: 150, md: 320 }}
               value={accountId}
               data={accounts.data ? accounts.data.map((a, i) => ({ value: a.id, label: i === 0 ? `${a.name} (yours)` : a.name })) : [{ value: accountId, label: 'Loading accounts…' }]}
               onChange={(e) => navigate(`/w/${e.currentTarget.value}/${SECTIONS.some((s) => s.path === section) ? section : 'agents'}`)}
             />
-            <Tooltip label="The acting account's balance; creating a non-template agent spends from it">
-              <Badge size="lg" variant="light" color={summary.data && summary.data.balance < 100 ? 'orange' : 'teal'} aria-live="polite">
-                {summary.data ? `Balance: ${summary.data.balance.toLocaleString()} units` : 'Balance: …'}
+            <Group gap="sm" wrap="nowrap" visibleFrom="md">
+              <Tooltip label="The acting account's balance; creating a non-template agent spends from it">
+                <Badge size="lg" variant="light" color={balanceColor} aria-live="polite">
+                  {balance}
+                </Badge>
+              </Tooltip>
+              <Badge size="lg" variant="outline" color="gray">
+                {role}
               </Badge>
-            </Tooltip>
-            <Badge size="lg" variant="outline" color="gray">
-              Role: {acting?.role ?? '…'}
-            </Badge>
-            <Button variant="default" size="sm" onClick={() => void signOut().then(() => navigate('/signin'))}>
-              Sign out
-            </Button>
+              <Button variant="default" size="sm" onClick={leave}>
+                Sign out
+              </Button>
+            </Group>
+            {/* A narrow screen (a phone): the balance, the role and Sign out in a pop-over, readable, not squeezed off the header. */}
+            <Popover position="bottom-end" withinPortal trapFocus shadow="md">
+              <Popover.Target>
+                <ActionIcon variant="default" size="lg" aria-label="Your account" hiddenFrom="md">
+                  <Text component="span" aria-hidden="true" fw={700} lh={1}>
+                    ⋮
+                  </Text>
+                </ActionIcon>
+              </Popover.Target>
+              <Popover.Dropdown aria-label="Your account">
+                <Stack gap="xs">
+                  <Text size="sm">{balance}</Text>
+                  <Text size="sm">{role}</Text>
+                  <Button variant="default" size="sm" onClick={leave}>
+                    Sign out
+                  </Button>
+                </Stack>
+              </Popover.Dropdown>
+            </Popover>
           </Group>
         </Group>
       </AppShell.Header>

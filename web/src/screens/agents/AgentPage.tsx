@@ -6,6 +6,8 @@ import { unwrap } from '../../api/errors';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryState } from '../../components/states';
 import { useAccountId, useAccountKey } from '../../session/account';
+import { Can } from '../../session/permissions';
+import { StartRunForm } from '../runs/StartRunForm';
 import { AgentActions } from './AgentActions';
 import { STATUS_COLORS } from './agent-status';
 
@@ -32,7 +34,7 @@ export function useAgent() {
   });
 }
 
-/** An agent's page: its name and status, and a tab (each with its own URL) per part of it. */
+/** An agent's page: its name and status, the form that runs it, and a tab (each with its own URL) per part of it. */
 export function AgentPage() {
   const agent = useAgent();
   const accountId = useAccountId();
@@ -56,6 +58,10 @@ export function AgentPage() {
             description={data.description || undefined}
             actions={<AgentActions agent={data} />}
           />
+          {/* Run (with its input) is in the header, on every tab: a first user looked for it on Overview. */}
+          <Can right="write">
+            <StartRunForm agentId={data.id} disabledReason={data.status === 'paused' || data.status === 'template' ? `A ${data.status} agent does not run: activate it first.` : undefined} />
+          </Can>
           <Tabs value={tab} onChange={(value) => value && navigate(`/w/${accountId}/agents/${data.id}/${value}`)} keepMounted={false}>
             <Tabs.List mb="md">
               {AGENT_TABS.map((t) => (

@@ -4,12 +4,10 @@ import { client } from '../../api/client';
 import { LoadMore, pageOf, useCursorList } from '../../components/cursor-list';
 import { EmptyState, QueryState } from '../../components/states';
 import { useAccountId, useAccountKey } from '../../session/account';
-import { Can } from '../../session/permissions';
 import { RunsTable } from '../runs/RunsTable';
-import { StartRunForm } from '../runs/StartRunForm';
 import { useAgent, useAgentId } from './AgentPage';
 
-/** Run the agent, and its runs, newest first. */
+/** The agent's runs, newest first (the header above the tabs starts one). */
 export function AgentRuns() {
   const accountId = useAccountId();
   const agentId = useAgentId();
@@ -22,9 +20,6 @@ export function AgentRuns() {
   const blocked = agent && (agent.status === 'paused' || agent.status === 'template') ? `A ${agent.status} agent does not run: activate it first.` : undefined;
   return (
     <Stack>
-      <Can right="write">
-        <StartRunForm agentId={agentId} disabledReason={blocked} />
-      </Can>
       <Title order={2} size="h4">
         Runs of this agent
       </Title>

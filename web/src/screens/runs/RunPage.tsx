@@ -16,8 +16,12 @@ import { useWrite } from '../../lib/mutations';
 import { ApprovalPanel } from '../approvals/ApprovalPanel';
 import { workflowIds } from '../../lib/temporal';
 import { useAccountId, useAccountKey } from '../../session/account';
-import { Can } from '../../session/permissions';
-import { CANCELLED_ERROR, isFinished, RunStatusBadge, usageOf, type Run } from './run-status';
+import { Can, useCan } from '../../session/permissions';
+import { CANCELLED_ERROR, isFinished, RunStatusBadge, usageOf } from './run-status';
+import { LiveStepText } from './LiveStepText';
+import { RerunButton } from './RerunButton';
+import { RerunLinks } from './RerunLinks';
+import type { RunWithReruns } from './rerun';
 import { StepItem } from './StepItem';
 import { ThreadMessages } from './ThreadMessages';
 import { useRunEvents } from './use-run-events';
@@ -40,6 +44,7 @@ function Fact({ label, children }: { label: string; children: React.ReactNode })
 export function RunPage() {
   const { runId = '' } = useParams();
   const accountId = useAccountId();
+  const canWrite = useCan('write');
   const events = useRunEvents(runId, accountId);
   const runKey = useAccountKey('runs', runId);
   const query = useQuery({
@@ -73,6 +78,11 @@ export function RunPage() {
     seenWaiting.current = waitingIds;
     void queryClient.invalidateQueries({ queryKey: runKey });
   }, [waitingIds, queryClient, runKey]);
+  // Text arriving says the run is running: read it again then, not up to 3 s later (it showed `queued` while writing).
+  const drafting = events.draft?.stepIndex;
+  useEffect(() => {
+    if (drafting !== undefined) void queryClient.invalidateQueries({ queryKey: runKey });
+  }, [drafting, queryClient, runKey]);
   const cancel = useWrite(async () => unwrap(await client.POST('/api/runs/{id}/cancel', { params: { path: { id: runId } } })), {
     invalidates: [runKey],
     success: (r) => (isFinished(r.status) ? 'The run was cancelled' : 'Cancelling: the run stops after its step in flight is torn down'),
@@ -87,7 +97,9 @@ export function RunPage() {
   return (
     <QueryState query={query} loadingLabel="Loading the run">
       {(fetched) => {
-        const run: Run = events.run ?? fetched;
+        // The stream's `done` run has rerunOf; only GET /api/runs/:id has the reruns.
+        const run: RunWithReruns = { ...fetched, ...(events.run ?? {}) };
+        const ended = isFinished(run.status);
         const usage = usageOf(run);
         const duration = run.startedAt ? new Date(run.finishedAt ?? Date.now()).getTime() - new Date(run.startedAt).getTime() : null;
         const text = (run.output as { text?: string } | null)?.text;
@@ -161,6 +173,7 @@ export function RunPage() {
                 <Fact label="Chain depth">{run.chainDepth}</Fact>
               </SimpleGrid>
             </Paper>
+            <RerunLinks run={run} />
             {run.error === CANCELLED_ERROR ? (
               <ApiErrorAlert error={new Error('It was stopped on request: its step in flight did not finish, and no further step was made.')} title="The run was cancelled" />
             ) : (
@@ -190,10 +203,11 @@ export function RunPage() {
             ) : (
               <Stack component="ol" aria-label="Steps" gap="sm" p={0} m={0} style={{ listStyle: 'none' }}>
                 {steps.map((step) => (
-                  <StepItem key={step.index} step={step} />
+                  <StepItem key={step.index} step={step} action={ended && canWrite ? <RerunButton runId={run.id} stepIndex={step.index} /> : undefined} />
                 ))}
               </Stack>
             )}
+            {!events.error && events.draft && <LiveStepText live={events.liveText} draft={events.draft} />}
             {run.threadId && <ThreadMessages agentId={run.agentId} threadId={run.threadId} live={!isFinished(run.status)} />}
             {run.output !== null && (
               <Paper withBorder p="md">

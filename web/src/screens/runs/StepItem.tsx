@@ -1,6 +1,8 @@
 import { Badge, Group, Paper, Stack, Text } from '@mantine/core';
+import type { ReactNode } from 'react';
 import { JsonBlock } from '../../components/JsonBlock';
 import { formatDuration } from '../../lib/dates';
+import { isCopied } from './rerun';
 import type { RunStep } from './use-run-events';
 
 function Json({ label, value }: { label: string; value: unknown }) {
@@ -19,13 +21,18 @@ const BADGES: Record<RunStep['type'], { label: string; color: string }> = {
   approval: { label: 'approval', color: 'orange' },
 };
 
-/** One step of a run: the model's message and the tools it asked for, or a tool call's arguments and result; timings and tokens. */
-export function StepItem({ step }: { step: RunStep }) {
+/**
+ * One step of a run: the model's message and the tools it asked for, or a tool call's arguments and result;
+ * timings and tokens; `Copied` when it was copied from the run this one reruns; `action` (an ended run's
+ * `Rerun from here`).
+ */
+export function StepItem({ step, action }: { step: RunStep; action?: ReactNode }) {
+  const copied = isCopied(step);
   const ms = step.startedAt && step.finishedAt ? new Date(step.finishedAt).getTime() - new Date(step.startedAt).getTime() : null;
   const usage = step.usage as { promptTokens?: number; completionTokens?: number } | null;
   const model = step.type === 'model' ? (step.output as ModelOutput | null) : null;
   return (
-    <Paper component="li" withBorder p="sm" aria-label={`Step ${step.index + 1}: ${step.type} ${step.name}`}>
+    <Paper component="li" withBorder p="sm" aria-label={`Step ${step.index + 1}: ${step.type} ${step.name}${copied ? ', copied' : ''}`}>
       <Stack gap="xs">
         <Group gap="sm" justify="space-between">
           <Group gap="sm">
@@ -34,6 +41,11 @@ export function StepItem({ step }: { step: RunStep }) {
               {BADGES[step.type].label}
             </Badge>
             <Text fw={500}>{step.name}</Text>
+            {copied && (
+              <Badge variant="outline" color="gray" title="Copied from the run this one reruns: recorded there, not made again">
+                Copied
+              </Badge>
+            )}
             {step.error && (
               <Badge color="red" variant="light">
                 failed
@@ -49,6 +61,7 @@ export function StepItem({ step }: { step: RunStep }) {
             <Text size="sm" c="dimmed">
               {formatDuration(ms)}
             </Text>
+            {action}
           </Group>
         </Group>
         {step.error && (

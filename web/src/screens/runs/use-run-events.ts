@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react';
 import { ApiError } from '../../api/errors';
 import type { Schemas } from '../../api/client';
 import { ensureFreshToken, refreshSession } from '../../session/session';
+import { LiveText, type Draft, type TextDelta } from './live-text';
 import type { Run } from './run-status';
 
 export type RunStep = Schemas['RunStep'];
@@ -15,7 +16,8 @@ class Stop extends Error {}
 
 /**
  * Follows a run live over GET /api/runs/:id/events (Server-Sent Events, with the Authorization and
- * Account-Id headers EventSource cannot send): each step as it finishes, `waiting` with each approval the run
+ * Account-Id headers EventSource cannot send): a model step's text as it arrives (`delta`s, into `liveText`;
+ * `draft` says which step it is, null when none), each step as it finishes, `waiting` with each approval the run
  * waits for (`waiting`: those whose approval step has not finished yet), then `done` with the run.
  * Reconnects after a dropped connection with Last-Event-ID (the library keeps it), refreshes an expired
  * token once, and stops on a refusal (its message is the error) or when the run is done. A stream refused
@@ -29,9 +31,15 @@ export function useRunEvents(runId: string, accountId: string) {
   const [waiting, setWaiting] = useState<Approval[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [live, setLive] = useState(false);
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [liveText, setLiveText] = useState(() => new LiveText(setDraft));
 
   useEffect(() => {
     const controller = new AbortController();
+    // Each run its own text: nothing of the run shown before carries over.
+    const text = new LiveText(setDraft);
+    setLiveText(text);
+    setDraft(null);
     setSteps([]);
     setRun(null);
     setWaiting([]);
@@ -56,8 +64,12 @@ export function useRunEvents(runId: string, accountId: string) {
           throw new Stop(body?.message ?? `The server answered ${response.status}`, { cause: new ApiError(response.status, body?.message ?? `The server answered ${response.status}`, Number(response.headers.get('Retry-After')) || undefined) });
         },
         onmessage(message) {
-          if (message.event === 'step') {
+          if (message.event === 'delta') {
+            text.add(JSON.parse(message.data) as TextDelta);
+          } else if (message.event === 'step') {
             const step = JSON.parse(message.data) as RunStep;
+            // The stored step replaces the text that was growing.
+            text.stepDone(step.index);
             setSteps((current) => (current.some((s) => s.index === step.index) ? current : [...current, step].sort((a, b) => a.index - b.index)));
             // Its approval step finished: the approval was decided (or expired) and the run went on.
             if (step.approvalId) setWaiting((current) => current.filter((a) => a.id !== step.approvalId));
@@ -66,6 +78,7 @@ export function useRunEvents(runId: string, accountId: string) {
             setWaiting((current) => (current.some((a) => a.id === approval.id) ? current : [...current, approval]));
           } else if (message.event === 'done') {
             setRun(JSON.parse(message.data) as Run);
+            text.clear();
             setWaiting([]);
             setLive(false);
             controller.abort();
@@ -87,6 +100,8 @@ export function useRunEvents(runId: string, accountId: string) {
       open().catch((err: unknown) => {
         if (controller.signal.aborted) return;
         setLive(false);
+        // Polled instead: no text grows until a stream opens again.
+        if (!(err instanceof Retry)) text.clear();
         if (err instanceof Retry) return void setTimeout(start, 500);
         const cause = err instanceof Stop && err.cause ? err.cause : err;
         setError(cause);
@@ -102,5 +117,5 @@ export function useRunEvents(runId: string, accountId: string) {
     };
   }, [runId, accountId]);
 
-  return { steps, run, waiting, error, live };
+  return { steps, run, waiting, error, live, draft, liveText };
 }
