@@ -634,7 +634,7 @@ export interface TracingConfig {
   protocol: 'http/protobuf' | 'http/json';
   /** Instrumentations not to load. */
   disabled: (typeof INSTRUMENTATIONS)[number][];
-  /** OTEL_GENAI_CAPTURE_CONTENT: the GenAI spans carry the messages sent and answered (lib/tracing/genai.ts). */
+  /** The GenAI spans carry the messages sent and answered (lib/tracing/genai.ts). */
   captureGenAiContent: boolean;
 }
 

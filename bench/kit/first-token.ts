@@ -16,10 +16,17 @@ export interface SseTimes {
 }
 
 /** Sends the request and reads its SSE answer to the end; `isText`: whether the text so far holds a piece of the answer. */
-export function readSse(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, isText: (soFar: string) => boolean): Promise<SseTimes> {
+export function readSse(
+  url: string,
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
+  isText: (soFar: string) => boolean,
+  /** Told when the answer's headers came: the client is listening. */
+  onOpen: () => void = () => {},
+): Promise<SseTimes> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: init.method, headers: init.headers, agent: false }, (res) => {
       const openedAt = performance.now();
+      onOpen();
       if (res.statusCode !== 200) {
         res.resume();
         reject(new Error(`${init.method} ${url} answered ${res.statusCode}`));

@@ -18,11 +18,11 @@ export interface ChatRequest {
   stream_options?: { include_usage?: boolean };
 }
 
-/** How a streamed answer's text is sent: in `chunks` pieces, `gapMs` between two, its first byte `holdMs` after the request (the model thinking). */
+/** How a streamed answer's text is sent: in `chunks` pieces, `gapMs` between two, its first byte once `hold` resolves (the model thinking). */
 export interface StreamShape {
   chunks: number;
   gapMs: number;
-  holdMs?: number;
+  hold?: () => Promise<void>;
 }
 
 export interface ModelServerOptions {
@@ -85,7 +85,7 @@ async function streamCompletion(res: http.ServerResponse, c: Completion, include
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
     `data: ${JSON.stringify({ id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, choices, ...extra })}\n\n`;
   const write = (text: string) => !res.destroyed && res.write(text);
-  if (shape.holdMs) await new Promise((r) => setTimeout(r, shape.holdMs));
+  if (shape.hold) await shape.hold();
   if (res.destroyed) return;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   firstByte();
