@@ -225,7 +225,7 @@ export interface Config {
   };
   /**
    * Live run events (SSE): the interval of the heartbeat comment on an idle stream; streams open at once per
-   * user (across every API process), per account (in each process) and per process; how often a process renews its streams' places and
+   * user (across every API process), per account (across every API process too) and per process; how often a process renews its streams' places and
    * checks again that each caller may still read the run (a stream that lost access ends within this).
    */
   runEvents: { heartbeatMs: number; perUser: number; perAccount: number; perProcess: number; checkMs: number };
