@@ -410,7 +410,7 @@ const declared = {
   },
   requestTurns: {
     perAccount: read('REQUESTS_IN_FLIGHT_PER_ACCOUNT', z.coerce.number().int().min(1).max(100_000).default(16)),
-    perProcess: read('REQUESTS_IN_FLIGHT_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(32)),
+    perProcess: read('REQUESTS_IN_FLIGHT_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(256)),
     waitMs: read('REQUESTS_TURN_WAIT_MS', z.coerce.number().int().min(0).max(60_000).default(2_000)),
   },
   team: {
