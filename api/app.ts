@@ -154,7 +154,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(async (hooks) => hookRoutes(hooks, { hooks: services.hooks }));
   await app.register(async (api) => {
     requireAuthentication(api, services.auth);
-    // Before any work of the route: an account over its share is refused at once (docs/api.md § Limits).
+    // Before any work of the route: an account over its share is refused at once (docs/api.md § Requests in progress).
     shareRequestTurns(api, config.requestTurns);
     // Before the idempotency hook: a URL's lookup must not wait holding the connection its transaction takes.
     runPreflights(api, { guards: repositories.guards });

@@ -14,7 +14,7 @@ export type { EventAbout } from './events/fan-out';
 export { DELIVERY_TASK_QUEUE, SCHEDULE_ID_PREFIX, TASK_QUEUE, workflowIds } from './temporal/names';
 
 // The processes' own Temporal plumbing.
-export { createTemporalClient, type TemporalClient } from './temporal/client';
+export { createTemporalClient, refuseCallsHoldingConnectionOf, TemporalCallInsideConnectionError, type TemporalClient } from './temporal/client';
 export { DESCRIBE_DEADLINE_MS, POLLED_QUEUES, taskQueuePollers, type TaskQueuePollers } from './temporal/pollers';
 export { whileHeartbeating } from './temporal/heartbeat';
 

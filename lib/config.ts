@@ -225,7 +225,7 @@ export interface Config {
   };
   /**
    * Live run events (SSE): the interval of the heartbeat comment on an idle stream; streams open at once per
-   * user (across every API process), per account (in each process) and per process; how often a process renews its streams' places and
+   * user (across every API process), per account (across every API process too) and per process; how often a process renews its streams' places and
    * checks again that each caller may still read the run (a stream that lost access ends within this).
    */
   runEvents: { heartbeatMs: number; perUser: number; perAccount: number; perProcess: number; checkMs: number };
@@ -410,7 +410,7 @@ const declared = {
   },
   requestTurns: {
     perAccount: read('REQUESTS_IN_FLIGHT_PER_ACCOUNT', z.coerce.number().int().min(1).max(100_000).default(16)),
-    perProcess: read('REQUESTS_IN_FLIGHT_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(32)),
+    perProcess: read('REQUESTS_IN_FLIGHT_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(256)),
     waitMs: read('REQUESTS_TURN_WAIT_MS', z.coerce.number().int().min(0).max(60_000).default(2_000)),
   },
   team: {

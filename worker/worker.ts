@@ -4,7 +4,7 @@ import { createActivities } from '../activities';
 import type { Db } from '../db/pool';
 import type { Config } from '../lib/config';
 import { createSecretBox } from '../lib/secrets';
-import { createEngine, DELIVERY_TASK_QUEUE, TASK_QUEUE } from '../engine';
+import { createEngine, DELIVERY_TASK_QUEUE, refuseCallsHoldingConnectionOf, TASK_QUEUE } from '../engine';
 import { startReconciler } from './reconciler';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { describeConnectFailure, probeTls } from '../lib/temporal-failures';
@@ -57,7 +57,8 @@ export interface EngineWorkerDeps {
 export async function createEngineWorker(deps: EngineWorkerDeps) {
   const { config, db } = deps;
   const log = deps.log ?? ((msg: string, err?: unknown) => console.log(`[worker] ${msg}${err ? `: ${(err as Error).message ?? err}` : ''}`));
-  const client = new Client({ connection: deps.connection, namespace: config.temporal.namespace, interceptors: tracingClientInterceptors() });
+  // Its calls refused while a pooled database connection is held, as the API's are (engine/temporal/client.ts).
+  const client = new Client({ connection: refuseCallsHoldingConnectionOf(deps.connection), namespace: config.temporal.namespace, interceptors: tracingClientInterceptors() });
   const secrets = createSecretBox(config.secretsKey);
   // The engine of this process, built once; it also makes the first attempt of the deliveries the fires
   // it records write (engine/deliveries/first-attempts.ts).

@@ -197,7 +197,7 @@ export function runRoutes(
           `after that step. A comment line \`: heartbeat\` comes every ${Math.round(deps.heartbeatMs / 1000)} s while nothing happens ` +
           '(RUN_EVENTS_HEARTBEAT_MS), so proxies keep the connection open. Send the credential in the Authorization header. ' +
           `Bounded: at most ${deps.streams.perUser} streams open at once per user across every API instance (RUN_STREAMS_PER_USER; ` +
-          `429 past it), ${deps.streams.perAccount} per account in each API process (RUN_STREAMS_PER_ACCOUNT; 429 past it) and ` +
+          `429 past it), ${deps.streams.perAccount} per account across every API instance (RUN_STREAMS_PER_ACCOUNT; 429 past it) and ` +
           `${deps.streams.perProcess} per API process (RUN_STREAMS_PER_PROCESS; 503 past it); a client whose unsent ` +
           'data passes 1 MiB is not reading and is disconnected; a stream whose caller loses access (removed from the account, ' +
           `access token expired, API key deleted) ends within ${deps.streams.checkMs >= 1000 ? `${deps.streams.checkMs / 1000} s` : `${deps.streams.checkMs} ms`} (RUN_STREAMS_CHECK_MS). ` +
@@ -206,7 +206,7 @@ export function runRoutes(
         headers: runEventsHeaders,
         response: {
           200: { description: 'The stream of the run\'s events', content: { 'text/event-stream': { schema: runEventStream } } },
-          429: errorResponse('The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together), or the account RUN_STREAMS_PER_ACCOUNT in this API process; Retry-After says when to try again (a client may follow the run by polling meanwhile).'),
+          429: errorResponse('The caller has RUN_STREAMS_PER_USER live run streams open (in every API instance together), or the account RUN_STREAMS_PER_ACCOUNT (in every API instance together); Retry-After says when to try again (a client may follow the run by polling meanwhile).'),
           503: errorResponse('This API process has RUN_STREAMS_PER_PROCESS live run streams open; Retry-After says when to try again (another instance may take it).'),
         },
       },

@@ -150,7 +150,7 @@ export function createRunEventService(deps: {
   const open = new Map<string, OpenStream>();
   /** Streams being opened (counted against RUN_STREAMS_PER_PROCESS before their first await). */
   let opening = 0;
-  /** Streams of each account in this process, open or being opened (RUN_STREAMS_PER_ACCOUNT). */
+  /** Streams of each account in this process, open or being opened (RUN_STREAMS_PER_ACCOUNT's count here; its places count every process's). */
   const byAccount = new Map<string, number>();
   const leaveAccount = (accountId: string) => {
     const left = (byAccount.get(accountId) ?? 1) - 1;
@@ -194,7 +194,7 @@ export function createRunEventService(deps: {
     try {
       const streams = [...open.values()];
       try {
-        await leases.renew(streams.map((s) => ({ id: s.id, userId: s.userId })), ttlMs);
+        await leases.renew(streams.map((s) => ({ id: s.id, userId: s.userId, accountId: s.accountId })), ttlMs);
         await leases.deleteExpired(EXPIRED_PER_CHECK);
       } catch (err) {
         deps.log('live run streams: could not renew their places', err);
@@ -324,10 +324,16 @@ export function createRunEventService(deps: {
      * A place for a stream of the caller's run, taken before the stream starts (so a refusal is an ordinary
      * JSON answer): 404 for a run the caller cannot see, 503 when this process holds RUN_STREAMS_PER_PROCESS
      * streams, 429 when the caller's account holds RUN_STREAMS_PER_ACCOUNT of them (so one account cannot
-     * take the process's share) or the caller RUN_STREAMS_PER_USER (in every API process together).
+     * take the processes' share) or the caller RUN_STREAMS_PER_USER (both in every API process together: places
+     * in Postgres; this process's own count of the account refuses first, without a statement).
      * `stillAllowed` asks again whether the caller may read it (checked every RUN_STREAMS_CHECK_MS).
      */
     async open(caller: Caller, runId: string, stillAllowed: () => Promise<boolean>): Promise<LiveRunStream> {
+      const accountFull = () =>
+        new TooManyRequestsError(
+          `at most ${deps.perAccount} live run streams per account (RUN_STREAMS_PER_ACCOUNT) are open at once: close one, or try again in ${retryAfterSeconds} s`,
+          retryAfterSeconds,
+        );
       if (open.size + opening >= deps.perProcess) {
         throw new ServiceUnavailableError(
           `This API process has ${deps.perProcess} live run streams open (RUN_STREAMS_PER_PROCESS); try again in ${retryAfterSeconds} s`,
@@ -335,12 +341,8 @@ export function createRunEventService(deps: {
         );
       }
       const accountStreams = byAccount.get(caller.accountId) ?? 0;
-      if (accountStreams >= deps.perAccount) {
-        throw new TooManyRequestsError(
-          `at most ${deps.perAccount} live run streams per account (RUN_STREAMS_PER_ACCOUNT) are open at once: close one, or try again in ${retryAfterSeconds} s`,
-          retryAfterSeconds,
-        );
-      }
+      // This process's own count refuses at once, without a statement; the places in Postgres count every process's.
+      if (accountStreams >= deps.perAccount) throw accountFull();
       opening++;
       byAccount.set(caller.accountId, accountStreams + 1);
       let registered = false;
@@ -348,15 +350,16 @@ export function createRunEventService(deps: {
         if (!(await runs.accountHasRun(caller.accountId, runId))) throw new NotFoundError('Run');
         const id = randomUUID();
         const placed = await withTransaction(db, async (tx) => {
-          await leases.lockUser(caller.userId, tx);
-          return leases.takeIfUnder(id, caller.userId, deps.perUser, ttlMs, tx);
+          await leases.lockUserAndAccount(caller.userId, caller.accountId, tx);
+          return leases.takeIfUnder({ id, userId: caller.userId, accountId: caller.accountId }, { perUser: deps.perUser, perAccount: deps.perAccount }, ttlMs, tx);
         });
-        if (!placed) {
+        if (placed === 'user') {
           throw new TooManyRequestsError(
             `at most ${deps.perUser} live run streams per user (RUN_STREAMS_PER_USER) are open at once: close one, or try again in ${retryAfterSeconds} s`,
             retryAfterSeconds,
           );
         }
+        if (placed === 'account') throw accountFull();
         const s: OpenStream = { id, userId: caller.userId, accountId: caller.accountId, stillAllowed, end: new AbortController() };
         register(s);
         registered = true;

@@ -17,7 +17,7 @@ async function untilLookups(n: number): Promise<void> {
 }
 
 /**
- * docs/api.md § Limits: an account's share of an API process's requests in progress. Requests held in progress
+ * docs/api.md § Requests in progress: an account's share of an API process's requests in progress. Requests held in progress
  * are webhook writes whose URL's name is never answered by the loopback nameserver (3 s each).
  */
 describe('request turns: one account cannot take the process from another', () => {

@@ -19,6 +19,7 @@ import { accountIdOf, joinWorkspace } from '../helpers/workspaces';
  * (a heartbeat a minute) until something ends it.
  */
 const PER_USER = 3;
+const PER_ACCOUNT = 4;
 const CHECK_MS = 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,7 +33,7 @@ describe('live run streams: caps and access', () => {
   let baseB: string;
   const open: SseStream[] = [];
 
-  const env = { RUN_STREAMS_PER_USER: String(PER_USER), RUN_STREAMS_CHECK_MS: String(CHECK_MS), RUN_EVENTS_HEARTBEAT_MS: '60000' };
+  const env = { RUN_STREAMS_PER_USER: String(PER_USER), RUN_STREAMS_PER_ACCOUNT: String(PER_ACCOUNT), RUN_STREAMS_CHECK_MS: String(CHECK_MS), RUN_EVENTS_HEARTBEAT_MS: '60000' };
   async function listening(app: TestApp): Promise<string> {
     await app.listen({ port: 0, host: '127.0.0.1' });
     return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -109,6 +110,25 @@ describe('live run streams: caps and access', () => {
     assert.equal(again.status, 200);
   });
 
+  it(`opens at most RUN_STREAMS_PER_ACCOUNT (${PER_ACCOUNT}) per account across API instances, its users' together`, async () => {
+    const owner = await registerUser(a);
+    const member = await joinWorkspace(a, owner, 'viewer');
+    const runId = await queuedRun(owner.auth);
+    // Two in each instance: no instance holds the account's four alone.
+    const streams = [await stream(baseA, runId, owner.auth), await stream(baseB, runId, owner.auth), await stream(baseA, runId, member.headers), await stream(baseB, runId, member.headers)];
+    assert.deepEqual(streams.map((s) => s.status), [200, 200, 200, 200]);
+    for (const base of [baseA, baseB]) {
+      const res = await refused(base, runId, member.headers, 429);
+      assert.match(res.message, /^at most 4 live run streams per account \(RUN_STREAMS_PER_ACCOUNT\) are open at once: close one, or try again in \d+ s$/);
+    }
+    streams[0]!.close();
+    const again = await waitFor('a place again once a stream of the account closed', async () => {
+      const s = await stream(baseB, runId, member.headers);
+      return s.status === 200 && s;
+    }, 5_000);
+    assert.equal(again.status, 200);
+  });
+
   it('a place held by a process that died (its row no longer renewed) counts until it expires', async () => {
     // No stream open in either instance, so neither sweeps expired places meanwhile: the count alone must skip them.
     open.splice(0).forEach((s) => s.close());
@@ -117,8 +137,8 @@ describe('live run streams: caps and access', () => {
     const user = await registerUser(a);
     const runId = await queuedRun(user.auth);
     await db.query(
-      `INSERT INTO run_stream_leases (id, user_id, expires_at) SELECT gen_random_uuid(), $1, now() + interval '1 second' FROM generate_series(1, $2)`,
-      [user.id, PER_USER],
+      `INSERT INTO run_stream_leases (id, user_id, account_id, expires_at) SELECT gen_random_uuid(), $1, $2, now() + interval '1 second' FROM generate_series(1, $3)`,
+      [user.id, await accountIdOf(a, user), PER_USER],
     );
     await refused(baseA, runId, user.auth, 429);
     const started = Date.now();
