@@ -2,6 +2,6 @@ import type { ActivityDeps } from './deps';
 
 /** The activity of replayRunsWorkflow (workflows/replay.ts); a batch is engine/runs/replays.ts. */
 export function createReplayActivities(deps: ActivityDeps) {
-  const { replayRunBatch } = deps.replays;
-  return { replayRunBatch };
+  const { replayRunBatch, stopReplay } = deps.replays;
+  return { replayRunBatch, stopReplay };
 }

@@ -363,6 +363,6 @@ export type RunDetail = ReturnType<typeof toRunDetail>;
 
 /** The API shape of a replay of an agent's failed runs. */
 export function toReplay(r: RunReplayRow) {
-  return { id: r.id, count: r.count, started: r.started, status: r.finished_at ? 'done' : 'running', createdAt: iso(r.created_at) } satisfies Shape<typeof replaySchema>;
+  return { id: r.id, count: r.count, started: r.started, status: !r.finished_at ? 'running' : r.started >= r.count ? 'done' : 'failed', createdAt: iso(r.created_at) } satisfies Shape<typeof replaySchema>;
 }
 export type Replay = ReturnType<typeof toReplay>;

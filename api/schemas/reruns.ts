@@ -41,7 +41,7 @@ export const replaySchema = z
     id: z.uuid(),
     count: z.int().min(0).describe(`The runs it reruns: the agent's failed runs of the window when it was asked for, the oldest ${MAX_REPLAY_RUNS} at most`),
     started: z.int().min(0).describe('Of those, the ones whose rerun has been started so far (a run deleted meanwhile is counted and skipped)'),
-    status: z.enum(['running', 'done']).describe('running: reruns are still being started; done: every one has been'),
+    status: z.enum(['running', 'done', 'failed']).describe('running: reruns are still being started; done: every one has been; failed: starting them failed for good (Postgres unreachable for the whole retry schedule) after `started` of them'),
     createdAt: timestamp,
   })
   .meta({ id: 'RunReplay' });

@@ -86,6 +86,14 @@ export function createRunReplaysRepository(db: Queryable) {
     },
 
     /** Items done: each with the rerun started for it (null: skipped); the replay's `started` counts them, and it is finished when none is left. */
+    /**
+     * A replay whose batch failed for good (workflows/replay.ts): it ends where it stopped, `started` short of
+     * `count`, which GET …/replays/:id reads as `failed`. Nothing when it had already ended.
+     */
+    async markStopped(replayId: string, q: Queryable = db): Promise<void> {
+      await q.query(`UPDATE run_replays SET finished_at = now() WHERE id = $1 AND finished_at IS NULL`, [replayId]);
+    },
+
     async recordBatch(replayId: string, done: { ord: number; rerunId: string | null }[], q: Queryable): Promise<void> {
       await q.query(
         `WITH marked AS (

@@ -20,6 +20,11 @@ export function createReplays(deps: { db: Db; transaction: Transaction }) {
   const reruns = createRerunsRepository(db);
 
   return {
+    /** A replay whose batch failed for good stops there: its progress then reads `failed` (started < count). */
+    async stopReplay(input: ReplayInput): Promise<void> {
+      await replays.markStopped(input.replayId);
+    },
+
     async replayRunBatch(input: ReplayInput): Promise<ReplayBatchOutcome> {
       return transaction(async (tx, unit): Promise<ReplayBatchOutcome> => {
         const replay = await replays.findForWork(input.replayId, tx);

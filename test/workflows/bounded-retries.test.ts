@@ -8,6 +8,8 @@ import pg from 'pg';
 import type { Activities } from '../../activities';
 import { isDeterministicFailure, withFailureClassification } from '../../activities/failures';
 import { insertEvent } from '../../db/repositories/events';
+import { createRunReplaysRepository } from '../../db/repositories/run-replays';
+import { toReplay } from '../../api/mappers';
 import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
 import { WORKFLOW_TYPES } from '../../engine/contract';
 import { ATTEMPT_RETRY, ENGINE_RETRY } from '../../workflows/retry-policies';
@@ -158,5 +160,25 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
     assert.equal(isDeterministicFailure(deadlock), false);
     assert.equal(isDeterministicFailure(new TypeError('x is undefined')), true);
     assert.equal(isDeterministicFailure(new Error('socket hang up')), false);
+  });
+  it('a replay whose batch fails for good stops there, and its progress reads failed, not running for ever', { timeout: 60_000 }, async () => {
+    const { rows } = await database.db.query<{ account_id: string; agent_id: string }>(
+      `WITH u AS (INSERT INTO users (email, password_hash) VALUES ($1, 'x') RETURNING id),
+            a AS (INSERT INTO accounts (owner_user_id, name, balance) SELECT id, 'acct', 0 FROM u RETURNING id),
+            g AS (INSERT INTO agents (account_id, name, memory_config) SELECT id, 'replayed', '{}' FROM a RETURNING id, account_id),
+            r AS (INSERT INTO runs (account_id, agent_id, status) SELECT account_id, id, 'failed' FROM g, generate_series(1, 3))
+       SELECT account_id, id AS agent_id FROM g`,
+      [`${randomUUID()}@example.com`],
+    );
+    const replays = createRunReplaysRepository(database.db);
+    const replay = await replays.create(database.db, { accountId: rows[0]!.account_id, agentId: rows[0]!.agent_id, since: new Date(Date.now() - 60_000), until: new Date(Date.now() + 60_000), limit: 1000 });
+    assert.equal(replay.count, 3);
+    const batch = failing(() => ApplicationFailure.nonRetryable('the batch cannot be written'));
+    const { result, failure } = await run({ replayRunBatch: batch.fn }, WORKFLOW_TYPES.replay, workflowIds.replay(replay.id), { replayId: replay.id });
+    assert.equal(failure, null, 'the workflow ends, saying how');
+    assert.equal(result, 'failed');
+    assert.equal(batch.calls.n, 1, 'a non-retryable failure is not retried');
+    const after = await replays.find(rows[0]!.account_id, rows[0]!.agent_id, replay.id);
+    assert.deepEqual({ ...toReplay(after!), createdAt: undefined }, { id: replay.id, count: 3, started: 0, status: 'failed', createdAt: undefined });
   });
 });

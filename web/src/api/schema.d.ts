@@ -11847,10 +11847,10 @@ export interface components {
             /** @description Of those, the ones whose rerun has been started so far (a run deleted meanwhile is counted and skipped) */
             started: number;
             /**
-             * @description running: reruns are still being started; done: every one has been
+             * @description running: reruns are still being started; done: every one has been; failed: starting them failed for good (Postgres unreachable for the whole retry schedule) after `started` of them
              * @enum {string}
              */
-            status: "running" | "done";
+            status: "running" | "done" | "failed";
             /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
@@ -14215,10 +14215,10 @@ export interface components {
             /** @description Of those, the ones whose rerun has been started so far (a run deleted meanwhile is counted and skipped) */
             started: number;
             /**
-             * @description running: reruns are still being started; done: every one has been
+             * @description running: reruns are still being started; done: every one has been; failed: starting them failed for good (Postgres unreachable for the whole retry schedule) after `started` of them
              * @enum {string}
              */
-            status: "running" | "done";
+            status: "running" | "done" | "failed";
             /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
