@@ -409,7 +409,7 @@ const declared = {
     checkMs: read('RUN_STREAMS_CHECK_MS', z.coerce.number().int().min(100).max(30_000).default(10_000)),
   },
   requestTurns: {
-    perAccount: read('REQUESTS_IN_FLIGHT_PER_ACCOUNT', z.coerce.number().int().min(1).max(100_000).default(16)),
+    perAccount: read('REQUESTS_IN_FLIGHT_PER_ACCOUNT', z.coerce.number().int().min(1).max(100_000).default(64)),
     perProcess: read('REQUESTS_IN_FLIGHT_PER_PROCESS', z.coerce.number().int().min(1).max(100_000).default(256)),
     waitMs: read('REQUESTS_TURN_WAIT_MS', z.coerce.number().int().min(0).max(60_000).default(2_000)),
   },
