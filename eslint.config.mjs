@@ -10,7 +10,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 // Work for Temporal is queued only through the verbs of engine/outbox/starts.ts, which build each workflow start.
 const outboxInserts = {
   group: ['**/db/repositories/outbox'],
-  importNames: ['insertWorkflowStart', 'insertScheduleSync', 'insertWorkflowSignal'],
+  importNames: ['createOutboxInsertsRepository'],
   message:
     'Queue work through a verb of engine/outbox/starts.ts (startDelivery, startEventFire, startEventMatching, startRun, startRunWorkflow, startRecovery, startScheduleSync, signalApprovalDecided).',
 };

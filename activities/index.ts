@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool';
-import { currentDatabase } from '../db/repositories/health';
+import { createHealthRepository } from '../db/repositories/health';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDeps } from './deps';
 import { createEventMatchingActivities } from './event-matching';
@@ -31,10 +31,11 @@ export function createActivities(deps: ActivityDeps) {
 export type Activities = ReturnType<typeof createActivities>;
 
 function healthActivities(db: Db) {
+  const health = createHealthRepository(db);
   return {
     /** Round trip to Postgres from the worker: proves the worker, its task queue and the database are wired. */
     async checkDatabase(): Promise<{ ok: boolean; database: string }> {
-      return { ok: true, database: await currentDatabase(db) };
+      return { ok: true, database: await health.currentDatabase() };
     },
   };
 }

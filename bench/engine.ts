@@ -35,7 +35,7 @@ import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { DefaultLogger, Runtime, type WorkerOptions } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { withTransaction, type Db } from '../db/pool';
-import { insertEvent } from '../db/repositories/events';
+import { createEventsRepository } from '../db/repositories/events';
 import { createSecretBox } from '../lib/secrets';
 import { DEV_STACK_RETENTION } from '../scripts/temporal-dev-server';
 import { startReceiver as startLoopbackReceiver } from './kit/receiver';
@@ -146,9 +146,10 @@ async function benchDeliveries(stack: Stack, receiver: Receiver): Promise<string
       accountId, url, secrets.seal(SECRET), ['bench.event'],
     ]);
     const { fanOut } = engine.composed;
+    const events = createEventsRepository(db);
     return async () => {
       const { id, held } = await withTransaction(db, async (tx) => {
-        const event = await insertEvent(tx, { accountId, type: 'bench.event', data: { n: 1 } });
+        const event = await events.insertEvent({ accountId, type: 'bench.event', data: { n: 1 } }, tx);
         return { id: event.id, held: (await fanOut.fanOutEvent(tx, event)).held };
       });
       engine.handOff.kick(held);

@@ -50,9 +50,9 @@ export function composeEngine(deps: EngineDeps) {
   const late: { handOff?: HandOff; fires?: FireRecorder } = {};
   const kick = (held: FirstAttempt[] = []) => late.handOff?.kick(held);
 
-  const withoutHold = createEventFanOut(config);
+  const withoutHold = createEventFanOut(db, config);
   const attemptFirst = deps.firstAttempts !== false && (withoutHold.schedule.delaysMs[0] ?? 0) === 0;
-  const fanOut = attemptFirst ? createEventFanOut(config, { holdMs: FIRST_ATTEMPT_HOLD_MS }) : withoutHold;
+  const fanOut = attemptFirst ? createEventFanOut(db, config, { holdMs: FIRST_ATTEMPT_HOLD_MS }) : withoutHold;
   const lineLimits = runLineLimits(config);
   const transaction = createTransactions({ db, fanOut, line: lineLimits, timeoutMs: config.webhooks.timeoutMs, fires: () => late.fires!, kick });
 
@@ -60,7 +60,7 @@ export function composeEngine(deps: EngineDeps) {
   const deliveries = createDeliveryAttempts({ db, config, secrets, client, transaction, slotWaits });
   const firstAttempts = attemptFirst ? createFirstAttempts({ db, config, attempts: deliveries, slotWaits, kick, log }) : null;
   const handOff = (late.handOff = createHandOff({ db, client, log, firstAttempts }));
-  const fires = (late.fires = createFireRecorder({ config }));
+  const fires = (late.fires = createFireRecorder({ db, config }));
   const runLine = createRunLine({ db, config, transaction });
 
   return {

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import { withTransaction, type Db } from '../db/pool';
-import { insertEvent, type EventRow, type NewEvent } from '../db/repositories/events';
+import { createEventsRepository, type EventRow, type NewEvent } from '../db/repositories/events';
 import type { RunRow } from '../db/repositories/runs';
 import type { FanOutResult, FireInput, FireOutcome } from './contract';
 import type { EventAbout, EventFanOut } from './events/fan-out';
@@ -66,6 +66,7 @@ export interface UnitDeps {
  * (engine/outbox/handoff.ts `kick`), and never happens when it rolls back.
  */
 export function createTransactions(deps: UnitDeps) {
+  const events = createEventsRepository(deps.db);
   return async function transaction<T>(fn: (tx: PoolClient, unit: Unit) => Promise<T>): Promise<T> {
     const held: FirstAttempt[] = [];
     let queued = false;
@@ -73,7 +74,7 @@ export function createTransactions(deps: UnitDeps) {
       const unit: Unit = {
         tx,
         async emit(e, about = {}) {
-          const event = await insertEvent(tx, e);
+          const event = await events.insertEvent(e, tx);
           const { held: written, queued: wrote, ...fanOut } = await deps.fanOut.fanOutEvent(tx, event, about);
           held.push(...written);
           if (wrote) queued = true;

@@ -1,7 +1,7 @@
 import type { PageRequest } from '../../db/paging';
 import type { Queryable } from '../../db/pool';
 import type { AccountsRepository } from '../../db/repositories/accounts';
-import { listUsageDays } from '../../db/repositories/usage';
+import { createUsageRepository } from '../../db/repositories/usage';
 import { NotFoundError, ValidationError } from '../errors';
 import { toAccount, toActingAccount, toTransaction, toUsageDay, type UsageDay } from '../mappers';
 import { MAX_USAGE_DAYS } from '../schemas/account';
@@ -12,6 +12,7 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const msOf = (date: string) => Date.parse(`${date}T00:00:00Z`);
 
 export function createAccountService(deps: { db: Queryable; accounts: AccountsRepository }) {
+  const usage = createUsageRepository(deps.db);
   return {
     /**
      * The account's use per UTC day from `from` to `to` (inclusive), oldest first, a day with nothing
@@ -24,7 +25,7 @@ export function createAccountService(deps: { db: Queryable; accounts: AccountsRe
       if (msOf(from) > msOf(to)) throw new ValidationError(`querystring.from: must not be after to (${from} > ${to})`);
       const days = (msOf(to) - msOf(from)) / DAY_MS + 1;
       if (days > MAX_USAGE_DAYS) throw new ValidationError(`querystring: from ${from} to ${to} is ${days} days; at most ${MAX_USAGE_DAYS} days per request`);
-      return (await listUsageDays(deps.db, caller.accountId, from, to)).map(toUsageDay);
+      return (await usage.listUsageDays(caller.accountId, from, to)).map(toUsageDay);
     },
 
     async get(caller: Caller) {

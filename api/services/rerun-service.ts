@@ -12,6 +12,7 @@ import { MAX_REPLAY_RUNS, type RerunBody, type ReplayBody } from '../schemas/rer
 import type { AuditTrail } from './audit-trail';
 import type { Caller } from './auth-service';
 import { admitRunsOf as admitRuns } from './run-admission';
+import { createUsageRepository } from '../../db/repositories/usage';
 
 /**
  * Reruns and replays (docs/api.md § Rerun and replay): a rerun is a new run that copies the steps of an
@@ -33,7 +34,8 @@ export function createRerunService(deps: {
   const reruns = createRerunsRepository(db);
   const replays = createRunReplaysRepository(db);
 
-  const admitRunsOf = (q: Queryable, caller: Caller, agentId: string) => admitRuns(q, deps, caller, agentId);
+  const admission = { agents, usage: createUsageRepository(db), config: deps.config };
+  const admitRunsOf = (q: Queryable, caller: Caller, agentId: string) => admitRuns(q, admission, caller, agentId);
 
   return {
     /**

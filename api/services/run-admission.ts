@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/pool';
 import type { AgentRow, AgentsRepository } from '../../db/repositories/agents';
-import { modelTokensToday } from '../../db/repositories/usage';
+import type { UsageRepository } from '../../db/repositories/usage';
 import type { Config } from '../../lib/config';
 import { modelBudgetMessage, overModelBudget, runsWithModel, secondsToNextUtcDay } from '../../lib/model-settings';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../errors';
@@ -14,7 +14,7 @@ import type { Caller } from './auth-service';
  */
 export async function admitRunsOf(
   q: Queryable,
-  deps: { agents: AgentsRepository; config: Pick<Config, 'model'> },
+  deps: { agents: AgentsRepository; usage: UsageRepository; config: Pick<Config, 'model'> },
   caller: Caller,
   agentId: string,
 ): Promise<AgentRow> {
@@ -22,7 +22,7 @@ export async function admitRunsOf(
   if (!agent) throw new NotFoundError('Agent');
   if (agent.status === 'template') throw new ConflictError('Agent is a template: templates cannot run; set another status first');
   if (agent.status === 'paused') throw new ConflictError('Agent is paused: paused agents cannot run; set another status first');
-  if (runsWithModel(agent.config_json, deps.config.model) && overModelBudget(await modelTokensToday(q, caller.accountId), deps.config.model.tokensPerDay)) {
+  if (runsWithModel(agent.config_json, deps.config.model) && overModelBudget(await deps.usage.modelTokensToday(caller.accountId, q), deps.config.model.tokensPerDay)) {
     const retryAfter = secondsToNextUtcDay();
     throw new TooManyRequestsError(`${modelBudgetMessage(deps.config.model.tokensPerDay)}; runs that use the model start again in ${retryAfter} seconds`, retryAfter);
   }

@@ -5,7 +5,8 @@ import type { AgentsRepository } from '../../db/repositories/agents';
 import { createRerunsRepository } from '../../db/repositories/reruns';
 import type { RunStepsRepository } from '../../db/repositories/run-steps';
 import type { RunsRepository } from '../../db/repositories/runs';
-import { listThreadMessages } from '../../db/repositories/thread-messages';
+import { createThreadMessagesRepository } from '../../db/repositories/thread-messages';
+import { createUsageRepository } from '../../db/repositories/usage';
 import { emitRunEnd, RUN_CANCELLED_ERROR, workflowIds, type Engine } from '../../engine';
 import type { Config } from '../../lib/config';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
@@ -36,6 +37,8 @@ export function createRunService(deps: {
 }) {
   const { db, agents, runs, runSteps, engine, audit } = deps;
   const reruns = createRerunsRepository(db);
+  const threadMessages = createThreadMessagesRepository(db);
+  const admission = { agents, usage: createUsageRepository(db), config: deps.config };
 
   async function requireAgent(caller: Caller, agentId: string): Promise<void> {
     if (!(await agents.findById(caller.accountId, agentId))) throw new NotFoundError('Agent');
@@ -63,7 +66,7 @@ export function createRunService(deps: {
      */
     async create(caller: Caller, agentId: string, body: CreateRunInput): Promise<Run> {
       const run = await engine.transaction(async (tx, unit) => {
-        await admitRunsOf(tx, deps, caller, agentId);
+        await admitRunsOf(tx, admission, caller, agentId);
         const run = await runs.insertRun({ accountId: caller.accountId, agentId, input: body?.input ?? null, threadId: body?.threadId ?? null }, tx);
         await unit.startRun(run);
         await audit.record(tx, caller, 'run.create', run.id);
@@ -128,7 +131,7 @@ export function createRunService(deps: {
     /** A conversation thread of the agent, newest message first; a thread nothing was said in yet is empty. */
     async threadMessages(caller: Caller, agentId: string, threadId: string, page: PageRequest) {
       await requireAgent(caller, agentId);
-      const result = await listThreadMessages(db, caller.accountId, agentId, threadId, page);
+      const result = await threadMessages.listThreadMessages(caller.accountId, agentId, threadId, page);
       return { ...result, items: result.items.map(toThreadMessage) };
     },
 

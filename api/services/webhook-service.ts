@@ -1,6 +1,6 @@
 import type { PageRequest } from '../../db/paging';
 import { withTransaction, type Db } from '../../db/pool';
-import { cancelPendingDeliveries } from '../../db/repositories/deliveries';
+import { createDeliveriesRepository } from '../../db/repositories/deliveries';
 import type { QuotasRepository } from '../../db/repositories/quotas';
 import type { WebhookDirection, WebhookRow, WebhooksRepository, WebhookValues } from '../../db/repositories/webhooks';
 import { ALL_EVENTS, INCOMING_WEBHOOK_EVENT_TYPES, isReservedForPlatform } from '../../lib/events';
@@ -59,6 +59,7 @@ export function createWebhookService(deps: {
   audit: AuditTrail;
 }) {
   const { db, webhooks, secrets, publicBaseUrl, quotas, audit } = deps;
+  const deliveries = createDeliveriesRepository(db);
 
   /** The SSRF guard on a url this request writes (docs/api.md § URL checks). */
   const checkTarget = (caller: Caller, url: string) => deps.targetChecks(caller.accountId, [{ url, field: 'body.url' }]);
@@ -182,7 +183,7 @@ export function createWebhookService(deps: {
         }
         const updated = await webhooks.update(caller.accountId, id, plan.values, tx);
         // Disabling stops its pending deliveries (docs/api.md § Webhooks); their workflows see them cancelled and stop.
-        if (row.enabled && !plan.values.enabled) await cancelPendingDeliveries(tx, id);
+        if (row.enabled && !plan.values.enabled) await deliveries.cancelPendingDeliveries(id, tx);
         await audit.record(tx, caller, 'webhook.update', id);
         return toWebhook(shownUrl(caller, updated!, patch.url !== undefined && plan.values.url !== row.url), plan.shownSecret, publicBaseUrl);
       });

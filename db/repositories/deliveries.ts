@@ -56,17 +56,17 @@ const COLUMNS = `d.id, d.account_id, d.webhook_id, d.event_id, e.type AS event_t
   d.last_status_code, d.last_error, d.next_attempt_at, d.created_at, d.updated_at`;
 const FROM = `deliveries d JOIN events e ON e.id = d.event_id`;
 
-/** Inside the webhook update's transaction: a webhook turned off stops its deliveries (docs/api.md § Webhooks). */
-export async function cancelPendingDeliveries(q: Queryable, webhookId: string): Promise<number> {
-  const { rowCount } = await q.query(
-    `UPDATE deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'pending'`,
-    [webhookId],
-  );
-  return rowCount ?? 0;
-}
-
 export function createDeliveriesRepository(db: Queryable) {
   return {
+    /** Inside the webhook update's transaction: a webhook turned off stops its deliveries (docs/api.md § Webhooks). */
+    async cancelPendingDeliveries(webhookId: string, q: Queryable = db): Promise<number> {
+      const { rowCount } = await q.query(
+        `UPDATE deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'pending'`,
+        [webhookId],
+      );
+      return rowCount ?? 0;
+    },
+
     /**
      * A pending delivery of the event to each enabled outgoing webhook subscribed to its type (or `*`),
      * or to its target webhook only (webhook.test), first attempt due after `firstDelayMs`. Unique per

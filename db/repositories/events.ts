@@ -42,52 +42,53 @@ function reportedRun(e: NewEvent): string | null {
 /** What an event's fan-out found when nothing listens for it. */
 export const NOTHING_LISTENS: FanOutResult = { deliveries: 0, fires: 0, overBudget: 0, unevaluated: 0 };
 
-/**
- * The row, and whether anything listens for it: its writer fans it out in the same transaction
- * (engine/events/fan-out.ts). An event no webhook is subscribed to and no trigger listens for (the
- * conditions of db/repositories/event-listeners.ts; triggers only for an event that listensForTriggers)
- * is written with its fan-out done (`settled`), so its writer has nothing more to ask.
- * Its chain's root (docs/api.md § Events "Chains"): `rootEventId` when given (a fire's event); for a run's result, the root of
- * the fire that started the run, so a chain of runs stays one chain; otherwise the event itself.
- */
-export async function insertEvent(q: Queryable, e: NewEvent): Promise<EventRow & { settled: boolean }> {
-  const { rows } = await q.query<EventRow & { settled: boolean }>(
-    `WITH new AS (SELECT coalesce($1::uuid, gen_random_uuid()) AS id),
-     quiet AS (
-       SELECT NOT EXISTS (SELECT 1 FROM webhooks w WHERE ${subscribedWebhook('w', '$2', '$3', '$6')})
-         AND (NOT $9::boolean OR NOT EXISTS (SELECT 1 FROM triggers t WHERE ${listeningTrigger('t', '$2', '$3')})) AS settled
-     )
-     INSERT INTO events (id, account_id, type, data, chain_depth, target_webhook_id, root_event_id, dispatch_status, dispatch_result)
-     SELECT new.id, $2, $3, $4, $5, $6,
-       coalesce($7::uuid, (SELECT f.root_event_id FROM runs r JOIN fires f ON f.id = r.fire_id WHERE r.id = $8::uuid), new.id),
-       CASE WHEN quiet.settled THEN 'done' END, CASE WHEN quiet.settled THEN $10::jsonb END
-     FROM new, quiet
-     RETURNING ${COLUMNS}, dispatch_status IS NOT NULL AS settled`,
-    [
-      e.id ?? null,
-      e.accountId,
-      e.type,
-      JSON.stringify(e.data),
-      e.chainDepth ?? 0,
-      e.targetWebhookId ?? null,
-      e.rootEventId ?? null,
-      reportedRun(e),
-      listensForTriggers({ target_webhook_id: e.targetWebhookId ?? null, chain_depth: e.chainDepth ?? 0 }),
-      JSON.stringify(NOTHING_LISTENS),
-    ],
-  );
-  return rows[0]!;
-}
+/** Events as their writers write them (engine/unit.ts `emit`) and their readers find them. */
+export function createEventsRepository(db: Queryable) {
+  return {
+    /**
+     * The row, and whether anything listens for it: its writer fans it out in the same transaction
+     * (engine/events/fan-out.ts). An event no webhook is subscribed to and no trigger listens for (the
+     * conditions of db/repositories/event-listeners.ts; triggers only for an event that listensForTriggers)
+     * is written with its fan-out done (`settled`), so its writer has nothing more to ask.
+     * Its chain's root (docs/api.md § Events "Chains"): `rootEventId` when given (a fire's event); for a run's result, the root of
+     * the fire that started the run, so a chain of runs stays one chain; otherwise the event itself.
+     */
+    async insertEvent(e: NewEvent, q: Queryable = db): Promise<EventRow & { settled: boolean }> {
+      const { rows } = await q.query<EventRow & { settled: boolean }>(
+        `WITH new AS (SELECT coalesce($1::uuid, gen_random_uuid()) AS id),
+         quiet AS (
+           SELECT NOT EXISTS (SELECT 1 FROM webhooks w WHERE ${subscribedWebhook('w', '$2', '$3', '$6')})
+             AND (NOT $9::boolean OR NOT EXISTS (SELECT 1 FROM triggers t WHERE ${listeningTrigger('t', '$2', '$3')})) AS settled
+         )
+         INSERT INTO events (id, account_id, type, data, chain_depth, target_webhook_id, root_event_id, dispatch_status, dispatch_result)
+         SELECT new.id, $2, $3, $4, $5, $6,
+           coalesce($7::uuid, (SELECT f.root_event_id FROM runs r JOIN fires f ON f.id = r.fire_id WHERE r.id = $8::uuid), new.id),
+           CASE WHEN quiet.settled THEN 'done' END, CASE WHEN quiet.settled THEN $10::jsonb END
+         FROM new, quiet
+         RETURNING ${COLUMNS}, dispatch_status IS NOT NULL AS settled`,
+        [
+          e.id ?? null,
+          e.accountId,
+          e.type,
+          JSON.stringify(e.data),
+          e.chainDepth ?? 0,
+          e.targetWebhookId ?? null,
+          e.rootEventId ?? null,
+          reportedRun(e),
+          listensForTriggers({ target_webhook_id: e.targetWebhookId ?? null, chain_depth: e.chainDepth ?? 0 }),
+          JSON.stringify(NOTHING_LISTENS),
+        ],
+      );
+      return rows[0]!;
+    },
 
-export async function findEvent(q: Queryable, id: string): Promise<EventRow | null> {
-  const { rows } = await q.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE id = $1`, [id]);
-  return rows[0] ?? null;
+    async findEvent(id: string, q: Queryable = db): Promise<EventRow | null> {
+      const { rows } = await q.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE id = $1`, [id]);
+      return rows[0] ?? null;
+    },
+  };
 }
-
-/** The envelope delivered to outgoing webhooks (docs/api.md § Events); the same bytes on every retry. */
-export function eventEnvelope(e: EventRow) {
-  return { id: e.id, type: e.type, timestamp: e.created_at.toISOString(), accountId: e.account_id, data: e.data };
-}
+export type EventsRepository = ReturnType<typeof createEventsRepository>;
 
 /** An event's fan-out (engine/events/fan-out.ts, activities/event-matching.ts): its outcome, and the chain budget of roots. */
 export function createEventDispatchRepository(db: Queryable) {

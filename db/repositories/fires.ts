@@ -107,6 +107,36 @@ export function createFiresRepository(db: Queryable) {
       );
       return rows[0] ?? null;
     },
+
+    /**
+     * An event fire that does not go ahead, recorded in the transaction of the event's fan-out
+     * (engine/events/fan-out.ts, activities/event-matching.ts) as recordFire would record it (not counted, no run, no
+     * event: the event's data as its payload), with no workflow of its own:
+     * - `throttled` (`fires_per_minute`): its account is over FIRES_PER_MINUTE. Only while its agent is neither
+     *   a template nor paused (that fire is `skipped`, which its workflow records);
+     * - `skipped` (`filter_budget`): its filter was not evaluated within the event's work budget.
+     * Only while its trigger is there and enabled. The trigger's row is key-share locked, so a delete of it
+     * waits for this; a trigger locked already (being fired, or deleted) is skipped, never waited for — a
+     * throttled fire then goes to its workflow: the caller may be a fire holding its account's fire window
+     * (engine/fires/record-fire.ts), and a fire of that trigger holds the trigger and waits for the window. Answers
+     * whether it was recorded.
+     */
+    async insertEventFireNotMade(
+      f: { accountId: string; triggerId: string; eventId: string; chainDepth: number; rootEventId: string; payload: unknown },
+      outcome: { status: 'throttled'; reason: 'fires_per_minute' } | { status: 'skipped'; reason: 'filter_budget' },
+      q: Queryable = db,
+    ): Promise<boolean> {
+      const agentRuns = outcome.status === 'throttled' ? `AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = t.agent_id AND a.status IN ('template', 'paused'))` : '';
+      const { rows } = await q.query(
+        `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, reason, payload, chain_depth, event_id, root_event_id)
+         SELECT $1, t.id, 'event-' || $3::uuid::text, 'event', $7, $8, $4, $5, $3::uuid, $6 FROM triggers t
+         WHERE t.id = $2 AND t.enabled ${agentRuns}
+         FOR KEY SHARE OF t SKIP LOCKED
+         ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
+        [f.accountId, f.triggerId, f.eventId, JSON.stringify(f.payload), f.chainDepth, f.rootEventId, outcome.status, outcome.reason],
+      );
+      return rows.length > 0;
+    },
   };
 }
 export type FiresRepository = ReturnType<typeof createFiresRepository>;
@@ -157,33 +187,3 @@ export function createFireRateRepository(db: Queryable) {
 }
 
 export type FireRateRepository = ReturnType<typeof createFireRateRepository>;
-
-/**
- * An event fire that does not go ahead, recorded in the transaction of the event's fan-out
- * (engine/events/fan-out.ts, activities/event-matching.ts) as recordFire would record it (not counted, no run, no
- * event: the event's data as its payload), with no workflow of its own:
- * - `throttled` (`fires_per_minute`): its account is over FIRES_PER_MINUTE. Only while its agent is neither
- *   a template nor paused (that fire is `skipped`, which its workflow records);
- * - `skipped` (`filter_budget`): its filter was not evaluated within the event's work budget.
- * Only while its trigger is there and enabled. The trigger's row is key-share locked, so a delete of it
- * waits for this; a trigger locked already (being fired, or deleted) is skipped, never waited for — a
- * throttled fire then goes to its workflow: the caller may be a fire holding its account's fire window
- * (engine/fires/record-fire.ts), and a fire of that trigger holds the trigger and waits for the window. Answers
- * whether it was recorded.
- */
-export async function insertEventFireNotMade(
-  q: Queryable,
-  f: { accountId: string; triggerId: string; eventId: string; chainDepth: number; rootEventId: string; payload: unknown },
-  outcome: { status: 'throttled'; reason: 'fires_per_minute' } | { status: 'skipped'; reason: 'filter_budget' },
-): Promise<boolean> {
-  const agentRuns = outcome.status === 'throttled' ? `AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = t.agent_id AND a.status IN ('template', 'paused'))` : '';
-  const { rows } = await q.query(
-    `INSERT INTO fires (account_id, trigger_id, fire_key, source, status, reason, payload, chain_depth, event_id, root_event_id)
-     SELECT $1, t.id, 'event-' || $3::uuid::text, 'event', $7, $8, $4, $5, $3::uuid, $6 FROM triggers t
-     WHERE t.id = $2 AND t.enabled ${agentRuns}
-     FOR KEY SHARE OF t SKIP LOCKED
-     ON CONFLICT (trigger_id, fire_key) DO NOTHING RETURNING id`,
-    [f.accountId, f.triggerId, f.eventId, JSON.stringify(f.payload), f.chainDepth, f.rootEventId, outcome.status, outcome.reason],
-  );
-  return rows.length > 0;
-}

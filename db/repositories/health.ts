@@ -1,7 +1,11 @@
 import type { Queryable } from '../pool';
 
-/** The database this connection is on: a round trip that proves the connection works. */
-export async function currentDatabase(q: Queryable): Promise<string> {
-  const { rows } = await q.query<{ database: string }>('SELECT current_database() AS database');
-  return rows[0]!.database;
+export function createHealthRepository(db: Queryable) {
+  return {
+    /** The database this connection is on: a round trip that proves the connection works. */
+    async currentDatabase(q: Queryable = db): Promise<string> {
+      const { rows } = await q.query<{ database: string }>('SELECT current_database() AS database');
+      return rows[0]!.database;
+    },
+  };
 }

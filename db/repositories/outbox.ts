@@ -12,30 +12,33 @@ export interface WorkflowSignal {
   signal: string;
 }
 
-// The two inserts below are called by engine/outbox/starts.ts only (lint enforces it): its verbs are how
-// work is queued, each building its own workflow start.
+// The inserts are called by engine/outbox/starts.ts only (lint enforces it: only it imports
+// createOutboxInsertsRepository): its verbs are how work is queued, each building its own workflow start.
+export function createOutboxInsertsRepository(db: Queryable) {
+  return {
+    /**
+     * Inside the caller's transaction: the workflow is started once this commits (now, or by the reconciler).
+     * `holdMs`: the row is not handed off before then (its writer first tries to do without the workflow,
+     * engine/deliveries/first-attempts.ts, and renews or releases the hold). Returns the row's id.
+     */
+    async insertWorkflowStart(start: WorkflowStart, holdMs = 0, q: Queryable = db): Promise<number> {
+      const { rows } = await q.query<{ id: number }>(
+        `INSERT INTO outbox (kind, payload, available_at) VALUES ('workflow', $1, now() + $2 * interval '1 millisecond') RETURNING id`,
+        [JSON.stringify(start), holdMs],
+      );
+      return rows[0]!.id;
+    },
 
-/**
- * Inside the caller's transaction: the workflow is started once this commits (now, or by the reconciler).
- * `holdMs`: the row is not handed off before then (its writer first tries to do without the workflow,
- * engine/deliveries/first-attempts.ts, and renews or releases the hold). Returns the row's id.
- */
-export async function insertWorkflowStart(q: Queryable, start: WorkflowStart, holdMs = 0): Promise<number> {
-  const { rows } = await q.query<{ id: number }>(
-    `INSERT INTO outbox (kind, payload, available_at) VALUES ('workflow', $1, now() + $2 * interval '1 millisecond') RETURNING id`,
-    [JSON.stringify(start), holdMs],
-  );
-  return rows[0]!.id;
-}
+    /** Inside the caller's transaction: the signal is sent once this commits (now, or by the reconciler). */
+    async insertWorkflowSignal(s: WorkflowSignal, q: Queryable = db): Promise<void> {
+      await q.query(`INSERT INTO outbox (kind, payload) VALUES ('signal', $1)`, [JSON.stringify(s)]);
+    },
 
-/** Inside the caller's transaction: the signal is sent once this commits (now, or by the reconciler). */
-export async function insertWorkflowSignal(q: Queryable, s: WorkflowSignal): Promise<void> {
-  await q.query(`INSERT INTO outbox (kind, payload) VALUES ('signal', $1)`, [JSON.stringify(s)]);
-}
-
-/** The same row the database trigger on `triggers` writes (migration 3). */
-export async function insertScheduleSync(q: Queryable, triggerId: string): Promise<void> {
-  await q.query(`INSERT INTO outbox (kind, payload) VALUES ('schedule', $1)`, [JSON.stringify({ triggerId })]);
+    /** The same row the database trigger on `triggers` writes (migration 3). */
+    async insertScheduleSync(triggerId: string, q: Queryable = db): Promise<void> {
+      await q.query(`INSERT INTO outbox (kind, payload) VALUES ('schedule', $1)`, [JSON.stringify({ triggerId })]);
+    },
+  };
 }
 
 export function createOutboxRepository(db: Queryable) {

@@ -17,8 +17,12 @@ export interface RunDelta {
 /** PostgreSQL refuses a payload of 8000 bytes or more; a delta's text is cut to at most this many. */
 export const MAX_DELTA_TEXT_BYTES = 6000;
 
-export async function notifyRunDelta(db: Queryable, delta: RunDelta): Promise<void> {
-  await db.query(`SELECT pg_notify('run_events', $1)`, [JSON.stringify(delta)]);
+export function createRunDeltasRepository(db: Queryable) {
+  return {
+    async notifyRunDelta(delta: RunDelta, q: Queryable = db): Promise<void> {
+      await q.query(`SELECT pg_notify('run_events', $1)`, [JSON.stringify(delta)]);
+    },
+  };
 }
 
 /** A run_events payload read back as a delta; null for anything else (a run's id). */

@@ -94,15 +94,8 @@ function tokensOf(usage: unknown, key: 'promptTokens' | 'completionTokens'): num
 
 export function createRunStepsRepository(db: Queryable) {
   return {
-    /** Appends steps to a run, numbered after its last one; `plannedBy`: the step whose answer adds them. */
-    async insertRunSteps(runId: string, steps: NewRunStep[], plannedBy: number | null = null, q: Queryable = db): Promise<RunStepRow[]> {
-      if (steps.length === 0) return [];
-      const { rows } = await q.query<RunStepRow>(insertStepsSql('$3::int'), [runId, stepsJson(steps), plannedBy]);
-      return rows.sort((a, b) => a.step_index - b.step_index);
-    },
-
     /**
-     * queued → running, made by `executor`, with its planned steps (insertRunSteps), in one statement; the
+     * queued → running, made by `executor`, with its planned steps (insertStepsSql), in one statement; the
      * steps inserted (none when the run was no longer queued).
      */
     async markRunRunningWithSteps(runId: string, executor: 'tools' | 'model', steps: NewRunStep[], q: Queryable = db): Promise<RunStepRow[]> {
@@ -118,7 +111,7 @@ export function createRunStepsRepository(db: Queryable) {
       return rows.sort((a, b) => a.step_index - b.step_index);
     },
 
-    /** The steps a step's answer added (see insertRunSteps), in order. */
+    /** The steps a step's answer added (finishRunStep's `next`), in order. */
     async listStepsPlannedBy(runId: string, index: number, q: Queryable = db): Promise<RunStepRow[]> {
       const { rows } = await q.query<RunStepRow>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND planned_by = $2 ORDER BY step_index`, [runId, index]);
       return rows;

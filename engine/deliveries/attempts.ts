@@ -1,14 +1,13 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { createAuditRepository } from '../../db/repositories/audit';
 import {
-  cancelPendingDeliveries,
   createDeliveriesRepository,
   createDeliverySlotsRepository,
   type AttemptResult,
   type AttemptTarget,
   type SlotRequest,
 } from '../../db/repositories/deliveries';
-import { eventEnvelope } from '../../db/repositories/events';
+import { eventEnvelope } from '../events/envelope';
 import { createOutboxRepository } from '../../db/repositories/outbox';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { Client } from '@temporalio/client';
@@ -113,7 +112,7 @@ export function createDeliveryAttempts(deps: {
    */
   async function announceDisabled(unit: Unit, disabled: { id: string; account_id: string; name: string; failing_since: Date; disabled_reason: string }) {
     const { tx } = unit;
-    await cancelPendingDeliveries(tx, disabled.id);
+    await deliveries.cancelPendingDeliveries(disabled.id, tx);
     await createAuditRepository(tx).insert(
       { accountId: disabled.account_id, actorUserId: null, action: 'webhook.disable', resourceType: 'webhook', resourceId: disabled.id },
       tx,

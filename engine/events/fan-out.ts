@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/pool';
 import { createDeliveriesRepository } from '../../db/repositories/deliveries';
 import { listensForTriggers } from '../../db/repositories/event-listeners';
 import { createEventDispatchRepository, NOTHING_LISTENS, type EventRow } from '../../db/repositories/events';
-import { createFireRateRepository, insertEventFireNotMade } from '../../db/repositories/fires';
+import { createFireRateRepository, createFiresRepository } from '../../db/repositories/fires';
 import { createTriggersRepository, type EventTriggerRow } from '../../db/repositories/triggers';
 import { createWebhooksRepository } from '../../db/repositories/webhooks';
 import type { FanOutResult } from '../contract';
@@ -47,7 +47,7 @@ export function filterChecks(candidates: EventTriggerRow[], event: Pick<EventRow
   }));
 }
 
-/** A fire of `trigger` from `event` that does not go ahead (insertEventFireNotMade). */
+/** A fire of `trigger` from `event` that does not go ahead (FiresRepository.insertEventFireNotMade). */
 const notMade = (event: EventRow, trigger: EventTriggerRow) => ({
   accountId: event.account_id,
   triggerId: trigger.id,
@@ -85,7 +85,8 @@ export interface EventAbout {
  * attempt itself, after the commit (engine/deliveries/first-attempts.ts); a workflow starts only when
  * that attempt leaves something to wait for. 0: each delivery's workflow starts at once.
  */
-export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, options: { holdMs?: number } = {}) {
+export function createEventFanOut(db: Queryable, config: Pick<Config, 'webhooks' | 'fires'>, options: { holdMs?: number } = {}) {
+  const fires = createFiresRepository(db);
   const schedule = { delaysMs: config.webhooks.retryDelaysMs, timeoutMs: config.webhooks.timeoutMs };
   const holdMs = options.holdMs ?? 0;
 
@@ -121,7 +122,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
       // workflows would record them, so a flooding account's fires past its rate cost no workflow each.
       const full = granted > 0 && (await createFireRateRepository(tx).isFull(event.account_id, config.fires.perMinute));
       for (const trigger of matched.slice(0, granted)) {
-        const recorded = full && (await insertEventFireNotMade(tx, notMade(event, trigger), { status: 'throttled', reason: 'fires_per_minute' }));
+        const recorded = full && (await fires.insertEventFireNotMade(notMade(event, trigger), { status: 'throttled', reason: 'fires_per_minute' }, tx));
         if (!recorded) await startEventFire(tx, event, trigger);
       }
       return { fires: granted, overBudget: matched.length - granted };
@@ -132,7 +133,7 @@ export function createEventFanOut(config: Pick<Config, 'webhooks' | 'fires'>, op
      * each gets a `skipped` fire with reason `filter_budget` (not counted, no run), so a miss is never silent.
      */
     async recordUnevaluated(tx: Queryable, event: EventRow, unevaluated: EventTriggerRow[]): Promise<void> {
-      for (const trigger of unevaluated) await insertEventFireNotMade(tx, notMade(event, trigger), { status: 'skipped', reason: 'filter_budget' });
+      for (const trigger of unevaluated) await fires.insertEventFireNotMade(notMade(event, trigger), { status: 'skipped', reason: 'filter_budget' }, tx);
     },
 
     /** The whole fan-out of a new event, in its transaction (see above), in a span of its own (tracing on). */

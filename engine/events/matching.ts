@@ -1,4 +1,4 @@
-import { createEventDispatchRepository, findEvent, type EventRow } from '../../db/repositories/events';
+import { createEventDispatchRepository, createEventsRepository, type EventRow } from '../../db/repositories/events';
 import { createTriggersRepository, type EventTriggerRow } from '../../db/repositories/triggers';
 import { listensForTriggers } from '../../db/repositories/event-listeners';
 import { FANOUT_WORK_UNITS, filterChecks } from './fan-out';
@@ -36,6 +36,7 @@ export function createEventMatching(deps: { db: Db; fanOut: EventFanOut; transac
   const { db, fanOut, transaction } = deps;
   const triggers = createTriggersRepository(db);
   const dispatches = createEventDispatchRepository(db);
+  const events = createEventsRepository(db);
 
   /**
    * The fan-out of an event whose listening filters were too costly to match where it was written
@@ -49,7 +50,7 @@ export function createEventMatching(deps: { db: Db; fanOut: EventFanOut; transac
    *    commit makes nothing again.
    */
   async function matchEvent(input: EventMatchingInput): Promise<FanOutResult> {
-    const event = await findEvent(db, input.eventId);
+    const event = await events.findEvent(input.eventId);
     if (!event) return NOTHING;
     const candidates = listensForTriggers(event) ? await triggers.listEventTriggers(event.account_id, event.type) : [];
     const { matched, unevaluated } = await matchingTriggers(candidates, event);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/pool';
-import { findEvent } from '../../db/repositories/events';
+import { createEventsRepository } from '../../db/repositories/events';
 import { createFireRateRepository, createFiresRepository, type FireReason, type FireStatus } from '../../db/repositories/fires';
 import { createRunsRepository } from '../../db/repositories/runs';
 import { createTriggersRepository, type FiringTriggerRow } from '../../db/repositories/triggers';
@@ -8,15 +8,6 @@ import type { Config } from '../../lib/config';
 import { overModelBudget, runsWithModel } from '../../lib/model-settings';
 import type { Unit } from '../unit';
 import { scheduledTimeOf, type FireInput, type FireOutcome, type FireSource } from '../contract';
-
-/**
- * The payload handed to the run: the manual or hook request's body, or, for an event fire, the event's
- * data (read here rather than carried: it grows along a chain, and workflow arguments stay small).
- */
-async function payloadOf(q: Queryable, input: FireInput): Promise<unknown> {
-  if (input.payload === undefined && input.eventId) return (await findEvent(q, input.eventId))?.data ?? null;
-  return input.payload ?? null;
-}
 
 /** Agents that are not run: a template is a blueprint, a paused agent is switched off. */
 const NOT_RUN: Record<string, FireReason> = { template: 'agent_template', paused: 'agent_paused' };
@@ -80,8 +71,18 @@ export type FireToRecord = FireInput & { fireKey: string };
 export type RecordedFire = FireOutcome;
 
 /** What happens when a trigger fires: shared by the fire workflow's local activity and the API. */
-export function createFireRecorder(deps: { config: Pick<Config, 'fires' | 'runs' | 'model'> }) {
+export function createFireRecorder(deps: { db: Queryable; config: Pick<Config, 'fires' | 'runs' | 'model'> }) {
   const { config } = deps;
+  const events = createEventsRepository(deps.db);
+
+  /**
+   * The payload handed to the run: the manual or hook request's body, or, for an event fire, the event's
+   * data (read here rather than carried: it grows along a chain, and workflow arguments stay small).
+   */
+  async function payloadOf(q: Queryable, input: FireInput): Promise<unknown> {
+    if (input.payload === undefined && input.eventId) return (await events.findEvent(input.eventId, q))?.data ?? null;
+    return input.payload ?? null;
+  }
 
   /**
    * Whether the fire goes ahead, and why not: a disabled trigger, one linked to a template or paused

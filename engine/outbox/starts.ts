@@ -2,7 +2,7 @@ import type { ScheduleOptionsAction } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
 import type { Queryable } from '../../db/pool';
 import type { EventRow } from '../../db/repositories/events';
-import { insertScheduleSync, insertWorkflowSignal, insertWorkflowStart as insertStart } from '../../db/repositories/outbox';
+import { createOutboxInsertsRepository } from '../../db/repositories/outbox';
 import { createRunsRepository, type RunRow } from '../../db/repositories/runs';
 import { APPROVAL_DECIDED_SIGNAL, fireKeys, WORKFLOW_TYPES, type DeliveryInput, type EventMatchingInput, type FireInput, type RecoveryInput, type ReplayInput, type RunInput, type WorkflowStart, type WorkflowTags } from '../contract';
 import { fairnessOf, searchAttributePairs, TASK_QUEUE, workflowIds } from '../temporal/names';
@@ -35,9 +35,15 @@ import { traceCarrier } from '../../lib/tracing/context';
  * triggers) can change a trigger without its schedule following. Only the reconciler asks explicitly.
  */
 
+/**
+ * The outbox's inserts over the caller's transaction. The verbs are free functions of that transaction (no
+ * pool of their own to build a repository over once); the repository is a plain object over it.
+ */
+const outboxOf = (q: Queryable) => createOutboxInsertsRepository(q);
+
 /** Every workflow start is stored with the active trace context (tracing on), so its workflow joins the trace of its cause. */
 function insertWorkflowStart(q: Queryable, start: WorkflowStart, holdMs = 0): Promise<number> {
-  return insertStart(q, { ...start, trace: traceCarrier() }, holdMs);
+  return outboxOf(q).insertWorkflowStart({ ...start, trace: traceCarrier() }, holdMs);
 }
 
 /** A trigger as the fires it starts need it. */
@@ -229,7 +235,7 @@ export async function startReplay(q: Queryable, replay: { id: string; accountId:
  * asks for it when Temporal's schedules differ from Postgres.
  */
 export async function startScheduleSync(q: Queryable, triggerId: string): Promise<void> {
-  await insertScheduleSync(q, triggerId);
+  await outboxOf(q).insertScheduleSync(triggerId);
 }
 
 /**
@@ -238,5 +244,5 @@ export async function startScheduleSync(q: Queryable, triggerId: string): Promis
  * The run reads the decision from Postgres; the signal only wakes it.
  */
 export async function signalApprovalDecided(q: Queryable, runId: string): Promise<void> {
-  await insertWorkflowSignal(q, { workflowId: workflowIds.run(runId), signal: APPROVAL_DECIDED_SIGNAL });
+  await outboxOf(q).insertWorkflowSignal({ workflowId: workflowIds.run(runId), signal: APPROVAL_DECIDED_SIGNAL });
 }

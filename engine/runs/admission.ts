@@ -4,7 +4,7 @@ import { createRunStepsRepository, type NewRunStep } from '../../db/repositories
 import { createRunsRepository, type RunExecutor, type RunRow } from '../../db/repositories/runs';
 import { createRerunsRepository, type RerunContext } from '../../db/repositories/reruns';
 import type { AgentRow } from '../../db/repositories/agents';
-import { listThreadWindow, type ThreadMessageRow } from '../../db/repositories/thread-messages';
+import { createThreadMessagesRepository, type ThreadMessageRow } from '../../db/repositories/thread-messages';
 import { createToolsRepository } from '../../db/repositories/tools';
 import type { BeginRunOutcome, RunAgent, RunInput } from '../contract';
 import { QUEUE_PLACE_MS, QUEUE_RECHECK_MS, runLineLimits } from '../runs/run-line';
@@ -25,6 +25,7 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
   const runs = createRunsRepository(db);
   const runSteps = createRunStepsRepository(db);
   const reruns = createRerunsRepository(db);
+  const threadMessages = createThreadMessagesRepository(db);
   const { limit, holdMs } = runLineLimits(config);
   const { end } = runEnd;
   const { afterEnd } = wakeUps;
@@ -61,13 +62,16 @@ export function createRunAdmission({ deps, executors }: RunContext, runEnd: RunE
     const memory = agent.memory_config;
     const history: ThreadMessageRow[] =
       kind === 'model' && run.thread_id && memory.type !== 'none'
-        ? await listThreadWindow(q, {
-            agentId: agent.id,
-            threadId: run.thread_id,
-            maxMessages: memory.maxMessages,
-            ttlMinutes: memory.ttlMinutes,
-            maxBytes: config.model.contextMaxBytes,
-          })
+        ? await threadMessages.listThreadWindow(
+            {
+              agentId: agent.id,
+              threadId: run.thread_id,
+              maxMessages: memory.maxMessages,
+              ttlMinutes: memory.ttlMinutes,
+              maxBytes: config.model.contextMaxBytes,
+            },
+            q,
+          )
         : [];
     const steps = fromExecutor('plan the run', () => executors.get(kind).plan({ agent, tools, input: run.input, history }));
     const model = kind === 'model' ? steps[0]?.name : undefined;

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/pool';
-import { MAX_DELTA_TEXT_BYTES, notifyRunDelta } from '../../db/repositories/run-deltas';
+import { createRunDeltasRepository, MAX_DELTA_TEXT_BYTES } from '../../db/repositories/run-deltas';
 
 /**
  * A model step's text sent on as it arrives (docs/architecture.md § Streaming deltas): each piece the
@@ -37,6 +37,7 @@ export function cutText(text: string, maxBytes: number): string[] {
 }
 
 export function createRunDeltas(db: Db, log: (msg: string, err: unknown) => void = () => {}) {
+  const deltas = createRunDeltasRepository(db);
   return {
     forStep(runId: string, stepIndex: number): StepDeltas {
       let pending = '';
@@ -49,7 +50,7 @@ export function createRunDeltas(db: Db, log: (msg: string, err: unknown) => void
           pending = '';
           for (const piece of cutText(text, MAX_DELTA_TEXT_BYTES)) {
             try {
-              await notifyRunDelta(db, { runId, stepIndex, offset, text: piece });
+              await deltas.notifyRunDelta({ runId, stepIndex, offset, text: piece });
             } catch (err) {
               log('a model step could not send its text on (the step is stored whole all the same)', err);
             }

@@ -1,6 +1,6 @@
 import type { RunStepRow } from '../../db/repositories/run-steps';
 import { createRunsRepository, type RunRow } from '../../db/repositories/runs';
-import { insertThreadMessages } from '../../db/repositories/thread-messages';
+import { createThreadMessagesRepository } from '../../db/repositories/thread-messages';
 import type { RunOutcome } from '../contract';
 import type { ModelRunOutput } from './executor/model-executor';
 import { capError, capValue, MAX_RUN_OUTPUT_BYTES } from './executor/output-cap';
@@ -17,6 +17,7 @@ import { emitRunEnd } from './end-event';
 export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) {
   const { db, transaction } = deps;
   const runs = createRunsRepository(db);
+  const threadMessages = createThreadMessagesRepository(db);
   const { afterEnd } = wakeUps;
 
   /**
@@ -30,16 +31,19 @@ export function createRunEnd({ deps, executors }: RunContext, wakeUps: WakeUps) 
     if (!row) return null;
     if (status === 'succeeded' && row.thread_id && row.executor === 'model') {
       const user = userMessage(row.input);
-      await insertThreadMessages(tx, {
-        accountId: row.account_id,
-        agentId: row.agent_id,
-        threadId: row.thread_id,
-        runId: row.id,
-        messages: [
-          ...(user !== null ? [{ role: 'user' as const, content: user, createdAt: row.created_at }] : []),
-          { role: 'assistant' as const, content: (row.output as ModelRunOutput).text },
-        ],
-      });
+      await threadMessages.insertThreadMessages(
+        {
+          accountId: row.account_id,
+          agentId: row.agent_id,
+          threadId: row.thread_id,
+          runId: row.id,
+          messages: [
+            ...(user !== null ? [{ role: 'user' as const, content: user, createdAt: row.created_at }] : []),
+            { role: 'assistant' as const, content: (row.output as ModelRunOutput).text },
+          ],
+        },
+        tx,
+      );
     }
     await emitRunEnd(unit, row);
     return row;

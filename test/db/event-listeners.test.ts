@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { withTransaction } from '../../db/pool';
-import { insertEvent, NOTHING_LISTENS, type NewEvent } from '../../db/repositories/events';
+import { createEventsRepository, NOTHING_LISTENS, type NewEvent } from '../../db/repositories/events';
 import { createEventFanOut } from '../../engine/events/fan-out';
 import { MAX_CHAIN_DEPTH } from '../../engine/contract';
 import { api } from '../helpers/api';
@@ -10,7 +10,7 @@ import { suiteContext } from '../helpers/cleanup';
 
 /**
  * An event nothing listens for is settled in the statement that writes it (db/repositories/events.ts
- * insertEvent): written with its fan-out done, so its writer asks nothing more. Anything that listens —
+ * EventsRepository.insertEvent): written with its fan-out done, so its writer asks nothing more. Anything that listens —
  * a subscribed enabled webhook, the target of a webhook.test, a trigger on its type below the chain's
  * depth limit — leaves it to the fan-out, which then writes exactly what it wrote before.
  */
@@ -29,11 +29,11 @@ describe('events nothing listens for', () => {
     accountId = agent.accountId;
   });
 
-  /** Writes and fans out one event of the account; what insertEvent said, the fan-out's outcome and the row. */
+  /** Writes and fans out one event of the account; what EventsRepository.insertEvent said, the fan-out's outcome and the row. */
   async function emit(e: Omit<NewEvent, 'accountId'>) {
-    const fanOut = createEventFanOut(s.config);
+    const fanOut = createEventFanOut(s.db, s.config);
     const { settled, outcome, queued, id } = await withTransaction(s.db, async (tx) => {
-      const event = await insertEvent(tx, { accountId, ...e });
+      const event = await createEventsRepository(s.db).insertEvent({ accountId, ...e }, tx);
       const { deferred, held, queued, ...outcome } = await fanOut.fanOutEvent(tx, event, { agentId });
       assert.equal(deferred, false);
       assert.deepEqual(held, []);

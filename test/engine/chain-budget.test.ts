@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { createEventMatchingActivities } from '../../activities/event-matching';
 import { withTransaction } from '../../db/pool';
-import { insertEvent } from '../../db/repositories/events';
+import { createEventsRepository } from '../../db/repositories/events';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
 import { suiteContext } from '../helpers/cleanup';
@@ -114,11 +114,12 @@ describe(`chain fire budget (CHAIN_FIRE_BUDGET=${BUDGET})`, () => {
     }
     const accountId = listeners[0].accountId as string;
     // A root and eight events of its chain, each matching all three triggers: 24 fires wanted, 5 allowed.
+    const writer = createEventsRepository(h.db);
     const [root, ...events] = await withTransaction(h.db, async (tx) => {
-      const root = await insertEvent(tx, { accountId, type: 'agent.updated', data: {} });
+      const root = await writer.insertEvent({ accountId, type: 'agent.updated', data: {} }, tx);
       const chain = [root];
       for (let i = 0; i < 8; i++) {
-        chain.push(await insertEvent(tx, { accountId, type: 'webhook.received', data: { i }, chainDepth: 1, rootEventId: root.id }));
+        chain.push(await writer.insertEvent({ accountId, type: 'webhook.received', data: { i }, chainDepth: 1, rootEventId: root.id }, tx));
       }
       return chain;
     });

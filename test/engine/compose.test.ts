@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { withTransaction } from '../../db/pool';
-import { insertEvent } from '../../db/repositories/events';
+import { createEventsRepository } from '../../db/repositories/events';
 import { composeEngine, type Engine } from '../../engine/compose';
 import { createTemporalClient, type TemporalClient } from '../../engine/temporal/client';
 import { suiteContext } from '../helpers/cleanup';
@@ -43,7 +43,7 @@ describe('the composed engine', () => {
   /** One event fanned out by `fanOut` of `engine`: what it held for a first attempt, and whether its delivery's workflow start waits. */
   async function fanOutOne(fanOut: Engine['fanOut']) {
     return withTransaction(database.db, async (tx) => {
-      const event = await insertEvent(tx, { accountId, type: 'agent.updated', data: {} });
+      const event = await createEventsRepository(database.db).insertEvent({ accountId, type: 'agent.updated', data: {} }, tx);
       const { held, deliveries } = await fanOut.fanOutEvent(tx, event);
       const { rows } = await tx.query<{ held: boolean }>(
         `SELECT available_at > now() AS held FROM outbox WHERE kind = 'workflow' AND payload->'args'->0->>'deliveryId' IN (SELECT id::text FROM deliveries WHERE event_id = $1)`,

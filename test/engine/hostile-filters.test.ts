@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { before, describe, it } from 'node:test';
 import { createEventMatchingActivities } from '../../activities/event-matching';
 import { FANOUT_WORK_UNITS } from '../../engine/events/fan-out';
-import { insertEvent } from '../../db/repositories/events';
+import { createEventsRepository } from '../../db/repositories/events';
 import { MAX_PROGRAM_SIZE } from '../../lib/re2-cache';
 import { api } from '../helpers/api';
 import { registerUser } from '../helpers/app';
@@ -123,7 +123,7 @@ describe('a hostile $regex filter does not stop the engine', () => {
         }),
       );
     }
-    const event = await insertEvent(h.db, { accountId: agent.accountId, type: 'webhook.received', data: { payload: { s: value } } });
+    const event = await createEventsRepository(h.db).insertEvent({ accountId: agent.accountId, type: 'webhook.received', data: { payload: { s: value } } });
     const result = await createEventMatchingActivities(h.activityDeps()).matchEvent({ eventId: event.id });
     assert.deepEqual({ fires: result.fires, unevaluated: result.unevaluated }, { fires: 0, unevaluated: 2 });
 

@@ -6,7 +6,7 @@ import { startEngine, type EngineHarness } from '../helpers/engine';
 import { startModelServer, textReply, toolCallsReply, type ModelServer } from '../helpers/model-server';
 import { waitFor } from '../helpers/processes';
 import { startReceiver } from '../helpers/receiver';
-import { insertThreadMessages, listThreadWindow } from '../../db/repositories/thread-messages';
+import { createThreadMessagesRepository } from '../../db/repositories/thread-messages';
 
 /** The daily budget of this file's accounts: 100 tokens (each account is a new user, so each has its own). */
 const BUDGET = 100;
@@ -244,14 +244,15 @@ describe('model use is metered and bounded', () => {
     // However long the thread, a run reads no more of it than the bound: 50 messages of 1 KiB, 4 KiB read.
     const run0 = await h.db.query(`SELECT id, account_id FROM runs WHERE agent_id = $1 LIMIT 1`, [agentId]);
     const { id: runId, account_id: accountId } = run0.rows[0];
-    await insertThreadMessages(h.db, {
+    const threadMessages = createThreadMessagesRepository(h.db);
+    await threadMessages.insertThreadMessages({
       accountId,
       agentId,
       threadId: 'huge',
       runId,
       messages: Array.from({ length: 50 }, (_, i) => ({ role: 'user' as const, content: `${String(i).padStart(2, '0')}${'m'.repeat(1022)}`, createdAt: new Date(Date.now() - (50 - i) * 1000) })),
     });
-    const window = await listThreadWindow(h.db, { agentId, threadId: 'huge', maxMessages: 10_000, ttlMinutes: 60, maxBytes: CONTEXT_MAX });
+    const window = await threadMessages.listThreadWindow({ agentId, threadId: 'huge', maxMessages: 10_000, ttlMinutes: 60, maxBytes: CONTEXT_MAX });
     assert.deepEqual(window.map((m) => m.content.slice(0, 2)), ['46', '47', '48', '49'], 'the newest that fit in 4 KiB, oldest first');
 
     models.script('m-huge', () => textReply('should not be asked'));

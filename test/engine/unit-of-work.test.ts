@@ -76,6 +76,9 @@ describe('the unit of work', () => {
     );
     assert.equal(kicks, 0);
     assert.deepEqual(await deliveryOf(eventId), { delivery: false, started: false });
+    // The event itself is written in the unit's transaction (EventsRepository.insertEvent given `tx`), not beside it.
+    const { rowCount } = await database.db.query(`SELECT 1 FROM events WHERE id = $1`, [eventId]);
+    assert.equal(rowCount, 0, 'the event rolls back with its unit');
   });
 
   it('inside a request\'s write unit, hands off only once that unit commits', async () => {

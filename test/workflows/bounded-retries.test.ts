@@ -7,7 +7,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import pg from 'pg';
 import type { Activities } from '../../activities';
 import { isDeterministicFailure, withFailureClassification } from '../../activities/failures';
-import { insertEvent } from '../../db/repositories/events';
+import { createEventsRepository } from '../../db/repositories/events';
 import { createRunReplaysRepository } from '../../db/repositories/run-replays';
 import { toReplay } from '../../api/mappers';
 import { TASK_QUEUE, workflowIds } from '../../engine/temporal/names';
@@ -68,7 +68,7 @@ describe('bounded retries of the engine workflows (time-skipping server)', () =>
        INSERT INTO accounts (owner_user_id, name, balance) SELECT id, 'acct', 0 FROM u RETURNING id`,
       [`${randomUUID()}@example.com`],
     );
-    const event = await insertEvent(database.db, { accountId: rows[0]!.id, type: 'webhook.received', data: { payload: 'hostile' } });
+    const event = await createEventsRepository(database.db).insertEvent({ accountId: rows[0]!.id, type: 'webhook.received', data: { payload: 'hostile' } });
     // Nothing listens in this account, so the event was written settled: put it as an event whose matching
     // was left to the worker is (undispatched), which is what an `event:<id>` workflow works on.
     await database.db.query(`UPDATE events SET dispatch_status = NULL, dispatch_result = NULL WHERE id = $1`, [event.id]);
