@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import dns from 'node:dns';
 import { readFile } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
+import { createFairTurns } from './fair-turns';
 
 /**
  * Server-side request forgery guard for webhook and tool targets: only public unicast addresses,
@@ -103,24 +104,10 @@ function rememberFailing(key: string, now = Date.now()): void {
 }
 
 /**
- * Lookups in flight, per account (those waiting for a slot included) and in all, and the accounts waiting
- * for a slot of the process in turn: account → its waiters, in the order the accounts are to be served.
+ * The API's lookups, shared out by account (lib/fair-turns.ts, as the API's requests are): at most
+ * LOOKUPS_PER_ACCOUNT each, LOOKUPS_PER_PROCESS in all, waiting at most LOOKUP_TIMEOUT_MS for a turn.
  */
-const inFlight = { total: 0, byAccount: new Map<string, number>() };
-const waiting = new Map<string, Array<() => void>>();
-
-/** Gives freed process slots to waiting accounts, one account after another (each account's first waiter). */
-function serveWaiting(): void {
-  while (inFlight.total < LOOKUPS_PER_PROCESS && waiting.size > 0) {
-    const [account, queue] = waiting.entries().next().value!;
-    waiting.delete(account);
-    const wake = queue.shift()!;
-    // The account goes to the back of the line for its next waiter.
-    if (queue.length > 0) waiting.set(account, queue);
-    inFlight.total++;
-    wake();
-  }
-}
+const lookupTurns = createFairTurns({ perAccount: LOOKUPS_PER_ACCOUNT, perProcess: LOOKUPS_PER_PROCESS, waitMs: LOOKUP_TIMEOUT_MS });
 
 /**
  * A slot for one lookup of `accountId`'s request (docs/api.md § URL checks). The engine's own lookups
@@ -132,61 +119,18 @@ function serveWaiting(): void {
  */
 async function takeSlot(accountId: string | null, signal?: AbortSignal): Promise<() => void> {
   if (accountId === null) return () => {};
-  const key = accountId;
-  const mine = inFlight.byAccount.get(key) ?? 0;
-  if (mine >= LOOKUPS_PER_ACCOUNT) {
+  const turn = await lookupTurns.take(accountId, signal);
+  if ('release' in turn) return turn.release;
+  if (turn.refused === 'account') {
     throw new LookupsBusyError(`this account has ${LOOKUPS_PER_ACCOUNT} address lookups in progress, the most it may; try again in a few seconds`, 'account');
   }
-  inFlight.byAccount.set(key, mine + 1);
-  const giveBack = () => {
-    const left = (inFlight.byAccount.get(key) ?? 1) - 1;
-    if (left === 0) inFlight.byAccount.delete(key);
-    else inFlight.byAccount.set(key, left);
-  };
-  if (inFlight.total >= LOOKUPS_PER_PROCESS && mine > 0) {
-    const served = await new Promise<boolean>((resolve) => {
-      // Called by serveWaiting, which has counted the slot as taken (inFlight.total) for this waiter.
-      const wake = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', leave);
-        resolve(true);
-      };
-      const leave = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', leave);
-        const queue = waiting.get(key);
-        const at = queue?.indexOf(wake) ?? -1;
-        if (queue && at >= 0) queue.splice(at, 1);
-        if (queue && queue.length === 0) waiting.delete(key);
-        resolve(false);
-      };
-      const timer = setTimeout(leave, LOOKUP_TIMEOUT_MS);
-      signal?.addEventListener('abort', leave, { once: true });
-      const queue = waiting.get(key);
-      if (queue) queue.push(wake);
-      else waiting.set(key, [wake]);
-    });
-    if (!served) {
-      giveBack();
-      if (signal?.aborted) throw new TargetNotAllowedError('the lookup was stopped');
-      throw new LookupsBusyError(`the server is checking as many addresses as it may at once (${LOOKUPS_PER_PROCESS}); try again in a few seconds`, 'process');
-    }
-  } else {
-    inFlight.total++;
-  }
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    inFlight.total--;
-    giveBack();
-    serveWaiting();
-  };
+  if (turn.refused === 'aborted') throw new TargetNotAllowedError('the lookup was stopped');
+  throw new LookupsBusyError(`the server is checking as many addresses as it may at once (${LOOKUPS_PER_PROCESS}); try again in a few seconds`, 'process');
 }
 
 /** How many lookups are in flight now (for tests and benches). */
 export function lookupsInFlight(): { total: number; accounts: number } {
-  return { total: inFlight.total, accounts: inFlight.byAccount.size };
+  return lookupTurns.held();
 }
 
 export interface ResolveOptions {
