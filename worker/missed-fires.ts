@@ -44,8 +44,9 @@ const catchupMs = (v: ScheduleVersion | undefined) => {
  * newer than what the previous search judged — are judged as GET …/expected-fires judges them, and each
  * `missed` one is recorded once and emits `trigger.missed` (delivered to webhooks subscribed to it, and
  * firing event triggers listening for it). A time whose fire workflow Temporal still runs (a worker was
- * away; it will be recorded late) is not missed. One worker searches at a time (a row lock); the first
- * search only starts the watch, from then on.
+ * away; it will be recorded late) is not missed. Workers may search at once: each missed time is recorded and
+ * emitted once (record keeps the first) and the watch only moves forward (advance); the first search only starts
+ * the watch, from then on.
  */
 export function createMissedFireSearch(deps: { db: Db; client: Client; transaction: Transaction; graceMs: number; log: (msg: string, err?: unknown) => void }) {
   const { db, client, transaction, graceMs, log } = deps;
@@ -63,49 +64,57 @@ export function createMissedFireSearch(deps: { db: Db; client: Client; transacti
   }
 
   return async function searchMissedFires(): Promise<number> {
-    const found = await transaction(async (tx, unit) => {
-      const { checkedUntil, now } = await missed.claim(tx);
-      if (checkedUntil === null) return [];
-      const triggers = await history.scheduledTriggers(tx);
-      if (triggers.length === 0) {
-        await missed.advance(now, tx);
-        return [];
-      }
-      const ids = triggers.map((t) => t.id);
-      const firsts = new Map((await history.firstVersions(ids, tx)).map((r) => [r.trigger_id, version(r)]));
-      // Every trigger's window ends `catch-up + grace` before now; look back far enough for the longest.
-      const latest = new Map((await history.versions(ids, now, new Date(now.getTime() + 1), tx)).map((r) => [r.trigger_id, version(r)]));
-      const windowOf = (id: string) => {
-        const back = catchupMs(latest.get(id)) + graceMs;
-        return { after: new Date(checkedUntil.getTime() - back), to: new Date(now.getTime() - back) };
-      };
-      const windows = new Map(ids.map((id) => [id, windowOf(id)]));
-      const lo = new Date(Math.min(...[...windows.values()].map((w) => w.after.getTime())));
-      const versions = groupBy(await history.versions(ids, lo, now, tx), (r) => r.trigger_id, version);
-      const fires = groupBy(await history.fires(ids, lo, now, tx), (f) => f.trigger_id, (f): RecordedFire => ({
-        id: f.id, scheduledAt: f.scheduled_at, recordedAt: f.recorded_at, status: f.status, runId: f.run_id,
-      }));
-      const corrections = groupBy(await history.corrections(ids, lo, now, tx), (c) => c.trigger_id, (c) => c.created_at);
+    // Read and ask Temporal first, holding no pooled connection (no call to Temporal is made while one is held:
+    // docs/architecture.md § Limits and fairness); then record and emit what was missed in one unit of work.
+    // Two workers judging the same window emit each time once: record() keeps the first, advance() only goes forward.
+    const { checkedUntil, now } = await missed.claim();
+    if (checkedUntil === null) return 0;
+    const triggers = await history.scheduledTriggers();
+    if (triggers.length === 0) {
+      await missed.advance(now);
+      return 0;
+    }
+    const ids = triggers.map((t) => t.id);
+    const firsts = new Map((await history.firstVersions(ids)).map((r) => [r.trigger_id, version(r)]));
+    // Every trigger's window ends `catch-up + grace` before now; look back far enough for the longest.
+    const latest = new Map((await history.versions(ids, now, new Date(now.getTime() + 1))).map((r) => [r.trigger_id, version(r)]));
+    const windowOf = (id: string) => {
+      const back = catchupMs(latest.get(id)) + graceMs;
+      return { after: new Date(checkedUntil.getTime() - back), to: new Date(now.getTime() - back) };
+    };
+    const windows = new Map(ids.map((id) => [id, windowOf(id)]));
+    const lo = new Date(Math.min(...[...windows.values()].map((w) => w.after.getTime())));
+    const versions = groupBy(await history.versions(ids, lo, now), (r) => r.trigger_id, version);
+    const fires = groupBy(await history.fires(ids, lo, now), (f) => f.trigger_id, (f): RecordedFire => ({
+      id: f.id, scheduledAt: f.scheduled_at, recordedAt: f.recorded_at, status: f.status, runId: f.run_id,
+    }));
+    const corrections = groupBy(await history.corrections(ids, lo, now), (c) => c.trigger_id, (c) => c.created_at);
 
-      const results: { trigger: (typeof triggers)[number]; at: Date }[] = [];
-      for (const trigger of triggers) {
-        const first = firsts.get(trigger.id);
-        const window = windows.get(trigger.id)!;
-        if (!first || window.to.getTime() <= window.after.getTime()) continue;
-        const own = versions.get(trigger.id) ?? [];
-        const times = expectedTimes(own, first, window.after, new Date(window.to.getTime() + 1), MAX_TIMES_PER_TRIGGER);
-        const recorded = fires.get(trigger.id) ?? [];
-        const fixed = corrections.get(trigger.id) ?? [];
-        const ends = await fireWorkflowEnds(client, trigger.id, firesBeforeGaps(times, recorded).map((f) => f.scheduledAt));
-        for (const judged of judgeExpectedFires(times, own, recorded, fixed, now, graceMs, ends)) {
-          if (judged.status !== 'missed' || (await stillRunning(trigger.id, judged.scheduledAt))) continue;
-          const eventId = randomUUID();
-          if (!(await missed.record(trigger.id, judged.scheduledAt, eventId, tx))) continue;
-          const data: Record<string, unknown> = { triggerId: trigger.id, scheduledAt: judged.scheduledAt.toISOString() };
-          if (trigger.agent_id) data.agentId = trigger.agent_id;
-          await unit.emit({ id: eventId, accountId: trigger.account_id, type: 'trigger.missed', data }, { agentId: trigger.agent_id, triggerId: trigger.id });
-          results.push({ trigger, at: judged.scheduledAt });
-        }
+    const candidates: { trigger: (typeof triggers)[number]; at: Date }[] = [];
+    for (const trigger of triggers) {
+      const first = firsts.get(trigger.id);
+      const window = windows.get(trigger.id)!;
+      if (!first || window.to.getTime() <= window.after.getTime()) continue;
+      const own = versions.get(trigger.id) ?? [];
+      const times = expectedTimes(own, first, window.after, new Date(window.to.getTime() + 1), MAX_TIMES_PER_TRIGGER);
+      const recorded = fires.get(trigger.id) ?? [];
+      const fixed = corrections.get(trigger.id) ?? [];
+      const ends = await fireWorkflowEnds(client, trigger.id, firesBeforeGaps(times, recorded).map((f) => f.scheduledAt));
+      for (const judged of judgeExpectedFires(times, own, recorded, fixed, now, graceMs, ends)) {
+        if (judged.status !== 'missed' || (await stillRunning(trigger.id, judged.scheduledAt))) continue;
+        candidates.push({ trigger, at: judged.scheduledAt });
+      }
+    }
+
+    const found = await transaction(async (tx, unit) => {
+      const results: typeof candidates = [];
+      for (const { trigger, at } of candidates) {
+        const eventId = randomUUID();
+        if (!(await missed.record(trigger.id, at, eventId, tx))) continue;
+        const data: Record<string, unknown> = { triggerId: trigger.id, scheduledAt: at.toISOString() };
+        if (trigger.agent_id) data.agentId = trigger.agent_id;
+        await unit.emit({ id: eventId, accountId: trigger.account_id, type: 'trigger.missed', data }, { agentId: trigger.agent_id, triggerId: trigger.id });
+        results.push({ trigger, at });
       }
       await missed.advance(now, tx);
       return results;
