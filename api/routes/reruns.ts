@@ -68,7 +68,7 @@ export function rerunRoutes(app: App, deps: { reruns: RerunService; recoverInter
       schema: {
         tags,
         summary: 'Get a replay',
-        description: "A replay's progress: how many runs it reruns (count), how many reruns it has started, and running or done.",
+        description: "A replay's progress: how many runs it reruns (count), how many reruns it has started, and running, done or failed (a batch that could not be written for good stops it there).",
         params: replayParams,
         response: { 200: replaySchema },
       },

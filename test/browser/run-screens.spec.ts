@@ -1,4 +1,5 @@
 import { startReceiver } from '../helpers/receiver';
+import type { Page } from '@playwright/test';
 import { checkScreen, expect, newEmail, register, signIn, signUp, test } from './fixtures';
 
 /**
@@ -7,6 +8,19 @@ import { checkScreen, expect, newEmail, register, signIn, signUp, test } from '.
  * its steps and status read every few seconds instead. The refusal is the browser's route answering for the
  * API; everything else is the real stack.
  */
+/** A new user's active agent with no tools, run from its Runs tab with the input "Say hello". */
+async function startPlainRun(page: Page): Promise<void> {
+  await signUp(page);
+  await page.getByRole('button', { name: 'New agent' }).click();
+  const dialog = page.getByRole('dialog', { name: 'New agent' });
+  await dialog.getByRole('textbox', { name: 'Name' }).fill('Plain agent');
+  await dialog.getByRole('combobox', { name: 'Status' }).selectOption('active');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('tab', { name: 'Runs' }).click();
+  await page.getByRole('textbox', { name: 'Input' }).fill('Say hello');
+  await page.getByRole('button', { name: 'Run' }).click();
+}
+
 for (const refusal of [
   { status: 429, message: 'at most 50 live run streams per account (RUN_STREAMS_PER_ACCOUNT) are open at once: close one, or try again in 30 s', screen: 'run-stream-refused' },
   { status: 503, message: 'This API process has 2000 live run streams open (RUN_STREAMS_PER_PROCESS); try again in 30 s', screen: 'run-stream-refused-503' },
@@ -17,15 +31,7 @@ for (const refusal of [
       refused++;
       return route.fulfill({ status: refusal.status, headers: { 'content-type': 'application/json', 'retry-after': '30' }, body: JSON.stringify({ message: refusal.message }) });
     });
-    await signUp(page);
-    await page.getByRole('button', { name: 'New agent' }).click();
-    const dialog = page.getByRole('dialog', { name: 'New agent' });
-    await dialog.getByRole('textbox', { name: 'Name' }).fill('Plain agent');
-    await dialog.getByRole('combobox', { name: 'Status' }).selectOption('active');
-    await dialog.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('tab', { name: 'Runs' }).click();
-    await page.getByRole('textbox', { name: 'Input' }).fill('Say hello');
-    await page.getByRole('button', { name: 'Run' }).click();
+    await startPlainRun(page);
     await expect(page.getByRole('alert').filter({ hasText: refusal.message })).toBeVisible();
     await expect(page.getByRole('alert').filter({ hasText: 'Live updates are off: the steps are read every few seconds instead' })).toBeVisible();
     // The message already says when to try again: Retry-After is not said a second time.
@@ -45,15 +51,7 @@ test('a live stream refused once (503) is opened again after its Retry-After; th
     if (++asked > 1) return route.fallback();
     return route.fulfill({ status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' }, body: JSON.stringify({ message: 'This API process has 2000 live run streams open (RUN_STREAMS_PER_PROCESS); try again in 1 s' }) });
   });
-  await signUp(page);
-  await page.getByRole('button', { name: 'New agent' }).click();
-  const dialog = page.getByRole('dialog', { name: 'New agent' });
-  await dialog.getByRole('textbox', { name: 'Name' }).fill('Plain agent');
-  await dialog.getByRole('combobox', { name: 'Status' }).selectOption('active');
-  await dialog.getByRole('button', { name: 'Create' }).click();
-  await page.getByRole('tab', { name: 'Runs' }).click();
-  await page.getByRole('textbox', { name: 'Input' }).fill('Say hello');
-  await page.getByRole('button', { name: 'Run' }).click();
+  await startPlainRun(page);
   const refusal = page.getByRole('alert').filter({ hasText: 'Live updates are off' });
   await expect(refusal).toBeVisible();
   await expect(refusal).toBeHidden({ timeout: 20_000 });

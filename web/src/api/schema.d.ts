@@ -9278,7 +9278,7 @@ export interface paths {
         };
         /**
          * Get a replay
-         * @description A replay's progress: how many runs it reruns (count), how many reruns it has started, and running or done.
+         * @description A replay's progress: how many runs it reruns (count), how many reruns it has started, and running, done or failed (a batch that could not be written for good stops it there).
          */
         get: {
             parameters: {
